@@ -1,0 +1,46 @@
+"""fpgaprune: remove exactly the kernels you choose, retrain around them, and carry the zeros into hardware.
+
+Importing fpgaprune sets TF_USE_LEGACY_KERAS=1 (so `tf.keras` is tf_keras, which QKeras and hls4ml's Keras-2
+converter need) and fails with the fix if TensorFlow was already imported with Keras 3.
+"""
+
+from fpgaprune._env import ensure_legacy_keras
+
+ensure_legacy_keras()
+
+from fpgaprune.errors import (  # noqa: E402
+    FpgapruneError,
+    ManifestError,
+    ModelTypeError,
+    SelectionError,
+    UnsupportedLayerError,
+)
+from fpgaprune.masking import (  # noqa: E402
+    HoldConstraint,
+    HoldEntry,
+    MaskManifest,
+    enforce,
+    finalize,
+    hold,
+    manifest_of,
+)
+from fpgaprune.masking.saving import load_model, save_model  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FpgapruneError",
+    "HoldConstraint",
+    "HoldEntry",
+    "ManifestError",
+    "MaskManifest",
+    "ModelTypeError",
+    "SelectionError",
+    "UnsupportedLayerError",
+    "enforce",
+    "finalize",
+    "hold",
+    "load_model",
+    "manifest_of",
+    "save_model",
+]

@@ -1,0 +1,32 @@
+"""Write files atomically: to a temporary file beside the target, then rename over it."""
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_text_atomic(path, text: str) -> Path:
+    """Write `text` to `path` so that readers see the old file or the whole new one, never a part."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def atomic_target(path) -> tuple[Path, Path]:
+    """A temporary sibling path to write into (any writer, e.g. model.save), and the final path to rename to."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    os.unlink(tmp)
+    return Path(tmp), path

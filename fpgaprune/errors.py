@@ -1,0 +1,21 @@
+"""Errors that fpgaprune raises for bad input. Each message is one line naming what was wrong."""
+
+
+class FpgapruneError(ValueError):
+    """Base class: bad input to fpgaprune (a selection, a model, a file)."""
+
+
+class SelectionError(FpgapruneError):
+    """A selection names no layer, no variable, or entries outside the variable's shape."""
+
+
+class UnsupportedLayerError(FpgapruneError):
+    """A layer class that fpgaprune cannot mask."""
+
+
+class ModelTypeError(FpgapruneError):
+    """A model that is not a tf_keras model (for example one built with Keras 3)."""
+
+
+class ManifestError(FpgapruneError):
+    """A mask manifest that is malformed or does not fit the model."""

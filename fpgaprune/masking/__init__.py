@@ -1,0 +1,18 @@
+"""Masking: hold selected entries of weights at exact values through training, saving and export."""
+
+from fpgaprune.masking.hold import enforce, finalize, hold, manifest_of
+from fpgaprune.masking.hold_constraint import HoldConstraint
+from fpgaprune.masking.manifest import FREEZE, PRUNE, HoldEntry, MaskManifest, compile_entries
+
+__all__ = [
+    "FREEZE",
+    "PRUNE",
+    "HoldConstraint",
+    "HoldEntry",
+    "MaskManifest",
+    "compile_entries",
+    "enforce",
+    "finalize",
+    "hold",
+    "manifest_of",
+]

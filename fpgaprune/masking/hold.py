@@ -1,0 +1,107 @@
+"""hold(): a copy of a model whose selected entries stay at their targets through any training; finalize() undoes it.
+
+The user's model is never modified: both return new models with the same layer names, classes and weight order.
+"""
+
+import operator
+from collections import defaultdict
+
+import numpy as np
+
+from fpgaprune.masking.hold_constraint import HoldConstraint
+from fpgaprune.masking.manifest import FREEZE, HoldEntry, MaskManifest
+from fpgaprune.selection import maskable_weights, parse_selector, resolve
+from fpgaprune.tfk import keras, require_tf_keras_model
+
+
+def hold(model, masks: MaskManifest | None = None, *, prune=(), freeze=()):
+    """Return a copy of `model` in which the entries named by `masks`, `prune` and `freeze` are held.
+
+    `prune` and `freeze` take selection strings such as "conv2[:, :, 29, 13]". Holds already on the model stay
+    and the new ones are applied after them. Compile and fit the returned model as usual.
+    """
+    require_tf_keras_model(model)
+    requested = MaskManifest(list(masks or ()))
+    for selection in [prune] if isinstance(prune, str) else prune:
+        requested.prune(selection)
+    for selection in [freeze] if isinstance(freeze, str) else freeze:
+        requested.freeze(selection)
+    groups = _held_groups(model)
+    for entry in requested:
+        key, resolved_entry = _resolve_entry(model, entry)
+        groups[key].append(resolved_entry)
+    return _rebuild(model, groups, keep_holds=True)
+
+
+def finalize(model):
+    """Return (plain model with the held values baked in and no fpgaprune constraint, the mask manifest)."""
+    require_tf_keras_model(model)
+    return _rebuild(model, _held_groups(model), keep_holds=False), manifest_of(model)
+
+
+def manifest_of(model) -> MaskManifest:
+    """The manifest of every hold on `model`, in layer order."""
+    return MaskManifest(entry for entries in _held_groups(model).values() for entry in entries)
+
+
+def enforce(model) -> None:
+    """Re-assign every held entry now (after `set_weights`, `load_weights` or an EMA swap, for example)."""
+    for layer, weight, variable in _maskable_variables(model):
+        if isinstance(variable.constraint, HoldConstraint):
+            variable.assign(variable.constraint.hold(variable))
+
+
+def _maskable_variables(model):
+    for layer in model.layers:
+        for weight in maskable_weights(type(layer).__name__) or ():
+            variable = operator.attrgetter(weight.attribute)(layer)
+            if variable is not None:
+                yield layer, weight, variable
+
+
+def _held_groups(model) -> dict:
+    groups = defaultdict(list)
+    for layer, weight, variable in _maskable_variables(model):
+        if isinstance(variable.constraint, HoldConstraint):
+            groups[(layer.name, weight.name)].extend(variable.constraint.entries)
+    return groups
+
+
+def _resolve_entry(model, entry: HoldEntry):
+    """Bind an entry to its variable: explicit variable name, checked index, freeze values made concrete."""
+    selector = parse_selector(entry._path() + (entry.index or ""), where=entry.where)
+    resolved = resolve(model, selector)
+    bound = HoldEntry(resolved.layer.name, resolved.weight.name, entry.mode, entry.index, entry.where, entry.value)
+    if entry.mode == FREEZE:
+        if entry.value is None:
+            current = np.asarray(resolved.variable.numpy(), np.float32)
+            bound = bound.with_value(current[resolved.mask])
+        else:
+            bound.targets(resolved.mask)  # checks that the value fits before anything is built
+    return (resolved.layer.name, resolved.weight.name), bound
+
+
+def _rebuild(model, groups: dict, keep_holds: bool):
+    """Clone `model` with each held variable's constraint set (or reset to its inner one) and the holds baked in."""
+    by_layer = defaultdict(dict)
+    for (layer_name, weight_name), entries in groups.items():
+        by_layer[layer_name][weight_name] = entries
+
+    def clone_layer(layer):
+        config = layer.get_config()
+        for weight in maskable_weights(type(layer).__name__) or ():
+            if weight.name not in by_layer.get(layer.name, {}):
+                continue
+            current = operator.attrgetter(weight.attribute)(layer).constraint
+            inner = current.inner if isinstance(current, HoldConstraint) else current
+            entries = by_layer[layer.name][weight.name]
+            config[weight.constraint_key] = HoldConstraint(entries, inner) if keep_holds else inner
+        return layer.__class__.from_config(config)
+
+    clone = keras.models.clone_model(model, clone_function=clone_layer)
+    clone.set_weights(model.get_weights())
+    for layer, weight, variable in _maskable_variables(clone):
+        entries = by_layer.get(layer.name, {}).get(weight.name)
+        if entries:
+            variable.assign(HoldConstraint(entries).hold(variable))
+    return clone

@@ -1,0 +1,109 @@
+"""Name the entries to hold: `layer[index]`, `layer/variable[index]`, `layer/variable`, or a boolean array."""
+
+import difflib
+import operator
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from fpgaprune.errors import SelectionError, UnsupportedLayerError
+from fpgaprune.selection.index_expr import IndexSyntaxError, index_to_mask, parse_index
+from fpgaprune.selection.registry import MaskableWeight, default_weight, maskable_weights, supported_classes
+
+_SELECTOR = re.compile(r"^\s*(?P<layer>[A-Za-z_][\w.\-]*)\s*(?:/\s*(?P<variable>\w+))?\s*(?P<index>\[.*\])?\s*$", re.S)
+
+
+@dataclass(frozen=True)
+class Selector:
+    """What a user named. `index` is the index text, `where` a boolean array; neither means the whole variable."""
+
+    layer: str
+    variable: Optional[str] = None
+    index: Optional[str] = None
+    where: Optional[np.ndarray] = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        path = self.layer if self.variable is None else f"{self.layer}/{self.variable}"
+        return path + (self.index or ("[<boolean array>]" if self.where is not None else ""))
+
+
+@dataclass(frozen=True)
+class ResolvedSelection:
+    """A selector bound to one variable of one layer: the layer, the weight's registry entry, the variable, the mask."""
+
+    layer: object
+    weight: MaskableWeight
+    variable: object
+    mask: np.ndarray
+
+
+def parse_selector(text: str, where: Optional[np.ndarray] = None) -> Selector:
+    """Parse `conv2[:, :, 29, 13]`, `conv2/bias[3]`, `lstm/recurrent_kernel`. `where` selects by boolean array."""
+    match = _SELECTOR.match(text) if isinstance(text, str) else None
+    if match is None:
+        raise SelectionError(f"selection {text!r} is malformed: expected 'layer[index]' or 'layer/variable[index]'")
+    index = match["index"]
+    if index is not None:
+        try:
+            parse_index(index)
+        except IndexSyntaxError as exc:
+            raise SelectionError(f"selection {text!r}: {exc}") from None
+        if where is not None:
+            raise SelectionError(f"selection {text!r}: give either an index or a boolean array, not both")
+    return Selector(match["layer"], match["variable"], index, where)
+
+
+def resolve(model, selector: Selector) -> ResolvedSelection:
+    """Bind a selector to the model's variable and compute its boolean mask; one-line errors otherwise."""
+    layer = _find_layer(model, selector.layer)
+    weight = _find_weight(layer, selector)
+    variable = operator.attrgetter(weight.attribute)(layer)
+    if variable is None:
+        raise SelectionError(f"selection '{selector}': layer '{layer.name}' has no {weight.name} (use_bias=False?)")
+    shape = tuple(variable.shape)
+    where = f"{layer.name}/{weight.name} has shape {shape}"
+    if selector.where is not None:
+        mask = np.asarray(selector.where)
+        if mask.dtype != bool or mask.shape != shape:
+            raise SelectionError(f"selection '{selector}': {where}; the boolean array has {mask.dtype} {mask.shape}")
+    elif selector.index is not None:
+        try:
+            mask = index_to_mask(parse_index(selector.index), shape)
+        except (IndexSyntaxError, ValueError) as exc:
+            raise SelectionError(f"selection '{selector}': {where}; {exc}") from None
+    else:
+        mask = np.ones(shape, dtype=bool)
+    return ResolvedSelection(layer, weight, variable, mask)
+
+
+def _find_layer(model, name: str):
+    names = [layer.name for layer in model.layers]
+    if name not in names:
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+        hint = f"; close names: {', '.join(close)}" if close else f"; layers: {', '.join(names)}"
+        raise SelectionError(f"no layer named '{name}' in model '{model.name}'{hint}")
+    return model.get_layer(name)
+
+
+def _find_weight(layer, selector: Selector) -> MaskableWeight:
+    class_name = type(layer).__name__
+    weights = maskable_weights(class_name)
+    if weights is None:
+        raise UnsupportedLayerError(
+            f"layer '{layer.name}' is a {class_name}, which fpgaprune cannot mask; maskable classes: {supported_classes()}"
+        )
+    by_name = {weight.name: weight for weight in weights}
+    wanted = selector.variable or default_weight(class_name)
+    if wanted is None:
+        raise SelectionError(
+            f"selection '{selector}': layer '{layer.name}' ({class_name}) has several kernels; name one, "
+            f"e.g. '{layer.name}/{weights[0].name}{selector.index or ''}' (choices: {', '.join(by_name)})"
+        )
+    if wanted not in by_name:
+        raise SelectionError(
+            f"selection '{selector}': layer '{layer.name}' ({class_name}) has no maskable variable '{wanted}'; "
+            f"it has: {', '.join(by_name)}"
+        )
+    return by_name[wanted]
