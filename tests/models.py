@@ -32,6 +32,14 @@ BUILDERS = {
         qkeras.QDepthwiseConv2D(3, depthwise_quantizer=Q8, bias_quantizer=Q8, name="layer"), (5, 5, 2)
     ),
     "QDense": lambda: _conv(qkeras.QDense(6, kernel_quantizer=Q8, bias_quantizer=Q8, name="layer"), (7,)),
+    "QSeparableConv2D": lambda: _conv(
+        qkeras.QSeparableConv2D(4, 3, depthwise_quantizer=Q8, pointwise_quantizer=Q8, bias_quantizer=Q8,
+                                name="layer"), (5, 5, 2)
+    ),
+    "QLSTM": lambda: _conv(
+        qkeras.QLSTM(4, kernel_quantizer=Q8, recurrent_quantizer=Q8, bias_quantizer=Q8, name="layer"), (5, 3),
+        batch_norm=False,
+    ),
 }
 
 
