@@ -1,6 +1,6 @@
 """Masking: hold selected entries of weights at exact values through training, saving and export."""
 
-from fpgaprune.masking.hold import enforce, finalize, hold, manifest_of
+from fpgaprune.masking.hold import enforce, finalize, held_variables, hold, manifest_of
 from fpgaprune.masking.hold_constraint import HoldConstraint
 from fpgaprune.masking.manifest import FREEZE, PRUNE, HoldEntry, MaskManifest, compile_entries
 
@@ -13,6 +13,7 @@ __all__ = [
     "compile_entries",
     "enforce",
     "finalize",
+    "held_variables",
     "hold",
     "manifest_of",
 ]

@@ -51,6 +51,15 @@ def enforce(model) -> None:
             variable.assign(variable.constraint.hold(variable))
 
 
+def held_variables(model):
+    """(layer name, weight name, variable) of every variable that carries a hold."""
+    return [
+        (layer.name, weight.name, variable)
+        for layer, weight, variable in _maskable_variables(model)
+        if isinstance(variable.constraint, HoldConstraint)
+    ]
+
+
 def _maskable_variables(model):
     for layer in model.layers:
         for weight in maskable_weights(type(layer).__name__) or ():
@@ -102,6 +111,7 @@ def _rebuild(model, groups: dict, keep_holds: bool):
     clone.set_weights(model.get_weights())
     for layer, weight, variable in _maskable_variables(clone):
         entries = by_layer.get(layer.name, {}).get(weight.name)
-        if entries:
-            variable.assign(HoldConstraint(entries).hold(variable))
+        if entries is not None:  # empty holds are bound too, so that a pruning schedule can grow them
+            holder = variable.constraint if keep_holds else HoldConstraint(entries)
+            variable.assign(holder.hold(variable))
     return clone

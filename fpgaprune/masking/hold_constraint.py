@@ -3,7 +3,8 @@
 tf_keras optimizers apply a variable's constraint after every update, after weight decay and momentum.
 So `where(mask, target, w)` there is exactly the "re-assign the held entries after each step" reference,
 run inside the training graph, and free entries train exactly as they would have. It serializes with the
-model (`.keras`, `.h5`) because it is part of the layer's config.
+model (`.keras`, `.h5`) because it is part of the layer's config. The mask and target live in non-trainable
+variables owned by the constraint (not model weights), so pruning schedules can grow a mask during `fit`.
 """
 
 import numpy as np
@@ -22,19 +23,36 @@ class HoldConstraint(keras.constraints.Constraint):
         if isinstance(inner, dict):
             inner = keras.constraints.deserialize(inner, custom_objects=qkeras_objects())
         self.inner = inner
-        self._compiled: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        self._state = None  # (shape, mask variable, target variable), made on first use
 
     def compiled(self, shape) -> tuple[np.ndarray, np.ndarray]:
-        """The (mask, target) arrays for a variable of `shape`, cached."""
+        """The (mask, target) arrays for a variable of `shape`."""
+        return compile_entries(self.entries, tuple(int(n) for n in shape))
+
+    def _variables(self, shape):
         shape = tuple(int(n) for n in shape)
-        if shape not in self._compiled:
-            self._compiled[shape] = compile_entries(self.entries, shape)
-        return self._compiled[shape]
+        if self._state is None or self._state[0] != shape:
+            mask, target = self.compiled(shape)
+            with tf.init_scope():  # lifted out of any training graph, like optimizer slots
+                self._state = (
+                    shape,
+                    tf.Variable(mask, trainable=False, name="hold_mask"),
+                    tf.Variable(target, trainable=False, name="hold_target"),
+                )
+        return self._state[1], self._state[2]
+
+    def set_entries(self, entries) -> None:
+        """Replace the held entries in place; a training graph that already uses this hold sees the change."""
+        self.entries = tuple(entries)
+        if self._state is not None:
+            mask, target = self.compiled(self._state[0])
+            self._state[1].assign(mask)
+            self._state[2].assign(target)
 
     def hold(self, w):
         """Only the hold: selected entries replaced by their targets, everything else untouched."""
-        mask, target = self.compiled(w.shape)
-        return tf.where(tf.constant(mask), tf.constant(target, dtype=w.dtype), w)
+        mask, target = self._variables(w.shape)
+        return tf.where(mask, tf.cast(target, w.dtype), w)
 
     def __call__(self, w):
         if self.inner is not None:

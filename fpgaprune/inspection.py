@@ -1,0 +1,86 @@
+"""Inspection: a per-layer sparsity table and kernel heatmaps (L1 norm and mask, ci x co) for conv layers."""
+
+from pathlib import Path
+
+import numpy as np
+
+from fpgaprune.atomic import atomic_target
+from fpgaprune.pruning.scores import kernel_scores
+from fpgaprune.pruning.structures import ALLOWED, parse_structure
+from fpgaprune.selection import maskable_weights
+
+_COLUMNS = ("layer", "class", "shape", "structure", "groups", "pruned", "multipliers_before", "multipliers_after")
+
+
+def output_positions(layer) -> int:
+    """How many times each weight is used per inference: the output's spatial size (1 for a Dense on vectors)."""
+    shape = layer.output_shape
+    return int(np.prod(shape[1:-1])) if len(shape) > 2 else 1
+
+
+def sparsity_table(model, structures=None) -> list[dict]:
+    """One row per prunable layer: groups and pruned groups of its structure, multipliers dense -> now.
+
+    A multiplier is one weight times one output position; a weight that is exactly 0 needs none.
+    """
+    rows = []
+    for layer in model.layers:
+        class_name = type(layer).__name__
+        if class_name not in ALLOWED:
+            continue
+        spec = structures.get(layer.name) if isinstance(structures, dict) else structures
+        structure = parse_structure(spec, layer.name, class_name)
+        kernel = getattr(layer, maskable_weights(class_name)[0].attribute).numpy()
+        labels, count = structure.labels(kernel.shape)
+        live = np.bincount(labels.ravel(), (kernel != 0).ravel(), count) > 0
+        positions = output_positions(layer)
+        rows.append({
+            "layer": layer.name, "class": class_name, "shape": "x".join(map(str, kernel.shape)),
+            "structure": str(structure), "groups": int(count), "pruned": int(count - live.sum()),
+            "multipliers_before": int(kernel.size * positions),
+            "multipliers_after": int(np.count_nonzero(kernel) * positions),
+        })
+    return rows
+
+
+def format_table(rows: list[dict]) -> str:
+    """The sparsity table as aligned text, with a total line."""
+    total_before = sum(r["multipliers_before"] for r in rows)
+    total_after = sum(r["multipliers_after"] for r in rows)
+    cells = [_COLUMNS] + [tuple(str(r[c]) for c in _COLUMNS) for r in rows]
+    cells.append(("total", "", "", "", "", "", str(total_before), str(total_after)))
+    widths = [max(len(row[i]) for row in cells) for i in range(len(_COLUMNS))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def kernel_heatmaps(model, out_dir) -> list[Path]:
+    """For each Conv1D/Conv2D, a PNG of its kernel L1 norms and its kernel mask on the (ci, co) grid."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    for layer in model.layers:
+        if type(layer).__name__ not in ("Conv1D", "Conv2D", "QConv1D", "QConv2D"):
+            continue
+        kernel = layer.kernel.numpy()
+        norms = kernel_scores(kernel, "l1")
+        alive = kernel_scores(kernel, "max") > 0
+        figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2), constrained_layout=True)
+        image = left.imshow(norms, cmap="viridis", aspect="auto", interpolation="nearest")
+        figure.colorbar(image, ax=left, label="L1 norm")
+        left.set_title(f"{layer.name}: kernel L1 norms")
+        right.imshow(alive, cmap="Greys", vmin=0, vmax=1, aspect="auto", interpolation="nearest")
+        right.set_title(f"{layer.name}: kept kernels (black) {int(alive.sum())}/{alive.size}")
+        for axis in (left, right):
+            axis.set_xlabel("output channel co")
+            axis.set_ylabel("input channel ci")
+        tmp, final = atomic_target(Path(out_dir) / f"{layer.name}_kernels.png")
+        figure.savefig(tmp, dpi=90)
+        plt.close(figure)
+        tmp.replace(final)
+        paths.append(final)
+    return paths

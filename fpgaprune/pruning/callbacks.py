@@ -1,0 +1,33 @@
+"""GradualPruning: the Keras callback that grows the masks on a schedule during `fit`."""
+
+from fpgaprune.errors import FpgapruneError
+from fpgaprune.masking import HoldConstraint
+from fpgaprune.pruning.pruner import Pruner
+from fpgaprune.pruning.schedules import PruningSchedule
+from fpgaprune.tfk import keras
+
+
+class GradualPruning(keras.callbacks.Callback):
+    """Before each optimizer step that the schedule names, prune the model to the scheduled sparsity.
+
+    The model must come from `pruner.attach(...)`. `history` records (step, scheduled, achieved) sparsity.
+    """
+
+    def __init__(self, pruner: Pruner, schedule: PruningSchedule):
+        super().__init__()
+        self.pruner, self.schedule = pruner, schedule
+        self.history: list[tuple[int, float, float]] = []
+
+    def on_train_begin(self, logs=None):
+        for target in self.pruner.targets(self.model):
+            if not isinstance(target.variable.constraint, HoldConstraint):
+                raise FpgapruneError(
+                    f"GradualPruning: layer '{target.layer}' has no hold; build the model with pruner.attach(model)"
+                )
+
+    def on_train_batch_begin(self, batch, logs=None):
+        step = int(self.model.optimizer.iterations.numpy())
+        update, sparsity = self.schedule(step)
+        if update:
+            self.pruner.apply(self.model, self.pruner.select(self.model, sparsity))
+            self.history.append((step, sparsity, self.pruner.sparsity(self.model)))

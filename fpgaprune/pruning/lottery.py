@@ -1,0 +1,80 @@
+"""Iterative magnitude pruning with weight rewinding (lottery ticket; Frankle & Carbin 2019, Frankle et al. 2020).
+
+Each round: train, prune `rate` of the groups that remain, rewind the survivors to their initial weights
+(or to those at the end of epoch `rewind_epoch` of the first round). A last training run follows the rounds.
+"""
+
+from typing import Callable
+
+import numpy as np
+
+from fpgaprune.errors import FpgapruneError
+from fpgaprune.masking import enforce
+from fpgaprune.pruning.pruner import Pruner
+from fpgaprune.tfk import keras
+
+
+class _CaptureAtEpoch(keras.callbacks.Callback):
+    def __init__(self, epoch: int):
+        super().__init__()
+        self.epoch, self.weights = epoch, None
+
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch + 1 == self.epoch:
+            self.weights = [w.copy() for w in self.model.get_weights()]
+
+
+class LotteryTicket:
+    """`train(model, callbacks)` compiles and fits the model it is given (a fresh optimizer each round)."""
+
+    def __init__(self, pruner: Pruner, rounds: int, rate: float, rewind_epoch: int = 0):
+        if rounds < 1 or not 0.0 < rate < 1.0 or rewind_epoch < 0:
+            raise FpgapruneError(f"lottery ticket needs rounds >= 1, 0 < rate < 1, rewind_epoch >= 0; got "
+                                 f"{rounds}, {rate}, {rewind_epoch}")
+        self.pruner, self.rounds, self.rate, self.rewind_epoch = pruner, rounds, rate, rewind_epoch
+        self.rewind_weights = None
+        self.sparsities: list[float] = []
+
+    def start(self, model):
+        """An attached copy of `model`; its current weights are the rewind point unless rewind_epoch > 0."""
+        attached = self.pruner.attach(model)
+        if self.rewind_epoch == 0:
+            self.rewind_weights = [w.copy() for w in attached.get_weights()]
+        return attached
+
+    def train_round(self, model, train: Callable, round_index: int) -> None:
+        capture = _CaptureAtEpoch(self.rewind_epoch) if round_index == 0 and self.rewind_epoch else None
+        train(model, [capture] if capture else [])
+        if capture is not None:
+            if capture.weights is None:
+                raise FpgapruneError(f"rewind_epoch {self.rewind_epoch} was never reached in the first round")
+            self.rewind_weights = capture.weights
+
+    def prune_and_rewind(self, model, round_index: int) -> None:
+        """Prune to 1 - (1 - rate)^(round + 1) of the weights, then rewind the survivors (the pruned stay 0)."""
+        sparsity = 1.0 - (1.0 - self.rate) ** (round_index + 1)
+        self.pruner.apply(model, self.pruner.select(model, sparsity))
+        model.set_weights(self.rewind_weights)
+        enforce(model)
+        self.sparsities.append(self.pruner.sparsity(model))
+
+    def run(self, model, train: Callable):
+        """All rounds and the final training; returns the pruned, held, trained model."""
+        ticket = self.start(model)
+        for round_index in range(self.rounds):
+            self.train_round(ticket, train, round_index)
+            self.prune_and_rewind(ticket, round_index)
+        train(ticket, [])
+        return ticket
+
+
+def survivors_match(model, reference_weights, pruner: Pruner) -> bool:
+    """Whether every unpruned entry of the pruned weights equals `reference_weights` bit for bit."""
+    by_name = {w.name: value for w, value in zip(model.weights, reference_weights)}
+    for target in pruner.targets(model):
+        current = target.variable.numpy()
+        reference = by_name[target.variable.name]
+        live = current != 0
+        if not np.array_equal(current[live].view(np.uint32), reference[live].view(np.uint32)):
+            return False
+    return True

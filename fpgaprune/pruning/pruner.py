@@ -1,0 +1,168 @@
+"""The pruner: which groups of which weights to remove, by score, to a per-layer or global target.
+
+Groups that are already pruned stay pruned (the mask only grows); groups holding a frozen entry are never
+chosen. The pruner's own decisions live in one `where` prune entry per weight, so they save with the model.
+"""
+
+from dataclasses import dataclass
+from typing import Optional, Sequence, Union
+
+import numpy as np
+
+from fpgaprune.errors import FpgapruneError
+from fpgaprune.masking import PRUNE, HoldConstraint, HoldEntry, MaskManifest, enforce, hold
+from fpgaprune.pruning.scores import NORMS, group_scores
+from fpgaprune.pruning.structures import ALLOWED, Structure, parse_structure
+from fpgaprune.selection import parse_selector, resolve
+
+
+@dataclass
+class PruneTarget:
+    layer: str
+    weight: str
+    variable: object
+    structure: Structure
+
+
+@dataclass
+class Pruner:
+    """structure: one for all layers, or {layer: structure}; score: l1 | l2 | max; scope: layer | global."""
+
+    structure: Union[str, Structure, dict, None] = None
+    score: str = "l1"
+    scope: str = "layer"
+    layers: Optional[Sequence[str]] = None
+    do_not_prune: Sequence[str] = ()
+
+    def __post_init__(self):
+        if self.score not in NORMS:
+            raise FpgapruneError(f"pruning score {self.score!r} is not one of {NORMS}")
+        if self.scope not in ("layer", "global"):
+            raise FpgapruneError(f"pruning scope {self.scope!r} is not 'layer' or 'global'")
+
+    def targets(self, model) -> list[PruneTarget]:
+        """The weights this pruner prunes, with their structures; unknown names are one-line errors."""
+        names = self.layers if self.layers is not None else [l.name for l in model.layers if type(l).__name__ in ALLOWED]
+        for name in self.do_not_prune:
+            resolve(model, parse_selector(name.split("/")[0]))  # the name must exist
+        targets = []
+        for name in names:
+            if name.split("/")[0] in self.do_not_prune:
+                continue
+            bound = resolve(model, parse_selector(name))
+            spec = self.structure.get(bound.layer.name) if isinstance(self.structure, dict) else self.structure
+            structure = parse_structure(spec, bound.layer.name, type(bound.layer).__name__)
+            targets.append(PruneTarget(bound.layer.name, bound.weight.name, bound.variable, structure))
+        return targets
+
+    def select(self, model, sparsity: Union[float, dict, None] = None, threshold: Optional[float] = None) -> dict:
+        """{(layer, weight): boolean mask of the entries to prune}, including those pruned already."""
+        if (sparsity is None) == (threshold is None):
+            raise FpgapruneError("give exactly one of sparsity and threshold")
+        groups = [_GroupView(target, self.score) for target in self.targets(model)]
+        if self.scope == "global":
+            if isinstance(sparsity, dict):
+                raise FpgapruneError("a global pruning scope takes one sparsity, not a per-layer dict")
+            _choose(groups, sparsity, threshold, normalise=True)
+        else:
+            for view in groups:
+                layer_sparsity = sparsity.get(view.target.layer) if isinstance(sparsity, dict) else sparsity
+                if layer_sparsity is not None or threshold is not None:
+                    _choose([view], layer_sparsity, threshold, normalise=False)
+        return {(v.target.layer, v.target.weight): v.mask() for v in groups}
+
+    def attach(self, model):
+        """A copy of `model` with an (empty) hold on every target weight, ready for `apply` and the callbacks."""
+        manifest = MaskManifest()
+        for target in self.targets(model):
+            manifest.prune(f"{target.layer}/{target.weight}", where=np.zeros(target.variable.shape, bool))
+        return hold(model, manifest)
+
+    def apply(self, model, masks: dict) -> None:
+        """Set the pruned entries of an attached model in place (weights zeroed now and held from then on)."""
+        for target in self.targets(model):
+            constraint = target.variable.constraint
+            if not isinstance(constraint, HoldConstraint):
+                raise FpgapruneError(f"layer '{target.layer}' is not attached: call pruner.attach(model) first")
+            mask = masks.get((target.layer, target.weight))
+            if mask is None:
+                continue
+            kept = [e for e in constraint.entries if not (e.mode == PRUNE and e.where is not None)]
+            constraint.set_entries(kept + [HoldEntry(target.layer, target.weight, PRUNE, where=mask)])
+        enforce(model)
+
+    def prune(self, model, sparsity=None, threshold=None):
+        """One-shot: a held copy of `model` with the lowest-scoring groups pruned."""
+        attached = self.attach(model)
+        self.apply(attached, self.select(attached, sparsity, threshold))
+        return attached
+
+    def sparsity(self, model) -> float:
+        """Fraction of the target weights' entries that are pruned now."""
+        views = [_GroupView(target, self.score) for target in self.targets(model)]
+        total = sum(v.pruned.size for v in views)
+        return float(sum(v.pruned.sum() for v in views) / max(total, 1))
+
+
+class _GroupView:
+    """One target weight seen as groups: sizes, scores, already-pruned and protected groups, the choice."""
+
+    def __init__(self, target: PruneTarget, norm: str):
+        self.target = target
+        weights = target.variable.numpy()
+        self.pruned, frozen = _held_state(target.variable)
+        self.labels, count = target.structure.labels(weights.shape)
+        flat = self.labels.ravel()
+        self.sizes = np.bincount(flat, minlength=count)
+        self.already = np.bincount(flat, self.pruned.ravel(), count) == self.sizes
+        self.protected = np.bincount(flat, frozen.ravel(), count) > 0
+        pooled = target.structure.pooling if target.structure.name == "block" else norm
+        self.scores = group_scores(weights, self.labels, count, pooled)
+        self.chosen = self.already.copy()
+
+    def normalised_scores(self) -> np.ndarray:
+        live = self.scores[~self.already]
+        scale = live.mean() if live.size and live.mean() > 0 else 1.0
+        return self.scores / scale
+
+    def mask(self) -> np.ndarray:
+        return self.chosen[self.labels] | self.pruned
+
+
+def _held_state(variable) -> tuple[np.ndarray, np.ndarray]:
+    """(entries held at 0 by prune entries, entries held by freeze entries), later entries winning."""
+    pruned = np.zeros(variable.shape, bool)
+    frozen = np.zeros(variable.shape, bool)
+    constraint = variable.constraint
+    for entry in constraint.entries if isinstance(constraint, HoldConstraint) else ():
+        selected = entry.mask(tuple(variable.shape))
+        if entry.mode == PRUNE:
+            pruned |= selected
+            frozen &= ~selected
+        else:
+            frozen |= selected
+            pruned &= ~selected
+    return pruned, frozen
+
+
+def _choose(views: list, sparsity, threshold, normalise: bool) -> None:
+    """Mark groups to prune: by threshold, or lowest scores first until `sparsity` of the entries is reached."""
+    scores = np.concatenate([v.normalised_scores() if normalise else v.scores for v in views])
+    sizes = np.concatenate([v.sizes for v in views])
+    already = np.concatenate([v.already for v in views])
+    protected = np.concatenate([v.protected for v in views])
+    if threshold is not None:
+        chosen = already | ((scores < threshold) & ~protected)
+    else:
+        if not 0.0 <= sparsity <= 1.0:
+            raise FpgapruneError(f"sparsity must lie in [0, 1], got {sparsity}")
+        order = np.lexsort((scores, ~already))  # already-pruned groups first, then by score
+        order = order[~protected[order]]
+        cumulative = np.cumsum(sizes[order])
+        take = order[cumulative - sizes[order] / 2.0 < sparsity * sizes.sum()]
+        chosen = already.copy()
+        chosen[take] = True
+    start = 0
+    for view in views:
+        view.chosen = chosen[start:start + view.sizes.size]
+        start += view.sizes.size

@@ -1,0 +1,82 @@
+"""Structures: how a weight splits into the groups that one pruning decision keeps or removes.
+
+A structure labels every entry of a weight with its group number. `kernel` groups a conv kernel
+[*spatial, ci, co] by (ci, co); `filter`/`neuron` by the output channel; `input_channel` by the input
+channel; `element` is unstructured; `block(h, w, avg|max)` tiles a Dense kernel as tf.contrib.model_pruning
+did; `depthwise` groups a depthwise kernel [kh, kw, c, m] by (c, m).
+"""
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from fpgaprune.errors import FpgapruneError
+
+CONV = ("Conv1D", "Conv2D", "QConv1D", "QConv2D")
+DENSE = ("Dense", "QDense")
+DEPTHWISE = ("DepthwiseConv2D", "QDepthwiseConv2D")
+
+# Which structures each layer family allows; the first is its default.
+ALLOWED = {
+    **{name: ("kernel", "filter", "input_channel", "element") for name in CONV},
+    **{name: ("element", "neuron", "input_channel", "block") for name in DENSE},
+    **{name: ("depthwise", "element") for name in DEPTHWISE},
+}
+_BLOCK = re.compile(r"^block\(\s*(\d+)\s*,\s*(\d+)\s*(?:,\s*(avg|max)\s*)?\)$")
+
+
+@dataclass(frozen=True)
+class Structure:
+    name: str
+    block: tuple[int, int] = (1, 1)
+    pooling: str = "avg"  # blocks only: the score of a block is the AVG or MAX of |w| over it
+
+    def labels(self, shape: tuple) -> tuple[np.ndarray, int]:
+        """(group number of every entry, number of groups) for a weight of `shape`."""
+        shape = tuple(shape)
+        if self.name == "element":
+            return np.arange(int(np.prod(shape))).reshape(shape), int(np.prod(shape))
+        if self.name in ("kernel", "depthwise"):
+            ci, co = shape[-2], shape[-1]
+            grid = np.arange(ci * co).reshape(ci, co)
+            return np.broadcast_to(grid, shape), ci * co
+        if self.name in ("filter", "neuron"):
+            return np.broadcast_to(np.arange(shape[-1]), shape), shape[-1]
+        if self.name == "input_channel":
+            column = np.arange(shape[-2]).reshape(-1, 1)
+            return np.broadcast_to(column, shape), shape[-2]
+        if self.name == "block":
+            if len(shape) != 2:
+                raise FpgapruneError(f"block structure needs a 2-d Dense kernel, got shape {shape}")
+            rows, cols = -(-shape[0] // self.block[0]), -(-shape[1] // self.block[1])
+            i = np.arange(shape[0]).reshape(-1, 1) // self.block[0]
+            j = np.arange(shape[1]).reshape(1, -1) // self.block[1]
+            return i * cols + j, rows * cols
+        raise FpgapruneError(f"unknown structure {self.name!r}")
+
+    def __str__(self) -> str:
+        return f"block({self.block[0]},{self.block[1]},{self.pooling})" if self.name == "block" else self.name
+
+
+def parse_structure(spec, layer_name: str, class_name: str) -> Structure:
+    """`"kernel"`, `"block(4,4,max)"`, a Structure, or None (the class default), checked against the layer class."""
+    allowed = ALLOWED.get(class_name, ("element",))
+    if spec is None or spec == "auto":
+        return Structure(allowed[0])
+    if isinstance(spec, Structure):
+        structure = spec
+    else:
+        text = str(spec).replace(" ", "")
+        match = _BLOCK.match(text)
+        if match:
+            structure = Structure("block", (int(match[1]), int(match[2])), match[3] or "avg")
+            if min(structure.block) < 1:
+                raise FpgapruneError(f"layer '{layer_name}': block sizes must be >= 1, got {spec!r}")
+        else:
+            structure = Structure(text)
+    if structure.name not in allowed:
+        raise FpgapruneError(
+            f"layer '{layer_name}' ({class_name}) cannot be pruned by structure {spec!r}; allowed: {', '.join(allowed)}"
+        )
+    return structure

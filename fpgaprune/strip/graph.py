@@ -1,0 +1,117 @@
+"""The channel dependency graph: for each producer (Conv/Dense), the layers its output channels flow through.
+
+A producer's channels pass through per-channel layers (BatchNormalization, activations, pooling, Dropout,
+Flatten) until they reach consumers (Conv/Dense) that mix them. A merge layer, a reshape, a model output or
+any other layer makes the region opaque: its channels cannot be removed without rewiring more than we check.
+"""
+
+from dataclasses import dataclass, field
+
+from fpgaprune.errors import FpgapruneError
+
+PRODUCERS = ("Conv1D", "Conv2D", "Dense")
+PASSTHROUGH = (
+    "BatchNormalization", "Activation", "ReLU", "LeakyReLU", "ELU", "Dropout", "SpatialDropout1D",
+    "SpatialDropout2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2D",
+    "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "Flatten",
+)
+MERGES = ("Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate")
+
+
+class StripError(FpgapruneError):
+    """The model cannot be stripped safely; the message names the layer and why."""
+
+
+@dataclass
+class Region:
+    """Where one producer's channels go. `paths[consumer]` lists the pass-through layers on the way there."""
+
+    producer: str
+    paths: dict = field(default_factory=dict)
+    passthrough: set = field(default_factory=set)
+    opaque: str = ""  # why channels cannot be removed, or "" when they can
+    merges: list = field(default_factory=list)
+
+
+class LayerGraph:
+    """Layers by name with their inbound and outbound layer names (Sequential or functional, no shared layers)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.layers = {layer.name: layer for layer in model.layers}
+        self.inbound = {name: [] for name in self.layers}
+        config = model.get_config()
+        if type(model).__name__ == "Sequential":
+            names = [layer.name for layer in model.layers]
+            for before, after in zip(names, names[1:]):
+                self.inbound[after] = [before]
+            self.outputs = {names[-1]}
+        else:
+            for entry in config["layers"]:
+                nodes = entry.get("inbound_nodes") or []
+                if len(nodes) > 1:
+                    raise StripError(f"layer '{entry['name']}' is shared (called {len(nodes)} times); strip needs "
+                                     "each layer called once")
+                self.inbound[entry["name"]] = [item[0] for item in nodes[0]] if nodes else []
+            self.outputs = {item[0] for item in config["output_layers"]}
+        self.outbound = {name: [] for name in self.layers}
+        for name, sources in self.inbound.items():
+            for source in sources:
+                self.outbound[source].append(name)
+
+    def class_of(self, name: str) -> str:
+        return type(self.layers[name]).__name__
+
+    def topological(self) -> list[str]:
+        order, seen = [], set()
+
+        def visit(name):
+            if name in seen:
+                return
+            seen.add(name)
+            for source in self.inbound[name]:
+                visit(source)
+            order.append(name)
+
+        for name in self.layers:
+            visit(name)
+        return order
+
+    def producers(self) -> list[str]:
+        return [n for n in self.topological() if self.class_of(n) in PRODUCERS and _channels_last(self.layers[n])]
+
+    def region(self, producer: str) -> Region:
+        region = Region(producer)
+        if producer in self.outputs:
+            region.opaque = f"'{producer}' is a model output"
+        for consumer in self.outbound[producer]:
+            self._walk(consumer, [], region)
+        return region
+
+    def _walk(self, name: str, path: list, region: Region) -> None:
+        kind = self.class_of(name)
+        if kind in PASSTHROUGH:
+            region.passthrough.add(name)
+            if name in self.outputs or not self.outbound[name]:
+                region.opaque = region.opaque or f"'{name}' is a model output"
+            for consumer in self.outbound[name]:
+                self._walk(consumer, path + [name], region)
+        elif kind in PRODUCERS and self._accepts_channels(name, path):
+            region.paths[name] = path
+        elif kind in MERGES:
+            region.merges.append(name)
+            region.opaque = region.opaque or f"its channels reach {kind} layer '{name}'"
+        else:
+            region.opaque = region.opaque or f"its channels reach {kind} layer '{name}'"
+
+    def _accepts_channels(self, name: str, path: list) -> bool:
+        layer = self.layers[name]
+        if not _channels_last(layer) or getattr(layer, "groups", 1) != 1:
+            return False
+        if self.class_of(name) == "Dense":
+            return len(layer.input_shape) == 2  # a vector: after Flatten, global pooling or another Dense
+        return not any(self.class_of(step) == "Flatten" for step in path)
+
+
+def _channels_last(layer) -> bool:
+    return getattr(layer, "data_format", "channels_last") == "channels_last"

@@ -1,0 +1,150 @@
+"""Structures, scores, targets and schedules of the pruner; masks only grow and stay at 0 under the optimizer."""
+
+import numpy as np
+import pytest
+
+import fpgaprune as fp
+from fpgaprune.architectures import small_cnn
+from fpgaprune.pruning import GradualPruning, OneShot, PolynomialDecay, Pruner, Structure, group_scores
+from fpgaprune.pruning.structures import parse_structure
+from fpgaprune.tfk import keras
+
+LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+def test_polynomial_schedule_matches_the_formula():
+    schedule = PolynomialDecay(0.1, 0.9, begin_step=100, end_step=1100, frequency=250, exponent=3)
+    # s_t = s_f + (s_i - s_f)(1 - (t - t0)/(n dt))^3 with s_i = 0.1, s_f = 0.9, t0 = 100, n dt = 1000
+    expected = {100: 0.1, 350: 0.9 - 0.8 * 0.75**3, 600: 0.9 - 0.8 * 0.5**3, 850: 0.9 - 0.8 * 0.25**3, 1100: 0.9}
+    for step, sparsity in expected.items():
+        update, value = schedule(step)
+        assert update and value == pytest.approx(sparsity, abs=1e-12)
+    assert schedule(99) == (False, pytest.approx(0.1))
+    assert not schedule(351)[0] and not schedule(1350)[0]
+    assert schedule(5000)[1] == pytest.approx(0.9)
+    assert PolynomialDecay.from_config(schedule.get_config()).get_config() == schedule.get_config()
+    assert OneShot(0.5, step=3)(3) == (True, 0.5) and OneShot(0.5, step=3)(4)[0] is False
+
+
+@pytest.mark.parametrize("args, message", [
+    ((0.0, 1.5, 0, 10), "target_sparsity must lie in"), ((0.0, 0.5, 10, 10), "begin_step < end_step"),
+    ((0.0, 0.5, 0, 10, 0), "frequency must be >= 1"),
+])
+def test_bad_schedules(args, message):
+    with pytest.raises(fp.FpgapruneError, match=message):
+        PolynomialDecay(*args)
+
+
+def test_structure_labels_by_hand():
+    kernel_labels, groups = Structure("kernel").labels((3, 3, 2, 4))
+    assert groups == 8 and kernel_labels[2, 1, 1, 3] == 1 * 4 + 3
+    assert Structure("filter").labels((3, 3, 2, 4))[0][0, 0, 1, 2] == 2
+    assert Structure("input_channel").labels((3, 3, 2, 4))[0][0, 0, 1, 2] == 1
+    assert Structure("neuron").labels((5, 3))[0][4, 2] == 2
+    block, count = Structure("block", (2, 2)).labels((5, 3))
+    assert count == 3 * 2 and block[4, 2] == 2 * 2 + 1 and block[1, 1] == 0
+
+
+def test_block_pooling_matches_hand_computation():
+    weights = np.array([[1, -2, 3], [4, 5, -6], [7, 8, 9]], np.float32)
+    labels, count = Structure("block", (2, 2)).labels(weights.shape)
+    # blocks: [[1,-2],[4,5]], [[3],[-6]], [[7,8]], [[9]]
+    np.testing.assert_allclose(group_scores(weights, labels, count, "avg"), [12 / 4, 9 / 2, 15 / 2, 9])
+    np.testing.assert_allclose(group_scores(weights, labels, count, "max"), [5, 6, 8, 9])
+    np.testing.assert_allclose(group_scores(weights, labels, count, "l2"), np.sqrt([46, 45, 113, 81]))
+
+
+def test_structure_errors_name_the_layer():
+    with pytest.raises(fp.FpgapruneError, match="layer 'fc' \\(Dense\\) cannot be pruned by structure 'kernel'"):
+        parse_structure("kernel", "fc", "Dense")
+    assert parse_structure("block(4, 2, max)", "fc", "Dense") == Structure("block", (4, 2), "max")
+
+
+def pruned_kernels(model, name):
+    kernel = model.get_layer(name).kernel.numpy()
+    return np.all(kernel.reshape(-1, *kernel.shape[-2:]) == 0, axis=0)
+
+
+def test_per_layer_kernel_pruning_picks_the_weakest():
+    model = small_cnn()
+    norms = np.abs(model.get_layer("conv2").kernel.numpy()).sum(axis=(0, 1))
+    pruned = Pruner(structure="kernel", layers=["conv2"]).prune(model, sparsity=0.25)
+    dead = pruned_kernels(pruned, "conv2")
+    assert dead.sum() == 128
+    assert norms[dead].max() <= norms[~dead].min()
+    assert np.count_nonzero(pruned.get_layer("conv1").kernel.numpy() == 0) == 0
+
+
+def test_per_layer_sparsity_dict_and_do_not_prune():
+    model = small_cnn()
+    pruner = Pruner(do_not_prune=["conv1"])
+    pruned = pruner.prune(model, sparsity={"conv2": 0.5, "fc": 0.1})
+    assert pruned_kernels(pruned, "conv2").mean() == 0.5
+    assert np.mean(pruned.get_layer("fc").kernel.numpy() == 0) == pytest.approx(0.1, abs=1 / 1280)
+    assert np.count_nonzero(pruned.get_layer("conv1").kernel.numpy() == 0) == 0
+    with pytest.raises(fp.SelectionError, match="no layer named 'conv9'"):
+        Pruner(do_not_prune=["conv9"]).prune(model, sparsity=0.5)
+
+
+def test_global_scope_ranks_normalised_scores_across_layers():
+    model = small_cnn()
+    conv2 = model.get_layer("conv2")
+    conv2.kernel.assign(conv2.kernel * 100.0)  # a scale change must not shift pruning onto the other layers
+    pruned = Pruner(structure="kernel", scope="global", layers=["conv1", "conv2"]).prune(model, sparsity=0.5)
+    shares = [pruned_kernels(pruned, name).mean() for name in ("conv1", "conv2")]
+    assert 0.2 < shares[1] < 0.8, shares
+    total = 16 * 9 + 512 * 9
+    zeros = sum(np.count_nonzero(pruned.get_layer(n).kernel.numpy() == 0) for n in ("conv1", "conv2"))
+    assert abs(zeros - 0.5 * total) <= 9
+
+
+def test_threshold_target():
+    model = small_cnn()
+    norms = np.abs(model.get_layer("conv2").kernel.numpy()).sum(axis=(0, 1))
+    threshold = float(np.median(norms))
+    pruned = Pruner(layers=["conv2"]).prune(model, threshold=threshold)
+    np.testing.assert_array_equal(pruned_kernels(pruned, "conv2"), norms < threshold)
+
+
+def test_frozen_groups_are_never_pruned():
+    model = fp.hold(small_cnn(), freeze=["conv2[:, :, 0, :]"])
+    pruned = Pruner(layers=["conv2"]).prune(model, sparsity=0.9)
+    assert not pruned_kernels(pruned, "conv2")[0].any()
+    np.testing.assert_array_equal(pruned.get_layer("conv2").kernel.numpy()[:, :, 0, :],
+                                  model.get_layer("conv2").kernel.numpy()[:, :, 0, :])
+
+
+def test_gradual_pruning_masks_only_grow_and_stay_zero(tmp_path):
+    keras.utils.set_random_seed(0)
+    rng = np.random.default_rng(0)
+    x, y = rng.random((256, 8, 8, 1), dtype=np.float32), rng.integers(0, 10, 256)
+    pruner = Pruner(structure={"conv1": "kernel", "conv2": "kernel", "fc": "block(4,2,avg)"}, scope="global")
+    model = pruner.attach(small_cnn())
+    model.compile(keras.optimizers.AdamW(1e-2, weight_decay=0.05), LOSS)
+    masks = []
+
+    class Record(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            masks.append({n: model.get_layer(n).kernel.numpy() == 0 for n in ("conv1", "conv2", "fc")})
+
+    schedule = PolynomialDecay(0.0, 0.75, begin_step=0, end_step=24, frequency=4)
+    gradual = GradualPruning(pruner, schedule)
+    model.fit(x, y, batch_size=32, epochs=4, verbose=0, callbacks=[gradual, Record()])
+    for before, after in zip(masks, masks[1:]):
+        for name in before:
+            assert (after[name] | ~before[name]).all(), f"{name}: a pruned entry came back"
+    for step, scheduled, achieved in gradual.history:
+        assert scheduled == pytest.approx(schedule.sparsity(step))
+        assert abs(achieved - scheduled) < 0.01
+    assert gradual.history[-1][1] == pytest.approx(0.75)
+    held = fp.manifest_of(model)
+    loaded = fp.load_model(fp.save_model(model, tmp_path / "m.keras"))
+    assert fp.manifest_of(loaded).to_json() == held.to_json()
+
+
+def test_gradual_pruning_needs_an_attached_model():
+    model = small_cnn()
+    model.compile("adam", LOSS)
+    with pytest.raises(fp.FpgapruneError, match="build the model with pruner.attach"):
+        model.fit(np.zeros((4, 8, 8, 1)), np.zeros(4), verbose=0,
+                  callbacks=[GradualPruning(Pruner(), OneShot(0.5))])
