@@ -5,17 +5,12 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.atomic import atomic_target
+from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.scores import kernel_scores
 from fpgaprune.pruning.structures import ALLOWED, parse_structure
 from fpgaprune.selection import maskable_weights
 
 _COLUMNS = ("layer", "class", "shape", "structure", "groups", "pruned", "multipliers_before", "multipliers_after")
-
-
-def output_positions(layer) -> int:
-    """How many times each weight is used per inference: the output's spatial size (1 for a Dense on vectors)."""
-    shape = layer.output_shape
-    return int(np.prod(shape[1:-1])) if len(shape) > 2 else 1
 
 
 def sparsity_table(model, structures=None) -> list[dict]:

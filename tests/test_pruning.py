@@ -148,3 +148,16 @@ def test_gradual_pruning_needs_an_attached_model():
     with pytest.raises(fp.FpgapruneError, match="build the model with pruner.attach"):
         model.fit(np.zeros((4, 8, 8, 1)), np.zeros(4), verbose=0,
                   callbacks=[GradualPruning(Pruner(), OneShot(0.5))])
+
+
+def test_global_multiplier_budget_counts_output_positions():
+    from fpgaprune.inspection import sparsity_table
+
+    model = small_cnn()  # conv1 weights are used at 6x6 positions, conv2 at 4x4, fc once
+    pruner = Pruner(structure="kernel", scope="global", cost="multipliers", layers=["conv1", "conv2", "fc"])
+    rows = sparsity_table(pruner.prune(model, sparsity=0.6))
+    before = sum(r["multipliers_before"] for r in rows)
+    after = sum(r["multipliers_after"] for r in rows)
+    assert abs((before - after) / before - 0.6) < 0.01
+    with pytest.raises(fp.FpgapruneError, match="pruning cost 'flops'"):
+        Pruner(cost="flops")

@@ -78,7 +78,7 @@ def _held_groups(model) -> dict:
 
 def _resolve_entry(model, entry: HoldEntry):
     """Bind an entry to its variable: explicit variable name, checked index, freeze values made concrete."""
-    selector = parse_selector(entry._path() + (entry.index or ""), where=entry.where)
+    selector = parse_selector(entry.path + (entry.index or ""), where=entry.where)
     resolved = resolve(model, selector)
     bound = HoldEntry(resolved.layer.name, resolved.weight.name, entry.mode, entry.index, entry.where, entry.value)
     if entry.mode == FREEZE:

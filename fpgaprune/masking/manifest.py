@@ -35,9 +35,11 @@ class HoldEntry:
 
     @property
     def selection(self) -> str:
-        return str(parse_selector(self._path() + (self.index or ""), where=self.where))
+        return str(parse_selector(self.path + (self.index or ""), where=self.where))
 
-    def _path(self) -> str:
+    @property
+    def path(self) -> str:
+        """`layer` or `layer/variable`."""
         return self.layer if self.variable is None else f"{self.layer}/{self.variable}"
 
     def mask(self, shape: tuple) -> np.ndarray:
@@ -96,7 +98,7 @@ class HoldEntry:
         if data["mode"] == FREEZE and value is None:
             raise ManifestError(f"{origin}: a freeze entry needs a 'value' (a number or a list)")
         entry = cls(data["layer"], data.get("variable"), data["mode"], data.get("index"), where, value)
-        parse_selector(entry._path() + (entry.index or ""), where=where)  # validates the layer name and index
+        parse_selector(entry.path + (entry.index or ""), where=where)  # validates the layer name and index
         return entry
 
     def with_value(self, value) -> "HoldEntry":

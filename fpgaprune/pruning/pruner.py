@@ -11,6 +11,7 @@ import numpy as np
 
 from fpgaprune.errors import FpgapruneError
 from fpgaprune.masking import PRUNE, HoldConstraint, HoldEntry, MaskManifest, enforce, hold
+from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.scores import NORMS, group_scores
 from fpgaprune.pruning.structures import ALLOWED, Structure, parse_structure
 from fpgaprune.selection import parse_selector, resolve
@@ -26,15 +27,20 @@ class PruneTarget:
 
 @dataclass
 class Pruner:
-    """structure: one for all layers, or {layer: structure}; score: l1 | l2 | max; scope: layer | global."""
+    """structure: one for all layers, or {layer: structure}; score: l1 | l2 | max; scope: layer | global;
+    cost: what a sparsity counts, "weights" or "multipliers" (weights x output positions, so that a global
+    target spends its budget where the hardware does)."""
 
     structure: Union[str, Structure, dict, None] = None
     score: str = "l1"
     scope: str = "layer"
     layers: Optional[Sequence[str]] = None
     do_not_prune: Sequence[str] = ()
+    cost: str = "weights"
 
     def __post_init__(self):
+        if self.cost not in ("weights", "multipliers"):
+            raise FpgapruneError(f"pruning cost {self.cost!r} is not 'weights' or 'multipliers'")
         if self.score not in NORMS:
             raise FpgapruneError(f"pruning score {self.score!r} is not one of {NORMS}")
         if self.scope not in ("layer", "global"):
@@ -59,7 +65,7 @@ class Pruner:
         """{(layer, weight): boolean mask of the entries to prune}, including those pruned already."""
         if (sparsity is None) == (threshold is None):
             raise FpgapruneError("give exactly one of sparsity and threshold")
-        groups = [_GroupView(target, self.score) for target in self.targets(model)]
+        groups = [_GroupView(target, self.score, self._cost(model, target)) for target in self.targets(model)]
         if self.scope == "global":
             if isinstance(sparsity, dict):
                 raise FpgapruneError("a global pruning scope takes one sparsity, not a per-layer dict")
@@ -70,6 +76,10 @@ class Pruner:
                 if layer_sparsity is not None or threshold is not None:
                     _choose([view], layer_sparsity, threshold, normalise=False)
         return {(v.target.layer, v.target.weight): v.mask() for v in groups}
+
+    def _cost(self, model, target: PruneTarget) -> int:
+        """Multipliers per weight: how many output positions use it (1 when counting weights)."""
+        return output_positions(model.get_layer(target.layer)) if self.cost == "multipliers" else 1
 
     def attach(self, model):
         """A copy of `model` with an (empty) hold on every target weight, ready for `apply` and the callbacks."""
@@ -99,7 +109,7 @@ class Pruner:
 
     def sparsity(self, model) -> float:
         """Fraction of the target weights' entries that are pruned now."""
-        views = [_GroupView(target, self.score) for target in self.targets(model)]
+        views = [_GroupView(target, self.score) for target in self.targets(model)]  # fraction of entries
         total = sum(v.pruned.size for v in views)
         return float(sum(v.pruned.sum() for v in views) / max(total, 1))
 
@@ -107,14 +117,15 @@ class Pruner:
 class _GroupView:
     """One target weight seen as groups: sizes, scores, already-pruned and protected groups, the choice."""
 
-    def __init__(self, target: PruneTarget, norm: str):
+    def __init__(self, target: PruneTarget, norm: str, cost: int = 1):
         self.target = target
         weights = target.variable.numpy()
         self.pruned, frozen = _held_state(target.variable)
         self.labels, count = target.structure.labels(weights.shape)
         flat = self.labels.ravel()
-        self.sizes = np.bincount(flat, minlength=count)
-        self.already = np.bincount(flat, self.pruned.ravel(), count) == self.sizes
+        entries = np.bincount(flat, minlength=count)
+        self.already = np.bincount(flat, self.pruned.ravel(), count) == entries
+        self.sizes = entries * cost
         self.protected = np.bincount(flat, frozen.ravel(), count) > 0
         pooled = target.structure.pooling if target.structure.name == "block" else norm
         self.scores = group_scores(weights, self.labels, count, pooled)

@@ -1,0 +1,165 @@
+"""Accuracy against multipliers removed on Fashion-MNIST: fpgaprune kernel pruning vs tfmot unstructured pruning.
+
+All runs start from the same pretrained 16-32-32 CNN. Each pruning method then trains `--prune-epochs` more
+epochs with a gradual polynomial schedule (Zhu & Gupta) to the same per-layer sparsity, so both remove the
+same number of multipliers; the dense model trains the same number of extra epochs. conv1 (16 kernels of
+one input channel) is left dense by both. Prints the table and writes a Pareto PNG.
+"""
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+import fpgaprune as fp
+from fpgaprune import data
+from fpgaprune.pruning.costs import output_positions
+from fpgaprune.pruning import GradualPruning, PolynomialDecay, Pruner
+from fpgaprune.tfk import keras
+
+LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+PRUNED = ("conv2", "conv3", "fc")
+
+
+def cnn(seed=0):
+    keras.utils.set_random_seed(seed)
+    L = keras.layers
+    return keras.Sequential([
+        keras.Input((28, 28, 1)), L.Conv2D(16, 3, activation="relu", name="conv1"), L.MaxPooling2D(),
+        L.Conv2D(32, 3, activation="relu", name="conv2"), L.MaxPooling2D(),
+        L.Conv2D(32, 3, activation="relu", name="conv3"), L.Flatten(), L.Dense(10, name="fc"),
+    ])
+
+
+def multipliers(model) -> tuple[int, int]:
+    """(all multipliers, multipliers of nonzero weights) over the Conv/Dense layers, per inference."""
+    total = live = 0
+    for layer in model.layers:
+        if type(layer).__name__ in ("Conv2D", "Dense"):
+            kernel = layer.get_weights()[0]
+            total += kernel.size * output_positions(layer)
+            live += np.count_nonzero(kernel) * output_positions(layer)
+    return total, live
+
+
+def accuracy(model, dataset) -> float:
+    return float(np.mean(np.argmax(model.predict(dataset.x_test, batch_size=512, verbose=0), 1) == dataset.y_test))
+
+
+def train(model, dataset, epochs, callbacks=(), lr=1e-3):
+    model.compile(keras.optimizers.Adam(lr), LOSS)
+    model.fit(dataset.x_train, dataset.y_train, batch_size=128, epochs=epochs, verbose=0, callbacks=list(callbacks))
+
+
+def fpgaprune_run(pretrained, dataset, sparsity, epochs, steps_per_epoch, **pruner_options):
+    pruner = Pruner(structure={"conv2": "kernel", "conv3": "kernel", "fc": "element"}, layers=list(PRUNED),
+                    **pruner_options)
+    model = pruner.attach(pretrained)
+    end = int(0.6 * epochs * steps_per_epoch)
+    schedule = PolynomialDecay(0.0, sparsity, 0, end, frequency=max(1, end // 30))
+    train(model, dataset, epochs, [GradualPruning(pruner, schedule)])
+    return fp.finalize(model)[0]
+
+
+def tfmot_run(pretrained, dataset, sparsity, epochs, steps_per_epoch):
+    import tensorflow_model_optimization as tfmot
+
+    end = int(0.6 * epochs * steps_per_epoch)
+    schedule = tfmot.sparsity.keras.PolynomialDecay(0.0, sparsity, 0, end, frequency=max(1, end // 30))
+
+    def wrap(layer):
+        if layer.name in PRUNED:
+            return tfmot.sparsity.keras.prune_low_magnitude(layer, pruning_schedule=schedule)
+        return layer.__class__.from_config(layer.get_config())
+
+    model = keras.models.clone_model(pretrained, clone_function=wrap)
+    model.set_weights(_tfmot_weights(model, pretrained))
+    train(model, dataset, epochs, [tfmot.sparsity.keras.UpdatePruningStep()])
+    return tfmot.sparsity.keras.strip_pruning(model)
+
+
+def _tfmot_weights(wrapped, pretrained):
+    """Pretrained kernels/biases into the wrapped model (whose extra mask/threshold variables keep their init)."""
+    by_name = {w.name: v for w, v in zip(pretrained.weights, pretrained.get_weights())}
+    values = []
+    for weight, value in zip(wrapped.weights, wrapped.get_weights()):
+        key = weight.name.replace("prune_low_magnitude_", "")
+        values.append(by_name.get(key, value))
+    return values
+
+
+def fpgaprune_global_run(pretrained, dataset, sparsity, epochs, steps_per_epoch):
+    """The same multipliers removed (sparsity of the pruned layers' multipliers), placed by a global ranking."""
+    return fpgaprune_run(pretrained, dataset, sparsity, epochs, steps_per_epoch, scope="global", cost="multipliers")
+
+
+METHODS = {
+    "fpgaprune kernel (gradual)": fpgaprune_run,
+    "fpgaprune kernel global": fpgaprune_global_run,
+    "tfmot unstructured": tfmot_run,
+}
+
+
+def plot(rows, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(6.5, 4.5), constrained_layout=True)
+    for method, marker in zip(METHODS, "o^s"):
+        points = sorted((r["removed"], r["accuracy"]) for r in rows if r["method"] == method)
+        axis.plot([100 * p[0] for p in points], [100 * p[1] for p in points], marker=marker, label=method)
+    dense = next(r for r in rows if r["method"] == "dense")
+    axis.axhline(100 * dense["accuracy"], color="grey", linestyle="--", label="dense (same epochs)")
+    axis.set_xlabel("multipliers removed (%)")
+    axis.set_ylabel("Fashion-MNIST test accuracy (%)")
+    axis.legend()
+    axis.grid(alpha=0.3)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=100)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pretrain-epochs", type=int, default=8)
+    parser.add_argument("--prune-epochs", type=int, default=10)
+    parser.add_argument("--sparsities", type=float, nargs="+", default=[0.5, 0.75, 0.9])
+    parser.add_argument("--out", default="benchmarks/out/pareto.png")
+    args = parser.parse_args(argv)
+    dataset = data.fashion_mnist()
+    steps = int(np.ceil(len(dataset.y_train) / 128))
+    started = time.perf_counter()
+    pretrained = cnn()
+    train(pretrained, dataset, args.pretrain_epochs)
+    dense = keras.models.clone_model(pretrained)
+    dense.set_weights(pretrained.get_weights())
+    train(dense, dataset, args.prune_epochs)
+    total, _ = multipliers(dense)
+    rows = [{"method": "dense", "sparsity": 0.0, "removed": 0.0, "accuracy": accuracy(dense, dataset)}]
+    for sparsity in args.sparsities:
+        for method, run in METHODS.items():
+            model = run(pretrained, dataset, sparsity, args.prune_epochs, steps)
+            _, live = multipliers(model)
+            rows.append({"method": method, "sparsity": sparsity, "removed": 1 - live / total,
+                         "accuracy": accuracy(model, dataset)})
+            print(f"  {method:<28} sparsity {sparsity:.2f}: {rows[-1]['accuracy']:.4f}", flush=True)
+    print(f"\nFashion-MNIST, {args.pretrain_epochs} + {args.prune_epochs} epochs per model, "
+          f"{total} multipliers dense ({time.perf_counter() - started:.0f} s)")
+    print(f"{'method':<28}{'layer sparsity':>15}{'mult. removed':>15}{'accuracy':>10}")
+    for r in rows:
+        print(f"{r['method']:<28}{r['sparsity']:>15.2f}{r['removed']:>14.1%}{r['accuracy']:>10.2%}")
+    for sparsity in args.sparsities:
+        at = {r["method"]: r for r in rows if r["sparsity"] == sparsity}
+        theirs = at["tfmot unstructured"]
+        for method in ("fpgaprune kernel (gradual)", "fpgaprune kernel global"):
+            print(f"at {sparsity:.0%} of the pruned layers' multipliers removed: {method} - tfmot unstructured = "
+                  f"{100 * (at[method]['accuracy'] - theirs['accuracy']):+.2f} points "
+                  f"(multipliers removed {at[method]['removed']:.1%} vs {theirs['removed']:.1%})")
+    plot(rows, Path(args.out))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
