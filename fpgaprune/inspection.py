@@ -7,7 +7,7 @@ import numpy as np
 from fpgaprune.atomic import atomic_target
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.scores import kernel_scores
-from fpgaprune.pruning.structures import ALLOWED, parse_structure
+from fpgaprune.pruning.structures import ALLOWED, structure_for
 from fpgaprune.selection import maskable_weights
 
 _COLUMNS = ("layer", "class", "shape", "structure", "groups", "pruned", "multipliers_before", "multipliers_after")
@@ -23,8 +23,10 @@ def sparsity_table(model, structures=None) -> list[dict]:
         class_name = type(layer).__name__
         if class_name not in ALLOWED:
             continue
-        spec = structures.get(layer.name) if isinstance(structures, dict) else structures
-        structure = parse_structure(spec, layer.name, class_name)
+        if isinstance(structures, dict):
+            structure = structure_for(structures.get(layer.name), layer.name, class_name)
+        else:
+            structure = structure_for(structures, layer.name, class_name, strict=False)
         kernel = getattr(layer, maskable_weights(class_name)[0].attribute).numpy()
         labels, count = structure.labels(kernel.shape)
         live = np.bincount(labels.ravel(), (kernel != 0).ravel(), count) > 0

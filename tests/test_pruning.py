@@ -6,7 +6,7 @@ import pytest
 import fpgaprune as fp
 from fpgaprune.architectures import small_cnn
 from fpgaprune.pruning import GradualPruning, OneShot, PolynomialDecay, Pruner, Structure, group_scores
-from fpgaprune.pruning.structures import parse_structure
+from fpgaprune.pruning.structures import parse_structure, structure_for
 from fpgaprune.tfk import keras
 
 LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
@@ -56,8 +56,13 @@ def test_block_pooling_matches_hand_computation():
 
 def test_structure_errors_name_the_layer():
     with pytest.raises(fp.FpgapruneError, match="layer 'fc' \\(Dense\\) cannot be pruned by structure 'kernel'"):
-        parse_structure("kernel", "fc", "Dense")
-    assert parse_structure("block(4, 2, max)", "fc", "Dense") == Structure("block", (4, 2), "max")
+        structure_for("kernel", "fc", "Dense")
+    assert structure_for("kernel", "fc", "Dense", strict=False) == Structure("element")
+    assert parse_structure("block(4, 2, max)") == Structure("block", (4, 2), "max")
+    with pytest.raises(fp.FpgapruneError, match="unknown structure 'kernal'; known: block, depthwise"):
+        Pruner(structure="kernal")
+    with pytest.raises(fp.FpgapruneError, match="layer 'fc' \\(Dense\\) cannot be pruned by structure 'filter'"):
+        Pruner(structure={"fc": "filter"}).prune(small_cnn(), sparsity=0.5)
 
 
 def pruned_kernels(model, name):

@@ -5,7 +5,7 @@ from fpgaprune.pruning.lottery import LotteryTicket
 from fpgaprune.pruning.pruner import Pruner
 from fpgaprune.pruning.schedules import OneShot, PolynomialDecay, PruningSchedule
 from fpgaprune.pruning.scores import group_scores, kernel_scores, weakest_kernels
-from fpgaprune.pruning.structures import Structure, parse_structure
+from fpgaprune.pruning.structures import Structure, parse_structure, structure_for
 
 __all__ = [
     "GradualPruning",
@@ -18,5 +18,6 @@ __all__ = [
     "group_scores",
     "kernel_scores",
     "parse_structure",
+    "structure_for",
     "weakest_kernels",
 ]

@@ -13,7 +13,7 @@ from fpgaprune.errors import FpgapruneError
 from fpgaprune.masking import PRUNE, HoldConstraint, HoldEntry, MaskManifest, enforce, hold
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.scores import NORMS, group_scores
-from fpgaprune.pruning.structures import ALLOWED, Structure, parse_structure
+from fpgaprune.pruning.structures import ALLOWED, Structure, parse_structure, structure_for
 from fpgaprune.selection import parse_selector, resolve
 
 
@@ -43,6 +43,8 @@ class Pruner:
             raise FpgapruneError(f"pruning cost {self.cost!r} is not 'weights' or 'multipliers'")
         if self.score not in NORMS:
             raise FpgapruneError(f"pruning score {self.score!r} is not one of {NORMS}")
+        if not isinstance(self.structure, dict):
+            parse_structure(self.structure)  # a typo fails here, not at the first training step
         if self.scope not in ("layer", "global"):
             raise FpgapruneError(f"pruning scope {self.scope!r} is not 'layer' or 'global'")
 
@@ -56,8 +58,7 @@ class Pruner:
             if name.split("/")[0] in self.do_not_prune:
                 continue
             bound = resolve(model, parse_selector(name))
-            spec = self.structure.get(bound.layer.name) if isinstance(self.structure, dict) else self.structure
-            structure = parse_structure(spec, bound.layer.name, type(bound.layer).__name__)
+            structure = self._structure_for(bound.layer)
             targets.append(PruneTarget(bound.layer.name, bound.weight.name, bound.variable, structure))
         return targets
 
@@ -76,6 +77,12 @@ class Pruner:
                 if layer_sparsity is not None or threshold is not None:
                     _choose([view], layer_sparsity, threshold, normalise=False)
         return {(v.target.layer, v.target.weight): v.mask() for v in groups}
+
+    def _structure_for(self, layer) -> Structure:
+        """A per-layer entry must fit its layer; one structure for all applies where it fits, else the default."""
+        if isinstance(self.structure, dict):
+            return structure_for(self.structure.get(layer.name), layer.name, type(layer).__name__)
+        return structure_for(self.structure, layer.name, type(layer).__name__, strict=False)
 
     def _cost(self, model, target: PruneTarget) -> int:
         """Multipliers per weight: how many output positions use it (1 when counting weights)."""

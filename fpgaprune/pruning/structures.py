@@ -59,24 +59,32 @@ class Structure:
         return f"block({self.block[0]},{self.block[1]},{self.pooling})" if self.name == "block" else self.name
 
 
-def parse_structure(spec, layer_name: str, class_name: str) -> Structure:
-    """`"kernel"`, `"block(4,4,max)"`, a Structure, or None (the class default), checked against the layer class."""
-    allowed = ALLOWED.get(class_name, ("element",))
+def parse_structure(spec) -> Structure | None:
+    """`"kernel"`, `"block(4,4,max)"` or a Structure; None or "auto" means "the layer class's default"."""
     if spec is None or spec == "auto":
-        return Structure(allowed[0])
+        return None
     if isinstance(spec, Structure):
-        structure = spec
-    else:
-        text = str(spec).replace(" ", "")
-        match = _BLOCK.match(text)
-        if match:
-            structure = Structure("block", (int(match[1]), int(match[2])), match[3] or "avg")
-            if min(structure.block) < 1:
-                raise FpgapruneError(f"layer '{layer_name}': block sizes must be >= 1, got {spec!r}")
-        else:
-            structure = Structure(text)
-    if structure.name not in allowed:
-        raise FpgapruneError(
-            f"layer '{layer_name}' ({class_name}) cannot be pruned by structure {spec!r}; allowed: {', '.join(allowed)}"
-        )
-    return structure
+        return spec
+    text = str(spec).replace(" ", "")
+    match = _BLOCK.match(text)
+    if match:
+        if min(int(match[1]), int(match[2])) < 1:
+            raise FpgapruneError(f"block sizes must be >= 1, got {spec!r}")
+        return Structure("block", (int(match[1]), int(match[2])), match[3] or "avg")
+    known = sorted({name for names in ALLOWED.values() for name in names})
+    if text not in known:
+        raise FpgapruneError(f"unknown structure {spec!r}; known: {', '.join(known)}, block(h,w,avg|max)")
+    return Structure(text)
+
+
+def structure_for(spec, layer_name: str, class_name: str, strict: bool = True) -> Structure:
+    """The structure to prune a layer with. Strict: it must fit the class; otherwise the class default."""
+    allowed = ALLOWED.get(class_name, ("element",))
+    structure = parse_structure(spec)
+    if structure is None or structure.name in allowed:
+        return structure or Structure(allowed[0])
+    if not strict:
+        return Structure(allowed[0])
+    raise FpgapruneError(
+        f"layer '{layer_name}' ({class_name}) cannot be pruned by structure {spec!r}; allowed: {', '.join(allowed)}"
+    )
