@@ -37,6 +37,8 @@ class StripResult:
 def strip(model, on_unsafe: str = "raise") -> StripResult:
     """Remove dead channels; `on_unsafe="keep"` leaves channels at a disagreeing merge instead of refusing."""
     require_tf_keras_model(model)
+    if on_unsafe not in ("raise", "keep"):
+        raise StripError(f"on_unsafe must be 'raise' or 'keep', got {on_unsafe!r}")
     plain, manifest = finalize(model)
     maps = {l.name: {"in": _identity(l, "in"), "out": _identity(l, "out")} for l in plain.layers}
     result = StripResult(plain, maps)
@@ -51,7 +53,7 @@ def strip(model, on_unsafe: str = "raise") -> StripResult:
         if not changed:
             break
         current = work.rebuild()
-    result.model = _rehold(current, model, manifest, maps) if len(manifest) else current
+    result.model = _rehold(current, model, maps) if len(manifest) else current
     return result
 
 
@@ -224,7 +226,7 @@ def _check_merges(graph: LayerGraph, work: _Work, on_unsafe: str, result: StripR
             result.notes.append(message + "; kept")
 
 
-def _rehold(stripped, original, manifest: MaskManifest, maps: dict):
+def _rehold(stripped, original, maps: dict):
     """Hold, on the stripped model, the original holds that survive, sliced to the new shapes."""
     entries = MaskManifest()
     for layer_name, weight_name, variable in held_variables(original):
