@@ -12,6 +12,8 @@ from fpgaprune.errors import (  # noqa: E402
     FpgapruneError,
     ManifestError,
     ModelTypeError,
+    QuantizationConfigError,
+    QuantizerZeroError,
     SelectionError,
     UnsupportedLayerError,
 )
@@ -35,6 +37,8 @@ __all__ = [
     "ManifestError",
     "MaskManifest",
     "ModelTypeError",
+    "QuantizationConfigError",
+    "QuantizerZeroError",
     "SelectionError",
     "UnsupportedLayerError",
     "enforce",

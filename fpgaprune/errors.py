@@ -19,3 +19,11 @@ class ModelTypeError(FpgapruneError):
 
 class ManifestError(FpgapruneError):
     """A mask manifest that is malformed or does not fit the model."""
+
+
+class QuantizerZeroError(FpgapruneError):
+    """A quantizer of a pruned weight does not map 0 to 0 (binary, quantized_bits(1,0), quantized_po2, ...)."""
+
+
+class QuantizationConfigError(FpgapruneError):
+    """A quantization setting that is malformed or names an unknown quantizer, layer or key."""

@@ -7,7 +7,9 @@ import operator
 from collections import defaultdict
 
 import numpy as np
+import tensorflow as tf
 
+from fpgaprune.errors import QuantizerZeroError
 from fpgaprune.masking.hold_constraint import HoldConstraint
 from fpgaprune.masking.manifest import FREEZE, HoldEntry, MaskManifest
 from fpgaprune.selection import maskable_weights, parse_selector, resolve
@@ -30,7 +32,9 @@ def hold(model, masks: MaskManifest | None = None, *, prune=(), freeze=()):
     for entry in requested:
         key, resolved_entry = _resolve_entry(model, entry)
         groups[key].append(resolved_entry)
-    return _rebuild(model, groups, keep_holds=True)
+    held = _rebuild(model, groups, keep_holds=True)
+    _check_quantizers_keep_zero(held)
+    return held
 
 
 def finalize(model):
@@ -58,6 +62,28 @@ def held_variables(model):
         for layer, weight, variable in _maskable_variables(model)
         if isinstance(variable.constraint, HoldConstraint)
     ]
+
+
+def _check_quantizers_keep_zero(model) -> None:
+    """A pruned weight must stay 0 after its QKeras quantizer; refuse quantizers that map 0 elsewhere."""
+    for layer, weight, variable in _maskable_variables(model):
+        constraint = variable.constraint
+        if not isinstance(constraint, HoldConstraint):
+            continue
+        mask, target = constraint.compiled(tuple(variable.shape))
+        owner = layer.cell if weight.attribute.startswith("cell.") else layer
+        quantizer = getattr(owner, weight.quantizer, None)
+        if quantizer is None or not (mask & (target == 0)).any():
+            continue
+        pruned = mask & (target == 0)
+        probe = np.where(pruned, 0.0, np.where(variable.numpy() == 0, 0.5, variable.numpy())).astype(np.float32)
+        quantized = np.asarray(quantizer(tf.constant(probe)))[pruned]  # the weights as training will see them
+        if np.any(quantized != 0):
+            raise QuantizerZeroError(
+                f"layer '{layer.name}' ({type(layer).__name__}): {weight.name} quantizer {quantizer} maps 0 to "
+                f"{quantized[quantized != 0][0]:g}, so pruned weights would not be 0 after quantization; use one "
+                "that represents 0, e.g. quantized_bits(4,0,alpha=1) or ternary()"
+            )
 
 
 def _maskable_variables(model):

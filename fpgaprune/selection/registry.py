@@ -12,10 +12,12 @@ class MaskableWeight:
     name: str  # the short name users write: conv2/kernel, lstm/recurrent_kernel
     attribute: str  # dotted attribute path on the layer: "kernel", "cell.recurrent_kernel"
     constraint_key: str  # the layer config key of its constraint: "kernel_constraint"
+    quantizer: str  # the QKeras attribute of its quantizer, on the same object: "kernel_quantizer_internal"
 
 
 def _w(name: str, constraint_key: str, on_cell: bool = False) -> MaskableWeight:
-    return MaskableWeight(name, f"cell.{name}" if on_cell else name, constraint_key)
+    quantizer = "kernel_quantizer_internal" if name == "kernel" else f"{name.replace('_kernel', '')}_quantizer_internal"
+    return MaskableWeight(name, f"cell.{name}" if on_cell else name, constraint_key, quantizer)
 
 
 _CONV_DENSE = (_w("kernel", "kernel_constraint"), _w("bias", "bias_constraint"))

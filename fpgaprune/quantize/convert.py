@@ -1,0 +1,130 @@
+"""to_qkeras(): the QKeras twin of a (pruned, optionally stripped) tf_keras model, holds carried over.
+
+Conv1D/Conv2D/DepthwiseConv2D/SeparableConv2D/Dense/LSTM become their Q layers with the quantizers of a
+QuantizationSpec; ReLU activations (as layers or inside a layer) become quantized when an `activation`
+quantizer is set. BatchNormalization right after a linear Conv/Dense is folded into its weights, or kept.
+"""
+
+import copy
+
+import numpy as np
+
+from fpgaprune.errors import QuantizationConfigError
+from fpgaprune.masking import FREEZE, HoldEntry, MaskManifest, finalize, hold
+from fpgaprune.quantize.quantizers import QuantizationSpec
+from fpgaprune.strip import LayerGraph
+from fpgaprune.tfk import keras, qkeras_objects, require_tf_keras_model
+
+# float class -> (QKeras class, {constructor argument: quantizer role})
+Q_LAYERS = {
+    "Conv1D": ("QConv1D", {"kernel_quantizer": "kernel", "bias_quantizer": "bias"}),
+    "Conv2D": ("QConv2D", {"kernel_quantizer": "kernel", "bias_quantizer": "bias"}),
+    "Dense": ("QDense", {"kernel_quantizer": "kernel", "bias_quantizer": "bias"}),
+    "DepthwiseConv2D": ("QDepthwiseConv2D", {"depthwise_quantizer": "kernel", "bias_quantizer": "bias"}),
+    "SeparableConv2D": (
+        "QSeparableConv2D", {"depthwise_quantizer": "kernel", "pointwise_quantizer": "kernel", "bias_quantizer": "bias"}
+    ),
+    "LSTM": ("QLSTM", {"kernel_quantizer": "kernel", "recurrent_quantizer": "recurrent", "bias_quantizer": "bias"}),
+}
+_FOLDABLE = ("Conv1D", "Conv2D", "Dense")
+
+
+def to_qkeras(model, spec: QuantizationSpec | dict, batchnorm: str = "fold"):
+    """A new QKeras model: same layer names (BatchNormalization folded away unless batchnorm="keep")."""
+    require_tf_keras_model(model)
+    spec = spec if isinstance(spec, QuantizationSpec) else QuantizationSpec.from_dict(spec)
+    if batchnorm not in ("fold", "keep"):
+        raise QuantizationConfigError(f"batchnorm must be 'fold' or 'keep', got {batchnorm!r}")
+    plain, manifest = finalize(model)
+    spec.check_layers(layer.name for layer in plain.layers)
+    config, weights = copy.deepcopy(plain.get_config()), {l.name: l.get_weights() for l in plain.layers}
+    if batchnorm == "fold":
+        _fold_batchnorms(plain, config, weights)
+    for entry in config["layers"]:
+        _quantize_entry(entry, spec)
+    objects = qkeras_objects()
+    cls = keras.Sequential if isinstance(plain, keras.Sequential) else keras.Model
+    quantized = cls.from_config(config, custom_objects=objects)
+    for layer in quantized.layers:
+        layer.set_weights(weights[layer.name])
+    # Frozen values are re-read from the (possibly folded) weights; pruned entries stay 0.
+    entries = [HoldEntry(e.layer, e.variable, e.mode, e.index, e.where, None if e.mode == FREEZE else e.value)
+               for e in manifest]
+    return hold(quantized, MaskManifest(entries)) if entries else quantized
+
+
+def _quantize_entry(entry: dict, spec: QuantizationSpec) -> None:
+    class_name, config = entry["class_name"], entry["config"]
+    roles = spec.for_layer(config["name"])
+    activation = roles.get("activation")
+    if class_name in Q_LAYERS:
+        q_class, arguments = Q_LAYERS[class_name]
+        for argument, role in arguments.items():
+            text = roles.get(role) or (roles.get("kernel") if role == "recurrent" else None)
+            if text is None:
+                raise QuantizationConfigError(
+                    f"{spec.origin}: layer '{config['name']}' ({class_name}) needs a '{role}' quantizer "
+                    "(set it under default or layers)"
+                )
+            config[argument] = text
+        if activation and config.get("activation") == "relu":
+            config["activation"] = activation
+        _rename(entry, q_class)
+    elif activation and _is_plain_relu(class_name, config):
+        entry["config"] = {"name": config["name"], "activation": activation, "trainable": config.get("trainable", True),
+                           "dtype": config.get("dtype", "float32")}
+        _rename(entry, "QActivation")
+
+
+def _rename(entry: dict, class_name: str) -> None:
+    entry["class_name"] = class_name
+    entry.pop("module", None)
+    entry.pop("registered_name", None)
+
+
+def _is_plain_relu(class_name: str, config: dict) -> bool:
+    if class_name == "Activation":
+        return config.get("activation") == "relu"
+    return class_name == "ReLU" and config.get("max_value") is None and not config.get("negative_slope") \
+        and not config.get("threshold")
+
+
+def _fold_batchnorms(model, config: dict, weights: dict) -> None:
+    """Fold each BatchNormalization that directly follows a linear Conv/Dense (its only consumer) into it."""
+    graph = LayerGraph(model)
+    for name in list(graph.layers):
+        layer = graph.layers[name]
+        if graph.class_of(name) != "BatchNormalization" or len(graph.inbound[name]) != 1:
+            continue
+        source = graph.inbound[name][0]
+        producer = graph.layers[source]
+        if (graph.class_of(source) not in _FOLDABLE or graph.outbound[source] != [name]
+                or producer.get_config()["activation"] != "linear" or layer.axis not in ([-1], [len(layer.input_shape) - 1])):
+            continue
+        kernel, bias = weights[source][0], (weights[source][1] if producer.use_bias else 0.0)
+        gamma, beta, mean, variance = _bn_parameters(layer)
+        scale = gamma / np.sqrt(variance + layer.epsilon)
+        weights[source] = [(kernel * scale).astype(np.float32), ((bias - mean) * scale + beta).astype(np.float32)]
+        _drop_layer(config, name, source)
+
+
+def _bn_parameters(layer):
+    values = dict(zip([w.name.split("/")[-1].split(":")[0] for w in layer.weights], layer.get_weights()))
+    channels = layer.moving_mean.shape[0]
+    return (values.get("gamma", np.ones(channels)), values.get("beta", np.zeros(channels)),
+            values["moving_mean"], values["moving_variance"])
+
+
+def _drop_layer(config: dict, name: str, replacement: str) -> None:
+    """Remove layer `name` from a model config, pointing its consumers (and outputs) at `replacement`."""
+    config["layers"] = [e for e in config["layers"] if e["config"]["name"] != name]
+    for entry in config["layers"]:
+        if entry["config"]["name"] == replacement:
+            entry["config"]["use_bias"] = True
+        for node in entry.get("inbound_nodes", []):
+            for item in node:
+                if item[0] == name:
+                    item[0] = replacement
+    for item in config.get("output_layers", []):
+        if item[0] == name:
+            item[0] = replacement
