@@ -1,0 +1,138 @@
+"""QKeras conversion keeps holds; pruned entries stay exactly 0 through QAT, in the shadow and after the quantizer."""
+
+import numpy as np
+import pytest
+
+import fpgaprune as fp
+from fpgaprune.quantize import QuantizationSpec, to_qkeras
+from fpgaprune.selection import maskable_weights
+from fpgaprune.tfk import keras
+
+from models import LOSS, OPTIMIZERS, build
+
+L = keras.layers
+FLOAT_KINDS = ["Conv1D", "Conv2D", "DepthwiseConv2D", "SeparableConv2D", "Dense", "LSTM"]
+
+
+def spec(bits: int) -> dict:
+    integer = 1 if bits > 2 else 0
+    return {"default": {"kernel": f"quantized_bits({bits},{integer},alpha=1)",
+                        "bias": f"quantized_bits({max(bits, 8)},3,alpha=1)",
+                        "activation": f"quantized_relu({bits},2)"}}
+
+
+def quantizer_of(layer, weight):
+    owner = layer.cell if weight.attribute.startswith("cell.") else layer
+    return getattr(owner, weight.quantizer)
+
+
+@pytest.mark.parametrize("bits", [2, 3, 4, 6, 8, 12, 16])
+@pytest.mark.parametrize("kind", FLOAT_KINDS)
+def test_pruned_entries_stay_zero_through_qat(kind, bits):
+    seed = FLOAT_KINDS.index(kind) * 100 + bits
+    model, x, y = build(kind, seed)
+    rng = np.random.default_rng(seed)
+    manifest = fp.MaskManifest()
+    masks = {}
+    for weight in maskable_weights(kind):
+        variable = getattr(getattr(model.get_layer("layer"), "cell", model.get_layer("layer")), weight.name)
+        masks[weight.name] = rng.random(variable.shape) < 0.4
+        manifest.prune(f"layer/{weight.name}", where=masks[weight.name])
+    quantized = to_qkeras(fp.hold(model, manifest), spec(bits))
+    layer = quantized.get_layer("layer")
+    assert type(layer).__name__ == "Q" + kind
+    quantized.compile(OPTIMIZERS[["Adam", "AdamW", "SGD-momentum"][bits % 3]](), LOSS)
+    before = [w.copy() for w in quantized.get_weights()]
+    quantized.fit(x, y, batch_size=8, epochs=2, verbose=0)
+    assert any(np.count_nonzero(a != b) for a, b in zip(before, quantized.get_weights()))
+    for weight in maskable_weights("Q" + kind):
+        variable = getattr(getattr(layer, "cell", layer), weight.name)
+        mask = masks[weight.name]
+        shadow = variable.numpy()
+        quantized_values = np.asarray(quantizer_of(layer, weight)(variable))
+        assert np.count_nonzero(shadow[mask]) == 0, f"{weight.name}: float shadow drifted"
+        assert np.count_nonzero(quantized_values[mask]) == 0, f"{weight.name}: quantized value not 0"
+
+
+def digits_cnn():
+    keras.utils.set_random_seed(0)
+    return keras.Sequential([
+        keras.Input((8, 8, 1)), L.Conv2D(4, 3, name="conv1"), L.BatchNormalization(name="bn1"), L.ReLU(name="relu1"),
+        L.Conv2D(6, 3, activation="relu", name="conv2"), L.Flatten(name="flatten"), L.Dense(10, name="fc"),
+    ], name="cnn")
+
+
+def randomise_bn(model):
+    bn = model.get_layer("bn1")
+    rng = np.random.default_rng(0)
+    bn.set_weights([rng.uniform(0.5, 1.5, 4), rng.normal(size=4), rng.normal(size=4) * 0.1, rng.uniform(0.5, 1.5, 4)])
+    return model
+
+
+def test_conversion_maps_layers_folds_batchnorm_and_keeps_holds(tmp_path):
+    model = randomise_bn(digits_cnn())
+    held = fp.hold(model, prune=["conv2[:, :, 1, :]"], freeze=["fc[0, :]"])
+    wide = {"default": {"kernel": "quantized_bits(16,5,alpha=1)", "bias": "quantized_bits(16,5,alpha=1)",
+                        "activation": "quantized_relu(16,6)"}, "layers": {"fc": {"kernel": "quantized_bits(8,1,alpha=1)"}}}
+    quantized = to_qkeras(held, wide)
+    assert [(l.name, type(l).__name__) for l in quantized.layers] == [
+        ("conv1", "QConv2D"), ("relu1", "QActivation"), ("conv2", "QConv2D"), ("flatten", "Flatten"), ("fc", "QDense")]
+    assert str(quantized.get_layer("conv2").activation).startswith("quantized_relu(16,6")
+    assert str(quantized.get_layer("fc").kernel_quantizer_internal).startswith("quantized_bits(8,1")
+    gamma, beta, mean, variance = model.get_layer("bn1").get_weights()
+    scale = gamma / np.sqrt(variance + model.get_layer("bn1").epsilon)
+    kernel, bias = model.get_layer("conv1").get_weights()
+    folded_kernel, folded_bias = quantized.get_layer("conv1").get_weights()
+    np.testing.assert_allclose(folded_kernel, kernel * scale, rtol=1e-6)
+    np.testing.assert_allclose(folded_bias, (bias - mean) * scale + beta, rtol=1e-6, atol=1e-7)
+    x = np.random.default_rng(1).random((32, 8, 8, 1), dtype=np.float32)
+    reference = keras.Model(held.input, held.get_layer("conv2").output).predict(x, verbose=0)
+    ours = keras.Model(quantized.input, quantized.get_layer("conv2").output).predict(x, verbose=0)
+    np.testing.assert_allclose(ours, reference, atol=1e-2)  # 16-bit quantizers: the 2^-10 grid, not the fold
+    assert [e.selection for e in fp.manifest_of(quantized)] == ["conv2/kernel[:, :, 1, :]", "fc/kernel[0, :]"]
+    loaded = fp.load_model(fp.save_model(quantized, tmp_path / "q.keras"))
+    assert str(loaded.get_layer("fc").kernel_quantizer_internal) == str(quantized.get_layer("fc").kernel_quantizer_internal)
+    assert fp.manifest_of(loaded).to_json() == fp.manifest_of(quantized).to_json()
+    loaded.compile(OPTIMIZERS["Adam"](), LOSS)
+    loaded.fit(x, np.zeros(32), epochs=1, verbose=0)
+    assert np.count_nonzero(loaded.get_layer("conv2").kernel.numpy()[:, :, 1, :]) == 0
+    assert model.get_layer("conv1").__class__.__name__ == "Conv2D"  # the user's model is untouched
+
+
+@pytest.mark.parametrize("quantizer", ["binary", "quantized_po2(4)", "stochastic_binary"])
+def test_quantizer_that_cannot_represent_zero_is_rejected(quantizer):
+    held = fp.hold(digits_cnn(), prune=["conv2[:, :, 1, 2]"])
+    config = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)"},
+              "layers": {"conv2": {"kernel": quantizer}}}
+    with pytest.raises(fp.QuantizerZeroError, match=r"layer 'conv2' \(QConv2D\): kernel quantizer .* maps 0 to"):
+        to_qkeras(held, config)
+
+
+def test_pruning_on_the_qkeras_model_directly():
+    from fpgaprune.pruning import Pruner
+
+    quantized = to_qkeras(digits_cnn(), spec(6))
+    pruned = Pruner(structure="kernel").prune(quantized, sparsity=0.5)
+    kernel = pruned.get_layer("conv2").kernel.numpy()
+    assert np.all(kernel.reshape(9, -1) == 0, axis=0).mean() == 0.5
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"default": {"kernel": "quantized_bitz(6,0)"}}, "quantization.default.kernel: 'quantized_bitz(6,0)' is not a QKeras"),
+    ({"default": {"kernel": "quantized_bits(6,0,alpha=__import__('os'))"}}, "may only take literal arguments"),
+    ({"default": {"kernal": "quantized_bits(6,0)"}}, "quantization.default: unknown role 'kernal'"),
+    ({"defaults": {}}, "quantization: unknown key(s) ['defaults']"),
+    ({"default": {"kernel": "quantized_bits(6,0"}}, "cannot parse quantizer"),
+    ({"default": {"kernel": 6}}, "expected a QKeras quantizer string"),
+])
+def test_bad_quantization_settings(data, message):
+    with pytest.raises(fp.QuantizationConfigError) as info:
+        QuantizationSpec.from_dict(data)
+    assert message in str(info.value)
+
+
+def test_missing_quantizer_and_unknown_layer_are_named():
+    with pytest.raises(fp.QuantizationConfigError, match="layer 'conv1' \\(Conv2D\\) needs a 'bias' quantizer"):
+        to_qkeras(digits_cnn(), {"default": {"kernel": "quantized_bits(6,0,alpha=1)"}})
+    with pytest.raises(fp.QuantizationConfigError, match="quantization.layers: no layer named 'conv9'"):
+        to_qkeras(digits_cnn(), {"default": spec(6)["default"], "layers": {"conv9": {"kernel": "ternary"}}})
