@@ -1,0 +1,173 @@
+"""hls4ml precisions derived from the QKeras quantizers and the input's range, for bit-exact C-simulation.
+
+Each tensor gets a range [lo, hi] on a grid of 2^-frac. A Conv/Dense layer's accumulator is sized from its
+actual quantized weights: for each output channel, the largest and smallest sums that any input in range can
+produce (each input at the end of its range that matches its weight's sign), plus the bias. Pruned and
+quantized-to-zero weights add nothing, so pruning narrows the accumulators. Products are exact, so the
+accumulator's fraction is the weight's plus the input's (or the bias', if finer).
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fpgaprune.strip import LayerGraph
+
+MAX_INPUT_FRAC = 16
+_DENSE_LIKE = ("QConv1D", "QConv2D", "QDense")
+_PASSTHROUGH = ("Flatten", "Reshape", "Dropout", "MaxPooling1D", "MaxPooling2D", "GlobalMaxPooling1D",
+                "GlobalMaxPooling2D", "InputLayer")
+
+
+@dataclass(frozen=True)
+class FixedType:
+    """A fixed-point type: `width` bits, `integer` of them before the point (sign included when signed)."""
+
+    width: int
+    integer: int
+    signed: bool = True
+    quantizing: bool = False  # an activation quantizer: rounds to nearest (even) and saturates, as QKeras does
+
+    @property
+    def frac(self) -> int:
+        return self.width - self.integer
+
+    @property
+    def lo(self) -> float:
+        return -(2.0 ** (self.integer - 1)) if self.signed else 0.0
+
+    @property
+    def hi(self) -> float:
+        return 2.0 ** (self.integer - (1 if self.signed else 0)) - 2.0 ** -self.frac
+
+    def hls(self) -> str:
+        modes = ",RND_CONV,SAT" if self.quantizing else ""
+        return f"{'fixed' if self.signed else 'ufixed'}<{self.width},{self.integer}{modes}>"
+
+    @classmethod
+    def covering(cls, lo: float, hi: float, frac: int) -> "FixedType":
+        """The narrowest type holding every multiple of 2^-frac in [lo, hi]."""
+        signed = lo < 0
+        integer = 1 - frac if signed else -frac
+        while not (cls(integer + frac, integer, signed).lo <= lo and hi <= cls(integer + frac, integer, signed).hi):
+            integer += 1
+        return cls(max(integer + frac, 1), integer, signed)
+
+
+@dataclass(frozen=True)
+class ValueRange:
+    lo: float
+    hi: float
+    frac: int
+
+
+def quantizer_type(quantizer, activation: bool = False) -> FixedType | None:
+    """The fixed-point type of a QKeras quantizer's outputs, or None when it is not a plain fixed grid."""
+    fixed = _grid_type(quantizer)
+    return FixedType(fixed.width, fixed.integer, fixed.signed, True) if fixed and activation else fixed
+
+
+def _grid_type(quantizer) -> FixedType | None:
+    name = type(quantizer).__name__
+    config = quantizer.get_config() if hasattr(quantizer, "get_config") else {}
+    if name == "quantized_bits" and config.get("alpha") in (None, 1, 1.0, "1"):
+        keep_negative = bool(config.get("keep_negative", True))
+        return FixedType(int(config["bits"]), int(config["integer"]) + int(keep_negative), keep_negative)
+    if name == "quantized_relu" and not config.get("negative_slope"):
+        return FixedType(int(config["bits"]), int(config["integer"]), False)
+    if name == "ternary" and config.get("alpha") in (None, 1, 1.0):
+        return FixedType(2, 2, True)
+    return None
+
+
+def input_type(x: np.ndarray) -> FixedType:
+    """The narrowest type that holds the data exactly (on a grid of at most 2^-16)."""
+    x = np.asarray(x, np.float64)
+    for frac in range(MAX_INPUT_FRAC + 1):
+        if np.all(np.round(x * 2.0**frac) == x * 2.0**frac):
+            break
+    return FixedType.covering(float(x.min()), float(x.max()), frac)
+
+
+@dataclass
+class PrecisionPlan:
+    """Per hls4ml node: {"weight", "bias", "accum", "result"} types; `notes` for what was left to hls4ml."""
+
+    input_name: str
+    types: dict = field(default_factory=dict)
+    ranges: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+
+    def hls_layer_config(self) -> dict:
+        """The LayerName part of an hls4ml HLSConfig (granularity='name')."""
+        return {name: {"Precision": {k: t.hls() for k, t in types.items()}} for name, types in self.types.items()}
+
+
+def derive_precisions(model, input_fixed: FixedType) -> PrecisionPlan:
+    """Walk a QKeras model in order, giving every node the exact types for its live weights and input range."""
+    graph = LayerGraph(model)
+    input_name = _input_name(model)
+    plan = PrecisionPlan(input_name)
+    plan.types[input_name] = {"result": input_fixed}
+    source_range = ValueRange(input_fixed.lo, input_fixed.hi, input_fixed.frac)
+    for name in graph.topological():
+        inbound = graph.inbound[name]
+        current = plan.ranges.get(inbound[0]) if inbound else source_range
+        if current is None:
+            continue
+        layer, kind = graph.layers[name], graph.class_of(name)
+        if kind in _DENSE_LIKE:
+            _dense_like(plan, layer, current)
+        elif kind == "QActivation":
+            fixed = quantizer_type(layer.quantizer, activation=True)
+            if fixed is None:
+                plan.notes.append(f"{name}: activation {layer.quantizer} has no fixed type; left to hls4ml")
+                continue
+            plan.types[name] = {"result": fixed}
+            plan.ranges[name] = ValueRange(fixed.lo, fixed.hi, fixed.frac)
+        elif kind in _PASSTHROUGH:
+            plan.ranges[name] = current
+        else:
+            plan.notes.append(f"{name}: {kind} is not derived; it and what follows keep hls4ml's precisions")
+    return plan
+
+
+def _dense_like(plan: PrecisionPlan, layer, current: ValueRange) -> None:
+    weight_type = quantizer_type(layer.kernel_quantizer_internal)
+    bias_type = quantizer_type(layer.bias_quantizer_internal) if layer.use_bias else FixedType(1, 1)
+    if weight_type is None or bias_type is None:
+        plan.notes.append(f"{layer.name}: quantizers {layer.kernel_quantizer_internal} / "
+                          f"{layer.bias_quantizer_internal} have no fixed type; left to hls4ml")
+        return
+    weights = np.asarray(layer.kernel_quantizer_internal(layer.kernel), np.float64)
+    weights = weights.reshape(-1, weights.shape[-1])
+    bias = np.asarray(layer.bias_quantizer_internal(layer.bias), np.float64) if layer.use_bias else 0.0
+    lo, hi = current.lo, current.hi
+    if getattr(layer, "padding", "valid") != "valid":  # the zero border is an input too
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    upper = np.maximum(weights * hi, weights * lo).sum(axis=0) + bias
+    lower = np.minimum(weights * hi, weights * lo).sum(axis=0) + bias
+    frac = max(weight_type.frac + current.frac, bias_type.frac if layer.use_bias else 0)
+    accum = FixedType.covering(float(lower.min()), float(upper.max()), frac)
+    plan.types[layer.name] = {"weight": weight_type, "bias": bias_type, "accum": accum, "result": accum}
+    activation = layer.activation
+    fixed = quantizer_type(activation, activation=True) if hasattr(activation, "get_config") else None
+    if getattr(activation, "__name__", "") == "linear":
+        plan.types[f"{layer.name}_linear"] = {"result": accum}
+        plan.ranges[layer.name] = ValueRange(float(lower.min()), float(upper.max()), frac)
+    elif fixed is not None:
+        plan.types[f"{layer.name}_{type(activation).__name__}"] = {"result": fixed}
+        plan.ranges[layer.name] = ValueRange(fixed.lo, fixed.hi, fixed.frac)
+    else:
+        plan.notes.append(f"{layer.name}: activation {activation} has no fixed type; what follows keeps hls4ml's")
+    if getattr(layer, "padding", "valid") == "same":  # io_stream inserts zero padding before the conv
+        prefix = "zp1d_" if type(layer).__name__ == "QConv1D" else "zp2d_"
+        plan.types[prefix + layer.name] = {"result": FixedType.covering(lo, hi, current.frac)}
+
+
+def _input_name(model) -> str:
+    config = model.get_config()
+    if "input_layers" in config:
+        return config["input_layers"][0][0]
+    first = config["layers"][0]
+    return first["config"]["name"] if first["class_name"] == "InputLayer" else model.layers[0].name + "_input"
