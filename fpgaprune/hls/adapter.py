@@ -44,7 +44,10 @@ def convert_model(model, hls_config: dict, output_dir, **kwargs):
     """hls4ml's `convert_from_keras_model` for a tf_keras/QKeras model (an unbuilt hls4ml ModelGraph)."""
     import hls4ml
 
+    from fpgaprune.hls.extension import register
+
     require_tf_keras_model(model)
+    register()
     with _keras2_for_hls4ml():
         return hls4ml.converters.convert_from_keras_model(
             model, hls_config=hls_config, output_dir=str(output_dir), **kwargs

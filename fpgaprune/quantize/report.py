@@ -1,0 +1,66 @@
+"""The quantization report: bits per layer, which weights are zero and why, and accuracy before and after."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fpgaprune.masking import HoldConstraint
+from fpgaprune.quantize.convert import Q_LAYERS
+from fpgaprune.selection import maskable_weights
+
+_Q_CLASSES = {q_class for q_class, _ in Q_LAYERS.values()}
+_COLUMNS = ("layer", "weight", "quantizer", "bits", "entries", "pruned", "quantized_to_zero", "nonzero")
+
+
+@dataclass
+class QuantizationReport:
+    rows: list = field(default_factory=list)
+    accuracy_float: float | None = None
+    accuracy_quantized: float | None = None
+
+    def format(self) -> str:
+        cells = [_COLUMNS] + [tuple(str(row[c]) for c in _COLUMNS) for row in self.rows]
+        widths = [max(len(r[i]) for r in cells) for i in range(len(_COLUMNS))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        if self.accuracy_float is not None:
+            lines.append(f"accuracy: float {self.accuracy_float:.2%} -> quantized {self.accuracy_quantized:.2%}")
+        return "\n".join(lines)
+
+
+def quantization_report(quantized, float_model=None, x=None, y=None) -> QuantizationReport:
+    """Per quantized weight: its quantizer and bits, and how many entries are pruned (held at 0), quantized to
+    0 though not pruned, and nonzero. With data, the accuracy of the float and the quantized model."""
+    report = QuantizationReport()
+    for layer in quantized.layers:
+        if type(layer).__name__ not in _Q_CLASSES:
+            continue
+        for weight in maskable_weights(type(layer).__name__):
+            owner = layer.cell if weight.attribute.startswith("cell.") else layer
+            variable, quantizer = getattr(owner, weight.name, None), getattr(owner, weight.quantizer, None)
+            if variable is None or quantizer is None:
+                continue
+            values = np.asarray(quantizer(variable))
+            pruned = _pruned_mask(variable)
+            zero = values == 0
+            report.rows.append({
+                "layer": layer.name, "weight": weight.name, "quantizer": str(quantizer),
+                "bits": getattr(quantizer, "bits", "?"), "entries": int(values.size), "pruned": int(pruned.sum()),
+                "quantized_to_zero": int((zero & ~pruned).sum()), "nonzero": int((~zero).sum()),
+            })
+    if x is not None and y is not None:
+        report.accuracy_quantized = _accuracy(quantized, x, y)
+        report.accuracy_float = _accuracy(float_model, x, y) if float_model is not None else None
+    return report
+
+
+def _pruned_mask(variable) -> np.ndarray:
+    constraint = variable.constraint
+    if not isinstance(constraint, HoldConstraint):
+        return np.zeros(variable.shape, bool)
+    mask, target = constraint.compiled(tuple(variable.shape))
+    return mask & (target == 0)
+
+
+def _accuracy(model, x, y) -> float:
+    return float(np.mean(np.argmax(model.predict(x, verbose=0, batch_size=512), axis=1) == y))

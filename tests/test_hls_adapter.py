@@ -1,0 +1,79 @@
+"""The Keras-2 routing adapter: tf_keras/QKeras models reach hls4ml's Keras-2 converter; C-sim matches QKeras."""
+
+import sys
+
+import numpy as np
+import pytest
+
+import fpgaprune as fp
+from fpgaprune import data
+from fpgaprune.hls import config_from_model, convert_model
+from fpgaprune.quantize import derive_precisions, input_type, quantization_report, to_qkeras
+from fpgaprune.tfk import keras
+
+L = keras.layers
+SPEC = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
+                    "activation": "quantized_relu(6,2)"}}
+
+
+def trained_qkeras_cnn():
+    keras.utils.set_random_seed(0)
+    dataset = data.digits()
+    model = keras.Sequential([
+        keras.Input((8, 8, 1)), L.Conv2D(4, 3, name="conv1"), L.ReLU(name="relu1"),
+        L.Conv2D(6, 3, padding="same", activation="relu", name="conv2"), L.Flatten(name="flatten"),
+        L.Dense(10, name="fc"),
+    ])
+    quantized = to_qkeras(fp.hold(model, prune=["conv2[:, :, 1, :]", "conv2[:, :, 3, 2]"]), SPEC)
+    quantized.compile(keras.optimizers.Adam(3e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    quantized.fit(dataset.x_train, dataset.y_train, epochs=4, verbose=0)
+    return quantized, dataset
+
+
+def test_config_routes_to_the_keras2_parser_and_restores_keras():
+    import keras as keras3
+
+    quantized, _ = trained_qkeras_cnn()
+    config = config_from_model(quantized)
+    assert {"conv1", "relu1", "conv2", "fc"} <= set(config["LayerName"])
+    assert config["LayerName"]["conv1"]["Precision"]["weight"].startswith("fixed<6,1")
+    assert sys.modules["keras"] is keras3 and keras3.__version__.startswith("3.")
+    with pytest.raises(fp.ModelTypeError, match="Keras 3"):
+        config_from_model(keras3.Sequential([keras3.Input((3,)), keras3.layers.Dense(2)]))
+
+
+def test_csim_with_derived_precisions_is_bit_exact(tmp_path):
+    quantized, dataset = trained_qkeras_cnn()
+    plan = derive_precisions(quantized, input_type(dataset.x_train))
+    config = config_from_model(quantized)
+    for name, layer_config in plan.hls_layer_config().items():
+        config["LayerName"].setdefault(name, {}).setdefault("Precision", {}).update(layer_config["Precision"])
+    hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
+    hls_model.compile()
+    x = np.ascontiguousarray(dataset.x_test[:200])
+    reference = quantized.predict(x, verbose=0)
+    csim = np.asarray(hls_model.predict(x)).reshape(reference.shape)
+    assert np.array_equal(csim, reference), f"max |diff| {np.abs(csim - reference).max()}"
+    report = quantization_report(quantized, None, dataset.x_test, dataset.y_test)
+    conv2 = next(r for r in report.rows if r["layer"] == "conv2" and r["weight"] == "kernel")
+    assert conv2["pruned"] == 9 * 6 + 9 and conv2["entries"] == 9 * 4 * 6
+    assert conv2["pruned"] + conv2["quantized_to_zero"] + conv2["nonzero"] == conv2["entries"]
+    assert report.accuracy_quantized > 0.85 and "accuracy: float" not in report.format()
+
+
+def test_dead_channel_with_auto_alpha_exports_without_nan(tmp_path):
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((6,)), L.Dense(4, name="fc")])
+    auto = {"default": {"kernel": "quantized_bits(4,0,alpha='auto')", "bias": "quantized_bits(8,3,alpha=1)"}}
+    quantized = to_qkeras(fp.hold(model, prune=["fc[:, 2]"]), auto)
+    quantized.get_layer("fc").kernel_quantizer_internal(quantized.get_layer("fc").kernel)
+    assert float(np.asarray(quantized.get_layer("fc").kernel_quantizer_internal.scale).ravel()[2]) == 0.0  # the trap
+    hls_model = convert_model(quantized, config_from_model(quantized), tmp_path / "prj", backend="Vitis")
+    for layer in hls_model.get_layers():
+        for name, variable in layer.weights.items():
+            assert not np.isnan(variable.data).any(), f"{layer.name}/{name} has NaN"
+    hls_model.compile()
+    x = np.random.default_rng(0).random((32, 6), dtype=np.float32)
+    csim, reference = np.asarray(hls_model.predict(x)).reshape(32, 4), quantized.predict(x, verbose=0)
+    assert np.all(csim[:, 2] == reference[:, 2])  # the dead channel: its bias, exactly
+    np.testing.assert_allclose(csim, reference, atol=0.02)  # default result precisions elsewhere
