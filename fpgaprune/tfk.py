@@ -1,8 +1,18 @@
 """The one place that names the Keras implementation: tf_keras, plus QKeras' custom objects when installed."""
 
+import tensorflow as tf
 import tf_keras as keras
+from tensorflow.python.ops import array_ops
+from tensorflow.python.util import nest
 
 from fpgaprune.errors import ModelTypeError
+
+# QKeras 0.9.0's QGRU and QSimpleRNN cells call two TensorFlow internals that 2.21 renamed or moved:
+# nest.is_sequence (now nest.is_nested) and array_ops.unstack (now tf.unstack). Restore the old names.
+if not hasattr(nest, "is_sequence"):
+    nest.is_sequence = nest.is_nested
+if not hasattr(array_ops, "unstack"):
+    array_ops.unstack = tf.unstack
 
 
 def require_tf_keras_model(model) -> None:

@@ -36,6 +36,10 @@ BUILDERS = {
         qkeras.QSeparableConv2D(4, 3, depthwise_quantizer=Q8, pointwise_quantizer=Q8, bias_quantizer=Q8,
                                 name="layer"), (5, 5, 2)
     ),
+    "QGRU": lambda: _conv(
+        qkeras.QGRU(4, kernel_quantizer=Q8, recurrent_quantizer=Q8, bias_quantizer=Q8, name="layer"), (5, 3),
+        batch_norm=False,
+    ),
     "QLSTM": lambda: _conv(
         qkeras.QLSTM(4, kernel_quantizer=Q8, recurrent_quantizer=Q8, bias_quantizer=Q8, name="layer"), (5, 3),
         batch_norm=False,

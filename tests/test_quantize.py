@@ -11,7 +11,7 @@ from fpgaprune.tfk import keras
 from models import LOSS, OPTIMIZERS, build
 
 L = keras.layers
-FLOAT_KINDS = ["Conv1D", "Conv2D", "DepthwiseConv2D", "SeparableConv2D", "Dense", "LSTM"]
+FLOAT_KINDS = ["Conv1D", "Conv2D", "DepthwiseConv2D", "SeparableConv2D", "Dense", "LSTM", "GRU"]
 
 
 def spec(bits: int) -> dict:
@@ -97,6 +97,14 @@ def test_conversion_maps_layers_folds_batchnorm_and_keeps_holds(tmp_path):
     loaded.fit(x, np.zeros(32), epochs=1, verbose=0)
     assert np.count_nonzero(loaded.get_layer("conv2").kernel.numpy()[:, :, 1, :]) == 0
     assert model.get_layer("conv1").__class__.__name__ == "Conv2D"  # the user's model is untouched
+
+
+def test_batchnorm_can_become_qbatchnormalization():
+    model = randomise_bn(digits_cnn())
+    quantized = to_qkeras(fp.hold(model, prune=["conv1[..., 0]"]), spec(8), batchnorm="quantize")
+    assert type(quantized.get_layer("bn1")).__name__ == "QBatchNormalization"
+    np.testing.assert_array_equal(quantized.get_layer("bn1").get_weights()[2], model.get_layer("bn1").get_weights()[2])
+    assert np.count_nonzero(quantized.get_layer("conv1").kernel.numpy()[..., 0]) == 0
 
 
 @pytest.mark.parametrize("quantizer", ["binary", "quantized_po2(4)", "stochastic_binary"])

@@ -2,7 +2,8 @@
 
 Conv1D/Conv2D/DepthwiseConv2D/SeparableConv2D/Dense/LSTM become their Q layers with the quantizers of a
 QuantizationSpec; ReLU activations (as layers or inside a layer) become quantized when an `activation`
-quantizer is set. BatchNormalization right after a linear Conv/Dense is folded into its weights, or kept.
+quantizer is set. BatchNormalization right after a linear Conv/Dense is folded into its weights
+(batchnorm="fold"); with batchnorm="quantize" every BatchNormalization becomes a QBatchNormalization instead.
 """
 
 import copy
@@ -25,16 +26,17 @@ Q_LAYERS = {
         "QSeparableConv2D", {"depthwise_quantizer": "kernel", "pointwise_quantizer": "kernel", "bias_quantizer": "bias"}
     ),
     "LSTM": ("QLSTM", {"kernel_quantizer": "kernel", "recurrent_quantizer": "recurrent", "bias_quantizer": "bias"}),
+    "GRU": ("QGRU", {"kernel_quantizer": "kernel", "recurrent_quantizer": "recurrent", "bias_quantizer": "bias"}),
 }
 _FOLDABLE = ("Conv1D", "Conv2D", "Dense")
 
 
 def to_qkeras(model, spec: QuantizationSpec | dict, batchnorm: str = "fold"):
-    """A new QKeras model: same layer names (BatchNormalization folded away unless batchnorm="keep")."""
+    """A new QKeras model: same layer names (BatchNormalization folded away unless batchnorm="quantize")."""
     require_tf_keras_model(model)
     spec = spec if isinstance(spec, QuantizationSpec) else QuantizationSpec.from_dict(spec)
-    if batchnorm not in ("fold", "keep"):
-        raise QuantizationConfigError(f"batchnorm must be 'fold' or 'keep', got {batchnorm!r}")
+    if batchnorm not in ("fold", "quantize"):
+        raise QuantizationConfigError(f"batchnorm must be 'fold' or 'quantize', got {batchnorm!r}")
     plain, manifest = finalize(model)
     spec.check_layers(layer.name for layer in plain.layers)
     config, weights = copy.deepcopy(plain.get_config()), {l.name: l.get_weights() for l in plain.layers}
@@ -70,6 +72,8 @@ def _quantize_entry(entry: dict, spec: QuantizationSpec) -> None:
         if activation and config.get("activation") == "relu":
             config["activation"] = activation
         _rename(entry, q_class)
+    elif class_name == "BatchNormalization":  # left after folding, or batchnorm="quantize"
+        _rename(entry, "QBatchNormalization")
     elif activation and _is_plain_relu(class_name, config):
         entry["config"] = {"name": config["name"], "activation": activation, "trainable": config.get("trainable", True),
                            "dtype": config.get("dtype", "float32")}

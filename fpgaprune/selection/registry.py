@@ -47,7 +47,7 @@ MASKABLE_WEIGHTS: dict[str, tuple[MaskableWeight, ...]] = {
     "QDepthwiseConv2D": _DEPTHWISE,
     "QSeparableConv2D": _SEPARABLE,
     "QLSTM": _RECURRENT,
-    # QGRU is left out: QKeras 0.9.0's QGRUCell calls tf.nest.is_sequence, which TensorFlow 2.21 no longer has.
+    "QGRU": _RECURRENT,  # runs on TF 2.21 thanks to the aliases in fpgaprune.tfk
 }
 
 # The weight a bare layer name refers to (`conv2[...]`). SeparableConv2D has two kernels, so it has none.
