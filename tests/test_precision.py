@@ -107,3 +107,42 @@ def test_hls_config_names_every_inserted_node():
                            "fc", "fc_linear"}
     assert config["conv1"]["Precision"]["accum"] == config["conv1"]["Precision"]["result"]
     assert config["relu1"]["Precision"]["result"].endswith(",RND_CONV,SAT>")
+
+
+def test_depthwise_accumulator_holds_the_worst_case_input():
+    keras.utils.set_random_seed(11)
+    rng = np.random.default_rng(11)
+    model = keras.Sequential([keras.Input((6, 6, 3)), L.DepthwiseConv2D(3, depth_multiplier=2, name="dw"),
+                              L.Flatten(name="flatten"), L.Dense(4, name="fc")])
+    where = rng.random((3, 3, 3, 2)) < 0.3
+    spec = {"default": {"kernel": "quantized_bits(5,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)"}}
+    quantized = to_qkeras(fp.hold(model, fp.MaskManifest().prune("dw", where=where)), spec)
+    source = FixedType(5, 1, False)
+    plan = derive_precisions(quantized, source)
+    assert plan.notes == []
+    layer = quantized.get_layer("dw")
+    types = plan.types["dw"]
+    weights = np.asarray(layer.depthwise_quantizer_internal(layer.depthwise_kernel), np.float64).reshape(9, 6)
+    bias = np.asarray(layer.bias_quantizer_internal(layer.bias), np.float64)
+    accum = types["accum"]
+    for column in range(6):  # output channel c * 2 + j reads only input channel c: 9 taps
+        w = weights[:, column]
+        largest = np.where(w > 0, w * source.hi, w * source.lo).sum() + bias[column]
+        smallest = np.where(w > 0, w * source.lo, w * source.hi).sum() + bias[column]
+        assert accum.lo <= smallest and largest <= accum.hi
+        assert float(largest * 2**accum.frac).is_integer() and float(smallest * 2**accum.frac).is_integer()
+
+
+def test_derived_hls_config_merges_in_order():
+    from fpgaprune.hls import derived_hls_config
+
+    model = random_model(2, "valid", prune_fraction=0.3)
+    overrides = {"LayerName": {"fc": {"Precision": {"result": "fixed<24,12>"}}}, "Model": {"ReuseFactor": 4}}
+    config, notes = derived_hls_config(model, FixedType(5, 1, False), overrides)
+    derived = derive_precisions(model, FixedType(5, 1, False)).types
+    assert notes == []
+    assert config["Model"]["ReuseFactor"] == 4
+    assert config["LayerName"]["fc"]["Precision"]["result"] == "fixed<24,12>"  # the user's override wins
+    assert config["LayerName"]["fc"]["Precision"]["accum"] == derived["fc"]["accum"].hls()  # derived beats hls4ml
+    assert config["LayerName"]["conv1"]["Precision"]["result"] == derived["conv1"]["result"].hls()
+    assert "Trace" in config["LayerName"]["conv1"]  # hls4ml's own entries are kept

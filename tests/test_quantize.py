@@ -117,12 +117,22 @@ def test_quantizer_that_cannot_represent_zero_is_rejected(quantizer):
 
 
 def test_pruning_on_the_qkeras_model_directly():
-    from fpgaprune.pruning import Pruner
+    from fpgaprune.pruning import GradualPruning, PolynomialDecay, Pruner
 
     quantized = to_qkeras(digits_cnn(), spec(6))
     pruned = Pruner(structure="kernel").prune(quantized, sparsity=0.5)
     kernel = pruned.get_layer("conv2").kernel.numpy()
     assert np.all(kernel.reshape(9, -1) == 0, axis=0).mean() == 0.5
+    pruner = Pruner(structure="kernel", layers=["conv2"])  # prune and quantize in one training run
+    model = pruner.attach(quantized)
+    model.compile(OPTIMIZERS["Adam"](), LOSS)
+    rng = np.random.default_rng(0)
+    gradual = GradualPruning(pruner, PolynomialDecay(0.0, 0.75, 0, 8, frequency=2))
+    model.fit(rng.random((64, 8, 8, 1)), rng.integers(0, 10, 64), batch_size=8, epochs=2, verbose=0, callbacks=[gradual])
+    layer = model.get_layer("conv2")
+    dead = np.all(layer.kernel.numpy().reshape(9, -1) == 0, axis=0)
+    assert dead.mean() == 0.75
+    assert np.count_nonzero(np.asarray(layer.kernel_quantizer_internal(layer.kernel)).reshape(9, -1)[:, dead]) == 0
 
 
 @pytest.mark.parametrize("data, message", [

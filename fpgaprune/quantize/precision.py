@@ -14,7 +14,13 @@ import numpy as np
 from fpgaprune.strip import LayerGraph
 
 MAX_INPUT_FRAC = 16
-_DENSE_LIKE = ("QConv1D", "QConv2D", "QDense")
+# class -> (kernel attribute, its quantizer): each output column of the reshaped kernel is one accumulation
+_DENSE_LIKE = {
+    "QConv1D": ("kernel", "kernel_quantizer_internal"),
+    "QConv2D": ("kernel", "kernel_quantizer_internal"),
+    "QDense": ("kernel", "kernel_quantizer_internal"),
+    "QDepthwiseConv2D": ("depthwise_kernel", "depthwise_quantizer_internal"),  # column (c, m) reads channel c
+}
 _PASSTHROUGH = ("Flatten", "Reshape", "Dropout", "MaxPooling1D", "MaxPooling2D", "GlobalMaxPooling1D",
                 "GlobalMaxPooling2D", "InputLayer")
 
@@ -133,14 +139,17 @@ def derive_precisions(model, input_fixed: FixedType) -> PrecisionPlan:
 
 
 def _dense_like(plan: PrecisionPlan, layer, current: ValueRange) -> None:
-    weight_type = quantizer_type(layer.kernel_quantizer_internal)
+    kernel_name, quantizer_name = _DENSE_LIKE[type(layer).__name__]
+    kernel, kernel_quantizer = getattr(layer, kernel_name), getattr(layer, quantizer_name)
+    weight_type = quantizer_type(kernel_quantizer)
     bias_type = quantizer_type(layer.bias_quantizer_internal) if layer.use_bias else FixedType(1, 1)
     if weight_type is None or bias_type is None:
-        plan.notes.append(f"{layer.name}: quantizers {layer.kernel_quantizer_internal} / "
-                          f"{layer.bias_quantizer_internal} have no fixed type; left to hls4ml")
+        plan.notes.append(f"{layer.name}: quantizers {kernel_quantizer} / {layer.bias_quantizer_internal} "
+                          "have no fixed type; left to hls4ml")
         return
-    weights = np.asarray(layer.kernel_quantizer_internal(layer.kernel), np.float64)
-    weights = weights.reshape(-1, weights.shape[-1])
+    weights = np.asarray(kernel_quantizer(kernel), np.float64)
+    weights = weights.reshape(-1, weights.shape[-2] * weights.shape[-1]) if kernel_name == "depthwise_kernel" \
+        else weights.reshape(-1, weights.shape[-1])
     bias = np.asarray(layer.bias_quantizer_internal(layer.bias), np.float64) if layer.use_bias else 0.0
     lo, hi = current.lo, current.hi
     if getattr(layer, "padding", "valid") != "valid":  # the zero border is an input too

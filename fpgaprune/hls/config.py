@@ -1,0 +1,29 @@
+"""The hls4ml HLSConfig of a QKeras model: hls4ml's own, then fpgaprune's derived precisions, then overrides."""
+
+import copy
+
+from fpgaprune.hls.adapter import config_from_model
+from fpgaprune.quantize.precision import FixedType, derive_precisions, input_type
+
+
+def merge_config(base: dict, override: dict) -> dict:
+    """A deep merge of two hls4ml config dicts; `override` wins."""
+    merged = copy.deepcopy(base)
+    for key, value in (override or {}).items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge_config(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def derived_hls_config(model, data_or_type, overrides: dict | None = None, **config_kwargs) -> tuple[dict, list]:
+    """(HLSConfig with granularity='name', notes on nodes whose precisions were left to hls4ml).
+
+    `data_or_type` is sample input data (its exact grid and range give the input type) or a FixedType.
+    """
+    fixed = data_or_type if isinstance(data_or_type, FixedType) else input_type(data_or_type)
+    plan = derive_precisions(model, fixed)
+    config = merge_config(config_from_model(model, granularity="name", **config_kwargs),
+                          {"LayerName": plan.hls_layer_config()})
+    return merge_config(config, overrides or {}), plan.notes
