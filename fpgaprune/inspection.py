@@ -27,7 +27,7 @@ def sparsity_table(model, structures=None) -> list[dict]:
             structure = structure_for(structures.get(layer.name), layer.name, class_name)
         else:
             structure = structure_for(structures, layer.name, class_name, strict=False)
-        kernel = getattr(layer, maskable_weights(class_name)[0].attribute).numpy()
+        kernel = maskable_weights(class_name)[0].variable(layer).numpy()
         labels, count = structure.labels(kernel.shape)
         live = np.bincount(labels.ravel(), (kernel != 0).ravel(), count) > 0
         positions = output_positions(layer)

@@ -21,11 +21,6 @@ def spec(bits: int) -> dict:
                         "activation": f"quantized_relu({bits},2)"}}
 
 
-def quantizer_of(layer, weight):
-    owner = layer.cell if weight.attribute.startswith("cell.") else layer
-    return getattr(owner, weight.quantizer)
-
-
 @pytest.mark.parametrize("bits", [2, 3, 4, 6, 8, 12, 16])
 @pytest.mark.parametrize("kind", FLOAT_KINDS)
 def test_pruned_entries_stay_zero_through_qat(kind, bits):
@@ -46,10 +41,10 @@ def test_pruned_entries_stay_zero_through_qat(kind, bits):
     quantized.fit(x, y, batch_size=8, epochs=2, verbose=0)
     assert any(np.count_nonzero(a != b) for a, b in zip(before, quantized.get_weights()))
     for weight in maskable_weights("Q" + kind):
-        variable = getattr(getattr(layer, "cell", layer), weight.name)
+        variable = weight.variable(layer)
         mask = masks[weight.name]
         shadow = variable.numpy()
-        quantized_values = np.asarray(quantizer_of(layer, weight)(variable))
+        quantized_values = np.asarray(weight.quantizer_of(layer)(variable))
         assert np.count_nonzero(shadow[mask]) == 0, f"{weight.name}: float shadow drifted"
         assert np.count_nonzero(quantized_values[mask]) == 0, f"{weight.name}: quantized value not 0"
 

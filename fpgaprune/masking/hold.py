@@ -3,7 +3,6 @@
 The user's model is never modified: both return new models with the same layer names, classes and weight order.
 """
 
-import operator
 from collections import defaultdict
 
 import numpy as np
@@ -71,11 +70,10 @@ def _check_quantizers_keep_zero(model) -> None:
         if not isinstance(constraint, HoldConstraint):
             continue
         mask, target = constraint.compiled(tuple(variable.shape))
-        owner = layer.cell if weight.attribute.startswith("cell.") else layer
-        quantizer = getattr(owner, weight.quantizer, None)
-        if quantizer is None or not (mask & (target == 0)).any():
-            continue
         pruned = mask & (target == 0)
+        quantizer = weight.quantizer_of(layer)
+        if quantizer is None or not pruned.any():
+            continue
         probe = np.where(pruned, 0.0, np.where(variable.numpy() == 0, 0.5, variable.numpy())).astype(np.float32)
         quantized = np.asarray(quantizer(tf.constant(probe)))[pruned]  # the weights as training will see them
         if np.any(quantized != 0):
@@ -89,7 +87,7 @@ def _check_quantizers_keep_zero(model) -> None:
 def _maskable_variables(model):
     for layer in model.layers:
         for weight in maskable_weights(type(layer).__name__) or ():
-            variable = operator.attrgetter(weight.attribute)(layer)
+            variable = weight.variable(layer)
             if variable is not None:
                 yield layer, weight, variable
 
@@ -127,7 +125,7 @@ def _rebuild(model, groups: dict, keep_holds: bool):
         for weight in maskable_weights(type(layer).__name__) or ():
             if weight.name not in by_layer.get(layer.name, {}):
                 continue
-            current = operator.attrgetter(weight.attribute)(layer).constraint
+            current = weight.variable(layer).constraint
             inner = current.inner if isinstance(current, HoldConstraint) else current
             entries = by_layer[layer.name][weight.name]
             config[weight.constraint_key] = HoldConstraint(entries, inner) if keep_holds else inner

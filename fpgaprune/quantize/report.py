@@ -36,8 +36,7 @@ def quantization_report(quantized, float_model=None, x=None, y=None) -> Quantiza
         if type(layer).__name__ not in _Q_CLASSES:
             continue
         for weight in maskable_weights(type(layer).__name__):
-            owner = layer.cell if weight.attribute.startswith("cell.") else layer
-            variable, quantizer = getattr(owner, weight.name, None), getattr(owner, weight.quantizer, None)
+            variable, quantizer = weight.variable(layer), weight.quantizer_of(layer)
             if variable is None or quantizer is None:
                 continue
             values = np.asarray(quantizer(variable))

@@ -14,6 +14,18 @@ class MaskableWeight:
     constraint_key: str  # the layer config key of its constraint: "kernel_constraint"
     quantizer: str  # the QKeras attribute of its quantizer, on the same object: "kernel_quantizer_internal"
 
+    def owner(self, layer):
+        """The object that holds the variable: the layer, or its recurrent cell."""
+        return layer.cell if self.attribute.startswith("cell.") else layer
+
+    def variable(self, layer):
+        """The layer's variable for this weight (None when absent, e.g. a bias with use_bias=False)."""
+        return getattr(self.owner(layer), self.name, None)
+
+    def quantizer_of(self, layer):
+        """The QKeras quantizer of this weight, or None for a float layer."""
+        return getattr(self.owner(layer), self.quantizer, None)
+
 
 def _w(name: str, constraint_key: str, on_cell: bool = False) -> MaskableWeight:
     quantizer = "kernel_quantizer_internal" if name == "kernel" else f"{name.replace('_kernel', '')}_quantizer_internal"

@@ -1,7 +1,6 @@
 """Name the entries to hold: `layer[index]`, `layer/variable[index]`, `layer/variable`, or a boolean array."""
 
 import difflib
-import operator
 import re
 from dataclasses import dataclass, field
 from typing import Optional
@@ -59,7 +58,7 @@ def resolve(model, selector: Selector) -> ResolvedSelection:
     """Bind a selector to the model's variable and compute its boolean mask; one-line errors otherwise."""
     layer = _find_layer(model, selector.layer)
     weight = _find_weight(layer, selector)
-    variable = operator.attrgetter(weight.attribute)(layer)
+    variable = weight.variable(layer)
     if variable is None:
         raise SelectionError(f"selection '{selector}': layer '{layer.name}' has no {weight.name} (use_bias=False?)")
     shape = tuple(variable.shape)
