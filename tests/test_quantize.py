@@ -144,6 +144,17 @@ def test_bad_quantization_settings(data, message):
     assert message in str(info.value)
 
 
+def test_pruning_during_qat_checks_the_quantizers_too():
+    from fpgaprune.pruning import Pruner
+
+    config = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)"},
+              "layers": {"conv2": {"kernel": "binary"}}}
+    pruner = Pruner(structure="kernel", layers=["conv2"])
+    attached = pruner.attach(to_qkeras(digits_cnn(), config))  # nothing pruned yet: nothing to refuse
+    with pytest.raises(fp.QuantizerZeroError, match="layer 'conv2'"):
+        pruner.apply(attached, pruner.select(attached, sparsity=0.5))
+
+
 def test_missing_quantizer_and_unknown_layer_are_named():
     with pytest.raises(fp.QuantizationConfigError, match="layer 'conv1' \\(Conv2D\\) needs a 'bias' quantizer"):
         to_qkeras(digits_cnn(), {"default": {"kernel": "quantized_bits(6,0,alpha=1)"}})

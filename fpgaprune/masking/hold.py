@@ -32,7 +32,7 @@ def hold(model, masks: MaskManifest | None = None, *, prune=(), freeze=()):
         key, resolved_entry = _resolve_entry(model, entry)
         groups[key].append(resolved_entry)
     held = _rebuild(model, groups, keep_holds=True)
-    _check_quantizers_keep_zero(held)
+    check_quantizers_keep_zero(held)
     return held
 
 
@@ -63,7 +63,7 @@ def held_variables(model):
     ]
 
 
-def _check_quantizers_keep_zero(model) -> None:
+def check_quantizers_keep_zero(model) -> None:
     """A pruned weight must stay 0 after its QKeras quantizer; refuse quantizers that map 0 elsewhere."""
     for layer, weight, variable in _maskable_variables(model):
         constraint = variable.constraint

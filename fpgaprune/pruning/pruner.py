@@ -10,7 +10,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.masking import PRUNE, HoldConstraint, HoldEntry, MaskManifest, enforce, hold
+from fpgaprune.masking import PRUNE, HoldConstraint, HoldEntry, MaskManifest, check_quantizers_keep_zero, enforce, hold
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.scores import NORMS, group_scores
 from fpgaprune.pruning.structures import ALLOWED, Structure, parse_structure, structure_for
@@ -106,6 +106,7 @@ class Pruner:
                 continue
             kept = [e for e in constraint.entries if not (e.mode == PRUNE and e.where is not None)]
             constraint.set_entries(kept + [HoldEntry(target.layer, target.weight, PRUNE, where=mask)])
+        check_quantizers_keep_zero(model)  # pruning during QAT: the quantizers must keep the new zeros
         enforce(model)
 
     def prune(self, model, sparsity=None, threshold=None):
