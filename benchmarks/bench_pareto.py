@@ -94,8 +94,14 @@ def fpgaprune_global_run(pretrained, dataset, sparsity, epochs, steps_per_epoch)
     return fpgaprune_run(pretrained, dataset, sparsity, epochs, steps_per_epoch, scope="global", cost="multipliers")
 
 
+def fpgaprune_l2_run(pretrained, dataset, sparsity, epochs, steps_per_epoch):
+    """Kernels scored by their L2 norm instead of L1."""
+    return fpgaprune_run(pretrained, dataset, sparsity, epochs, steps_per_epoch, score="l2")
+
+
 METHODS = {
     "fpgaprune kernel (gradual)": fpgaprune_run,
+    "fpgaprune kernel L2": fpgaprune_l2_run,
     "fpgaprune kernel global": fpgaprune_global_run,
     "tfmot unstructured": tfmot_run,
 }
@@ -108,7 +114,7 @@ def plot(rows, path):
     import matplotlib.pyplot as plt
 
     figure, axis = plt.subplots(figsize=(6.5, 4.5), constrained_layout=True)
-    for method, marker in zip(METHODS, "o^s"):
+    for method, marker in zip(METHODS, "oD^s"):
         points = sorted((r["removed"], r["accuracy"]) for r in rows if r["method"] == method)
         axis.plot([100 * p[0] for p in points], [100 * p[1] for p in points], marker=marker, label=method)
     dense = next(r for r in rows if r["method"] == "dense")
@@ -153,7 +159,7 @@ def main(argv=None):
     for sparsity in args.sparsities:
         at = {r["method"]: r for r in rows if r["sparsity"] == sparsity}
         theirs = at["tfmot unstructured"]
-        for method in ("fpgaprune kernel (gradual)", "fpgaprune kernel global"):
+        for method in [name for name in METHODS if name.startswith("fpgaprune")]:
             print(f"at {sparsity:.0%} of the pruned layers' multipliers removed: {method} - tfmot unstructured = "
                   f"{100 * (at[method]['accuracy'] - theirs['accuracy']):+.2f} points "
                   f"(multipliers removed {at[method]['removed']:.1%} vs {theirs['removed']:.1%})")
