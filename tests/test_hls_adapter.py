@@ -77,3 +77,29 @@ def test_dead_channel_with_auto_alpha_exports_without_nan(tmp_path):
     csim, reference = np.asarray(hls_model.predict(x)).reshape(32, 4), quantized.predict(x, verbose=0)
     assert np.all(csim[:, 2] == reference[:, 2])  # the dead channel: its bias, exactly
     np.testing.assert_allclose(csim, reference, atol=0.02)  # default result precisions elsewhere
+
+
+def test_separable_and_depthwise_csim_is_bit_exact_in_io_stream(tmp_path):
+    from fpgaprune.hls import derived_hls_config
+
+    keras.utils.set_random_seed(0)
+    dataset = data.digits()
+    model = keras.Sequential([
+        keras.Input((8, 8, 1)), L.Conv2D(4, 3, padding="same", name="conv1"), L.ReLU(name="relu1"),
+        L.SeparableConv2D(6, 3, name="sep"), L.ReLU(name="relu2"), L.DepthwiseConv2D(2, name="dw"),
+        L.Flatten(name="flatten"), L.Dense(10, name="fc"),
+    ])
+    held = fp.hold(model, prune=["sep/pointwise_kernel[..., 1, :]", "sep/depthwise_kernel[..., 2, 0]", "dw[..., 3, 0]"])
+    quantized = to_qkeras(held, SPEC)
+    quantized.compile(keras.optimizers.Adam(3e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    quantized.fit(dataset.x_train, dataset.y_train, epochs=2, verbose=0)
+    config, notes = derived_hls_config(quantized, dataset.x_train)
+    assert notes == []
+    assert {"depthwise_accum", "pointwise_accum"} <= set(config["LayerName"]["sep"]["Precision"])
+    assert "zp2d_conv1" in config["LayerName"]
+    hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_stream", backend="Vitis")
+    hls_model.compile()
+    x = np.ascontiguousarray(dataset.x_test[:100])
+    reference = quantized.predict(x, verbose=0)
+    csim = np.asarray(hls_model.predict(x)).reshape(reference.shape)
+    assert np.array_equal(csim, reference), f"max |diff| {np.abs(csim - reference).max()}"

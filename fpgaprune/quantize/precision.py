@@ -124,6 +124,8 @@ def derive_precisions(model, input_fixed: FixedType) -> PrecisionPlan:
         layer, kind = graph.layers[name], graph.class_of(name)
         if kind in _DENSE_LIKE:
             _dense_like(plan, layer, current)
+        elif kind == "QSeparableConv2D":
+            _separable(plan, layer, current)
         elif kind == "QActivation":
             fixed = quantizer_type(layer.quantizer, activation=True)
             if fixed is None:
@@ -138,40 +140,81 @@ def derive_precisions(model, input_fixed: FixedType) -> PrecisionPlan:
     return plan
 
 
+def _accumulate(weights: np.ndarray, bias, weight_type: FixedType, bias_type, source: ValueRange):
+    """(accumulator type, output range) of columns of `weights` fed by inputs in `source` (exact products)."""
+    upper = np.maximum(weights * source.hi, weights * source.lo).sum(axis=0) + bias
+    lower = np.minimum(weights * source.hi, weights * source.lo).sum(axis=0) + bias
+    frac = max(weight_type.frac + source.frac, bias_type.frac if bias_type is not None else 0)
+    accum = FixedType.covering(float(lower.min()), float(upper.max()), frac)
+    return accum, ValueRange(float(lower.min()), float(upper.max()), frac)
+
+
+def _padded(layer, current: ValueRange) -> ValueRange:
+    """With 'same' padding the zero border is an input too."""
+    if getattr(layer, "padding", "valid") == "valid":
+        return current
+    return ValueRange(min(current.lo, 0.0), max(current.hi, 0.0), current.frac)
+
+
+def _quantized(quantizer, variable, columns: int) -> np.ndarray:
+    return np.asarray(quantizer(variable), np.float64).reshape(-1, columns)
+
+
 def _dense_like(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     kernel_name, quantizer_name = _DENSE_LIKE[type(layer).__name__]
     kernel, kernel_quantizer = getattr(layer, kernel_name), getattr(layer, quantizer_name)
     weight_type = quantizer_type(kernel_quantizer)
-    bias_type = quantizer_type(layer.bias_quantizer_internal) if layer.use_bias else FixedType(1, 1)
-    if weight_type is None or bias_type is None:
+    bias_type = quantizer_type(layer.bias_quantizer_internal) if layer.use_bias else None
+    if weight_type is None or (layer.use_bias and bias_type is None):
         plan.notes.append(f"{layer.name}: quantizers {kernel_quantizer} / {layer.bias_quantizer_internal} "
                           "have no fixed type; left to hls4ml")
         return
-    weights = np.asarray(kernel_quantizer(kernel), np.float64)
-    weights = weights.reshape(-1, weights.shape[-2] * weights.shape[-1]) if kernel_name == "depthwise_kernel" \
-        else weights.reshape(-1, weights.shape[-1])
+    columns = kernel.shape[-2] * kernel.shape[-1] if kernel_name == "depthwise_kernel" else kernel.shape[-1]
     bias = np.asarray(layer.bias_quantizer_internal(layer.bias), np.float64) if layer.use_bias else 0.0
-    lo, hi = current.lo, current.hi
-    if getattr(layer, "padding", "valid") != "valid":  # the zero border is an input too
-        lo, hi = min(lo, 0.0), max(hi, 0.0)
-    upper = np.maximum(weights * hi, weights * lo).sum(axis=0) + bias
-    lower = np.minimum(weights * hi, weights * lo).sum(axis=0) + bias
-    frac = max(weight_type.frac + current.frac, bias_type.frac if layer.use_bias else 0)
-    accum = FixedType.covering(float(lower.min()), float(upper.max()), frac)
-    plan.types[layer.name] = {"weight": weight_type, "bias": bias_type, "accum": accum, "result": accum}
+    source = _padded(layer, current)
+    accum, output = _accumulate(_quantized(kernel_quantizer, kernel, columns), bias, weight_type, bias_type, source)
+    plan.types[layer.name] = {"weight": weight_type, "bias": bias_type or FixedType(1, 1), "accum": accum,
+                              "result": accum}
+    _activation(plan, layer, accum, output)
+    if source is not current:  # io_stream inserts zero padding before the conv
+        prefix = "zp1d_" if type(layer).__name__.endswith("1D") else "zp2d_"
+        plan.types[prefix + layer.name] = {"result": FixedType.covering(source.lo, source.hi, source.frac)}
+
+
+def _separable(plan: PrecisionPlan, layer, current: ValueRange) -> None:
+    """hls4ml splits it into <name>_depthwise and <name>_pointwise, reading depthwise*/pointwise* keys."""
+    depthwise_type = quantizer_type(layer.depthwise_quantizer_internal)
+    pointwise_type = quantizer_type(layer.pointwise_quantizer_internal)
+    bias_type = quantizer_type(layer.bias_quantizer_internal) if layer.use_bias else None
+    if depthwise_type is None or pointwise_type is None or (layer.use_bias and bias_type is None):
+        plan.notes.append(f"{layer.name}: separable quantizers without a fixed type; left to hls4ml")
+        return
+    channels = layer.depthwise_kernel.shape[-2] * layer.depthwise_kernel.shape[-1]
+    depthwise = _quantized(layer.depthwise_quantizer_internal, layer.depthwise_kernel, channels)
+    depthwise_accum, middle = _accumulate(depthwise, 0.0, depthwise_type, None, _padded(layer, current))
+    pointwise = _quantized(layer.pointwise_quantizer_internal, layer.pointwise_kernel, layer.pointwise_kernel.shape[-1])
+    bias = np.asarray(layer.bias_quantizer_internal(layer.bias), np.float64) if layer.use_bias else 0.0
+    accum, output = _accumulate(pointwise, bias, pointwise_type, bias_type, middle)
+    plan.types[layer.name] = {
+        "depthwise": depthwise_type, "depthwise_accum": depthwise_accum, "depthwise_result": depthwise_accum,
+        "pointwise": pointwise_type, "pointwise_accum": accum, "pointwise_result": accum,
+        "bias": bias_type or FixedType(1, 1), "result": accum,
+    }
+    _activation(plan, layer, accum, output)
+
+
+def _activation(plan: PrecisionPlan, layer, accum: FixedType, output: ValueRange) -> None:
+    """The node hls4ml splits off for the layer's activation, and the range that flows on."""
     activation = layer.activation
     fixed = quantizer_type(activation, activation=True) if hasattr(activation, "get_config") else None
     if getattr(activation, "__name__", "") == "linear":
         plan.types[f"{layer.name}_linear"] = {"result": accum}
-        plan.ranges[layer.name] = ValueRange(float(lower.min()), float(upper.max()), frac)
+        plan.ranges[layer.name] = output
     elif fixed is not None:
         plan.types[f"{layer.name}_{type(activation).__name__}"] = {"result": fixed}
         plan.ranges[layer.name] = ValueRange(fixed.lo, fixed.hi, fixed.frac)
     else:
         plan.notes.append(f"{layer.name}: activation {activation} has no fixed type; what follows keeps hls4ml's")
-    if getattr(layer, "padding", "valid") == "same":  # io_stream inserts zero padding before the conv
-        prefix = "zp1d_" if type(layer).__name__ == "QConv1D" else "zp2d_"
-        plan.types[prefix + layer.name] = {"result": FixedType.covering(lo, hi, current.frac)}
 
 
 def _input_name(model) -> str:
