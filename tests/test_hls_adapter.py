@@ -16,6 +16,14 @@ SPEC = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_
                     "activation": "quantized_relu(6,2)"}}
 
 
+def assert_csim_bit_exact(hls_model, quantized, x):
+    hls_model.compile()
+    x = np.ascontiguousarray(x)
+    reference = quantized.predict(x, verbose=0)
+    csim = np.asarray(hls_model.predict(x)).reshape(reference.shape)
+    assert np.array_equal(csim, reference), f"max |diff| {np.abs(csim - reference).max()}"
+
+
 def trained_qkeras_cnn():
     keras.utils.set_random_seed(0)
     dataset = data.digits()
@@ -49,11 +57,7 @@ def test_csim_with_derived_precisions_is_bit_exact(tmp_path):
     for name, layer_config in plan.hls_layer_config().items():
         config["LayerName"].setdefault(name, {}).setdefault("Precision", {}).update(layer_config["Precision"])
     hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
-    hls_model.compile()
-    x = np.ascontiguousarray(dataset.x_test[:200])
-    reference = quantized.predict(x, verbose=0)
-    csim = np.asarray(hls_model.predict(x)).reshape(reference.shape)
-    assert np.array_equal(csim, reference), f"max |diff| {np.abs(csim - reference).max()}"
+    assert_csim_bit_exact(hls_model, quantized, dataset.x_test[:200])
     report = quantization_report(quantized, None, dataset.x_test, dataset.y_test)
     conv2 = next(r for r in report.rows if r["layer"] == "conv2" and r["weight"] == "kernel")
     assert conv2["pruned"] == 9 * 6 + 9 and conv2["entries"] == 9 * 4 * 6
@@ -98,8 +102,4 @@ def test_separable_and_depthwise_csim_is_bit_exact_in_io_stream(tmp_path):
     assert {"depthwise_accum", "pointwise_accum"} <= set(config["LayerName"]["sep"]["Precision"])
     assert "zp2d_conv1" in config["LayerName"]
     hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_stream", backend="Vitis")
-    hls_model.compile()
-    x = np.ascontiguousarray(dataset.x_test[:100])
-    reference = quantized.predict(x, verbose=0)
-    csim = np.asarray(hls_model.predict(x)).reshape(reference.shape)
-    assert np.array_equal(csim, reference), f"max |diff| {np.abs(csim - reference).max()}"
+    assert_csim_bit_exact(hls_model, quantized, dataset.x_test[:100])
