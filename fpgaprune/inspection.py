@@ -9,6 +9,7 @@ from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.scores import kernel_scores
 from fpgaprune.pruning.structures import ALLOWED, structure_for
 from fpgaprune.selection import maskable_weights
+from fpgaprune.text_table import format_rows
 
 _COLUMNS = ("layer", "class", "shape", "structure", "groups", "pruned", "multipliers_before", "multipliers_after")
 
@@ -44,12 +45,9 @@ def format_table(rows: list[dict]) -> str:
     """The sparsity table as aligned text, with a total line."""
     total_before = sum(r["multipliers_before"] for r in rows)
     total_after = sum(r["multipliers_after"] for r in rows)
-    cells = [_COLUMNS] + [tuple(str(r[c]) for c in _COLUMNS) for r in rows]
-    cells.append(("total", "", "", "", "", "", str(total_before), str(total_after)))
-    widths = [max(len(row[i]) for row in cells) for i in range(len(_COLUMNS))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    body = [tuple(r[c] for c in _COLUMNS) for r in rows]
+    body.append(("total", "", "", "", "", "", total_before, total_after))
+    return "\n".join(format_rows(_COLUMNS, body))
 
 
 def kernel_heatmaps(model, out_dir) -> list[Path]:

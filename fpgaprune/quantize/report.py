@@ -7,6 +7,7 @@ import numpy as np
 from fpgaprune.masking import HoldConstraint
 from fpgaprune.quantize.convert import Q_LAYERS
 from fpgaprune.selection import maskable_weights
+from fpgaprune.text_table import format_rows
 
 _Q_CLASSES = {q_class for q_class, _ in Q_LAYERS.values()}
 _COLUMNS = ("layer", "weight", "quantizer", "bits", "entries", "pruned", "quantized_to_zero", "nonzero")
@@ -19,10 +20,7 @@ class QuantizationReport:
     accuracy_quantized: float | None = None
 
     def format(self) -> str:
-        cells = [_COLUMNS] + [tuple(str(row[c]) for c in _COLUMNS) for row in self.rows]
-        widths = [max(len(r[i]) for r in cells) for i in range(len(_COLUMNS))]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
-        lines.insert(1, "  ".join("-" * w for w in widths))
+        lines = format_rows(_COLUMNS, [tuple(row[c] for c in _COLUMNS) for row in self.rows])
         if self.accuracy_float is not None:
             lines.append(f"accuracy: float {self.accuracy_float:.2%} -> quantized {self.accuracy_quantized:.2%}")
         return "\n".join(lines)
