@@ -9,7 +9,9 @@ from fpgaprune._env import ensure_legacy_keras
 ensure_legacy_keras()
 
 from fpgaprune.errors import (  # noqa: E402
+    ExportError,
     FpgapruneError,
+    HlsConfigError,
     ManifestError,
     ModelTypeError,
     QuantizationConfigError,
@@ -28,10 +30,28 @@ from fpgaprune.masking import (  # noqa: E402
 )
 from fpgaprune.masking.saving import load_model, save_model  # noqa: E402
 
+
+
+def export(*args, **kwargs):
+    """`fpgaprune.hls.export`: a complete hls4ml project for a quantized model (imports hls4ml on first use)."""
+    from fpgaprune.hls import export as _export
+
+    return _export(*args, **kwargs)
+
+
+def boards() -> list:
+    """The FPGA boards fpgaprune ships (`fpgaprune.hls.boards`)."""
+    from fpgaprune.hls import boards as _boards
+
+    return _boards()
+
+
 __version__ = "0.1.0"
 
 __all__ = [
+    "ExportError",
     "FpgapruneError",
+    "HlsConfigError",
     "HoldConstraint",
     "HoldEntry",
     "ManifestError",
@@ -41,7 +61,9 @@ __all__ = [
     "QuantizerZeroError",
     "SelectionError",
     "UnsupportedLayerError",
+    "boards",
     "enforce",
+    "export",
     "finalize",
     "hold",
     "load_model",

@@ -27,3 +27,11 @@ class QuantizerZeroError(FpgapruneError):
 
 class QuantizationConfigError(FpgapruneError):
     """A quantization setting that is malformed or names an unknown quantizer, layer or key."""
+
+
+class HlsConfigError(FpgapruneError):
+    """An hls4ml preset, config file, board or export option that is malformed or unknown."""
+
+
+class ExportError(FpgapruneError):
+    """An export that cannot proceed (for example an existing output directory without overwrite=True)."""

@@ -1,0 +1,142 @@
+"""`export()`: a complete hls4ml project for a (pruned, quantized, optionally stripped) model, written atomically.
+
+The config is merged in this order, later winning: hls4ml's own defaults for the model, the preset
+(`hls_configs/`), the precisions derived from the quantizers and the data, then the user's overrides.
+"""
+
+import json
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fpgaprune.errors import ExportError
+from fpgaprune.hls.adapter import config_from_model, convert_model
+from fpgaprune.hls.boards import Board, load_board
+from fpgaprune.hls.config import merge_config
+from fpgaprune.hls.manifest import SPARSE, build_manifest
+from fpgaprune.hls.presets import load_preset
+from fpgaprune.quantize.precision import FixedType, derive_precisions, input_type
+from fpgaprune.text_table import format_rows
+from fpgaprune.tfk import require_tf_keras_model
+
+MANIFEST = "fpgaprune_manifest.json"
+
+
+@dataclass
+class Export:
+    """An exported project: its directory, the hls4ml model, the manifest and notes."""
+
+    path: Path
+    hls_model: object
+    manifest: dict
+    config: dict
+    input_type: FixedType
+    board: Board
+    notes: list = field(default_factory=list)
+
+    def summary(self) -> str:
+        """Per hls4ml node with weights: the code it got, weights, live weights, multiplication sites."""
+        rows = []
+        for name, node in self.manifest["hls_nodes"].items():
+            sparse = node["code"] == SPARSE
+            rows.append((name, node["class"], node.get("weights", "-"), node.get("live_weights", "-"),
+                         node.get("multiplication_sites", "-"), "kernel-sparse" if sparse else node["code"]))
+        header = ("node", "class", "weights", "live", "mult. sites", "code")
+        lines = [f"hls4ml project {self.path} for {self.board.name} ({self.board.part})"]
+        return "\n".join(lines + format_rows(header, rows) + [f"note: {n}" for n in self.notes])
+
+
+def export_config(model, preset, x, overrides=None, index_map=None, kernel_sparse=True) -> tuple[dict, str, list]:
+    """(HLSConfig, io_type, notes): hls4ml defaults < preset < derived precisions < overrides."""
+    preset = load_preset(preset)
+    hls = preset.get("HLSConfig", {})
+    reuse = int(hls.get("Model", {}).get("ReuseFactor", 1))
+    fixed = x if isinstance(x, FixedType) else input_type(x)
+    plan = derive_precisions(model, fixed)
+    config = merge_config(config_from_model(model, granularity="name", default_reuse_factor=reuse), hls)
+    config = merge_config(config, {"LayerName": plan.hls_layer_config()})
+    config = merge_config(config, overrides or {})
+    config["Model"].setdefault("KernelSparse", kernel_sparse)
+    for name, layer_config in config["LayerName"].items():
+        layer_config["Trace"] = True  # C-sim only (`#ifndef __SYNTHESIS__`): per-layer diffs on demand
+        if name in (index_map or {}):
+            maps = index_map[name]
+            layer_config["KernelOrigin"] = {"layer": name, **{k: [int(i) for i in maps[k]] for k in ("in", "out")
+                                                               if k in maps}}
+    return config, preset.get("IOType", "io_parallel"), list(plan.notes)
+
+
+def _testbench_files(model, x, fixed: FixedType, workdir: Path, samples: int) -> tuple[str, str]:
+    from fpgaprune.hls.csim import hardware_input
+
+    x_tb = hardware_input(np.asarray(x[:samples]), fixed)
+    y_tb = np.asarray(model.predict(x_tb, verbose=0)).reshape(len(x_tb), -1)
+    np.save(workdir / "tb_input.npy", x_tb.reshape(len(x_tb), -1))
+    np.save(workdir / "tb_output.npy", y_tb)
+    return str(workdir / "tb_input.npy"), str(workdir / "tb_output.npy")
+
+
+def _move_into_place(tmp: Path, output_dir: Path, overwrite: bool) -> None:
+    old = None
+    if output_dir.exists():
+        if not overwrite:
+            raise ExportError(f"{output_dir}: already exists; pass overwrite=True to replace it")
+        old = output_dir.with_name(f".{output_dir.name}.old-{uuid.uuid4().hex[:8]}")
+        output_dir.rename(old)
+    tmp.rename(output_dir)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def export(model, hls_config="latency_parallel", board="pynq-z2", output_dir="hls_project", *, x,
+           overrides=None, strip=None, backend="Vitis", project_name="myproject", kernel_sparse=True,
+           overwrite=False, tb_samples=100, input_fixed: FixedType | None = None) -> Export:
+    """Write a complete hls4ml project for `model` (QKeras) into `output_dir`, atomically.
+
+    `hls_config`: a preset name, a YAML path or a dict in hls4ml's format. `x`: held-out inputs, for the
+    input type (unless `input_fixed` is given) and the test-bench vectors in `tb_data/`. `strip`: the
+    StripResult (or its index map), so that the manifest and the code name kernels by original index.
+    """
+    require_tf_keras_model(model)
+    output_dir = Path(output_dir)
+    if output_dir.exists() and not overwrite:
+        raise ExportError(f"{output_dir}: already exists; pass overwrite=True to replace it")
+    board = load_board(board)
+    index_map = getattr(strip, "index_map", strip) or {}
+    fixed = input_fixed or input_type(x)
+    config, io_type, notes = export_config(model, hls_config, fixed, overrides, index_map, kernel_sparse)
+    output_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = output_dir.with_name(f".{output_dir.name}.tmp-{uuid.uuid4().hex[:8]}")
+    try:
+        (tmp / "tb_data").mkdir(parents=True)
+        tb_in, tb_out = _testbench_files(model, x, fixed, tmp / "tb_data", tb_samples)
+        hls_model = convert_model(model, config, tmp, io_type=io_type, backend=backend, part=board.part,
+                                  clock_period=board.clock_period_ns, project_name=project_name,
+                                  input_data_tb=tb_in, output_data_tb=tb_out)
+        hls_model.write()
+        notes += [n for node in hls_model.get_layers() for n in getattr(node.get_attr("fpgaprune_live_plan"),
+                                                                         "notes", [])]
+        extra = {"board": board.key, "part": board.part, "backend": backend, "io_type": io_type,
+                 "input_type": fixed.hls(), "hls_config": config, "notes": notes}
+        manifest = build_manifest(model, hls_model, tmp, index_map, extra)
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, default=str))
+        _retarget(hls_model, tmp, output_dir)
+        _move_into_place(tmp, output_dir, overwrite)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return Export(output_dir, hls_model, manifest, config, fixed, board, notes)
+
+
+def _retarget(hls_model, tmp: Path, output_dir: Path) -> None:
+    """Point the hls4ml model (and its written config) at the final directory."""
+    for key in ("OutputDir", "InputData", "OutputPredictions"):
+        value = hls_model.config.config.get(key)
+        if isinstance(value, str):
+            hls_model.config.config[key] = value.replace(str(tmp), str(output_dir))
+    written = tmp / "hls4ml_config.yml"
+    if written.exists():
+        written.write_text(written.read_text().replace(str(tmp), str(output_dir)))

@@ -1,0 +1,99 @@
+"""The export manifest: kernels kept and pruned by original index, the strip's index map, quantizers,
+hashes of the weight headers, what code each layer got, and the versions of the stack."""
+
+import hashlib
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from fpgaprune.hls.extension.sparse_kernels import PLAN
+
+FORMAT = "fpgaprune.export/1"
+STOCK = "hls4ml stock code: zeros left to the HLS compiler"
+SPARSE = "kernel-sparse: one multiplication site per live weight"
+DA = "distributed arithmetic (da4ml): zero weights make no logic"
+PACKAGES = ("tensorflow", "tf-keras", "qkeras", "hls4ml", "numpy", "da4ml", "fpgaprune")
+
+
+def versions() -> dict:
+    found = {}
+    for package in PACKAGES:
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[package] = None
+    return found
+
+
+def quantized_kernel(layer):
+    """The kernel as the hardware holds it (after the layer's QKeras quantizer, if any), or None."""
+    kernel = getattr(layer, "kernel", None)
+    if kernel is None:
+        return None
+    quantizer = getattr(layer, "kernel_quantizer_internal", None)
+    return np.asarray(quantizer(kernel) if quantizer is not None else kernel, np.float64)
+
+
+def _kernels(layer, maps: dict) -> dict:
+    """Kept and pruned (ci, co) kernels of a conv layer, or rows/columns of a Dense one, by original index."""
+    kernel = quantized_kernel(layer)
+    alive = np.abs(kernel).reshape(-1, *kernel.shape[-2:]).sum(axis=0) != 0  # (ci, co)
+    ins = maps.get("in", range(alive.shape[0]))
+    outs = maps.get("out", range(alive.shape[1]))
+    pairs = [(int(ins[i]), int(outs[o])) for i in range(alive.shape[0]) for o in range(alive.shape[1])]
+    kept = [list(p) for p, a in zip(pairs, alive.ravel()) if a]
+    pruned = [list(p) for p, a in zip(pairs, alive.ravel()) if not a]
+    key = "weights" if kernel.ndim == 2 else "kernels"
+    return {f"{key}_kept": kept, f"{key}_pruned": pruned, "dead_outputs":
+            [int(outs[o]) for o in range(alive.shape[1]) if not alive[:, o].any()]}
+
+
+def _quantizers(layer) -> dict:
+    found = {}
+    for role in ("kernel", "bias", "depthwise", "pointwise", "recurrent"):
+        quantizer = getattr(layer, f"{role}_quantizer", None)
+        if quantizer is not None:
+            found[role] = str(quantizer)
+    return found
+
+
+def _code(node) -> str:
+    if node.get_attr(PLAN) is not None:
+        return SPARSE
+    return DA if str(node.get_attr("strategy", "")).lower() == "distributed_arithmetic" else STOCK
+
+
+def _header_hashes(project: Path, node) -> dict:
+    hashes = {}
+    for variable in node.get_weights():
+        header = project / "firmware" / "weights" / f"{variable.name}.h"
+        if header.exists():
+            hashes[variable.name] = hashlib.sha256(header.read_bytes()).hexdigest()
+    return hashes
+
+
+def node_entry(node, project: Path) -> dict:
+    """What one hls4ml node with weights became in the project."""
+    entry = {"class": node.class_name, "code": _code(node), "weight_headers_sha256": _header_hashes(project, node)}
+    plan = node.get_attr(PLAN)
+    if plan is not None:
+        source = str(node.get_attr("fpgaprune_sparse_codegen"))
+        entry.update(original_layer=plan.origin.layer, weights=plan.n_in * plan.n_out, live_weights=plan.n_live,
+                     multiplication_sites=source.count("+= mul("), notes=plan.notes)
+    return entry
+
+
+def build_manifest(model, hls_model, project: Path, index_map: dict, extra: dict) -> dict:
+    """The manifest of an exported project (JSON-ready)."""
+    layers = {}
+    for layer in model.layers:
+        if quantized_kernel(layer) is None or quantized_kernel(layer).ndim not in (2, 3, 4):
+            continue
+        layers[layer.name] = {"quantizers": _quantizers(layer), **_kernels(layer, index_map.get(layer.name, {}))}
+    nodes = {node.name: node_entry(node, project) for node in hls_model.get_layers()
+             if node.get_weights() or _code(node) == DA}
+    maps = {name: {axis: [int(i) for i in values] for axis, values in axes.items()}
+            for name, axes in index_map.items()}
+    return {"format": FORMAT, **extra, "versions": versions(), "layers": layers, "hls_nodes": nodes,
+            "index_map": maps}

@@ -1,0 +1,46 @@
+"""Reading the YAML files fpgaprune ships (presets, boards) or that users pass: safe_load, one-line errors."""
+
+import difflib
+from pathlib import Path
+
+import yaml
+
+from fpgaprune.errors import HlsConfigError
+
+PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def load_yaml(path: Path) -> dict:
+    """A YAML mapping from `path`, or HlsConfigError naming the file."""
+    try:
+        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise HlsConfigError(f"{path}: cannot read ({error.strerror})") from None
+    except yaml.YAMLError as error:
+        raise HlsConfigError(f"{path}: not valid YAML ({str(error).splitlines()[0]})") from None
+    if not isinstance(loaded, dict):
+        raise HlsConfigError(f"{path}: expected a mapping at the top level, found {type(loaded).__name__}")
+    return loaded
+
+
+def check_keys(where: str, mapping: dict, allowed) -> None:
+    """HlsConfigError for the first key of `mapping` not in `allowed`, with a "did you mean"."""
+    for key in mapping:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), list(allowed), n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise HlsConfigError(f"{where}: unknown key '{key}'; {hint}allowed: {', '.join(sorted(allowed))}")
+
+
+def named_file(directory: str, name_or_path, kind: str) -> Path:
+    """A shipped file by name (`<directory>/<name>.yaml`) or a user's own path."""
+    candidate = Path(str(name_or_path))
+    if candidate.suffix in (".yaml", ".yml") and candidate.exists():
+        return candidate
+    shipped = PACKAGE / directory / f"{name_or_path}.yaml"
+    if shipped.exists():
+        return shipped
+    names = sorted(p.stem for p in (PACKAGE / directory).glob("*.yaml"))
+    close = difflib.get_close_matches(str(name_or_path), names, n=1)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    raise HlsConfigError(f"unknown {kind} '{name_or_path}' (not a file either); {hint}known: {', '.join(names)}")
