@@ -4,7 +4,7 @@ from fpgaprune.hls.adapter import config_from_model, convert_model
 from fpgaprune.hls.boards import Board, boards, load_board
 from fpgaprune.hls.config import derived_hls_config, merge_config
 from fpgaprune.hls.csim import CsimResult, csim_check, hardware_input
-from fpgaprune.hls.export import Export, export, export_config
+from fpgaprune.hls.exporter import Export, export, export_config
 from fpgaprune.hls.presets import load_preset
 from fpgaprune.hls.product_count import count_products
 from fpgaprune.hls.synth import csynth, find_hls_tool

@@ -3,11 +3,13 @@
 Every product in hls4ml's C++ (stock and fpgaprune's generated code alike) goes through one of the
 `product()` functions of `nnet_mult.h`. The instrumented build adds a counter to each, and marks in the
 top function which layer is running; it is compiled with `-DFPGAPRUNE_COUNT_PRODUCTS`. Without that
-flag the hooks compile to nothing. The project is rewritten clean by the next `write()`/`compile()`.
+flag the hooks compile to nothing. The instrumented project is written into a scratch directory, so an
+exported project is never touched.
 """
 
 import ctypes
 import re
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -69,13 +71,24 @@ def _instrument(project: Path) -> list:
 
 
 def count_products(hls_model, x: np.ndarray) -> dict:
-    """{hls4ml layer name: products executed per inference}, from an instrumented C-sim build run on `x`."""
-    hls_model.write()
-    names = _instrument(Path(hls_model.config.get_output_dir()))
-    hls_model._compile()
-    lib = hls_model._top_function_lib
-    lib.fpgaprune_product_count.restype = ctypes.c_ulonglong
-    lib.fpgaprune_reset_counts()
-    hls_model.predict(np.ascontiguousarray(x))
-    per_layer = {name: lib.fpgaprune_product_count(i + 1) / len(x) for i, name in enumerate(names)}
+    """{hls4ml layer name: products executed per inference}, from an instrumented C-sim build run on `x`.
+
+    The model's own project directory is left as it was; afterwards the model runs the instrumented
+    library, whose outputs are the same.
+    """
+    config = hls_model.config.config
+    own_dir, own_trace = config["OutputDir"], hls_model.config.trace_output
+    with tempfile.TemporaryDirectory(prefix="fpgaprune-count-") as scratch:
+        config["OutputDir"], hls_model.config.trace_output = scratch, False
+        try:
+            hls_model.write()
+            names = _instrument(Path(scratch))
+            hls_model._compile()
+        finally:
+            config["OutputDir"], hls_model.config.trace_output = own_dir, own_trace
+        lib = hls_model._top_function_lib
+        lib.fpgaprune_product_count.restype = ctypes.c_ulonglong
+        lib.fpgaprune_reset_counts()
+        hls_model.predict(np.ascontiguousarray(x))
+        per_layer = {name: lib.fpgaprune_product_count(i + 1) / len(x) for i, name in enumerate(names)}
     return {name: count for name, count in per_layer.items() if count}

@@ -1,0 +1,78 @@
+"""Helpers for the export tests. Every oracle here is computed from the Keras model, never from the generator."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+import fpgaprune as fp
+from fpgaprune import data
+from fpgaprune.hls.manifest import quantized_kernel
+from fpgaprune.quantize import to_qkeras
+from fpgaprune.tfk import keras
+
+L = keras.layers
+SPEC8 = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
+                     "activation": "quantized_relu(6,2)"}}
+LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+def trained(model, prune, dataset, epochs=2, spec=SPEC8, seed=0, loss=LOSS):
+    """`model` with `prune` held at zero, converted to QKeras and trained on `dataset`."""
+    keras.utils.set_random_seed(seed)
+    quantized = to_qkeras(fp.hold(model, prune=prune), spec)
+    quantized.compile(keras.optimizers.Adam(3e-3), loss)
+    if epochs:
+        quantized.fit(dataset.x_train, dataset.y_train, epochs=epochs, batch_size=64, verbose=0)
+    return quantized
+
+
+def digits_cnn(padding="same"):
+    return keras.Sequential([
+        keras.Input((8, 8, 1)), L.Conv2D(4, 3, name="conv1"), L.ReLU(name="relu1"),
+        L.Conv2D(6, 3, padding=padding, name="conv2"), L.ReLU(name="relu2"), L.Flatten(name="flatten"),
+        L.Dense(10, name="fc"),
+    ])
+
+
+def digits():
+    return data.digits()
+
+
+def live_weights(model) -> dict:
+    """{layer: nonzero quantized kernel entries} for layers with a kernel."""
+    return {layer.name: int(np.count_nonzero(quantized_kernel(layer))) for layer in model.layers
+            if quantized_kernel(layer) is not None}
+
+
+def output_positions(layer) -> int:
+    """Output pixels of a conv layer (1 for Dense)."""
+    shape = layer.output_shape
+    return int(np.prod(shape[1:-1])) if len(shape) > 2 else 1
+
+
+def header_entries(project: Path, variable: str) -> int:
+    """Entries in the initializer of a weight header (`firmware/weights/<variable>.h`)."""
+    text = (Path(project) / "firmware" / "weights" / f"{variable}.h").read_text()
+    body = re.search(r"=\s*\{([^}]*)\}", text).group(1)
+    return len([v for v in body.split(",") if v.strip()])
+
+
+def product_sites(project: Path) -> dict:
+    """{layer named in the generated class's comment: multiplication sites in nnet_code_gen.h}."""
+    text = (Path(project) / "firmware" / "nnet_utils" / "nnet_code_gen.h").read_text()
+    sites = {}
+    for block in text.split("// fpgaprune kernel-sparse product of ")[1:]:
+        layer = block.split(" ", 1)[0]
+        sites[layer] = len(re.findall(r"\+= mul\(data\[\d+\], weights\[\d+\]\);", block.split("};", 1)[0]))
+    return sites
+
+
+def top_calls(project: Path) -> dict:
+    """{layer: the C++ call the top function makes for it}."""
+    calls = {}
+    for line in (Path(project) / "firmware" / "myproject.cpp").read_text().splitlines():
+        match = re.match(r"\s*(nnet::\w+)<.*;\s*//\s*(\S+)", line)
+        if match:
+            calls[match.group(2)] = match.group(1)
+    return calls

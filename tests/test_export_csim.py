@@ -1,0 +1,77 @@
+"""Exported projects compiled with g++: bit-exact logits, executed products counted, readable diffs."""
+
+import numpy as np
+import pytest
+
+import fpgaprune as fp
+from fpgaprune.hls import convert_model, count_products, csim_check, export_config
+from fpgaprune.tfk import keras
+from hls_helpers import L, digits, digits_cnn, live_weights, output_positions, trained
+
+pytestmark = pytest.mark.csim
+
+
+@pytest.fixture(scope="module")
+def dataset():
+    return digits()
+
+
+def test_stream_same_padding_cnn_is_bit_exact_and_runs_only_live_products(tmp_path, dataset):
+    model = trained(digits_cnn(padding="same"), ["conv2[:, :, 1, :]", "conv2[:, :, 3, 2]", "fc[10:60, :]"], dataset)
+    result = fp.export(model, "latency_stream", "pynq-z2", tmp_path / "prj", x=dataset.x_test)
+    check = csim_check(result.hls_model, model, dataset.x_test[:150], result.input_type)
+    assert check.bit_exact and check.float32_exact, check.format()
+
+    x = dataset.x_test[:3]
+    live = live_weights(model)
+    expected = {name: live[name] * output_positions(model.get_layer(name)) for name in live}
+    assert count_products(result.hls_model, x) == expected
+    assert not (result.path / "firmware" / "nnet_utils" / "fpgaprune_counter.h").exists()  # export untouched
+
+    config, io_type, _ = export_config(model, "latency_stream", dataset.x_test, kernel_sparse=False)
+    stock = convert_model(model, config, tmp_path / "stock", io_type=io_type, backend="Vitis")
+    every = {layer.name: int(np.prod(layer.kernel.shape)) * output_positions(layer)
+             for layer in model.layers if hasattr(layer, "kernel")}
+    assert count_products(stock, x) == every
+    assert sum(expected.values()) < sum(every.values())
+
+
+def test_resource_conv_with_reuse_factor_is_bit_exact(tmp_path, dataset):
+    model = trained(digits_cnn(padding="valid"), ["conv2[:, :, 0, 1:4]", "conv1[..., 3]"], dataset)
+    preset = {"IOType": "io_parallel", "HLSConfig": {"Model": {"Strategy": "Resource", "ReuseFactor": 3}}}
+    result = fp.export(model, preset, "arty-a7-100t", tmp_path / "prj", x=dataset.x_test)
+    assert result.hls_model.graph["conv2"].get_attr("reuse_factor") == 3
+    check = csim_check(result.hls_model, model, dataset.x_test, result.input_type)
+    assert check.bit_exact, check.format()
+
+
+def test_dense_mlp_is_bit_exact_at_the_logits_before_its_softmax(tmp_path, dataset):
+    mlp = keras.Sequential([keras.Input((8, 8, 1)), L.Flatten(name="flatten"), L.Dense(24, name="fc1"),
+                            L.ReLU(name="relu1"), L.Dense(10, name="fc2"), L.Activation("softmax", name="softmax")])
+    model = trained(mlp, ["fc1[0:8, :]", "fc1[:, 5]", "fc2[3:9, 0]"], dataset, epochs=6,
+                    loss=keras.losses.SparseCategoricalCrossentropy())
+    result = fp.export(model, "latency_parallel", "zcu102", tmp_path / "prj", x=dataset.x_test)
+    check = csim_check(result.hls_model, model, dataset.x_test, result.input_type)
+    assert check.table_activation and check.layer == "fc2"
+    assert check.bit_exact, check.format()
+    assert check.argmax_agreement >= 0.999, check.format()
+
+
+def test_a_disagreement_is_shown_layer_by_layer(tmp_path, dataset):
+    model = trained(digits_cnn(padding="valid"), ["conv2[:, :, 1, :]"], dataset, epochs=1)
+    narrow = {"LayerName": {"conv1": {"Precision": {"result": "fixed<5,2>"}}}}  # too narrow on purpose
+    result = fp.export(model, "latency_stream", "pynq-z2", tmp_path / "prj", x=dataset.x_test, overrides=narrow)
+    check = csim_check(result.hls_model, model, dataset.x_test[:40], result.input_type)
+    assert not check.bit_exact
+    table = check.format()
+    assert "conv1" in check.diff[2] and "first index" in check.diff[0], table
+
+
+def test_distributed_arithmetic_export_is_bit_exact(tmp_path, dataset):
+    pytest.importorskip("da4ml")
+    model = trained(digits_cnn(padding="valid"), ["conv2[:, :, 1, :]", "fc[0:30, :]"], dataset)
+    result = fp.export(model, "distributed_arithmetic", "kv260", tmp_path / "prj", x=dataset.x_test)
+    codes = {node["code"] for node in result.manifest["hls_nodes"].values()}
+    assert codes == {"distributed arithmetic (da4ml): zero weights make no logic"}
+    check = csim_check(result.hls_model, model, dataset.x_test, result.input_type)
+    assert check.bit_exact, check.format()
