@@ -43,6 +43,9 @@ def test_resource_conv_with_reuse_factor_is_bit_exact(tmp_path, dataset):
     assert result.hls_model.graph["conv2"].get_attr("reuse_factor") == 3
     check = csim_check(result.hls_model, model, dataset.x_test, result.input_type)
     assert check.bit_exact, check.format()
+    live = live_weights(model)
+    expected = {name: live[name] * output_positions(model.get_layer(name)) for name in live}
+    assert count_products(result.hls_model, dataset.x_test[:2]) == expected  # at reuse factor 3 too
 
 
 def test_dense_mlp_is_bit_exact_at_the_logits_before_its_softmax(tmp_path, dataset):

@@ -151,3 +151,35 @@ def test_other_maskable_layers_keep_stock_code_and_say_so(tmp_path):
     assert codes["dw"].startswith("hls4ml stock code: zeros left to the HLS compiler")
     assert codes["conv1"].startswith("kernel-sparse") and codes["fc"].startswith("kernel-sparse")
     assert "zeros left to the HLS compiler" in result.summary()
+
+
+def test_a_dead_output_is_its_bias_with_no_arithmetic(tmp_path):
+    model = trained(digits_cnn(padding="valid"), ["fc[:, 2]", "conv2[..., 4]"], None, epochs=0)
+    project = written(model, tmp_path, "io_parallel").config.get_output_dir()
+    text = open(project + "/firmware/nnet_utils/nnet_code_gen.h").read()
+    for layer, output in (("fc", 2), ("conv2", 4)):
+        block = text.split(f"product of {layer} ")[1].split("};", 1)[0]
+        assert f"output {output} = {layer}[..., {output}]: every kernel pruned, the constant bias" in block
+        assert f"acc[{output}] = (typename CONFIG_T::accum_t)biases[{output}];" in block
+        assert f"acc[{output}] +=" not in block
+
+
+def test_qkeras_conv2d_batchnorm_nodes_are_kernel_sparse(tmp_path):
+    import qkeras
+
+    keras.utils.set_random_seed(0)
+    quantizer, bias = "quantized_bits(6,0,alpha=1)", "quantized_bits(8,3,alpha=1)"
+    model = keras.Sequential([keras.Input((8, 8, 1)),
+                              qkeras.QConv2DBatchnorm(4, 3, kernel_quantizer=quantizer, bias_quantizer=bias, name="cbn"),
+                              qkeras.QActivation("quantized_relu(6,2)", name="r"), L.Flatten(name="f"),
+                              qkeras.QDense(3, kernel_quantizer=quantizer, bias_quantizer=bias, name="fc")])
+    weights = model.get_layer("cbn").get_weights()
+    weights[0][:, :, 0, 1] = 0
+    model.get_layer("cbn").set_weights(weights)
+    hls_model = written(model, tmp_path, "io_parallel")
+    assert hls_model.graph["cbn"].class_name == "Conv2DBatchnorm"
+    sites = product_sites(hls_model.config.get_output_dir())
+    layer = model.get_layer("cbn")
+    folded_kernel = layer.get_folded_weights()[0]
+    expected = int(np.count_nonzero(layer.kernel_quantizer_internal(folded_kernel).numpy()))
+    assert sites["cbn"] == expected and expected <= 27  # kernel (0, 1) stays out after folding
