@@ -1,0 +1,96 @@
+"""`write_report()`: report.html (self-contained, inline PNGs), report.md and resources.csv, each written atomically."""
+
+import base64
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fpgaprune.atomic import write_text_atomic
+from fpgaprune.hls.extension.sparse_kernels import PLAN
+from fpgaprune.hls.manifest import quantized_kernel
+from fpgaprune.report import figures
+from fpgaprune.resources.estimate import SOURCE as ESTIMATE_SOURCE
+from fpgaprune.resources.estimator import kernel_cost_grid, layer_types, live_products
+from fpgaprune.resources.yosys import SOURCE as YOSYS_SOURCE
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+@dataclass
+class Measurements:
+    """Open-source synthesis results to show next to the estimates (all optional)."""
+
+    yosys: dict = field(default_factory=dict)  # hls4ml node -> Synthesis of its DA circuit
+    removals: list = field(default_factory=list)  # KernelRemoval
+    calibration: object = None  # Calibration
+    vendor: dict | None = None
+
+
+def _b64(png: bytes) -> str:
+    return base64.b64encode(png).decode("ascii")
+
+
+def _model_summary(model) -> list:
+    return [{"name": layer.name, "cls": type(layer).__name__, "shape": str(layer.output_shape),
+             "params": layer.count_params()} for layer in model.layers]
+
+
+def _heatmaps(exported, estimate, dense_model) -> dict:
+    maps = {}
+    for layer in estimate.layers:
+        node = exported.hls_model.graph[layer.name]
+        if layer.kind != "conv2d" or node.get_attr(PLAN) is None:
+            continue
+        reference = dense_model.get_layer(layer.original) if dense_model is not None else None
+        shape = (quantized_kernel(reference).shape[-2:] if reference is not None else
+                 (max(node.get_attr(PLAN).origin.inputs) + 1, max(node.get_attr(PLAN).origin.outputs) + 1))
+        costs = kernel_cost_grid(live_products(node), layer_types(node, exported.board), shape)
+        pruned = np.zeros(shape, bool)
+        if reference is not None:
+            pruned = (quantized_kernel(reference) != 0).any(axis=(0, 1)) & (costs == 0)
+        maps[layer.original] = _b64(figures.kernel_cost_map(f"{layer.original}: estimated LUTs per kernel", costs,
+                                                            pruned))
+    return maps
+
+
+def _measured_rows(estimate, measurements: Measurements) -> list:
+    rows = []
+    for layer in estimate.layers:
+        synthesis = measurements.yosys.get(layer.name)
+        calibration = measurements.calibration
+        rows.append({"layer": layer.name, "estimate": layer.pruned.lut,
+                     "da_estimate": f"{calibration.estimate(synthesis.da4ml_cost):.0f}" if synthesis and calibration
+                     else "-", "yosys": synthesis.luts if synthesis else "-"})
+    return rows
+
+
+def report_context(exported, estimate, model, *, dense_model=None, accuracies=None,
+                   measurements: Measurements | None = None, title="fpgaprune report") -> dict:
+    measurements = measurements or Measurements()
+    return {
+        "title": title, "board": exported.board, "project": str(exported.path), "model_summary": _model_summary(model),
+        "accuracies": accuracies or {}, "resource_rows": estimate.rows(), "dense_total": estimate.total("dense"),
+        "pruned_total": estimate.total("pruned"), "board_fraction": estimate.board_fraction(estimate.total("pruned")),
+        "notes": estimate.notes, "savings": estimate.savings(), "estimate_source": ESTIMATE_SOURCE,
+        "yosys_source": YOSYS_SOURCE, "measured_rows": _measured_rows(estimate, measurements),
+        "removals": measurements.removals, "vendor": measurements.vendor,
+        "calibration": measurements.calibration.format() if measurements.calibration else None,
+        "figures": {"bars": _b64(figures.resource_bars(estimate)),
+                    "heatmaps": _heatmaps(exported, estimate, dense_model)},
+    }
+
+
+def write_report(out_dir, exported, estimate, model, **options) -> dict:
+    """Write report.html, report.md and resources.csv into `out_dir`; returns their paths."""
+    import jinja2
+
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+                                     autoescape=jinja2.select_autoescape(["html", "html.j2"]), keep_trailing_newline=True)
+    context = report_context(exported, estimate, model, **options)
+    out_dir = Path(out_dir)
+    return {
+        "html": write_text_atomic(out_dir / "report.html", environment.get_template("report.html.j2").render(context)),
+        "md": write_text_atomic(out_dir / "report.md", environment.get_template("report.md.j2").render(context)),
+        "csv": write_text_atomic(out_dir / "resources.csv", estimate.to_csv()),
+    }

@@ -1,0 +1,103 @@
+"""`estimate_resources()`: per-layer and per-kernel estimates of an exported project, dense vs pruned, vs the board."""
+
+import csv
+import io
+from dataclasses import dataclass, field
+
+from fpgaprune.hls.extension.sparse_kernels import PLAN
+from fpgaprune.resources.estimator import (
+    Cost,
+    dense_products,
+    kernel_savings,
+    layer_cost,
+    layer_types,
+    live_products,
+)
+from fpgaprune.text_table import format_rows
+
+RESOURCES = (("DSP", "dsp"), ("LUT", "lut"), ("FF", "ff"), ("BRAM_18K", "bram_18k"))
+SOURCE = "estimate (fpgaprune rules, see fpgaprune/resources/rules.py)"
+
+
+@dataclass
+class LayerEstimate:
+    name: str
+    original: str
+    kind: str
+    pruned: Cost
+    dense: Cost | None = None
+    savings: list = field(default_factory=list)
+
+
+@dataclass
+class ResourceEstimate:
+    board: object
+    layers: list
+    notes: list = field(default_factory=list)
+
+    def total(self, which: str) -> Cost:
+        total = Cost()
+        for layer in self.layers:
+            cost = getattr(layer, which) or layer.pruned
+            for key in ("products", "multipliers", "dsp", "lut", "ff", "bram_18k", "latency_cycles"):
+                setattr(total, key, getattr(total, key) + getattr(cost, key))
+        return total
+
+    def board_fraction(self, cost: Cost) -> dict:
+        return {name: getattr(cost, key) / self.board.resources[name] for name, key in RESOURCES
+                if self.board.resources.get(name)}
+
+    def savings(self) -> list:
+        return [saving for layer in self.layers for saving in layer.savings]
+
+    def rows(self) -> list:
+        rows = []
+        for layer in self.layers:
+            for label, cost in (("dense", layer.dense), ("pruned", layer.pruned)):
+                if cost is not None:
+                    rows.append({"layer": layer.name, "original_layer": layer.original, "model": label,
+                                 "products": cost.products, "multipliers": cost.multipliers, "DSP": cost.dsp,
+                                 "LUT": cost.lut, "FF": cost.ff, "BRAM_18K": cost.bram_18k,
+                                 "latency_cycles": cost.latency_cycles, "II_cycles": cost.ii_cycles,
+                                 "source": SOURCE})
+        return rows
+
+    def to_csv(self) -> str:
+        rows = self.rows()
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]) if rows else ["layer"])
+        writer.writeheader()
+        writer.writerows(rows)
+        return out.getvalue()
+
+    def format(self) -> str:
+        header = ("layer", "model", "products", "multipliers", "DSP", "LUT", "FF", "BRAM_18K", "latency", "II")
+        table = [(r["layer"], r["model"], r["products"], r["multipliers"], r["DSP"], r["LUT"], r["FF"],
+                  r["BRAM_18K"], r["latency_cycles"], r["II_cycles"]) for r in self.rows()]
+        pruned = self.total("pruned")
+        share = ", ".join(f"{name} {fraction:.1%}" for name, fraction in self.board_fraction(pruned).items())
+        lines = [f"Resources ({SOURCE}) on {self.board.name} ({self.board.part})"]
+        lines += format_rows(header, table)
+        lines.append(f"pruned design: {share} of the board")
+        return "\n".join(lines + [f"note: {note}" for note in self.notes])
+
+
+def estimate_resources(exported, dense_model=None) -> ResourceEstimate:
+    """Estimates for every kernel-sparse node of `exported` (an `Export`); with `dense_model` (the same
+    QKeras model before pruning, original layer names), the dense figures and the per-kernel savings too."""
+    layers, notes = [], []
+    for node in exported.hls_model.get_layers():
+        plan = node.get_attr(PLAN)
+        if plan is None:
+            if node.get_weights():
+                notes.append(f"{node.name}: {node.class_name} runs hls4ml's stock code; not estimated")
+            continue
+        types = layer_types(node, exported.board)
+        live = live_products(node)
+        estimate = LayerEstimate(node.name, plan.origin.layer, plan.kind, layer_cost(live[0], live[2], types))
+        if dense_model is not None and plan.origin.layer in {layer.name for layer in dense_model.layers}:
+            dense = dense_products(dense_model.get_layer(plan.origin.layer), types.weight_frac)
+            estimate.dense = layer_cost(dense[0], dense[2], types)
+            estimate.savings = kernel_savings(plan.origin.layer, plan.kind, live, dense, types)
+        layers.append(estimate)
+    return ResourceEstimate(exported.board, layers, notes)

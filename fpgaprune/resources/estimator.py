@@ -1,0 +1,170 @@
+"""Resource estimates per layer and per kernel of an exported model, from its actual quantized weights.
+
+Everything here is an estimate (see `rules.py` for the rules and their sources). Weights are indexed by
+the original layer's indices, so a stripped channel's kernels are priced like any other pruned kernel.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fpgaprune.hls.extension.sparse_kernels import PLAN
+from fpgaprune.hls.manifest import quantized_kernel
+from fpgaprune.resources import rules
+
+KINDS = ("shift", "lut", "dsp")
+
+
+@dataclass(frozen=True)
+class LayerTypes:
+    """What the estimate needs to know about a layer's hardware."""
+
+    weight_bits: int
+    weight_frac: int
+    input_bits: int
+    accum_bits: int
+    reuse: int
+    strategy: str
+    io_type: str
+    positions: int  # output pixels (1 for Dense)
+    dsp_a_bits: int = 25
+    dsp_b_bits: int = 18
+
+
+@dataclass
+class Cost:
+    """An estimate of one layer (or one kernel's share); `source` says where the figures come from."""
+
+    products: int = 0
+    multipliers: int = 0
+    dsp: int = 0
+    lut: int = 0
+    ff: int = 0
+    bram_18k: int = 0
+    latency_cycles: int = 0
+    ii_cycles: int = 0
+    source: str = "estimate"
+    kinds: dict = field(default_factory=dict)
+
+    def minus(self, other: "Cost") -> "Cost":
+        keys = ("products", "multipliers", "dsp", "lut", "ff", "bram_18k")
+        return Cost(**{k: getattr(self, k) - getattr(other, k) for k in keys})
+
+
+def layer_cost(codes: np.ndarray, outputs: np.ndarray, types: LayerTypes) -> Cost:
+    """The estimate of a layer whose live products have weight codes `codes` into outputs `outputs`."""
+    codes, outputs = np.asarray(codes, np.int64), np.asarray(outputs)
+    kinds = np.array([rules.product_kind(c, types.weight_bits, types.input_bits) for c in codes], dtype=object)
+    reuse = max(types.reuse, 1)
+    per_dsp = rules.dsp_slices(types.weight_bits, types.input_bits, types.dsp_a_bits, types.dsp_b_bits)
+    n_dsp, n_lut = int(np.sum(kinds == "dsp")), int(np.sum(kinds == "lut"))
+    mult_luts = sum(rules.lut_multiplier_luts(c, types.input_bits) for c, k in zip(codes, kinds) if k == "lut")
+    _, terms = np.unique(outputs, return_counts=True)
+    adder_luts = sum(rules.adder_tree_luts(t + 1, types.accum_bits) for t in terms)
+    levels = max((rules.adder_tree_levels(t + 1) for t in terms), default=0)
+    ff = sum(rules.adder_tree_levels(t + 1) for t in terms) * types.accum_bits
+    bram = rules.rom_bram_18k(len(codes), types.weight_bits, reuse) if types.strategy == "resource" else 0
+    ii = reuse * types.positions
+    return Cost(products=len(codes), multipliers=-(-(n_dsp + n_lut) // reuse), dsp=-(-n_dsp * per_dsp // reuse),
+                lut=-(-(mult_luts + adder_luts) // reuse), ff=-(-ff // reuse), bram_18k=bram,
+                latency_cycles=ii + levels + 1, ii_cycles=ii,
+                kinds={k: int(np.sum(kinds == k)) for k in KINDS})
+
+
+def layer_types(node, board) -> LayerTypes:
+    """The hardware facts of an hls4ml node with fpgaprune's kernel-sparse code."""
+    weight = node.get_weights("weight").type.precision
+    positions = int(node.get_attr("out_height", 1) * node.get_attr("out_width", 1)) if node.get_attr(
+        "out_width") else 1
+    return LayerTypes(int(weight.width), int(weight.width - weight.integer),
+                      int(node.get_input_variable().type.precision.width), int(node.get_attr("accum_t").precision.width),
+                      int(node.get_attr("reuse_factor", 1)), str(node.get_attr("strategy", "latency")).lower(),
+                      node.model.config.get_config_value("IOType"), positions, board.dsp_a_bits, board.dsp_b_bits)
+
+
+def live_products(node) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(codes, original input channel/row, original output, window position) of a node's live weights."""
+    plan = node.get_attr(PLAN)
+    frac = int(node.get_weights("weight").type.precision.width - node.get_weights("weight").type.precision.integer)
+    chans = np.unravel_index(plan.rows, plan.window)[2]
+    inputs = np.asarray(plan.origin.inputs)[chans]
+    outputs = np.asarray(plan.origin.outputs)[plan.cols]
+    spatial = plan.rows // plan.window[2]
+    return rules.codes(plan.values, frac), inputs, outputs, spatial
+
+
+def dense_products(layer, frac: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The same for the nonzero quantized weights of an (unpruned) Keras layer, in original indices."""
+    kernel = quantized_kernel(layer)
+    matrix = kernel.reshape(-1, kernel.shape[-2], kernel.shape[-1])  # (spatial, ci, co)
+    spatial, inputs, outputs = np.nonzero(rules.codes(matrix, frac))
+    return rules.codes(matrix[spatial, inputs, outputs], frac), inputs, outputs, spatial
+
+
+def kernel_cost_grid(live: tuple, types: LayerTypes, shape: tuple) -> np.ndarray:
+    """Estimated LUTs of each kept (ci, co) kernel (multipliers and its adders), on an original-index grid."""
+    grid = np.zeros(shape)
+    codes, inputs, outputs, _ = live
+    for code, ci, co in zip(codes, inputs, outputs):
+        kind = rules.product_kind(code, types.weight_bits, types.input_bits)
+        multiplier = rules.lut_multiplier_luts(code, types.input_bits) if kind == "lut" else 0
+        grid[ci, co] += (multiplier + types.accum_bits) / max(types.reuse, 1)
+    return grid
+
+
+@dataclass
+class KernelSaving:
+    """What removing one kernel (conv: a (ci, co) pair; Dense: an output's removed weights) saved (estimate)."""
+
+    layer: str
+    name: str
+    products: int
+    dsp: float
+    lut: float
+    bram_18k: int
+
+    def format(self) -> str:
+        return (f"{self.name}: {self.products} products removed -> -{self.dsp:g} DSP, -{self.lut:.0f} LUT, "
+                f"-{self.bram_18k} BRAM")
+
+
+def _items(products: tuple, kind: str) -> list:
+    """((group, position), code) per product; group = (ci, co) for a conv, (None, co) for Dense."""
+    codes, inputs, outputs, spatial = products
+    if kind == "dense":
+        return [((None, int(o)), int(i)) for i, o in zip(inputs, outputs)], list(codes)
+    return [((int(i), int(o)), int(p)) for i, o, p in zip(inputs, outputs, spatial)], list(codes)
+
+
+def _group_name(layer: str, group, kind: str) -> str:
+    ci, co = group
+    return {"dense": f"{layer}[:, {co}]", "conv1d": f"{layer}[:, {ci}, {co}]"}.get(kind, f"{layer}[:, :, {ci}, {co}]")
+
+
+def kernel_savings(layer: str, kind: str, live: tuple, dense: tuple, types: LayerTypes) -> list[KernelSaving]:
+    """Per pruned kernel: the products, DSP, LUT and BRAM it no longer costs.
+
+    A conv kernel (ci, co) counts when it has products in `dense` and none in `live`; a Dense output counts
+    the products it lost. Each product is one multiplier (or shift) and one adder, so a kernel's share adds up exactly under the
+    rules; the layer's own totals round up after dividing by the reuse factor.
+    """
+    per_dsp = rules.dsp_slices(types.weight_bits, types.input_bits, types.dsp_a_bits, types.dsp_b_bits)
+    live_keys = set(_items(live, kind)[0])
+    live_groups = {group for group, _ in live_keys} if kind != "dense" else set()
+    removed = {}
+    for (group, position), code in zip(*_items(dense, kind)):
+        if (group, position) not in live_keys and group not in live_groups:
+            removed.setdefault(group, []).append(code)
+    reuse, n_live, savings = max(types.reuse, 1), len(live[0]), []
+    for group in sorted(removed, key=lambda g: (g[1], -1 if g[0] is None else g[0])):
+        codes = removed[group]
+        kinds = [rules.product_kind(c, types.weight_bits, types.input_bits) for c in codes]
+        mult = sum(rules.lut_multiplier_luts(c, types.input_bits) for c, k in zip(codes, kinds) if k == "lut")
+        bram = 0
+        if types.strategy == "resource":
+            bram = (rules.rom_bram_18k(n_live + len(codes), types.weight_bits, reuse)
+                    - rules.rom_bram_18k(n_live, types.weight_bits, reuse))
+        savings.append(KernelSaving(layer, _group_name(layer, group, kind), len(codes),
+                                    round(kinds.count("dsp") * per_dsp / reuse, 2),
+                                    round((mult + len(codes) * types.accum_bits) / reuse, 1), bram))
+    return savings

@@ -1,0 +1,92 @@
+"""How one product of a weight and an input maps to hardware: the stated rules and their sources.
+
+These are estimates, not measurements; every figure that uses them is labelled "estimate".
+
+- A weight whose quantized value is 0 makes no product (fpgaprune's code has no site for it).
+- A weight of ±2^k is a shift: no multiplier and no LUTs, only an adder input (wiring).
+- Otherwise the product is a multiplier. It goes to DSPs when both operands are wider than 10 bits, and to
+  LUTs otherwise. Source: Duarte et al., "Fast inference of deep neural networks in FPGAs for particle
+  physics", JINST 13 (2018) P07027, sec. 5.3: with fixed-point widths below about 10 bits, Vivado HLS builds
+  the multiplications from LUTs and the DSP count falls to zero.
+- A DSP multiplier takes ceil(a/A) * ceil(b/B) DSP slices for operands of a >= b bits on an A x B DSP
+  (DSP48E1: 25 x 18, DSP48E2: 27 x 18; UG479, UG579).
+- A LUT multiplier by a constant adds one shifted copy of the input per nonzero digit of the constant's
+  canonical signed-digit form (CSD), so it costs (digits - 1) adders of (input bits + log2|constant|) bits,
+  one LUT per bit on the carry chain (UG474/UG574: one LUT6 + carry per adder bit).
+- Summing n terms (the live products and the bias) takes n - 1 adders of the accumulator's width, one LUT
+  per bit. Products that share a multiplier (reuse factor R) share the adders as well: a layer's
+  multipliers and adders are divided by R.
+- Pipeline registers: one accumulator-wide register per adder-tree level per output (FFs).
+- Weights in ROM (Resource strategy, R > 1): each cycle reads ceil(live / R) weights, so the ROM is that
+  many weights wide and R deep; it takes ceil(width / 36) * ceil(R / 512) BRAM_18K when it holds more than
+  1024 bits, and LUTs (distributed ROM) otherwise (UG473/UG573: 18 Kb block RAM, widest port 36 bits).
+"""
+
+import math
+
+import numpy as np
+
+LUT_MULTIPLIER_MAX_BITS = 10
+BRAM_18K_BITS = 18 * 1024
+BRAM_MAX_WIDTH = 36
+BRAM_DEPTH_AT_36 = 512
+DISTRIBUTED_ROM_MAX_BITS = 1024
+
+
+def csd_digits(value: int) -> int:
+    """Nonzero digits of `value` in canonical signed-digit form."""
+    value, digits = abs(int(value)), 0
+    while value:
+        if value & 1:
+            digits += 1
+            value = value - 1 if (value & 3) == 1 else value + 1
+        value >>= 1
+    return digits
+
+
+def is_power_of_two(value: int) -> bool:
+    value = abs(int(value))
+    return value != 0 and value & (value - 1) == 0
+
+
+def product_kind(code: int, weight_bits: int, input_bits: int) -> str:
+    """'none', 'shift', 'dsp' or 'lut' for a weight with integer code `code` (value / weight step)."""
+    if code == 0:
+        return "none"
+    if is_power_of_two(code):
+        return "shift"
+    if weight_bits > LUT_MULTIPLIER_MAX_BITS and input_bits > LUT_MULTIPLIER_MAX_BITS:
+        return "dsp"
+    return "lut"
+
+
+def dsp_slices(weight_bits: int, input_bits: int, dsp_a_bits: int, dsp_b_bits: int) -> int:
+    wide, narrow = max(weight_bits, input_bits), min(weight_bits, input_bits)
+    return math.ceil(wide / dsp_a_bits) * math.ceil(narrow / dsp_b_bits)
+
+
+def lut_multiplier_luts(code: int, input_bits: int) -> int:
+    """LUTs of a constant multiplier built from shifted adds."""
+    digits = csd_digits(code)
+    return max(digits - 1, 0) * (input_bits + math.ceil(math.log2(abs(code) + 1)))
+
+
+def adder_tree_luts(terms: int, accum_bits: int) -> int:
+    return max(terms - 1, 0) * accum_bits
+
+
+def adder_tree_levels(terms: int) -> int:
+    return math.ceil(math.log2(terms)) if terms > 1 else 0
+
+
+def rom_bram_18k(live: int, weight_bits: int, reuse: int) -> int:
+    """BRAM_18K for the weights of a Resource-strategy layer (0 when they fit distributed ROM)."""
+    width = math.ceil(live / reuse) * weight_bits
+    if reuse <= 1 or width * reuse <= DISTRIBUTED_ROM_MAX_BITS:
+        return 0
+    return math.ceil(width / BRAM_MAX_WIDTH) * math.ceil(reuse / BRAM_DEPTH_AT_36)
+
+
+def codes(values: np.ndarray, frac_bits: int) -> np.ndarray:
+    """Integer codes of weights on a 2^-frac grid."""
+    return np.round(np.asarray(values, np.float64) * 2.0**frac_bits).astype(np.int64)

@@ -1,0 +1,73 @@
+"""The report: self-contained HTML that headless Chromium renders with every image loaded, plus Markdown and CSV."""
+
+import csv
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+import fpgaprune as fp
+from fpgaprune.quantize import to_qkeras
+from fpgaprune.report import write_report
+from fpgaprune.resources import estimate_resources
+from fpgaprune.tfk import keras
+from hls_helpers import SPEC8, digits_cnn, trained
+
+X = np.round(np.random.default_rng(0).random((40, 8, 8, 1)) * 16) / 16
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    keras.utils.set_random_seed(0)
+    base = digits_cnn(padding="valid")
+    dense = to_qkeras(fp.hold(base), SPEC8)
+    pruned = trained(base, ["conv2[:, :, 1, :]", "conv2[:, :, 3, 2]", "fc[0:30, 4]"], None, epochs=0)
+    root = tmp_path_factory.mktemp("report")
+    exported = fp.export(pruned, "resource_parallel", "pynq-z2", root / "prj", x=X)
+    estimate = estimate_resources(exported, dense)
+    paths = write_report(root / "report", exported, estimate, pruned, dense_model=dense,
+                         accuracies={"dense": 0.95, "pruned": 0.94, "quantized": 0.93})
+    return paths, estimate
+
+
+def test_report_files_carry_the_same_figures(report):
+    paths, estimate = report
+    html, md = paths["html"].read_text(), paths["md"].read_text()
+    assert not re.search(r'(src|href)="(?!data:)', html)  # self-contained: every image inline
+    rows = list(csv.DictReader(paths["csv"].open()))
+    assert [(r["layer"], r["model"]) for r in rows] == [(layer.name, m) for layer in estimate.layers
+                                                        for m in ("dense", "pruned")]
+    for saving in estimate.savings():
+        assert f"<code>{saving.name}</code>" in html and f"`{saving.name}`: {saving.products} products removed" in md
+    assert "fc[:, 4]" in md and "conv2[:, :, 3, 2]" in md
+    assert "dense 95.00% &rarr; pruned 94.00% &rarr; quantized 93.00%" in html
+    assert "skipped: vitis_hls not found" in html and "estimate (fpgaprune rules" in html
+    assert not list(paths["html"].parent.glob(".*"))  # atomic writes leave no temporary files
+
+
+@pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("chromedriver")),
+                    reason="chromium/chromedriver not installed (.ci/run installs them)")
+def test_html_report_renders_in_headless_chromium(report):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    paths, estimate = report
+    options = Options()
+    options.binary_location = shutil.which("chromium")
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    try:
+        driver.get(paths["html"].resolve().as_uri())
+        images = driver.execute_script("return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth])")
+        failed = driver.execute_script(
+            "return performance.getEntriesByType('resource').filter(r => r.responseStatus >= 400).map(r => r.name)")
+        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        tables = driver.execute_script("return document.querySelectorAll('table').length")
+    finally:
+        driver.quit()
+    assert len(images) == 1 + sum(1 for layer in estimate.layers if layer.kind == "conv2d")
+    assert all(complete and width > 0 for _, complete, width in images), images
+    assert failed == [] and errors == [] and tables >= 4

@@ -1,0 +1,161 @@
+"""Resource estimates (hand-computed), yosys measurements of the DA circuit, calibration, vendor reports."""
+
+import shutil
+
+import numpy as np
+import pytest
+
+import fpgaprune as fp
+from fpgaprune.quantize import to_qkeras
+from fpgaprune.resources import estimate_resources
+from fpgaprune.resources import rules
+from fpgaprune.resources.calibration import TARGET, fit, held_out_errors
+from fpgaprune.resources.estimator import LayerTypes, kernel_savings, layer_cost
+from fpgaprune.resources.vendor import vendor_report
+from fpgaprune.tfk import keras
+from hls_helpers import L, SPEC8, digits_cnn, trained
+
+needs_yosys = pytest.mark.skipif(shutil.which("yosys") is None, reason="yosys not installed (.ci/run installs it)")
+X = np.round(np.random.default_rng(0).random((40, 8, 8, 1)) * 16) / 16
+
+# A 3x3 kernel of 8-bit weights (step 2^-7): one zero, one power of two (64 = 0.5), seven others.
+CODES = np.array([0, 64, 3, 5, 7, 11, 13, 19, 25])
+EIGHT_BIT = LayerTypes(weight_bits=8, weight_frac=7, input_bits=8, accum_bits=18, reuse=1, strategy="latency",
+                       io_type="io_parallel", positions=36)
+
+
+def test_csd_and_product_rules_by_hand():
+    assert [rules.csd_digits(c) for c in (1, 3, 5, 7, 11, 13, 19, 25, -7)] == [1, 2, 2, 2, 3, 3, 3, 3, 2]
+    assert rules.product_kind(0, 8, 8) == "none" and rules.product_kind(-64, 8, 8) == "shift"
+    assert rules.product_kind(3, 8, 8) == "lut" and rules.product_kind(3, 16, 16) == "dsp"
+    assert rules.product_kind(3, 16, 8) == "lut"  # one narrow operand is enough for LUTs
+    assert rules.dsp_slices(16, 16, 25, 18) == 1 and rules.dsp_slices(30, 20, 25, 18) == 4
+    assert rules.dsp_slices(26, 18, 27, 18) == 1 and rules.dsp_slices(26, 18, 25, 18) == 2
+
+
+def test_estimate_of_one_kernel_by_hand():
+    live = CODES != 0
+    cost = layer_cost(CODES[live], np.zeros(live.sum(), int), EIGHT_BIT)
+    # 8 products: 1 shift (64) and 7 LUT multipliers; (digits - 1) adders of (8 + ceil(log2(|c|+1))) bits:
+    # 3: 1x10, 5: 1x11, 7: 1x11, 11: 2x12, 13: 2x12, 19: 2x13, 25: 2x13 -> 132 LUTs
+    # adder tree: 8 products + bias = 9 terms -> 8 adders x 18 bits = 144 LUTs
+    assert cost.products == 8 and cost.kinds == {"shift": 1, "lut": 7, "dsp": 0}
+    assert cost.multipliers == 7 and cost.dsp == 0 and cost.lut == 132 + 144
+    assert cost.ff == 4 * 18  # ceil(log2(9)) = 4 register levels of the accumulator
+    assert cost.ii_cycles == 36 and cost.latency_cycles == 36 + 4 + 1 and cost.bram_18k == 0
+    wide = LayerTypes(16, 15, 16, 36, 1, "latency", "io_parallel", 1)
+    assert layer_cost(CODES[live] * 3, np.zeros(8, int), wide).dsp == 8  # 3*64 = 192 is not a power of two
+    shared = layer_cost(CODES[live], np.zeros(8, int), LayerTypes(8, 7, 8, 18, 4, "resource", "io_parallel", 1))
+    assert shared.multipliers == 2 and shared.lut == 69 and shared.ii_cycles == 4  # ceil(7/4), ceil(276/4)
+
+
+def test_savings_of_a_pruned_kernel_by_hand():
+    nonzero = np.nonzero(CODES)[0]
+    dense = (CODES[nonzero], np.zeros(8, int), np.zeros(8, int), nonzero)  # codes, ci, co, window position
+    empty = (np.zeros(0, int), np.zeros(0, int), np.zeros(0, int), np.zeros(0, int))
+    (saving,) = kernel_savings("conv2", "conv2d", empty, dense, EIGHT_BIT)
+    assert saving.name == "conv2[:, :, 0, 0]" and saving.products == 8
+    assert saving.lut == 132 + 8 * 18 and saving.dsp == 0 and saving.bram_18k == 0
+    assert saving.format() == "conv2[:, :, 0, 0]: 8 products removed -> -0 DSP, -276 LUT, -0 BRAM"
+
+
+def test_rom_in_block_ram_for_resource_strategy():
+    assert rules.rom_bram_18k(100, 8, 1) == 0  # no ROM at reuse 1
+    assert rules.rom_bram_18k(64, 8, 4) == 0  # 512 bits: distributed ROM
+    assert rules.rom_bram_18k(4000, 8, 8) == 112  # 500 weights x 8 bits = 4000 bits wide: 112 x 36
+    assert rules.rom_bram_18k(4000, 8, 1000) == 2  # 32 bits wide, 1000 deep: 2 x 512
+
+
+@pytest.fixture(scope="module")
+def exported_pair(tmp_path_factory):
+    """The same weights, dense and with conv2 kernels pruned, exported once (pruned) for estimates."""
+    keras.utils.set_random_seed(0)
+    base = digits_cnn(padding="valid")
+    dense = to_qkeras(fp.hold(base), SPEC8)
+    pruned = trained(base, ["conv2[:, :, 1, :]", "conv2[:, :, 3, 2]"], None, epochs=0)
+    exported = fp.export(pruned, "latency_parallel", "zcu102", tmp_path_factory.mktemp("e") / "prj", x=X)
+    return dense, pruned, exported
+
+
+def test_estimate_names_every_pruned_kernel_by_original_index(exported_pair):
+    dense, pruned, exported = exported_pair
+    estimate = estimate_resources(exported, dense)
+    names = [s.name for s in estimate.savings()]
+    assert names == [f"conv2[:, :, 1, {co}]" for co in range(2)] + ["conv2[:, :, 1, 2]", "conv2[:, :, 3, 2]"] + [
+        f"conv2[:, :, 1, {co}]" for co in range(3, 6)]
+    conv2 = next(layer for layer in estimate.layers if layer.name == "conv2")
+    kernel = dense.get_layer("conv2").kernel_quantizer_internal(dense.get_layer("conv2").kernel).numpy()
+    removed = sum(int(np.count_nonzero(kernel[:, :, ci, co])) for ci, co in [(1, c) for c in range(6)] + [(3, 2)])
+    assert conv2.dense.products - conv2.pruned.products == removed == sum(s.products for s in estimate.savings())
+    assert "LUT" in estimate.format() and estimate.to_csv().splitlines()[0].startswith("layer,original_layer")
+
+
+@needs_yosys
+def test_yosys_measures_a_removed_kernel_and_the_report_shows_it(exported_pair, tmp_path):
+    from fpgaprune.report import Measurements, write_report
+    from fpgaprune.resources.measure import kernel_removal, measure_node
+
+    dense, pruned, exported = exported_pair
+    removal = kernel_removal(exported.hls_model.graph["conv2"], dense.get_layer("conv2"), 3, 2, "UltraScale+")
+    assert removal.without_kernel.luts < removal.with_kernel.luts  # the kernel's logic is gone
+    measured = {"conv2": measure_node(exported.hls_model.graph["conv2"], "UltraScale+")}
+    assert measured["conv2"] == removal.without_kernel
+    estimate = estimate_resources(exported, dense)
+    paths = write_report(tmp_path, exported, estimate, pruned, dense_model=dense,
+                         measurements=Measurements(measured, [removal]))
+    html = paths["html"].read_text()
+    assert (f"with <code>conv2[:, :, 3, 2]</code> {removal.with_kernel.luts} LUT,\nwithout it "
+            f"{removal.without_kernel.luts} LUT: {removal.lut_difference:+d} LUT (measured)") in html
+    assert f"{removal.lut_difference:+d} LUT (measured)" in paths["md"].read_text()
+
+
+@needs_yosys
+def test_da_lut_calibration_is_checked_on_layers_it_did_not_see():
+    from fpgaprune.resources.yosys import synthesize
+
+    rng = np.random.default_rng(1)
+    layers = {}
+    for i, (n_in, n_out, sparsity) in enumerate([(9, 4, 0.0), (12, 6, 0.5), (16, 4, 0.3), (18, 6, 0.6), (10, 8, 0.2)]):
+        weights = np.round(rng.normal(0, 0.35, (n_in, n_out)) * 64) / 64
+        weights[rng.random(weights.shape) < sparsity] = 0
+        layers[f"layer{i}"] = synthesize(weights, (0, 1, 4))
+    calibration = fit({k: layers[k] for k in ("layer0", "layer1", "layer2")})
+    with pytest.raises(ValueError, match="layer1 was used for the calibration"):
+        held_out_errors(calibration, {"layer1": layers["layer1"]})
+    held_out_errors(calibration, {k: layers[k] for k in ("layer3", "layer4")})
+    assert set(calibration.held_out) == {"layer3", "layer4"}
+    assert not set(calibration.held_out) & set(calibration.calibration_layers)
+    assert calibration.max_error <= TARGET, calibration.format()
+
+
+def test_vendor_report_is_read_where_it_exists(tmp_path, exported_pair):
+    _, _, exported = exported_pair
+    assert vendor_report(exported.path) is None  # never synthesized here
+    project = tmp_path / "prj"
+    report_dir = project / "myproject_prj" / "solution1" / "syn" / "report"
+    report_dir.mkdir(parents=True)
+    (project / "project.tcl").write_text("variable project_name\nset project_name \"myproject\"\n"
+                                          "variable backend\nset backend \"vitis\"\n")
+    (project / "myproject_prj" / "hls.app").write_text(
+        '<project xmlns="com.autoesl.autopilot.project"><solutions><solution name="solution1"/></solutions></project>')
+    (report_dir / "myproject_csynth.xml").write_text(CSYNTH_XML)
+    report = vendor_report(project)
+    assert report == {"DSP": 12, "LUT": 3456, "FF": 2345, "BRAM_18K": 2, "URAM": 0, "latency_cycles": 41,
+                      "ii_cycles": 36, "source": "vendor: Vivado/Vitis HLS C-synthesis report"}
+
+
+CSYNTH_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<profile>
+  <UserAssignments><TargetClockPeriod>5.00</TargetClockPeriod></UserAssignments>
+  <PerformanceEstimates>
+    <SummaryOfTimingAnalysis><EstimatedClockPeriod>4.20</EstimatedClockPeriod></SummaryOfTimingAnalysis>
+    <SummaryOfOverallLatency><Best-caseLatency>41</Best-caseLatency><Worst-caseLatency>41</Worst-caseLatency>
+      <Interval-min>36</Interval-min><Interval-max>36</Interval-max></SummaryOfOverallLatency>
+  </PerformanceEstimates>
+  <AreaEstimates>
+    <Resources><BRAM_18K>2</BRAM_18K><DSP>12</DSP><FF>2345</FF><LUT>3456</LUT><URAM>0</URAM></Resources>
+    <AvailableResources><BRAM_18K>1824</BRAM_18K><DSP>2520</DSP><FF>548160</FF><LUT>274080</LUT><URAM>0</URAM>
+    </AvailableResources>
+  </AreaEstimates>
+</profile>
+"""
