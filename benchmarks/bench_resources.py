@@ -1,0 +1,84 @@
+"""Estimates vs open-source synthesis on Fashion-MNIST layers, and the DA LUT calibration on held-out layers.
+
+A 16-16 CNN trains one epoch; its conv2 kernels and fc weights are pruned one-shot by L1 at several
+sparsities and quantized to 8 bits. For each pruned model and layer: the multiplier-export estimate, and the
+DA circuit (da4ml adder graph) synthesized by yosys. The DA LUT estimator is fitted on the layers of some
+sparsities and its error reported on the layers of the others. Also: one conv2 kernel removed, measured.
+"""
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import fpgaprune as fp
+from fpgaprune import data
+from fpgaprune.pruning import Pruner
+from fpgaprune.quantize import to_qkeras
+from fpgaprune.resources import estimate_resources
+from fpgaprune.resources.calibration import fit, held_out_errors
+from fpgaprune.resources.measure import kernel_removal, measure_node
+from fpgaprune.text_table import format_rows
+from fpgaprune.tfk import keras
+
+SPEC = {"default": {"kernel": "quantized_bits(8,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
+                    "activation": "quantized_relu(8,3)"}}
+
+
+def cnn():
+    keras.utils.set_random_seed(0)
+    L = keras.layers
+    return keras.Sequential([
+        keras.Input((28, 28, 1)), L.Conv2D(8, 3, strides=2, activation="relu", name="conv1"),
+        L.Conv2D(16, 3, strides=2, activation="relu", name="conv2"), L.GlobalAveragePooling2D(),
+        L.Dense(10, name="fc"),
+    ])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fit", type=float, nargs="+", default=[0.0, 0.5, 0.9])
+    parser.add_argument("--held-out", type=float, nargs="+", default=[0.3, 0.75])
+    args = parser.parse_args()
+    dataset = data.fashion_mnist()
+    pretrained = cnn()
+    pretrained.compile(keras.optimizers.Adam(1e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    pretrained.fit(dataset.x_train, dataset.y_train, batch_size=128, epochs=1, verbose=0)
+    dense = to_qkeras(fp.hold(pretrained), SPEC)
+    measured, rows = {}, []
+    with tempfile.TemporaryDirectory() as scratch:
+        for sparsity in args.fit + args.held_out:
+            pruner = Pruner(structure={"conv2": "kernel", "fc": "element"}, layers=["conv2", "fc"])
+            model = to_qkeras(pruner.prune(pretrained, sparsity), SPEC)
+            exported = fp.export(model, "latency_parallel", "zcu102", Path(scratch) / f"s{sparsity}",
+                                 x=dataset.x_test[:200])
+            estimate = estimate_resources(exported, dense)
+            for layer in estimate.layers:
+                start = time.perf_counter()
+                synthesis = measure_node(exported.hls_model.graph[layer.name], exported.board.family)
+                measured[f"{layer.name}@{sparsity}"] = synthesis
+                rows.append((layer.name, f"{sparsity:.2f}", layer.pruned.products, layer.pruned.lut, synthesis.luts,
+                             f"{synthesis.da4ml_cost:.0f}", f"{time.perf_counter() - start:.1f}"))
+            if sparsity == args.held_out[-1]:
+                removal = kernel_removal(exported.hls_model.graph["conv2"], dense.get_layer("conv2"),
+                                         *_a_pruned_kernel(estimate), exported.board.family)
+    header = ("layer", "sparsity", "products", "LUT estimate (multiplier export)", "LUT yosys (DA, measured)",
+              "da4ml cost", "synthesis s")
+    print("\n".join(format_rows(header, rows)))
+    fitted = {k: v for k, v in measured.items() if float(k.split("@")[1]) in args.fit}
+    calibration = held_out_errors(fit(fitted), {k: v for k, v in measured.items() if k not in fitted})
+    print(calibration.format())
+    print(f"yosys, {removal.kernel}: with it {removal.with_kernel.luts} LUT, without {removal.without_kernel.luts} "
+          f"LUT ({removal.lut_difference:+d}, measured)")
+
+
+def _a_pruned_kernel(estimate) -> tuple[int, int]:
+    saving = next(s for s in estimate.savings() if s.layer == "conv2")
+    ci, co = saving.name.split("[:, :, ")[1].rstrip("]").split(", ")
+    return int(ci), int(co)
+
+
+if __name__ == "__main__":
+    main()
