@@ -43,6 +43,7 @@ def test_report_files_carry_the_same_figures(report):
     assert "fc[:, 4]" in md and "conv2[:, :, 3, 2]" in md
     assert "dense 95.00% &rarr; pruned 94.00% &rarr; quantized 93.00%" in html
     assert "skipped: vitis_hls not found" in html and "estimate (fpgaprune rules" in html
+    assert estimate.fits() and "it fits on PYNQ-Z2 (estimate)" in md
     assert not list(paths["html"].parent.glob(".*"))  # atomic writes leave no temporary files
 
 

@@ -71,7 +71,7 @@ def report_context(exported, estimate, model, *, dense_model=None, accuracies=No
     return {
         "title": title, "board": exported.board, "project": str(exported.path), "model_summary": _model_summary(model),
         "accuracies": accuracies or {}, "resource_rows": estimate.rows(), "dense_total": estimate.total("dense"),
-        "pruned_total": estimate.total("pruned"), "board_fraction": estimate.board_fraction(estimate.total("pruned")),
+        "pruned_total": estimate.total("pruned"), "board_fraction": estimate.board_fraction(estimate.total("pruned")), "fits": estimate.fits(),
         "notes": estimate.notes, "savings": estimate.savings(), "estimate_source": ESTIMATE_SOURCE,
         "yosys_source": YOSYS_SOURCE, "measured_rows": _measured_rows(estimate, measurements),
         "removals": measurements.removals, "vendor": measurements.vendor,

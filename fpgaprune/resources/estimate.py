@@ -47,6 +47,10 @@ class ResourceEstimate:
         return {name: getattr(cost, key) / self.board.resources[name] for name, key in RESOURCES
                 if self.board.resources.get(name)}
 
+    def fits(self) -> bool:
+        """Whether the pruned design's estimate fits the board (every resource at most 100%)."""
+        return all(fraction <= 1.0 for fraction in self.board_fraction(self.total("pruned")).values())
+
     def savings(self) -> list:
         return [saving for layer in self.layers for saving in layer.savings]
 
@@ -78,7 +82,8 @@ class ResourceEstimate:
         share = ", ".join(f"{name} {fraction:.1%}" for name, fraction in self.board_fraction(pruned).items())
         lines = [f"Resources ({SOURCE}) on {self.board.name} ({self.board.part})"]
         lines += format_rows(header, table)
-        lines.append(f"pruned design: {share} of the board")
+        verdict = "fits" if self.fits() else "does NOT fit"
+        lines.append(f"pruned design: {share} of the board; it {verdict} on {self.board.name} (estimate)")
         return "\n".join(lines + [f"note: {note}" for note in self.notes])
 
 
