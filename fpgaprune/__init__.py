@@ -32,11 +32,61 @@ from fpgaprune.masking.saving import load_model, save_model  # noqa: E402
 
 
 
+# The top-level API, in the order of the data path. Each imports its module on first use (hls4ml is slow to
+# import). Names differ from the sub-packages (`fpgaprune.strip`, `.quantize`, `.report`), which importing
+# would otherwise shadow. See the README section "Python API".
+
+
+def prune(model, sparsity=None, *, structure="kernel", score="l1", layers=None, selections=(), **options):
+    """A held copy of `model`: the `selections` held at 0, then the lowest-scoring groups (`pruning.Pruner`)."""
+    from fpgaprune.pruning import Pruner
+
+    held = hold(model, prune=list(selections))
+    if sparsity is None:
+        return held
+    return Pruner(structure=structure, score=score, layers=layers, **options).prune(held, sparsity=sparsity)
+
+
+def strip_model(model, on_unsafe: str = "raise"):
+    """`fpgaprune.strip.strip`: a smaller model with dead channels removed, and the index map."""
+    from fpgaprune.strip import strip as _strip
+
+    return _strip(model, on_unsafe=on_unsafe)
+
+
+def to_qkeras(model, spec, batchnorm: str = "fold"):
+    """`fpgaprune.quantize.to_qkeras`: the QKeras twin of `model`, holds carried over."""
+    from fpgaprune.quantize import to_qkeras as _to_qkeras
+
+    return _to_qkeras(model, spec, batchnorm=batchnorm)
+
+
 def export(*args, **kwargs):
     """`fpgaprune.hls.export`: a complete hls4ml project for a quantized model (imports hls4ml on first use)."""
     from fpgaprune.hls import export as _export
 
     return _export(*args, **kwargs)
+
+
+def csim(exported, model, x):
+    """`fpgaprune.hls.csim_check` of an export: C-simulation against the QKeras model on `x`."""
+    from fpgaprune.hls import csim_check
+
+    return csim_check(exported.hls_model, model, x, exported.input_type)
+
+
+def estimate(exported, dense_model=None):
+    """`fpgaprune.resources.estimate_resources`: per-layer and per-kernel resource estimates."""
+    from fpgaprune.resources import estimate_resources
+
+    return estimate_resources(exported, dense_model)
+
+
+def write_report(out_dir, exported, estimate, model, **options):
+    """`fpgaprune.report.write_report`: report.html, report.md and resources.csv."""
+    from fpgaprune.report import write_report as _write_report
+
+    return _write_report(out_dir, exported, estimate, model, **options)
 
 
 def boards() -> list:
@@ -62,11 +112,17 @@ __all__ = [
     "SelectionError",
     "UnsupportedLayerError",
     "boards",
+    "csim",
     "enforce",
+    "estimate",
     "export",
     "finalize",
     "hold",
     "load_model",
     "manifest_of",
+    "prune",
     "save_model",
+    "strip_model",
+    "to_qkeras",
+    "write_report",
 ]

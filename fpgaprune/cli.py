@@ -1,0 +1,184 @@
+"""`fpgaprune`: the command line, a thin layer over the Python API. Exit codes: 0 ok, 1 a stage failed, 2 bad config."""
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+import fpgaprune as fp
+from fpgaprune.pipeline.schema import ConfigError
+
+DEFAULT_CONFIG = Path(__file__).parent / "pipeline" / "default.yaml"
+STAGE_NAMES = ("train", "prune", "finetune", "quantize", "hls", "csim", "synth", "report")
+
+
+def _config(path):
+    from fpgaprune.pipeline.checks import check_config
+    from fpgaprune.pipeline.schema import load_config
+    from fpgaprune.pipeline.stages import _dataset, build_model
+
+    config, located = load_config(path)
+    check_config(config, located)
+    from fpgaprune.pruning import Pruner  # noqa: F401  (imports TensorFlow once, before building the model)
+
+    model = build_model(config, _dataset(config))
+    from fpgaprune.pipeline.checks import check_pruning
+
+    check_pruning(config, located, model)
+    return config
+
+
+def _bad_config(error: Exception):
+    click.echo(f"error: {error}", err=True)
+    sys.exit(2)
+
+
+@click.group()
+def main():
+    """Remove exactly the kernels you choose, retrain around them, and carry the zeros into hardware."""
+
+
+def _summary(records: dict, seconds: float) -> str:
+    from fpgaprune.text_table import format_rows
+
+    metrics = {stage: record["metrics"] for stage, record in records.items()}
+    rows = [(stage, f"{records[stage]['seconds']:.1f}", _describe(stage, metrics[stage])) for stage in records]
+    report = metrics.get("report", {})
+    lines = format_rows(("stage", "seconds", "result"), rows)
+    if report:
+        lines.append(f"products per inference dense -> pruned: {report['products'][0]} -> {report['products'][1]}; "
+                     f"LUT {report['lut'][0]} -> {report['lut'][1]}, DSP {report['dsp'][0]} -> {report['dsp'][1]} "
+                     "(estimates)")
+        lines.append(f"report: {report['report']}")
+    return "\n".join(lines + [f"total {seconds:.0f} s"])
+
+
+def _describe(stage: str, m: dict) -> str:
+    if "accuracy" in m:
+        extra = f", {m['conv_kernels_pruned']:.0%} of conv kernels pruned" if "conv_kernels_pruned" in m else ""
+        return f"accuracy {m['accuracy']:.2%}{extra}"
+    if stage == "hls":
+        return f"{m['live_weights']} live of {m['weights']} weights"
+    if stage == "csim":
+        return f"{'bit-exact' if m['bit_exact'] else 'NOT bit-exact'} logits, argmax agreement {m['argmax_agreement']:.2%}"
+    if stage == "synth":
+        return f"ran: {m['ran']}"
+    return ""
+
+
+@main.command()
+@click.argument("config", required=False, type=click.Path(dir_okay=False))
+@click.option("--from", "from_stage", type=click.Choice(STAGE_NAMES), help="re-run from this stage on")
+@click.option("--out", type=click.Path(file_okay=False), help="run directory (default: outputs.dir)")
+def run(config, from_stage, out):
+    """Run prune -> retrain -> quantize -> export -> C-sim -> synth -> report (the digits default without CONFIG)."""
+    from fpgaprune.pipeline.runner import StageFailed
+    from fpgaprune.pipeline.runner import run as run_stages
+
+    try:
+        parsed = _config(config or DEFAULT_CONFIG)
+    except (ConfigError, fp.FpgapruneError) as error:
+        _bad_config(error)
+    run_dir = Path(out or parsed.outputs.dir)
+    click.echo(f"fpgaprune run {config or '(default: digits)'} -> {run_dir}")
+    started = time.perf_counter()
+    try:
+        records = run_stages(parsed, run_dir, from_stage, echo=click.echo)
+    except StageFailed as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(1)
+    click.echo(_summary(records, time.perf_counter() - started))
+
+
+@main.command()
+@click.argument("config", type=click.Path(dir_okay=False))
+def validate(config):
+    """Check CONFIG against the schema and fpgaprune (files, boards, selections, quantizers)."""
+    try:
+        _config(config)
+    except (ConfigError, fp.FpgapruneError) as error:
+        _bad_config(error)
+    click.echo(f"{config}: ok")
+
+
+@main.command()
+def boards():
+    """The FPGA boards fpgaprune knows."""
+    from fpgaprune.text_table import format_rows
+
+    rows = [(b.key, b.name, b.part, b.family, b.dsp_type, b.resources["DSP"], b.resources["LUT"], b.resources["FF"],
+             b.resources["BRAM_18K"], b.resources["URAM"]) for b in fp.boards()]
+    click.echo("\n".join(format_rows(("board", "name", "part", "family", "DSP type", "DSP", "LUT", "FF", "BRAM_18K",
+                                      "URAM"), rows)))
+
+
+@main.command()
+@click.argument("model", type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", type=click.Path(file_okay=False), default="inspect", help="directory for the heatmaps")
+def inspect(model, out):
+    """Kernel-norm table and heatmaps of MODEL (.keras/.h5)."""
+    from fpgaprune.inspection import format_table, kernel_heatmaps, sparsity_table
+
+    loaded = fp.load_model(model)
+    click.echo(format_table(sparsity_table(loaded)))
+    for path in kernel_heatmaps(loaded, out):
+        click.echo(f"wrote {path}")
+
+
+@main.command()
+@click.argument("model", type=click.Path(exists=True, dir_okay=False))
+@click.option("--select", "selections", multiple=True, help='exact kernels, e.g. "conv2[:, :, 29, 13]"')
+@click.option("--sparsity", type=float, help="also prune this fraction of kernels by L1 in --layer")
+@click.option("--layer", "layers", multiple=True, help="layers for --sparsity")
+@click.option("--out", type=click.Path(dir_okay=False), required=True, help="the pruned (held) model file")
+def prune(model, selections, sparsity, layers, out):
+    """Hold the selected kernels of MODEL at 0 (and prune by score), writing a new model file."""
+    from fpgaprune.pruning import Pruner
+
+    try:
+        held = fp.hold(fp.load_model(model), prune=list(selections))
+        if sparsity:
+            held = Pruner(structure="kernel", layers=list(layers) or None).prune(held, sparsity=sparsity)
+    except fp.FpgapruneError as error:
+        _bad_config(error)
+    fp.save_model(held, out)
+    click.echo(f"wrote {out}")
+
+
+@main.command()
+@click.argument("model", type=click.Path(exists=True, dir_okay=False))
+@click.option("--data", "dataset", default="digits", help="digits, fashion_mnist or an .npz (x_test) for the input type")
+@click.option("--preset", default="latency_parallel")
+@click.option("--board", default="pynq-z2")
+@click.option("--out", type=click.Path(file_okay=False), required=True)
+@click.option("--overwrite", is_flag=True)
+def export(model, dataset, preset, board, out, overwrite):
+    """Export a QKeras MODEL as a kernel-sparse hls4ml project."""
+    import numpy as np
+
+    from fpgaprune import data
+
+    x = (data.digits().x_test if dataset == "digits" else data.fashion_mnist().x_test if dataset == "fashion_mnist"
+         else np.load(dataset)["x_test"])
+    try:
+        exported = fp.export(fp.load_model(model), preset, board, out, x=x, overwrite=overwrite)
+    except fp.FpgapruneError as error:
+        _bad_config(error)
+    click.echo(exported.summary())
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+def report(run_dir):
+    """Re-render the report of RUN_DIR (from its saved config and stages)."""
+    from fpgaprune.pipeline.runner import run as run_stages
+    from fpgaprune.pipeline.schema import RunConfig
+
+    config = RunConfig.model_validate_json((Path(run_dir) / "config.json").read_text())
+    run_stages(config, run_dir, "report", echo=click.echo)
+    click.echo(f"report: {Path(run_dir) / 'report' / 'report.html'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""Checks of a run config that need fpgaprune itself: files, boards, presets, selections, quantizers."""
+
+from pathlib import Path
+
+import numpy as np
+
+from fpgaprune.errors import FpgapruneError
+from fpgaprune.pipeline.schema import ConfigError, Located, RunConfig
+
+
+def _fail(where: str, message: str):
+    raise ConfigError(f"{where}: {message}")
+
+
+def check_files(config: RunConfig, at: Located) -> None:
+    if config.model.file and not Path(config.model.file).exists():
+        _fail(at.at("model", "file"), f"found {config.model.file!r}; no such file")
+    if config.data.dataset == "npz" and not (config.data.file and Path(config.data.file).exists()):
+        _fail(at.at("data", "file"), f"found {config.data.file!r}; dataset 'npz' needs an existing .npz file")
+
+
+def check_hls(config: RunConfig, at: Located) -> None:
+    from fpgaprune.hls import load_board, load_preset
+
+    for path, call in ((("board",), lambda: load_board(config.board)),
+                       (("hls", "preset"), lambda: load_preset(config.hls.preset)),
+                       (("hls", "config"), lambda: load_preset({"HLSConfig": config.hls.config}))):
+        try:
+            call()
+        except FpgapruneError as error:
+            _fail(at.at(*path), str(error))
+
+
+def check_quantizers(config: RunConfig, at: Located) -> None:
+    import tensorflow as tf
+    from qkeras.quantizers import get_quantizer
+
+    from fpgaprune.quantize.quantizers import check_quantizer_text
+
+    entries = [(("quantization", "default", role), text) for role, text in config.quantization.default.items()]
+    entries += [(("quantization", "layers", layer, role), text) for layer, roles in config.quantization.layers.items()
+                for role, text in roles.items()]
+    for path, text in entries:
+        try:
+            check_quantizer_text(text, ".".join(path))
+        except FpgapruneError as error:
+            _fail(at.at(*path), str(error).split(": ", 1)[-1])
+        if path[-1] in ("kernel", "depthwise", "pointwise", "recurrent"):
+            quantizer = get_quantizer(text)  # QKeras' own safe_eval, after the ast check above
+            zero = float(np.asarray(quantizer(tf.zeros((4,)))).ravel()[0])
+            if zero != 0.0:
+                _fail(at.at(*path), f"found {text!r}, which maps 0 to {zero:g}; pruned weights need a quantizer "
+                                    "that keeps 0 (e.g. quantized_bits(6,0,alpha=1))")
+
+
+def check_pruning(config: RunConfig, at: Located, model) -> None:
+    from fpgaprune.pruning.structures import parse_structure
+    from fpgaprune.selection import parse_selector, resolve
+
+    names = {layer.name for layer in model.layers}
+    for i, text in enumerate(config.pruning.selections):
+        try:
+            resolve(model, parse_selector(text))
+        except FpgapruneError as error:
+            _fail(at.at("pruning", "selections", i), f"found {text!r}; {error}")
+    structures = config.pruning.structure if isinstance(config.pruning.structure, dict) else {"*": config.pruning.structure}
+    for layer, spec in structures.items():
+        try:
+            parse_structure(spec)
+        except FpgapruneError as error:
+            _fail(at.at("pruning", "structure", *(() if layer == "*" else (layer,))), str(error))
+    for key in ("targets", "do_not_prune"):
+        listed = getattr(config.pruning, key)
+        for layer in listed:
+            if layer not in names:
+                _fail(at.at("pruning", key, layer), f"found layer {layer!r}; the model has {', '.join(sorted(names))}")
+    for layer, sparsity in config.pruning.targets.items():
+        if not 0.0 <= sparsity < 1.0:
+            _fail(at.at("pruning", "targets", layer), f"found {sparsity}; a sparsity is in [0, 1)")
+
+
+def check_config(config: RunConfig, at: Located, model=None) -> None:
+    """Every check; `model` (the run's starting model) enables the selection checks."""
+    check_files(config, at)
+    check_hls(config, at)
+    check_quantizers(config, at)
+    if model is not None:
+        check_pruning(config, at, model)

@@ -1,0 +1,92 @@
+"""Run the stages in order, skipping those that are up to date, each written atomically.
+
+A stage's key hashes its own config section and the key of the stage before it, so a change re-runs that
+stage and everything after it. A stage writes into `.<stage>.tmp-*` and is renamed into place only when
+it finished; a run killed mid-stage leaves no half-written stage (the leftover temporary is removed on
+the next run). `stage.json` records the key, the config, the versions of the stack, the time and metrics.
+"""
+
+import hashlib
+import json
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+from fpgaprune.atomic import write_text_atomic
+from fpgaprune.hls.manifest import versions
+from fpgaprune.pipeline.stages import STAGES
+
+SECTIONS = {"train": ("seed", "model", "data", "training"), "prune": ("pruning",), "finetune": ("finetune",),
+            "quantize": ("quantization",), "hls": ("hls", "board", "outputs.tb_samples"), "csim": (),
+            "synth": ("outputs.synthesize_layers",), "report": ()}
+
+
+class StageFailed(RuntimeError):
+    def __init__(self, stage: str, error: BaseException):
+        super().__init__(f"stage {stage} failed: {type(error).__name__}: {error}")
+        self.stage = stage
+
+
+def _section(config, dotted: str):
+    value = config
+    for part in dotted.split("."):
+        value = getattr(value, part)
+    return value.model_dump() if hasattr(value, "model_dump") else value
+
+
+def stage_keys(config) -> dict:
+    keys, previous = {}, ""
+    for stage, sections in SECTIONS.items():
+        payload = json.dumps({"stage": stage, "previous": previous, "seed": config.seed,
+                              **{s: _section(config, s) for s in sections}}, sort_keys=True, default=str)
+        previous = keys[stage] = hashlib.sha256(payload.encode()).hexdigest()[:16]
+    return keys
+
+
+def _record(run_dir: Path, stage: str) -> dict | None:
+    path = run_dir / stage / "stage.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _replace(tmp: Path, final: Path) -> None:
+    if final.exists():
+        old = final.with_name(f".{final.name}.old-{uuid.uuid4().hex[:8]}")
+        final.rename(old)
+        shutil.rmtree(old, ignore_errors=True)
+    tmp.rename(final)
+
+
+def run(config, run_dir, from_stage: str | None = None, echo=print) -> dict:
+    """Run (or resume) every stage; returns {stage: its stage.json record}."""
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for leftover in run_dir.glob(".*.tmp-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+    write_text_atomic(run_dir / "config.json", config.model_dump_json(indent=1))
+    keys, records, forced = stage_keys(config), {}, False
+    for stage, function in STAGES.items():
+        forced = forced or stage == from_stage
+        record = _record(run_dir, stage)
+        if record and record["key"] == keys[stage] and not forced:
+            echo(f"  {stage:<9} up to date (skipped)")
+            records[stage] = record
+            continue
+        forced = True  # everything after a re-run stage re-runs too
+        tmp = run_dir / f".{stage}.tmp-{uuid.uuid4().hex[:8]}"
+        tmp.mkdir()
+        echo(f"  {stage:<9} running ...")
+        started = time.perf_counter()
+        try:
+            metrics = function(config, run_dir, tmp)
+        except Exception as error:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise StageFailed(stage, error) from error
+        record = {"stage": stage, "key": keys[stage], "seconds": round(time.perf_counter() - started, 1),
+                  "metrics": metrics, "config": {s: _section(config, s) for s in SECTIONS[stage]},
+                  "versions": versions()}
+        (tmp / "stage.json").write_text(json.dumps(record, indent=1, default=str))
+        _replace(tmp, run_dir / stage)
+        echo(f"  {stage:<9} done in {record['seconds']:.1f} s")
+        records[stage] = record
+    return records

@@ -1,0 +1,304 @@
+"""The stages of a run. Each reads what earlier stages wrote and writes its own directory `out`.
+
+A stage returns its metrics (a JSON-ready dict). Models travel between stages as `.keras` files saved
+with `fp.save_model` (holds and QKeras quantizers included).
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+import fpgaprune as fp
+from fpgaprune import data
+from fpgaprune.pipeline.progress import EpochBar
+
+LOSS_FROM_LOGITS = True
+
+
+def _dataset(config):
+    if config.data.dataset == "digits":
+        return data.digits(seed=config.seed)
+    if config.data.dataset == "fashion_mnist":
+        return data.fashion_mnist()
+    arrays = np.load(config.data.file)
+    return data.Dataset(Path(config.data.file).stem, arrays["x_train"], arrays["y_train"], arrays["x_test"],
+                        arrays["y_test"], int(arrays["y_train"].max()) + 1)
+
+
+def _fit(model, dataset, epochs, learning_rate, config, label, callbacks=()):
+    from fpgaprune.tfk import keras
+
+    optimizers = {"adam": keras.optimizers.Adam, "sgd": keras.optimizers.SGD, "rmsprop": keras.optimizers.RMSprop,
+                  "adamw": keras.optimizers.AdamW}
+    model.compile(optimizers[config.training.optimizer](learning_rate),
+                  keras.losses.SparseCategoricalCrossentropy(from_logits=LOSS_FROM_LOGITS))
+    if epochs:
+        model.fit(dataset.x_train, dataset.y_train, batch_size=config.training.batch_size, epochs=epochs, verbose=0,
+                  callbacks=[EpochBar(epochs, label), *callbacks])
+    return model
+
+
+def accuracy(model, dataset) -> float:
+    logits = model.predict(dataset.x_test, batch_size=256, verbose=0)
+    return float(np.mean(np.argmax(logits, axis=1) == dataset.y_test))
+
+
+def build_model(config, dataset):
+    from fpgaprune.architectures import original_question_cnn, small_cnn
+
+    if config.model.file:
+        return fp.load_model(config.model.file)
+    if config.model.architecture == "original_question_cnn":
+        return original_question_cnn(dataset.x_train.shape[1:], dataset.classes)
+    return small_cnn(dataset.x_train.shape[1:], tuple(config.model.filters), dataset.classes)
+
+
+def train(config, run_dir: Path, out: Path) -> dict:
+    from fpgaprune.tfk import keras
+
+    keras.utils.set_random_seed(config.seed)
+    dataset = _dataset(config)
+    model = build_model(config, dataset)
+    if not config.model.file:
+        _fit(model, dataset, config.training.epochs, config.training.learning_rate, config, "train")
+    fp.save_model(model, out / "model.keras")
+    return {"accuracy": accuracy(model, dataset), "trained": not config.model.file}
+
+
+def _load(run_dir: Path, stage: str, name: str = "model.keras"):
+    return fp.load_model(run_dir / stage / name)
+
+
+def conv_kernel_sparsity(model) -> float:
+    """Fraction of all Conv (ci, co) kernels whose weights are all zero."""
+    pruned = total = 0
+    for layer in model.layers:
+        kernel = getattr(layer, "kernel", None)
+        if kernel is not None and len(kernel.shape) >= 3:
+            dead = ~np.asarray(kernel).reshape(-1, *kernel.shape[-2:]).any(axis=0)
+            pruned, total = pruned + int(dead.sum()), total + dead.size
+    return pruned / max(total, 1)
+
+
+def _pruner(config):
+    from fpgaprune.pruning import Pruner
+
+    return Pruner(structure=config.pruning.structure, score=config.pruning.score, scope=config.pruning.scope,
+                  layers=list(config.pruning.targets) or None, do_not_prune=config.pruning.do_not_prune)
+
+
+def _scheduled(config, held, dataset):
+    """Pruning by the configured schedule (targets must share one sparsity for polynomial and lottery)."""
+    from fpgaprune.pruning import GradualPruning, LotteryTicket, PolynomialDecay
+
+    pruner, targets = _pruner(config), config.pruning.targets
+    if not targets:
+        return held
+    if config.pruning.lottery_rounds:
+        sparsity = max(targets.values())
+        rate = 1.0 - (1.0 - sparsity) ** (1.0 / config.pruning.lottery_rounds)
+        train = lambda model, callbacks: _fit(model, dataset, config.pruning.epochs or 1,  # noqa: E731
+                                              config.finetune.learning_rate, config, "lottery round", callbacks)
+        return LotteryTicket(pruner, config.pruning.lottery_rounds, rate).run(held, train)
+    if config.pruning.schedule == "one_shot":
+        return pruner.prune(held, sparsity=dict(targets))
+    steps = config.pruning.epochs * int(np.ceil(len(dataset.x_train) / config.training.batch_size))
+    end = max(1, int(0.7 * steps))
+    schedule = PolynomialDecay(0.0, max(targets.values()), 0, end, frequency=max(1, end // 20))
+    attached = pruner.attach(held)
+    return _fit(attached, dataset, config.pruning.epochs, config.finetune.learning_rate, config, "prune",
+                [GradualPruning(pruner, schedule)])
+
+
+def prune(config, run_dir: Path, out: Path) -> dict:
+    from fpgaprune.inspection import format_table, sparsity_table
+    from fpgaprune.strip import strip
+
+    dataset = _dataset(config)
+    held = fp.hold(_load(run_dir, "train"), prune=list(config.pruning.selections))
+    held = _scheduled(config, held, dataset)
+    metrics = {"accuracy": accuracy(held, dataset), "conv_kernels_pruned": conv_kernel_sparsity(held)}
+    (out / "sparsity.txt").write_text(format_table(sparsity_table(held)) + "\n")
+    index_map = {}
+    if config.pruning.strip:
+        result = strip(held)
+        held, index_map = result.model, {k: {a: [int(i) for i in v] for a, v in m.items()}
+                                         for k, m in result.index_map.items()}
+        metrics["strip_notes"] = result.notes
+    (out / "index_map.json").write_text(json.dumps(index_map))
+    fp.save_model(held, out / "model.keras")
+    fp.manifest_of(held).save(out / "masks.json")
+    return metrics
+
+
+def finetune(config, run_dir: Path, out: Path) -> dict:
+    dataset = _dataset(config)
+    model = _load(run_dir, "prune")
+    _fit(model, dataset, config.finetune.epochs, config.finetune.learning_rate, config, "finetune")
+    fp.save_model(model, out / "model.keras")
+    return {"accuracy": accuracy(model, dataset), "conv_kernels_pruned": conv_kernel_sparsity(model)}
+
+
+def quantize(config, run_dir: Path, out: Path) -> dict:
+    from fpgaprune.quantize import quantization_report, to_qkeras
+
+    dataset = _dataset(config)
+    spec = {"default": config.quantization.default, "layers": config.quantization.layers}
+    quantized = to_qkeras(_load(run_dir, "finetune"), spec)
+    _fit(quantized, dataset, config.quantization.qat_epochs, config.quantization.learning_rate, config, "QAT")
+    fp.save_model(quantized, out / "model.keras")
+    fp.save_model(to_qkeras(fp.hold(_load(run_dir, "train")), spec), out / "dense.keras")
+    report = quantization_report(quantized, _load(run_dir, "finetune"), dataset.x_test, dataset.y_test)
+    (out / "quantization.txt").write_text(report.format() + "\n")
+    return {"accuracy": accuracy(quantized, dataset), "conv_kernels_pruned": conv_kernel_sparsity(quantized)}
+
+
+def hls_preset(config) -> dict:
+    """The preset with the config's io_type, strategy and reuse factor written over it."""
+    from fpgaprune.hls import load_preset
+
+    preset = load_preset(config.hls.preset)
+    model = preset.setdefault("HLSConfig", {}).setdefault("Model", {})
+    if config.hls.io_type:
+        preset["IOType"] = config.hls.io_type
+    if config.hls.strategy:
+        model["Strategy"] = config.hls.strategy.capitalize()
+    if config.hls.reuse_factor:
+        model["ReuseFactor"] = config.hls.reuse_factor
+    return preset
+
+
+def hls(config, run_dir: Path, out: Path) -> dict:
+    dataset = _dataset(config)
+    index_map = json.loads((run_dir / "prune" / "index_map.json").read_text())
+    exported = fp.export(_load(run_dir, "quantize"), hls_preset(config), config.board, out / "project",
+                         x=dataset.x_test, overrides=config.hls.config, strip=index_map or None,
+                         backend=config.hls.backend, tb_samples=config.outputs.tb_samples)
+    (out / "summary.txt").write_text(exported.summary() + "\n")
+    nodes = exported.manifest["hls_nodes"].values()
+    return {"live_weights": sum(n.get("live_weights", 0) for n in nodes),
+            "weights": sum(n.get("weights", 0) for n in nodes), "notes": exported.notes}
+
+
+def converted(config, run_dir: Path, project: Path):
+    """The run's hls4ml model again (converted into `project`), as an `Export` for C-sim and estimates."""
+    from fpgaprune.hls import convert_model, export_config, load_board
+    from fpgaprune.hls.exporter import Export
+    from fpgaprune.quantize import input_type
+
+    dataset, quantized = _dataset(config), _load(run_dir, "quantize")
+    index_map = json.loads((run_dir / "prune" / "index_map.json").read_text())
+    hls_config, io_type, _ = export_config(quantized, hls_preset(config), dataset.x_test, config.hls.config, index_map)
+    board = load_board(config.board)
+    hls_model = convert_model(quantized, hls_config, project, io_type=io_type, backend=config.hls.backend,
+                              part=board.part, clock_period=board.clock_period_ns)
+    return Export(project, hls_model, {}, hls_config, input_type(dataset.x_test), board), quantized, dataset
+
+
+def csim(config, run_dir: Path, out: Path) -> dict:
+    from fpgaprune.hls import csim_check
+
+    exported, quantized, dataset = converted(config, run_dir, out / "project")
+    result = csim_check(exported.hls_model, quantized, dataset.x_test, exported.input_type)
+    (out / "csim.txt").write_text(result.format() + "\n")
+    shutil.rmtree(out / "project", ignore_errors=True)  # the exported project lives in hls/
+    return {"bit_exact": result.bit_exact, "argmax_agreement": result.argmax_agreement,
+            "mismatches": result.mismatches, "max_abs_diff": result.max_abs_diff, "logits_layer": result.layer}
+
+
+def _yosys_measurements(config, run_dir: Path, scratch: Path) -> dict:
+    from dataclasses import asdict
+
+    from fpgaprune.hls.extension.sparse_kernels import PLAN
+    from fpgaprune.resources import estimate_resources
+    from fpgaprune.resources.calibration import fit, held_out_errors
+    from fpgaprune.resources.measure import kernel_removal, measure_node
+
+    exported, _, _ = converted(config, run_dir, scratch)
+    family = exported.board.family
+    nodes = [node for node in exported.hls_model.get_layers() if node.get_attr(PLAN) is not None]
+    layers = {node.name: measure_node(node, family) for node in nodes}
+    record = {"layers": {name: asdict(s) for name, s in layers.items()}}
+    dense = _load(run_dir, "quantize", "dense.keras")
+    for saving in estimate_resources(exported, dense).savings():
+        node = next(n for n in nodes if n.get_attr(PLAN).origin.layer == saving.layer)
+        if node.get_attr(PLAN).kind != "conv2d":
+            continue
+        ci, co = (int(v) for v in saving.name.split("[:, :, ")[1].rstrip("]").split(", "))
+        try:
+            removal = kernel_removal(node, dense.get_layer(saving.layer), ci, co, family)
+        except ValueError:  # its channel was stripped
+            continue
+        record["removal"] = {"layer": removal.layer, "kernel": removal.kernel, "with": asdict(removal.with_kernel),
+                             "without": asdict(removal.without_kernel)}
+        break
+    names = list(layers)
+    if len(names) >= 2:
+        calibration = held_out_errors(fit({n: layers[n] for n in names[::2]}), {n: layers[n] for n in names[1::2]})
+        record["calibration"] = {"scale": calibration.scale, "fit": calibration.calibration_layers,
+                                 "held_out": calibration.held_out, "text": calibration.format()}
+    return record
+
+
+def synth(config, run_dir: Path, out: Path) -> dict:
+    from fpgaprune.hls import csynth, find_hls_tool
+    from fpgaprune.resources.vendor import vendor_report
+    from fpgaprune.resources.yosys import yosys_available
+
+    tool = find_hls_tool()
+    if tool is not None:
+        exported, _, _ = converted(config, run_dir, out / "project")
+        exported.hls_model.write()
+        csynth(exported.hls_model)
+        record = {"ran": tool, "vendor": vendor_report(out / "project")}
+    elif yosys_available() and config.outputs.synthesize_layers:
+        record = {"ran": "yosys", **_yosys_measurements(config, run_dir, out / "scratch")}
+        shutil.rmtree(out / "scratch", ignore_errors=True)
+    else:
+        record = {"ran": "none", "reason": "skipped: vitis_hls not found, and yosys is not installed or disabled"}
+    (out / "synth.json").write_text(json.dumps(record, indent=1, default=str))
+    return {"ran": record["ran"]}
+
+
+def _measurements(run_dir: Path):
+    from fpgaprune.report import Measurements
+    from fpgaprune.resources.calibration import Calibration
+    from fpgaprune.resources.measure import KernelRemoval
+    from fpgaprune.resources.yosys import Synthesis
+
+    record = json.loads((run_dir / "synth" / "synth.json").read_text())
+    measured = Measurements(vendor=record.get("vendor"))
+    measured.yosys = {name: Synthesis(**s) for name, s in record.get("layers", {}).items()}
+    if "removal" in record:
+        r = record["removal"]
+        measured.removals = [KernelRemoval(r["layer"], r["kernel"], Synthesis(**r["with"]), Synthesis(**r["without"]))]
+    if "calibration" in record:
+        c = record["calibration"]
+        measured.calibration = Calibration(c["scale"], c["fit"], {k: tuple(v) for k, v in c["held_out"].items()})
+    return measured
+
+
+def report(config, run_dir: Path, out: Path) -> dict:
+    from fpgaprune.report import write_report
+    from fpgaprune.resources import estimate_resources
+
+    exported, quantized, _ = converted(config, run_dir, out / "scratch")
+    exported.path = run_dir / "hls" / "project"
+    dense = _load(run_dir, "quantize", "dense.keras")
+    estimate = estimate_resources(exported, dense)
+    accuracies = {stage: json.loads((run_dir / stage / "stage.json").read_text())["metrics"]["accuracy"]
+                  for stage in ("train", "finetune", "quantize")}
+    accuracies = {"dense": accuracies["train"], "pruned": accuracies["finetune"], "quantized": accuracies["quantize"]}
+    paths = write_report(out, exported, estimate, quantized, dense_model=dense, accuracies=accuracies,
+                         measurements=_measurements(run_dir), title=f"fpgaprune report: {config.name}")
+    shutil.rmtree(out / "scratch", ignore_errors=True)
+    dense_total, pruned_total = estimate.total("dense"), estimate.total("pruned")
+    return {"report": str(run_dir / "report" / "report.html"), "fits": estimate.fits(),
+            "products": [dense_total.products, pruned_total.products], "dsp": [dense_total.dsp, pruned_total.dsp],
+            "lut": [dense_total.lut, pruned_total.lut], "kernel_savings": len(estimate.savings())}
+
+
+STAGES = {"train": train, "prune": prune, "finetune": finetune, "quantize": quantize, "hls": hls, "csim": csim,
+          "synth": synth, "report": report}

@@ -1,0 +1,155 @@
+"""The CLI end to end (subprocesses), resumable stages, and malformed configs (exit code 2, one line, key path)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from fpgaprune.cli import DEFAULT_CONFIG, STAGE_NAMES, main
+
+FPGAPRUNE = [sys.executable, "-m", "fpgaprune.cli"]
+ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+
+
+def cli(*args, cwd=None, timeout=600):
+    return subprocess.run([*FPGAPRUNE, *args], capture_output=True, text=True, env=ENV, cwd=cwd, timeout=timeout)
+
+
+def test_default_run_end_to_end(tmp_path):
+    result = cli("run", "--out", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    run = tmp_path / "run"
+    for stage in STAGE_NAMES:
+        record = json.loads((run / stage / "stage.json").read_text())
+        assert record["versions"]["hls4ml"] == "1.3.0" and record["seconds"] >= 0
+    assert (run / "report" / "report.html").exists() and (run / "report" / "resources.csv").exists()
+    assert (run / "hls" / "project" / "fpgaprune_manifest.json").exists()
+    csim = json.loads((run / "csim" / "stage.json").read_text())["metrics"]
+    assert csim["bit_exact"] and csim["argmax_agreement"] == 1.0
+    quantized = json.loads((run / "quantize" / "stage.json").read_text())["metrics"]
+    assert quantized["accuracy"] >= 0.90 and quantized["conv_kernels_pruned"] >= 0.5
+    assert "report: " in result.stdout and "bit-exact logits" in result.stdout
+    assert not list(run.glob(".*"))  # no temporary stage left
+
+
+@pytest.fixture
+def quick_config(tmp_path):
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    config["training"]["epochs"] = 3
+    config["finetune"]["epochs"] = 1
+    config["quantization"]["qat_epochs"] = 1
+    config["outputs"] = {"dir": str(tmp_path / "run"), "tb_samples": 20, "synthesize_layers": False}
+    path = tmp_path / "quick.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path, config
+
+
+def _ran(stdout: str) -> list:
+    return [line.split()[0] for line in stdout.splitlines() if line.strip().endswith("running ...")]
+
+
+def test_resume_skips_what_is_up_to_date_and_reruns_what_changed(quick_config):
+    path, config = quick_config
+    first = cli("run", str(path))
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert _ran(first.stdout) == list(STAGE_NAMES)
+    second = cli("run", str(path))
+    assert second.returncode == 0 and _ran(second.stdout) == []
+    assert second.stdout.count("up to date (skipped)") == len(STAGE_NAMES)
+    config["pruning"]["targets"] = {"conv2": 0.7}
+    path.write_text(yaml.safe_dump(config))
+    third = cli("run", str(path))
+    assert third.returncode == 0 and _ran(third.stdout) == list(STAGE_NAMES[1:])
+    forced = cli("run", str(path), "--from", "csim")
+    assert forced.returncode == 0 and _ran(forced.stdout) == ["csim", "synth", "report"]
+
+
+def test_a_killed_stage_leaves_nothing_half_written_and_resumes(quick_config):
+    path, config = quick_config
+    run = Path(config["outputs"]["dir"])
+    process = subprocess.Popen([*FPGAPRUNE, "run", str(path)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               env=ENV, start_new_session=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and not list(run.glob(".csim.tmp-*")):
+        time.sleep(0.2)
+    assert list(run.glob(".csim.tmp-*")), "the csim stage never started"
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    assert not (run / "csim").exists() and (run / "hls" / "stage.json").exists()
+    resumed = cli("run", str(path))
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert _ran(resumed.stdout) == ["csim", "synth", "report"]
+    assert not list(run.glob(".*.tmp-*"))
+
+
+def _broken(config: dict, change) -> dict:
+    broken = json.loads(json.dumps(config))
+    change(broken)
+    return broken
+
+
+BROKEN = {
+    "wrong type for epochs": (lambda c: c["training"].update(epochs="many"), "training.epochs"),
+    "negative epochs": (lambda c: c["training"].update(epochs=-1), "training.epochs"),
+    "unknown top-level key": (lambda c: c.update(trainng={}), "trainng"),
+    "unknown nested key": (lambda c: c["pruning"].update(scheduel="one_shot"), "pruning.scheduel"),
+    "bad slice": (lambda c: c["pruning"].update(selections=["conv2[:, :, 1:x]"]), "pruning.selections.0"),
+    "index out of range": (lambda c: c["pruning"].update(selections=["conv2[:, :, 40, 3]"]), "pruning.selections.0"),
+    "unknown layer in a selection": (lambda c: c["pruning"].update(selections=["conv9[0]"]), "pruning.selections.0"),
+    "missing model file": (lambda c: c["model"].update(file="nowhere/model.keras"), "model.file"),
+    "missing data file": (lambda c: c["data"].update(dataset="npz", file="nowhere.npz"), "data.file"),
+    "unknown dataset": (lambda c: c["data"].update(dataset="cifar"), "data.dataset"),
+    "unknown board": (lambda c: c.update(board="pynq-z3"), "board"),
+    "unknown preset": (lambda c: c["hls"].update(preset="fastest"), "hls.preset"),
+    "reuse factor 0": (lambda c: c["hls"].update(reuse_factor=0), "hls.reuse_factor"),
+    "negative reuse factor": (lambda c: c["hls"].update(reuse_factor=-2), "hls.reuse_factor"),
+    "unknown io type": (lambda c: c["hls"].update(io_type="io_serial"), "hls.io_type"),
+    "quantizer mapping 0 to 1": (lambda c: c["quantization"]["default"].update(kernel="binary"),
+                                 "quantization.default.kernel"),
+    "po2 quantizer": (lambda c: c["quantization"]["default"].update(kernel="quantized_po2(4)"),
+                      "quantization.default.kernel"),
+    "unparsable quantizer": (lambda c: c["quantization"]["default"].update(kernel="quantized_bits(6,"),
+                             "quantization.default.kernel"),
+    "unknown quantizer": (lambda c: c["quantization"].update(layers={"fc": {"kernel": "quantised_bits(4)"}}),
+                          "quantization.layers.fc.kernel"),
+    "sparsity of 1.5": (lambda c: c["pruning"].update(targets={"conv2": 1.5}), "pruning.targets.conv2"),
+    "target on an unknown layer": (lambda c: c["pruning"].update(targets={"conv7": 0.5}), "pruning.targets.conv7"),
+    "unknown structure": (lambda c: c["pruning"].update(structure="kernels"), "pruning.structure"),
+    "unknown inline hls key": (lambda c: c["hls"].update(config={"Model": {"ReuseFacter": 2}}), "hls.config"),
+    "wrong learning rate": (lambda c: c["finetune"].update(learning_rate=0), "finetune.learning_rate"),
+    "list where a mapping goes": (lambda c: c.update(training=[1, 2]), "training"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_malformed_configs_exit_2_with_one_line_naming_the_key(tmp_path, case):
+    change, key_path = BROKEN[case]
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    path = tmp_path / "broken.yaml"
+    path.write_text(yaml.safe_dump(_broken(config, change), sort_keys=False))
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    message = result.output.strip()
+    assert result.exit_code == 2, message
+    assert len(message.splitlines()) == 1 and "Traceback" not in message, message
+    assert message.startswith(f"error: {path}:") and f" {key_path}:" in message, message
+
+
+def test_the_examples_validate():
+    runner = CliRunner()
+    for example in ("digits", "prune_one_kernel"):
+        result = runner.invoke(main, ["validate", f"examples/{example}.yaml"])
+        assert result.exit_code == 0, result.output
+
+
+def test_an_error_names_the_line(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("name: x\ntraining:\n  epochs: 3\n  batch_size: zero\n")
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 2 and f"error: {path}:4: training.batch_size: found 'zero';" in result.output
