@@ -78,3 +78,16 @@ def test_distributed_arithmetic_export_is_bit_exact(tmp_path, dataset):
     assert codes == {"distributed arithmetic (da4ml): zero weights make no logic"}
     check = csim_check(result.hls_model, model, dataset.x_test, result.input_type)
     assert check.bit_exact, check.format()
+
+
+def test_average_pooling_is_bit_exact_when_its_window_is_a_power_of_two(tmp_path, dataset):
+    model = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(4, 3, name="conv1"), L.ReLU(name="relu1"),
+                              L.AveragePooling2D(2, name="avg"), L.Conv2D(6, 2, name="conv2"), L.ReLU(name="relu2"),
+                              L.GlobalAveragePooling2D(name="gap"), L.Dense(10, name="fc")])
+    quantized = trained(model, ["conv2[:, :, 1, :]"], dataset)
+    result = fp.export(quantized, "latency_parallel", "pynq-z2", tmp_path / "prj", x=dataset.x_test)
+    layers = result.config["LayerName"]
+    assert layers["avg"]["Precision"]["result"] == "ufixed<8,2>"  # relu1 ufixed<6,2> + log2(4) fraction bits
+    assert layers["gap"]["Precision"]["accum"].startswith("ufixed<") and not result.notes
+    check = csim_check(result.hls_model, quantized, dataset.x_test, result.input_type)
+    assert check.bit_exact, check.format()

@@ -141,6 +141,25 @@ def finetune(config, run_dir: Path, out: Path) -> dict:
     return {"accuracy": accuracy(model, dataset), "conv_kernels_pruned": conv_kernel_sparsity(model)}
 
 
+def dense_reference(quantized, trained, spec):
+    """The reference for "what pruning saved": the final quantized weights, with every pruned entry (exactly
+    0 in the shadow weights) given back its value from before pruning. A stripped model's shapes differ
+    from the trained one; it is compared with the trained weights as they are."""
+    from fpgaprune.quantize import to_qkeras
+
+    dense = to_qkeras(fp.hold(trained), spec)
+    for layer in dense.layers:
+        source = quantized.get_layer(layer.name) if layer.name in [q.name for q in quantized.layers] else None
+        if source is None or [w.shape for w in source.get_weights()] != [w.shape for w in layer.get_weights()]:
+            continue
+        values = source.get_weights()
+        if getattr(layer, "kernel", None) is not None:
+            before = layer.get_weights()[0]  # pre-pruning, BatchNormalization folded as in `quantized`
+            values[0] = np.where(values[0] == 0, before, values[0])
+        layer.set_weights(values)
+    return dense
+
+
 def quantize(config, run_dir: Path, out: Path) -> dict:
     from fpgaprune.quantize import quantization_report, to_qkeras
 
@@ -149,7 +168,7 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
     quantized = to_qkeras(_load(run_dir, "finetune"), spec)
     _fit(quantized, dataset, config.quantization.qat_epochs, config.quantization.learning_rate, config, "QAT")
     fp.save_model(quantized, out / "model.keras")
-    fp.save_model(to_qkeras(fp.hold(_load(run_dir, "train")), spec), out / "dense.keras")
+    fp.save_model(dense_reference(quantized, _load(run_dir, "train"), spec), out / "dense.keras")
     report = quantization_report(quantized, _load(run_dir, "finetune"), dataset.x_test, dataset.y_test)
     (out / "quantization.txt").write_text(report.format() + "\n")
     return {"accuracy": accuracy(quantized, dataset), "conv_kernels_pruned": conv_kernel_sparsity(quantized)}

@@ -21,8 +21,9 @@ _DENSE_LIKE = {
     "QDense": ("kernel", "kernel_quantizer_internal"),
     "QDepthwiseConv2D": ("depthwise_kernel", "depthwise_quantizer_internal"),  # column (c, m) reads channel c
 }
-_PASSTHROUGH = ("Flatten", "Reshape", "Dropout", "MaxPooling1D", "MaxPooling2D", "GlobalMaxPooling1D",
-                "GlobalMaxPooling2D", "InputLayer")
+_PASSTHROUGH = ("Flatten", "Reshape", "Dropout", "InputLayer")
+_POOLING = ("MaxPooling1D", "MaxPooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "AveragePooling1D",
+            "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D")
 
 
 @dataclass(frozen=True)
@@ -153,11 +154,32 @@ def derive_precisions(model, input_fixed: FixedType) -> PrecisionPlan:
             plan.ranges[name] = ValueRange(fixed.lo, fixed.hi, fixed.frac)
         elif kind in _PASSTHROUGH:
             plan.ranges[name] = current
+        elif kind in _POOLING:
+            _pooling(plan, layer, kind, current)
         elif kind == "Activation" and _activation_name(layer.activation) == "softmax":
             _softmax(plan, name)
         else:
             plan.notes.append(f"{name}: {kind} is not derived; it and what follows keep hls4ml's precisions")
     return plan
+
+
+def _pooling(plan: PrecisionPlan, layer, kind: str, current: ValueRange) -> None:
+    """Max pooling keeps the input's type. Average pooling sums k inputs (accum) and divides by k, which
+    is exact with log2(k) more fraction bits when k is a power of two (hls4ml divides in the accumulator)."""
+    if "Max" in kind:
+        fixed = FixedType.covering(current.lo, current.hi, current.frac)
+        plan.types[layer.name] = {"accum": fixed, "result": fixed}
+        plan.ranges[layer.name] = current
+        return
+    k = int(np.prod(layer.input_shape[1:-1])) if kind.startswith("Global") else int(np.prod(layer.pool_size))
+    extra = int(np.ceil(np.log2(k))) if k > 1 else 0
+    frac = current.frac + extra
+    plan.types[layer.name] = {"accum": FixedType.covering(k * current.lo, k * current.hi, frac),
+                              "result": FixedType.covering(current.lo, current.hi, frac)}
+    plan.ranges[layer.name] = ValueRange(current.lo, current.hi, frac)
+    if k & (k - 1):
+        plan.notes.append(f"{layer.name}: averaging {k} values is not exact in fixed point (k is not a power of 2); "
+                          f"{frac} fraction bits")
 
 
 def _accumulate(weights: np.ndarray, bias, weight_type: FixedType, bias_type, source: ValueRange):
