@@ -14,18 +14,14 @@ STAGE_NAMES = ("train", "prune", "finetune", "quantize", "hls", "csim", "synth",
 
 
 def _config(path):
-    from fpgaprune.pipeline.checks import check_config
+    """The validated config: schema, files, boards, quantizers, then the selections against the model."""
+    from fpgaprune.pipeline.checks import check_config, check_pruning
     from fpgaprune.pipeline.schema import load_config
-    from fpgaprune.pipeline.stages import _dataset, build_model
+    from fpgaprune.pipeline.stages import build_model, dataset_of
 
     config, located = load_config(path)
-    check_config(config, located)
-    from fpgaprune.pruning import Pruner  # noqa: F401  (imports TensorFlow once, before building the model)
-
-    model = build_model(config, _dataset(config))
-    from fpgaprune.pipeline.checks import check_pruning
-
-    check_pruning(config, located, model)
+    check_config(config, located)  # files first: the model and data are loaded next
+    check_pruning(config, located, build_model(config, dataset_of(config)))
     return config
 
 

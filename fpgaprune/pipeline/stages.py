@@ -17,7 +17,8 @@ from fpgaprune.pipeline.progress import EpochBar
 LOSS_FROM_LOGITS = True
 
 
-def _dataset(config):
+def dataset_of(config):
+    """The run's dataset (digits, Fashion-MNIST or an .npz)."""
     if config.data.dataset == "digits":
         return data.digits(seed=config.seed)
     if config.data.dataset == "fashion_mnist":
@@ -59,7 +60,7 @@ def train(config, run_dir: Path, out: Path) -> dict:
     from fpgaprune.tfk import keras
 
     keras.utils.set_random_seed(config.seed)
-    dataset = _dataset(config)
+    dataset = dataset_of(config)
     model = build_model(config, dataset)
     if not config.model.file:
         _fit(model, dataset, config.training.epochs, config.training.learning_rate, config, "train")
@@ -116,7 +117,7 @@ def prune(config, run_dir: Path, out: Path) -> dict:
     from fpgaprune.inspection import format_table, sparsity_table
     from fpgaprune.strip import strip
 
-    dataset = _dataset(config)
+    dataset = dataset_of(config)
     held = fp.hold(_load(run_dir, "train"), prune=list(config.pruning.selections))
     held = _scheduled(config, held, dataset)
     metrics = {"accuracy": accuracy(held, dataset), "conv_kernels_pruned": conv_kernel_sparsity(held)}
@@ -134,7 +135,7 @@ def prune(config, run_dir: Path, out: Path) -> dict:
 
 
 def finetune(config, run_dir: Path, out: Path) -> dict:
-    dataset = _dataset(config)
+    dataset = dataset_of(config)
     model = _load(run_dir, "prune")
     _fit(model, dataset, config.finetune.epochs, config.finetune.learning_rate, config, "finetune")
     fp.save_model(model, out / "model.keras")
@@ -163,7 +164,7 @@ def dense_reference(quantized, trained, spec):
 def quantize(config, run_dir: Path, out: Path) -> dict:
     from fpgaprune.quantize import quantization_report, to_qkeras
 
-    dataset = _dataset(config)
+    dataset = dataset_of(config)
     spec = {"default": config.quantization.default, "layers": config.quantization.layers}
     quantized = to_qkeras(_load(run_dir, "finetune"), spec)
     _fit(quantized, dataset, config.quantization.qat_epochs, config.quantization.learning_rate, config, "QAT")
@@ -190,7 +191,7 @@ def hls_preset(config) -> dict:
 
 
 def hls(config, run_dir: Path, out: Path) -> dict:
-    dataset = _dataset(config)
+    dataset = dataset_of(config)
     index_map = json.loads((run_dir / "prune" / "index_map.json").read_text())
     exported = fp.export(_load(run_dir, "quantize"), hls_preset(config), config.board, out / "project",
                          x=dataset.x_test, overrides=config.hls.config, strip=index_map or None,
@@ -207,7 +208,7 @@ def converted(config, run_dir: Path, project: Path):
     from fpgaprune.hls.exporter import Export
     from fpgaprune.quantize import input_type
 
-    dataset, quantized = _dataset(config), _load(run_dir, "quantize")
+    dataset, quantized = dataset_of(config), _load(run_dir, "quantize")
     index_map = json.loads((run_dir / "prune" / "index_map.json").read_text())
     hls_config, io_type, _ = export_config(quantized, hls_preset(config), dataset.x_test, config.hls.config, index_map)
     board = load_board(config.board)
