@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 
-import fpgaprune as fp
 from fpgaprune import data
 from fpgaprune.hls import convert_model, count_products, csim_check, export_config
 from fpgaprune.hls.manifest import quantized_kernel

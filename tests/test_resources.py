@@ -13,7 +13,7 @@ from fpgaprune.resources.calibration import TARGET, fit, held_out_errors
 from fpgaprune.resources.estimator import LayerTypes, kernel_savings, layer_cost
 from fpgaprune.resources.vendor import vendor_report
 from fpgaprune.tfk import keras
-from hls_helpers import L, SPEC8, digits_cnn, trained
+from hls_helpers import SPEC8, digits_cnn, trained
 
 needs_yosys = pytest.mark.skipif(shutil.which("yosys") is None, reason="yosys not installed (.ci/run installs it)")
 X = np.round(np.random.default_rng(0).random((40, 8, 8, 1)) * 16) / 16
