@@ -17,13 +17,16 @@ def merge_config(base: dict, override: dict) -> dict:
     return merged
 
 
-def derived_hls_config(model, data_or_type, overrides: dict | None = None, **config_kwargs) -> tuple[dict, list]:
+def derived_hls_config(model, data_or_type, overrides: dict | None = None, preset: dict | None = None,
+                       **config_kwargs) -> tuple[dict, list]:
     """(HLSConfig with granularity='name', notes on nodes whose precisions were left to hls4ml).
 
-    `data_or_type` is sample input data (its exact grid and range give the input type) or a FixedType.
+    Merged in this order, later winning: hls4ml's own config for the model, `preset` (an HLSConfig-shaped
+    dict), the precisions derived from the quantizers, then `overrides`. `data_or_type` is sample input
+    data (its exact grid and range give the input type) or a FixedType.
     """
     fixed = data_or_type if isinstance(data_or_type, FixedType) else input_type(data_or_type)
     plan = derive_precisions(model, fixed)
-    config = merge_config(config_from_model(model, granularity="name", **config_kwargs),
-                          {"LayerName": plan.hls_layer_config()})
+    config = merge_config(config_from_model(model, granularity="name", **config_kwargs), preset or {})
+    config = merge_config(config, {"LayerName": plan.hls_layer_config()})
     return merge_config(config, overrides or {}), plan.notes

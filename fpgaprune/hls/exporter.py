@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.errors import ExportError
-from fpgaprune.hls.adapter import config_from_model, convert_model
+from fpgaprune.hls.adapter import convert_model
 from fpgaprune.hls.boards import Board, load_board
-from fpgaprune.hls.config import merge_config
+from fpgaprune.hls.config import derived_hls_config
 from fpgaprune.hls.manifest import SPARSE, build_manifest
 from fpgaprune.hls.presets import load_preset
-from fpgaprune.quantize.precision import FixedType, derive_precisions, input_type
+from fpgaprune.quantize.precision import FixedType, input_type
 from fpgaprune.text_table import format_rows
 from fpgaprune.tfk import require_tf_keras_model
 
@@ -54,11 +54,7 @@ def export_config(model, preset, x, overrides=None, index_map=None, kernel_spars
     preset = load_preset(preset)
     hls = preset.get("HLSConfig", {})
     reuse = int(hls.get("Model", {}).get("ReuseFactor", 1))
-    fixed = x if isinstance(x, FixedType) else input_type(x)
-    plan = derive_precisions(model, fixed)
-    config = merge_config(config_from_model(model, granularity="name", default_reuse_factor=reuse), hls)
-    config = merge_config(config, {"LayerName": plan.hls_layer_config()})
-    config = merge_config(config, overrides or {})
+    config, notes = derived_hls_config(model, x, overrides, preset=hls, default_reuse_factor=reuse)
     config["Model"].setdefault("KernelSparse", kernel_sparse)
     for name, layer_config in config["LayerName"].items():
         layer_config["Trace"] = True  # C-sim only (`#ifndef __SYNTHESIS__`): per-layer diffs on demand
@@ -66,7 +62,7 @@ def export_config(model, preset, x, overrides=None, index_map=None, kernel_spars
             maps = index_map[name]
             layer_config["KernelOrigin"] = {"layer": name, **{k: [int(i) for i in maps[k]] for k in ("in", "out")
                                                                if k in maps}}
-    return config, preset.get("IOType", "io_parallel"), list(plan.notes)
+    return config, preset.get("IOType", "io_parallel"), notes
 
 
 def _testbench_files(model, x, fixed: FixedType, workdir: Path, samples: int) -> tuple[str, str]:
