@@ -6,6 +6,7 @@ import pytest
 import fpgaprune as fp
 from fpgaprune.hls import convert_model, count_products, csim_check, export_config
 from fpgaprune.tfk import keras
+from fpgaprune.quantize.precision import SOFTMAX_TYPES
 from hls_helpers import L, digits, digits_cnn, live_weights, output_positions, trained
 
 pytestmark = pytest.mark.csim
@@ -54,6 +55,9 @@ def test_dense_mlp_is_bit_exact_at_the_logits_before_its_softmax(tmp_path, datas
     model = trained(mlp, ["fc1[0:8, :]", "fc1[:, 5]", "fc2[3:9, 0]"], dataset, epochs=6,
                     loss=keras.losses.SparseCategoricalCrossentropy())
     result = fp.export(model, "latency_parallel", "zcu102", tmp_path / "prj", x=dataset.x_test)
+    softmax = next(layer for layer in result.hls_model.get_layers() if layer.name == "softmax")
+    for table in ("exp_table_t", "inv_table_t"):  # the derived table types reach hls4ml
+        assert str(softmax.get_attr(table).precision) == SOFTMAX_TYPES[table].hls().replace(">", ",0>")
     check = csim_check(result.hls_model, model, dataset.x_test, result.input_type)
     assert check.table_activation and check.layer == "fc2"
     assert check.bit_exact, check.format()

@@ -66,21 +66,51 @@ def test_csim_with_derived_precisions_is_bit_exact(tmp_path):
 
 
 def test_dead_channel_with_auto_alpha_exports_without_nan(tmp_path):
+    from fpgaprune.hls import derived_hls_config
+
     keras.utils.set_random_seed(0)
     model = keras.Sequential([keras.Input((6,)), L.Dense(4, name="fc")])
     auto = {"default": {"kernel": "quantized_bits(4,0,alpha='auto')", "bias": "quantized_bits(8,3,alpha=1)"}}
     quantized = to_qkeras(fp.hold(model, prune=["fc[:, 2]"]), auto)
     quantized.get_layer("fc").kernel_quantizer_internal(quantized.get_layer("fc").kernel)
     assert float(np.asarray(quantized.get_layer("fc").kernel_quantizer_internal.scale).ravel()[2]) == 0.0  # the trap
-    hls_model = convert_model(quantized, config_from_model(quantized), tmp_path / "prj", backend="Vitis")
+    x = np.random.default_rng(0).random((32, 6), dtype=np.float32)
+    config, notes = derived_hls_config(quantized, x)
+    assert any(note.startswith("fc_alpha: alpha='auto' scales are not powers of 2") for note in notes)
+    hls_model = convert_model(quantized, config, tmp_path / "prj", backend="Vitis")
     for layer in hls_model.get_layers():
         for name, variable in layer.weights.items():
             assert not np.isnan(variable.data).any(), f"{layer.name}/{name} has NaN"
     hls_model.compile()
-    x = np.random.default_rng(0).random((32, 6), dtype=np.float32)
     csim, reference = np.asarray(hls_model.predict(x)).reshape(32, 4), quantized.predict(x, verbose=0)
     assert np.all(csim[:, 2] == reference[:, 2])  # the dead channel: its bias, exactly
-    np.testing.assert_allclose(csim, reference, atol=0.02)  # default result precisions elsewhere
+    np.testing.assert_allclose(csim, reference, atol=2.0**-10)  # scales kept to 16 significant bits
+
+
+def test_auto_po2_scales_factor_into_exact_alpha_nodes(tmp_path):
+    """hls4ml 1.3 alone fails here (np.product under NumPy 2); with the derived `<layer>_alpha` types the
+    C-sim of a CNN with per-channel power-of-2 scales and dead channels is bit-exact."""
+    from fpgaprune.hls import derived_hls_config
+
+    keras.utils.set_random_seed(0)
+    dataset = data.digits()
+    model = keras.Sequential([
+        keras.Input((8, 8, 1)), L.Conv2D(4, 3, name="conv1"), L.ReLU(name="relu1"),
+        L.Conv2D(6, 3, padding="same", activation="relu", name="conv2"), L.Flatten(name="flatten"),
+        L.Dense(10, name="fc"),
+    ])
+    po2 = {"default": {**SPEC["default"], "kernel": "quantized_bits(6,0,alpha='auto_po2')"}}
+    quantized = to_qkeras(fp.hold(model, prune=["conv2[:, :, :, 4]", "conv2[:, :, 3, 2]", "fc[:, 7]"]), po2)
+    quantized.compile(keras.optimizers.Adam(3e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    quantized.fit(dataset.x_train, dataset.y_train, epochs=2, verbose=0)
+    config, notes = derived_hls_config(quantized, dataset.x_train)
+    assert notes == []
+    assert {"conv1_alpha", "conv2_alpha", "fc_alpha"} <= set(config["LayerName"])
+    hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
+    alpha = {layer.name: layer for layer in hls_model.get_layers() if layer.class_name == "ApplyAlpha"}
+    assert set(alpha) == {"conv1_alpha", "conv2_alpha", "fc_alpha"}
+    assert alpha["conv2_alpha"].weights["scale"].data.ravel()[4] == 1.0  # the dead channel
+    assert_csim_bit_exact(hls_model, quantized, dataset.x_test[:200])
 
 
 def test_separable_and_depthwise_csim_is_bit_exact_in_io_stream(tmp_path):
@@ -103,3 +133,57 @@ def test_separable_and_depthwise_csim_is_bit_exact_in_io_stream(tmp_path):
     assert "zp2d_conv1" in config["LayerName"]
     hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_stream", backend="Vitis")
     assert_csim_bit_exact(hls_model, quantized, dataset.x_test[:100])
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_recurrent_csim_is_close_with_derived_types(tmp_path, kind):
+    """hls4ml 1.3 writes QLSTM/QGRU weights unquantized (wrapping); fpgaprune's pass quantizes them as QKeras does.
+    With the derived types the C-sim follows QKeras up to hls4ml's sigmoid/tanh tables."""
+    from fpgaprune.hls import derived_hls_config
+
+    keras.utils.set_random_seed(0)
+    dataset = data.digits()
+    rows = lambda x: x.reshape(-1, 8, 8)  # noqa: E731  (a digit as a sequence of 8 rows)
+    layer = L.LSTM(6, name="rnn") if kind == "LSTM" else L.GRU(6, name="rnn")
+    model = keras.Sequential([keras.Input((8, 8)), layer, L.Dense(10, name="fc")])
+    spec = {"default": {"kernel": "quantized_bits(8,1,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)"}}
+    quantized = to_qkeras(fp.hold(model, prune=["rnn/kernel[0, :]", "rnn/recurrent_kernel[:, 0:3]"]), spec)
+    quantized.compile(keras.optimizers.Adam(1e-2), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    quantized.fit(rows(dataset.x_train), dataset.y_train, epochs=6, verbose=0)
+    config, notes = derived_hls_config(quantized, rows(dataset.x_train))
+    assert [note.split(":")[0] for note in notes] == ["rnn"]
+    hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
+    rnn = quantized.get_layer("rnn")
+    for name, weight, quantizer in (("weight", rnn.cell.kernel, rnn.kernel_quantizer_internal),
+                                    ("recurrent_weight", rnn.cell.recurrent_kernel, rnn.recurrent_quantizer_internal)):
+        np.testing.assert_array_equal(hls_model.graph["rnn"].weights[name].data, np.asarray(quantizer(weight)))
+    hls_model.compile()
+    x = np.ascontiguousarray(rows(dataset.x_test[:200]))
+    reference = quantized.predict(x, verbose=0)
+    csim = np.asarray(hls_model.predict(x)).reshape(reference.shape)
+    assert np.abs(csim - reference).max() <= 0.02 * np.abs(reference).max()
+    assert np.mean(csim.argmax(1) == reference.argmax(1)) >= 0.98
+    assert np.mean(reference.argmax(1) == dataset.y_test[:200]) > 0.6  # a trained model, not noise
+
+
+def test_quantized_batchnorm_csim_is_close_with_derived_types(tmp_path):
+    from fpgaprune.hls import derived_hls_config
+
+    keras.utils.set_random_seed(0)
+    dataset = data.digits()
+    model = keras.Sequential([
+        keras.Input((8, 8, 1)), L.Conv2D(4, 3, name="conv1"), L.BatchNormalization(name="bn1"), L.ReLU(name="relu1"),
+        L.Flatten(name="flatten"), L.Dense(10, name="fc"),
+    ])
+    model.compile(keras.optimizers.Adam(3e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(dataset.x_train, dataset.y_train, epochs=2, verbose=0)
+    quantized = to_qkeras(fp.hold(model, prune=["conv1[:, :, 0, 2]"]), SPEC, batchnorm="quantize")
+    config, notes = derived_hls_config(quantized, dataset.x_train)
+    assert [note.split(":")[0] for note in notes] == ["bn1"]
+    hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
+    hls_model.compile()
+    x = np.ascontiguousarray(dataset.x_test[:200])
+    reference = quantized.predict(x, verbose=0)
+    csim = np.asarray(hls_model.predict(x)).reshape(reference.shape)
+    # The 16-bit scale moves a quantized-ReLU output by at most one step (1/16) now and then.
+    assert np.mean(csim == reference) > 0.95 and np.mean(csim.argmax(1) == reference.argmax(1)) >= 0.99

@@ -3,7 +3,8 @@
 Conv1D/Conv2D/DepthwiseConv2D/SeparableConv2D/Dense/LSTM become their Q layers with the quantizers of a
 QuantizationSpec; ReLU activations (as layers or inside a layer) become quantized when an `activation`
 quantizer is set. BatchNormalization right after a linear Conv/Dense is folded into its weights
-(batchnorm="fold"); with batchnorm="quantize" every BatchNormalization becomes a QBatchNormalization instead.
+(batchnorm="fold"); with batchnorm="quantize" every BatchNormalization becomes a QBatchNormalization instead,
+with float parameters (QKeras' default po2 parameter quantizers are ignored by hls4ml 1.3, so C-sim would differ).
 """
 
 import copy
@@ -73,7 +74,8 @@ def _quantize_entry(entry: dict, spec: QuantizationSpec) -> None:
             config["activation"] = activation
         _rename(entry, q_class)
     elif class_name == "BatchNormalization":  # left after folding, or batchnorm="quantize"
-        _rename(entry, "QBatchNormalization")
+        config.update({f"{name}_quantizer": None for name in ("gamma", "beta", "mean", "variance")})
+        _rename(entry, "QBatchNormalization")  # float parameters: hls4ml 1.3 ignores QBN's quantizers
     elif activation and _is_plain_relu(class_name, config):
         entry["config"] = {"name": config["name"], "activation": activation, "trainable": config.get("trainable", True),
                            "dtype": config.get("dtype", "float32")}

@@ -7,13 +7,17 @@ quantized-to-zero weights add nothing, so pruning narrows the accumulators. Prod
 accumulator's fraction is the weight's plus the input's (or the bias', if finer).
 """
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
+from fpgaprune.quantize.alpha import factor_scales, has_channel_scale, is_power_of_two, unit_quantizer
+from fpgaprune.quantize.batchnorm_precision import SCALE_BITS, batchnorm_types
+from fpgaprune.quantize.fixed_types import FixedType, ValueRange, input_type, quantizer_type
+from fpgaprune.quantize.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
+from fpgaprune.quantize.recurrent_precision import recurrent_types, retype_lstm_source
 from fpgaprune.strip import LayerGraph
 
-MAX_INPUT_FRAC = 16
+__all__ = ["FixedType", "PrecisionPlan", "SOFTMAX_TYPES", "ValueRange", "derive_precisions", "input_type",
+           "quantizer_type"]
 # class -> (kernel attribute, its quantizer): each output column of the reshaped kernel is one accumulation
 _DENSE_LIKE = {
     "QConv1D": ("kernel", "kernel_quantizer_internal"),
@@ -21,97 +25,8 @@ _DENSE_LIKE = {
     "QDense": ("kernel", "kernel_quantizer_internal"),
     "QDepthwiseConv2D": ("depthwise_kernel", "depthwise_quantizer_internal"),  # column (c, m) reads channel c
 }
-_PASSTHROUGH = ("Flatten", "Reshape", "Dropout", "InputLayer")
 _POOLING = ("MaxPooling1D", "MaxPooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "AveragePooling1D",
             "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D")
-
-
-@dataclass(frozen=True)
-class FixedType:
-    """A fixed-point type: `width` bits, `integer` of them before the point (sign included when signed)."""
-
-    width: int
-    integer: int
-    signed: bool = True
-    quantizing: bool = False  # an activation quantizer: rounds to nearest (even) and saturates, as QKeras does
-
-    @property
-    def frac(self) -> int:
-        return self.width - self.integer
-
-    @property
-    def lo(self) -> float:
-        return -(2.0 ** (self.integer - 1)) if self.signed else 0.0
-
-    @property
-    def hi(self) -> float:
-        return 2.0 ** (self.integer - (1 if self.signed else 0)) - 2.0 ** -self.frac
-
-    def hls(self) -> str:
-        modes = ",RND_CONV,SAT" if self.quantizing else ""
-        return f"{'fixed' if self.signed else 'ufixed'}<{self.width},{self.integer}{modes}>"
-
-    @classmethod
-    def covering(cls, lo: float, hi: float, frac: int) -> "FixedType":
-        """The narrowest type holding every multiple of 2^-frac in [lo, hi]."""
-        signed = lo < 0
-        integer = 1 - frac if signed else -frac
-        while not (cls(integer + frac, integer, signed).lo <= lo and hi <= cls(integer + frac, integer, signed).hi):
-            integer += 1
-        return cls(max(integer + frac, 1), integer, signed)
-
-
-@dataclass(frozen=True)
-class ValueRange:
-    lo: float
-    hi: float
-    frac: int
-
-
-def quantizer_type(quantizer, activation: bool = False) -> FixedType | None:
-    """The fixed-point type of a QKeras quantizer's outputs, or None when it is not a plain fixed grid."""
-    fixed = _grid_type(quantizer)
-    return FixedType(fixed.width, fixed.integer, fixed.signed, True) if fixed and activation else fixed
-
-
-def _grid_type(quantizer) -> FixedType | None:
-    name = type(quantizer).__name__
-    config = quantizer.get_config() if hasattr(quantizer, "get_config") else {}
-    if name == "quantized_bits" and config.get("alpha") in (None, 1, 1.0, "1"):
-        keep_negative = bool(config.get("keep_negative", True))
-        return FixedType(int(config["bits"]), int(config["integer"]) + int(keep_negative), keep_negative)
-    if name == "quantized_relu" and not config.get("negative_slope"):
-        return FixedType(int(config["bits"]), int(config["integer"]), False)
-    if name == "ternary" and config.get("alpha") in (None, 1, 1.0):
-        return FixedType(2, 2, True)
-    return None
-
-
-def input_type(x: np.ndarray) -> FixedType:
-    """The narrowest type that holds the data exactly (on a grid of at most 2^-16)."""
-    x = np.asarray(x, np.float64)
-    for frac in range(MAX_INPUT_FRAC + 1):
-        if np.all(np.round(x * 2.0**frac) == x * 2.0**frac):
-            break
-    return FixedType.covering(float(x.min()), float(x.max()), frac)
-
-
-@dataclass
-class PrecisionPlan:
-    """Per hls4ml node: {"weight", "bias", "accum", "result"} types; `notes` for what was left to hls4ml."""
-
-    input_name: str
-    types: dict = field(default_factory=dict)
-    ranges: dict = field(default_factory=dict)
-    notes: list = field(default_factory=list)
-    settings: dict = field(default_factory=dict)  # other per-node keys (table sizes)
-
-    def hls_layer_config(self) -> dict:
-        """The LayerName part of an hls4ml HLSConfig (granularity='name')."""
-        config = {name: {"Precision": {k: t.hls() for k, t in types.items()}} for name, types in self.types.items()}
-        for name, settings in self.settings.items():
-            config.setdefault(name, {}).update(settings)
-        return config
 
 
 # Softmax (a table-based activation): probabilities with 16 fractional bits, exp and 1/sum tables of 4096
@@ -145,6 +60,12 @@ def derive_precisions(model, input_fixed: FixedType) -> PrecisionPlan:
             _dense_like(plan, layer, current)
         elif kind == "QSeparableConv2D":
             _separable(plan, layer, current)
+        elif kind == "QBatchNormalization":
+            batchnorm_types(plan, layer, current)
+        elif kind in ("QLSTM", "QGRU"):
+            recurrent_types(plan, layer, current)
+            if kind == "QLSTM" and name in plan.types:
+                retype_lstm_source(plan, graph, name)
         elif kind == "QActivation":
             fixed = quantizer_type(layer.quantizer, activation=True)
             if fixed is None:
@@ -152,7 +73,7 @@ def derive_precisions(model, input_fixed: FixedType) -> PrecisionPlan:
                 continue
             plan.types[name] = {"result": fixed}
             plan.ranges[name] = ValueRange(fixed.lo, fixed.hi, fixed.frac)
-        elif kind in _PASSTHROUGH:
+        elif kind in PASSTHROUGH:
             plan.ranges[name] = current
         elif kind in _POOLING:
             _pooling(plan, layer, kind, current)
@@ -182,10 +103,11 @@ def _pooling(plan: PrecisionPlan, layer, kind: str, current: ValueRange) -> None
                           f"{frac} fraction bits")
 
 
+
+
 def _accumulate(weights: np.ndarray, bias, weight_type: FixedType, bias_type, source: ValueRange):
     """(accumulator type, output range) of columns of `weights` fed by inputs in `source` (exact products)."""
-    upper = np.maximum(weights * source.hi, weights * source.lo).sum(axis=0) + bias
-    lower = np.minimum(weights * source.hi, weights * source.lo).sum(axis=0) + bias
+    lower, upper = column_bounds(weights, bias, source)
     frac = max(weight_type.frac + source.frac, bias_type.frac if bias_type is not None else 0)
     accum = FixedType.covering(float(lower.min()), float(upper.max()), frac)
     return accum, ValueRange(float(lower.min()), float(upper.max()), frac)
@@ -198,14 +120,13 @@ def _padded(layer, current: ValueRange) -> ValueRange:
     return ValueRange(min(current.lo, 0.0), max(current.hi, 0.0), current.frac)
 
 
-def _quantized(quantizer, variable, columns: int) -> np.ndarray:
-    return np.asarray(quantizer(variable), np.float64).reshape(-1, columns)
 
 
 def _dense_like(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     kernel_name, quantizer_name = _DENSE_LIKE[type(layer).__name__]
     kernel, kernel_quantizer = getattr(layer, kernel_name), getattr(layer, quantizer_name)
-    weight_type = quantizer_type(kernel_quantizer)
+    scaled = has_channel_scale(kernel_quantizer) and kernel_name == "kernel"  # hls4ml factors it into <name>_alpha
+    weight_type = quantizer_type(unit_quantizer(kernel_quantizer) if scaled else kernel_quantizer)
     bias_type = quantizer_type(layer.bias_quantizer_internal) if layer.use_bias else None
     if weight_type is None or (layer.use_bias and bias_type is None):
         plan.notes.append(f"{layer.name}: quantizers {kernel_quantizer} / {layer.bias_quantizer_internal} "
@@ -214,13 +135,43 @@ def _dense_like(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     columns = kernel.shape[-2] * kernel.shape[-1] if kernel_name == "depthwise_kernel" else kernel.shape[-1]
     bias = np.asarray(layer.bias_quantizer_internal(layer.bias), np.float64) if layer.use_bias else 0.0
     source = _padded(layer, current)
-    accum, output = _accumulate(_quantized(kernel_quantizer, kernel, columns), bias, weight_type, bias_type, source)
-    plan.types[layer.name] = {"weight": weight_type, "bias": bias_type or FixedType(1, 1), "accum": accum,
-                              "result": accum}
+    if scaled:
+        grid, scale = factor_scales(kernel_quantizer, kernel)
+        accum, output = _apply_alpha(plan, layer, grid.reshape(-1, columns), scale, bias, (weight_type, bias_type),
+                                     source)
+    else:
+        accum, output = _accumulate(quantized_columns(kernel_quantizer, kernel, columns), bias, weight_type, bias_type,
+                                    source)
+        plan.types[layer.name] = {"weight": weight_type, "bias": bias_type or FixedType(1, 1), "accum": accum,
+                                  "result": accum}
     _activation(plan, layer, accum, output)
     if source is not current:  # io_stream inserts zero padding before the conv
         prefix = "zp1d_" if type(layer).__name__.endswith("1D") else "zp2d_"
         plan.types[prefix + layer.name] = {"result": FixedType.covering(source.lo, source.hi, source.frac)}
+
+
+def _apply_alpha(plan: PrecisionPlan, layer, grid, scale, bias, types, source: ValueRange):
+    """The layer accumulates its alpha=1 grid weights (no bias); `<name>_alpha` computes acc * scale + bias,
+    exactly when every scale is a power of 2 ('auto_po2'). Returns the type and range that flow on."""
+    weight_type, bias_type = types
+    bias_frac = bias_type.frac if bias_type is not None else 0
+    lower, upper = column_bounds(grid, 0.0, source)
+    frac = weight_type.frac + source.frac
+    accum = FixedType.covering(float(lower.min()), float(upper.max()), frac)
+    plan.types[layer.name] = {"weight": weight_type, "bias": bias_type or FixedType(1, 1), "accum": accum,
+                              "result": accum}
+    exact = is_power_of_two(scale)
+    scale_frac = int(np.max(-np.floor(np.log2(scale)))) + (0 if exact else SCALE_BITS - 1)
+    scale_frac = max(scale_frac, 0)
+    scale_type = FixedType.covering(float(scale.min()), float(scale.max()), scale_frac)
+    out_lower, out_upper = lower * scale + bias, upper * scale + bias
+    out_frac = max(frac + scale_frac, bias_frac)
+    result = FixedType.covering(float(out_lower.min()), float(out_upper.max()), out_frac)
+    plan.types[f"{layer.name}_alpha"] = {"scale": scale_type, "bias": bias_type or FixedType(1, 1), "result": result}
+    if not exact:
+        plan.notes.append(f"{layer.name}_alpha: alpha='auto' scales are not powers of 2; kept to {SCALE_BITS} "
+                          "significant bits, so C-sim can differ from QKeras by rounding (use 'auto_po2' for exact)")
+    return result, ValueRange(float(out_lower.min()), float(out_upper.max()), out_frac)
 
 
 def _separable(plan: PrecisionPlan, layer, current: ValueRange) -> None:
@@ -232,9 +183,9 @@ def _separable(plan: PrecisionPlan, layer, current: ValueRange) -> None:
         plan.notes.append(f"{layer.name}: separable quantizers without a fixed type; left to hls4ml")
         return
     channels = layer.depthwise_kernel.shape[-2] * layer.depthwise_kernel.shape[-1]
-    depthwise = _quantized(layer.depthwise_quantizer_internal, layer.depthwise_kernel, channels)
+    depthwise = quantized_columns(layer.depthwise_quantizer_internal, layer.depthwise_kernel, channels)
     depthwise_accum, middle = _accumulate(depthwise, 0.0, depthwise_type, None, _padded(layer, current))
-    pointwise = _quantized(layer.pointwise_quantizer_internal, layer.pointwise_kernel, layer.pointwise_kernel.shape[-1])
+    pointwise = quantized_columns(layer.pointwise_quantizer_internal, layer.pointwise_kernel, layer.pointwise_kernel.shape[-1])
     bias = np.asarray(layer.bias_quantizer_internal(layer.bias), np.float64) if layer.use_bias else 0.0
     accum, output = _accumulate(pointwise, bias, pointwise_type, bias_type, middle)
     plan.types[layer.name] = {

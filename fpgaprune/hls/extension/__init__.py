@@ -8,23 +8,26 @@ be overwritten by Vivado's stock ones). The static C++ header is registered with
 
 from pathlib import Path
 
-from fpgaprune.hls.extension.dead_channel_alpha import PASS_NAME as DEAD_CHANNEL_ALPHA
-from fpgaprune.hls.extension.dead_channel_alpha import DeadChannelAlpha
+from fpgaprune.hls.extension.alpha_scale import PASS_NAME as ALPHA_SCALE
+from fpgaprune.hls.extension.alpha_scale import AlphaScale
+from fpgaprune.hls.extension.recurrent_quantizers import PASS_NAME as RECURRENT_QUANTIZERS
+from fpgaprune.hls.extension.recurrent_quantizers import RecurrentQuantizers
 from fpgaprune.hls.extension.sparse_kernels import PASS_NAME as SPARSE_KERNELS
 from fpgaprune.hls.extension.sparse_kernels import TEMPLATES, SparseKernels
 
 CPP_DIR = Path(__file__).parent / "cpp"
 
 
-def _register_convert_pass() -> None:
+def _register_convert_passes() -> None:
     from hls4ml.model.flow import get_flow
     from hls4ml.model.optimizer import get_available_passes, register_pass
 
-    if DEAD_CHANNEL_ALPHA not in get_available_passes():
-        register_pass(DEAD_CHANNEL_ALPHA, DeadChannelAlpha)
     convert = get_flow("convert").optimizers
-    if DEAD_CHANNEL_ALPHA not in convert:
-        convert.insert(convert.index("qkeras_factorize_alpha"), DEAD_CHANNEL_ALPHA)
+    for name, cls in ((RECURRENT_QUANTIZERS, RecurrentQuantizers), (ALPHA_SCALE, AlphaScale)):
+        if name not in get_available_passes():
+            register_pass(name, cls)
+        if name not in convert:
+            convert.insert(convert.index("qkeras_factorize_alpha"), name)
 
 
 def _register_sparse_kernels() -> None:
@@ -48,7 +51,7 @@ def _register_sparse_kernels() -> None:
 
 def register() -> None:
     """Register everything once and place the passes in hls4ml's flows (safe to call any number of times)."""
-    _register_convert_pass()
+    _register_convert_passes()
     _register_sparse_kernels()
 
 

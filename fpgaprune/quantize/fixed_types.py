@@ -1,0 +1,94 @@
+"""Fixed-point types and value ranges: what a QKeras quantizer produces, what data needs, and their unions."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+MAX_INPUT_FRAC = 16
+MAX_EXACT_FRAC = 24
+
+
+@dataclass(frozen=True)
+class FixedType:
+    """A fixed-point type: `width` bits, `integer` of them before the point (sign included when signed)."""
+
+    width: int
+    integer: int
+    signed: bool = True
+    quantizing: bool = False  # an activation quantizer: rounds to nearest (even) and saturates, as QKeras does
+
+    @property
+    def frac(self) -> int:
+        return self.width - self.integer
+
+    @property
+    def lo(self) -> float:
+        return -(2.0 ** (self.integer - 1)) if self.signed else 0.0
+
+    @property
+    def hi(self) -> float:
+        return 2.0 ** (self.integer - (1 if self.signed else 0)) - 2.0 ** -self.frac
+
+    def hls(self) -> str:
+        modes = ",RND_CONV,SAT" if self.quantizing else ""
+        return f"{'fixed' if self.signed else 'ufixed'}<{self.width},{self.integer}{modes}>"
+
+    @classmethod
+    def covering(cls, lo: float, hi: float, frac: int) -> "FixedType":
+        """The narrowest type holding every multiple of 2^-frac in [lo, hi]."""
+        signed = lo < 0
+        integer = 1 - frac if signed else -frac
+        while not (cls(integer + frac, integer, signed).lo <= lo and hi <= cls(integer + frac, integer, signed).hi):
+            integer += 1
+        return cls(max(integer + frac, 1), integer, signed)
+
+
+@dataclass(frozen=True)
+class ValueRange:
+    lo: float
+    hi: float
+    frac: int
+
+
+def quantizer_type(quantizer, activation: bool = False) -> FixedType | None:
+    """The fixed-point type of a QKeras quantizer's outputs, or None when it is not a plain fixed grid."""
+    fixed = _grid_type(quantizer)
+    return FixedType(fixed.width, fixed.integer, fixed.signed, True) if fixed and activation else fixed
+
+
+def _grid_type(quantizer) -> FixedType | None:
+    name = type(quantizer).__name__
+    config = quantizer.get_config() if hasattr(quantizer, "get_config") else {}
+    if name == "quantized_bits" and config.get("alpha") in (None, 1, 1.0, "1"):
+        keep_negative = bool(config.get("keep_negative", True))
+        return FixedType(int(config["bits"]), int(config["integer"]) + int(keep_negative), keep_negative)
+    if name == "quantized_relu" and not config.get("negative_slope"):
+        return FixedType(int(config["bits"]), int(config["integer"]), False)
+    if name == "ternary" and config.get("alpha") in (None, 1, 1.0):
+        return FixedType(2, 2, True)
+    return None
+
+
+def input_type(x: np.ndarray) -> FixedType:
+    """The narrowest type that holds the data exactly (on a grid of at most 2^-16)."""
+    x = np.asarray(x, np.float64)
+    for frac in range(MAX_INPUT_FRAC + 1):
+        if np.all(np.round(x * 2.0**frac) == x * 2.0**frac):
+            break
+    return FixedType.covering(float(x.min()), float(x.max()), frac)
+
+
+def union(*types: FixedType) -> FixedType:
+    """The narrowest type holding every value of each of `types`."""
+    signed = any(t.signed for t in types)
+    integer = max(t.integer + (1 if signed and not t.signed else 0) for t in types)
+    frac = max(t.frac for t in types)
+    return FixedType(integer + frac, integer, signed)
+
+
+def exact_frac(values: np.ndarray) -> int | None:
+    """The fewest fraction bits that hold every value exactly, or None when more than 24 would be needed."""
+    for frac in range(-8, MAX_EXACT_FRAC + 1):
+        if np.all(np.round(values * 2.0**frac) == values * 2.0**frac):
+            return frac
+    return None

@@ -1,0 +1,75 @@
+"""hls4ml types for QLSTM and QGRU layers."""
+
+import numpy as np
+
+from fpgaprune.quantize.fixed_types import FixedType, ValueRange, quantizer_type, union
+from fpgaprune.quantize.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
+
+
+# Recurrent layers: hls4ml keeps h (and the LSTM cell state c) in `result`, and the gates, their activations
+# and every sum in `accum`. Without a fixed state quantizer the state keeps STATE_FRAC fraction bits; the
+# sigmoid/tanh tables (`table_t`) hold [-1, 1] with TABLE_FRAC, in RECURRENT_TABLE_SIZE entries.
+STATE_FRAC = 12
+TABLE_FRAC = 16
+RECURRENT_TABLE_SIZE = 4096
+
+
+def recurrent_types(plan: PrecisionPlan, layer, current: ValueRange) -> None:
+    """Types for QLSTM/QGRU from the live weights: |h| <= 1 and, for an LSTM, |c| <= the sequence length
+    (c_t = f c_(t-1) + i g with gates in [0, 1] and |g| <= 1). C-sim is close, not bit-exact: hls4ml's
+    activation tables approximate QKeras' float sigmoid/tanh."""
+    types = {role: quantizer_type(getattr(layer, f"{role}_quantizer_internal"))
+             for role in ("kernel", "recurrent", "bias")}
+    if None in types.values():
+        plan.notes.append(f"{layer.name}: recurrent quantizers without a fixed type; left to hls4ml")
+        return
+    state = quantizer_type(layer.state_quantizer_internal) if layer.state_quantizer_internal else None
+    state_frac = state.frac if state is not None else STATE_FRAC
+    units, steps = layer.units, layer.input_shape[1]
+    bias = np.asarray(layer.bias_quantizer_internal(layer.cell.bias), np.float64) if layer.use_bias else np.zeros(1)
+    bias, recurrent_bias = (bias[0], bias[1]) if bias.ndim == 2 else (bias, 0.0)
+    kernel = quantized_columns(layer.kernel_quantizer_internal, layer.cell.kernel, layer.cell.kernel.shape[-1])
+    recurrent = quantized_columns(layer.recurrent_quantizer_internal, layer.cell.recurrent_kernel, kernel.shape[-1])
+    x_lower, x_upper = column_bounds(kernel, bias, current)
+    h_lower, h_upper = column_bounds(recurrent, recurrent_bias, ValueRange(-1.0, 1.0, state_frac))
+    lower = x_lower + np.minimum(h_lower, 0.0)
+    upper = x_upper + np.maximum(h_upper, 0.0)
+    frac = max(types["kernel"].frac + current.frac, types["recurrent"].frac + state_frac, types["bias"].frac,
+               TABLE_FRAC)
+    accum = FixedType.covering(min(float(lower.min()), -1.0), max(float(upper.max()), 1.0), frac)
+    result = FixedType.covering(-1.0, 1.0, state_frac)
+    if type(layer).__name__ == "QLSTM":  # hls4ml 1.3's lstm() compiles only with input = result = accum types
+        source = FixedType.covering(current.lo, current.hi, current.frac)
+        accum = result = union(accum, FixedType.covering(-float(steps), float(steps), state_frac), source)
+    plan.types[layer.name] = {
+        "weight": types["kernel"], "recurrent_weight": types["recurrent"], "bias": types["bias"],
+        "recurrent_bias": types["bias"] if np.ndim(recurrent_bias) else FixedType(1, 1),
+        "accum": accum, "result": result, "table_t": FixedType.covering(-1.0, 1.0, TABLE_FRAC),
+    }
+    plan.settings[layer.name] = {"table_size": RECURRENT_TABLE_SIZE}
+    plan.ranges[layer.name] = ValueRange(-1.0, 1.0, state_frac)
+    plan.notes.append(f"{layer.name}: {type(layer).__name__} types derived for {units} units over {steps} steps; "
+                      "C-sim is close to QKeras, not bit-exact (hls4ml's sigmoid/tanh tables)")
+    if type(layer).__name__ == "QGRU" and not layer.reset_after:
+        plan.notes.append(f"{layer.name}: hls4ml 1.3's GRU computes reset_after=True; this layer has "
+                          "reset_after=False, so C-sim will not match QKeras")
+
+
+def retype_lstm_source(plan: PrecisionPlan, graph, name: str) -> None:
+    """Give the tensor that feeds an LSTM the LSTM's own type (hls4ml 1.3 needs them equal). Reshapes and
+    other pass-through nodes take their input's type, so the first typed node upstream is changed. A
+    quantizing activation cannot be widened without changing its rounding: that case is left to hls4ml."""
+    common = plan.types[name]["result"]
+    source = graph.inbound[name][0] if graph.inbound[name] else plan.input_name
+    while source in graph.layers and graph.class_of(source) in PASSTHROUGH and graph.inbound[source]:
+        source = graph.inbound[source][0]
+    if source not in graph.layers or graph.class_of(source) in PASSTHROUGH:
+        source = plan.input_name
+    node = source if source in plan.types and "accum" not in plan.types[source] else f"{source}_linear"
+    current = plan.types.get(node, {}).get("result")
+    if current is None or current.quantizing:
+        del plan.types[name]
+        plan.notes.append(f"{name}: hls4ml 1.3's LSTM needs its input typed like its state; the input "
+                          f"'{source}' is a quantizer's output, so the LSTM's types are left to hls4ml")
+        return
+    plan.types[node]["result"] = common
