@@ -187,3 +187,28 @@ def test_quantized_batchnorm_csim_is_close_with_derived_types(tmp_path):
     csim = np.asarray(hls_model.predict(x)).reshape(reference.shape)
     # The 16-bit scale moves a quantized-ReLU output by at most one step (1/16) now and then.
     assert np.mean(csim == reference) > 0.95 and np.mean(csim.argmax(1) == reference.argmax(1)) >= 0.99
+
+
+def test_sigmoid_and_tanh_tables_are_derived_and_close(tmp_path):
+    from fpgaprune.hls import derived_hls_config
+
+    keras.utils.set_random_seed(0)
+    dataset = data.digits()
+    model = keras.Sequential([keras.Input((64,)), L.Dense(12, activation="tanh", name="fc1"),
+                              L.Dense(10, name="fc2"), L.Activation("sigmoid", name="sigmoid")])
+    quantized = to_qkeras(fp.hold(model, prune=["fc1[0:16, :]"]), SPEC)
+    quantized.compile(keras.optimizers.Adam(3e-3), keras.losses.BinaryCrossentropy())
+    targets = np.eye(10)[dataset.y_train]
+    quantized.fit(dataset.x_train.reshape(-1, 64), targets, epochs=3, verbose=0)
+    config, notes = derived_hls_config(quantized, dataset.x_train.reshape(-1, 64))
+    assert sorted(note.split(":")[0] for note in notes) == ["fc1_tanh", "sigmoid"]
+    assert config["LayerName"]["sigmoid"]["table_size"] == 4096
+    hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
+    tables = {layer.name: str(layer.get_attr("table_t").precision) for layer in hls_model.get_layers()
+              if layer.name in ("fc1_tanh", "sigmoid")}
+    assert tables == {"fc1_tanh": "fixed<18,2,RND_CONV,SAT,0>", "sigmoid": "ufixed<17,1,RND_CONV,SAT,0>"}
+    hls_model.compile()
+    x = np.ascontiguousarray(dataset.x_test[:200].reshape(-1, 64))
+    reference = quantized.predict(x, verbose=0)
+    csim = np.asarray(hls_model.predict(x)).reshape(reference.shape)
+    assert np.abs(csim - reference).max() < 0.01  # table steps of 1/256 over [-8, 8)

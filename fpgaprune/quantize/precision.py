@@ -35,12 +35,23 @@ _POOLING = ("MaxPooling1D", "MaxPooling2D", "GlobalMaxPooling1D", "GlobalMaxPool
 SOFTMAX_TYPES = {"result": FixedType(16, 0, False, True), "exp_table_t": FixedType(18, 1, False, True),
                  "inv_table_t": FixedType(18, 4, False, True)}
 SOFTMAX_TABLES = {"exp_table_size": 4096, "inv_table_size": 4096}
+# Sigmoid and tanh: 4096-entry tables over hls4ml's [-8, 8) with 16 fraction bits (hls4ml: 1024 and 10).
+_UNIT = {"sigmoid": FixedType(17, 1, False, True), "tanh": FixedType(18, 2, True, True)}
+TABLE_ACTIVATIONS = {
+    "softmax": (SOFTMAX_TYPES, SOFTMAX_TABLES),
+    **{name: ({"result": fixed, "table_t": fixed}, {"table_size": 4096}) for name, fixed in _UNIT.items()},
+}
 
 
-def _softmax(plan: PrecisionPlan, node: str) -> None:
-    plan.types[node] = dict(SOFTMAX_TYPES)
-    plan.settings[node] = dict(SOFTMAX_TABLES)
-    plan.ranges[node] = ValueRange(0.0, 1.0, 16)
+def _table_activation(plan: PrecisionPlan, node: str, function: str) -> None:
+    types, settings = TABLE_ACTIVATIONS[function]
+    plan.types[node] = dict(types)
+    plan.settings[node] = dict(settings)
+    low = -1.0 if function == "tanh" else 0.0
+    plan.ranges[node] = ValueRange(low, 1.0, 16)
+    if function != "softmax":
+        plan.notes.append(f"{node}: {function} is a 4096-entry table in hls4ml; C-sim is close to QKeras, not "
+                          "bit-exact")
 
 
 def derive_precisions(model, input_fixed: FixedType) -> PrecisionPlan:
@@ -77,8 +88,8 @@ def derive_precisions(model, input_fixed: FixedType) -> PrecisionPlan:
             plan.ranges[name] = current
         elif kind in _POOLING:
             _pooling(plan, layer, kind, current)
-        elif kind == "Activation" and _activation_name(layer.activation) == "softmax":
-            _softmax(plan, name)
+        elif kind == "Activation" and _activation_name(layer.activation) in TABLE_ACTIVATIONS:
+            _table_activation(plan, name, _activation_name(layer.activation))
         else:
             plan.notes.append(f"{name}: {kind} is not derived; it and what follows keep hls4ml's precisions")
     return plan
@@ -206,9 +217,10 @@ def _activation(plan: PrecisionPlan, layer, accum: FixedType, output: ValueRange
     elif fixed is not None:
         plan.types[f"{layer.name}_{type(activation).__name__}"] = {"result": fixed}
         plan.ranges[layer.name] = ValueRange(fixed.lo, fixed.hi, fixed.frac)
-    elif _activation_name(activation) == "softmax":
-        _softmax(plan, f"{layer.name}_softmax")
-        plan.ranges[layer.name] = plan.ranges[f"{layer.name}_softmax"]
+    elif _activation_name(activation) in TABLE_ACTIVATIONS:
+        node = f"{layer.name}_{_activation_name(activation)}"
+        _table_activation(plan, node, _activation_name(activation))
+        plan.ranges[layer.name] = plan.ranges[node]
     else:
         plan.notes.append(f"{layer.name}: activation {activation} has no fixed type; what follows keeps hls4ml's")
 
