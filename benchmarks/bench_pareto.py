@@ -1,9 +1,12 @@
 """Accuracy against multipliers removed on Fashion-MNIST: fpgaprune kernel pruning vs tfmot unstructured pruning.
 
 All runs start from the same pretrained 16-32-32 CNN. Each pruning method then trains `--prune-epochs` more
-epochs with a gradual polynomial schedule (Zhu & Gupta) to the same per-layer sparsity, so both remove the
-same number of multipliers; the dense model trains the same number of extra epochs. conv1 (16 kernels of
-one input channel) is left dense by both. Prints the table and writes a Pareto PNG.
+epochs with a gradual polynomial schedule (Zhu & Gupta) and removes the same number of multipliers; the
+dense model trains the same number of extra epochs. conv1 (16 kernels of one input channel) stays dense.
+Two allocations of the same multiplier budget, each run with both methods:
+- uniform: conv2, conv3 and fc each lose the same fraction of their weights (tfmot's usual setup);
+- convs only: fc (0.4% of the multipliers) stays dense, and conv2/conv3 lose a little more to compensate.
+Prints the table and writes a Pareto PNG.
 """
 
 import argparse
@@ -52,9 +55,9 @@ def train(model, dataset, epochs, callbacks=(), lr=1e-3):
     model.fit(dataset.x_train, dataset.y_train, batch_size=128, epochs=epochs, verbose=0, callbacks=list(callbacks))
 
 
-def fpgaprune_run(pretrained, dataset, sparsity, epochs, steps_per_epoch, **pruner_options):
-    pruner = Pruner(structure={"conv2": "kernel", "conv3": "kernel", "fc": "element"}, layers=list(PRUNED),
-                    **pruner_options)
+def fpgaprune_run(pretrained, dataset, sparsity, epochs, steps_per_epoch, layers=PRUNED):
+    structure = {"conv2": "kernel", "conv3": "kernel", "fc": "element"}
+    pruner = Pruner(structure={name: structure[name] for name in layers}, layers=list(layers))
     model = pruner.attach(pretrained)
     end = int(0.6 * epochs * steps_per_epoch)
     schedule = PolynomialDecay(0.0, sparsity, 0, end, frequency=max(1, end // 30))
@@ -62,14 +65,14 @@ def fpgaprune_run(pretrained, dataset, sparsity, epochs, steps_per_epoch, **prun
     return fp.finalize(model)[0]
 
 
-def tfmot_run(pretrained, dataset, sparsity, epochs, steps_per_epoch):
+def tfmot_run(pretrained, dataset, sparsity, epochs, steps_per_epoch, layers=PRUNED):
     import tensorflow_model_optimization as tfmot
 
     end = int(0.6 * epochs * steps_per_epoch)
     schedule = tfmot.sparsity.keras.PolynomialDecay(0.0, sparsity, 0, end, frequency=max(1, end // 30))
 
     def wrap(layer):
-        if layer.name in PRUNED:
+        if layer.name in layers:
             return tfmot.sparsity.keras.prune_low_magnitude(layer, pruning_schedule=schedule)
         return layer.__class__.from_config(layer.get_config())
 
@@ -89,21 +92,26 @@ def _tfmot_weights(wrapped, pretrained):
     return values
 
 
-def fpgaprune_global_run(pretrained, dataset, sparsity, epochs, steps_per_epoch):
-    """The same multipliers removed (sparsity of the pruned layers' multipliers), placed by a global ranking."""
-    return fpgaprune_run(pretrained, dataset, sparsity, epochs, steps_per_epoch, scope="global", cost="multipliers")
+CONVS = ("conv2", "conv3")
 
 
-def fpgaprune_l2_run(pretrained, dataset, sparsity, epochs, steps_per_epoch):
-    """Kernels scored by their L2 norm instead of L1."""
-    return fpgaprune_run(pretrained, dataset, sparsity, epochs, steps_per_epoch, score="l2")
+def convs_only(run):
+    """`run` with fc dense and the convs' sparsity raised so that the same multipliers are removed."""
+
+    def convs_run(pretrained, dataset, sparsity, epochs, steps_per_epoch):
+        costs = {name: pretrained.get_layer(name).kernel.shape.num_elements() * output_positions(
+            pretrained.get_layer(name)) for name in PRUNED}
+        conv_sparsity = min(1.0, sparsity * sum(costs.values()) / sum(costs[name] for name in CONVS))
+        return run(pretrained, dataset, conv_sparsity, epochs, steps_per_epoch, layers=CONVS)
+
+    return convs_run
 
 
 METHODS = {
-    "fpgaprune kernel (gradual)": fpgaprune_run,
-    "fpgaprune kernel L2": fpgaprune_l2_run,
-    "fpgaprune kernel global": fpgaprune_global_run,
-    "tfmot unstructured": tfmot_run,
+    "fpgaprune kernel, uniform": fpgaprune_run,
+    "tfmot unstructured, uniform": tfmot_run,
+    "fpgaprune kernel, convs only": convs_only(fpgaprune_run),
+    "tfmot unstructured, convs only": convs_only(tfmot_run),
 }
 
 
@@ -114,7 +122,7 @@ def plot(rows, path):
     import matplotlib.pyplot as plt
 
     figure, axis = plt.subplots(figsize=(6.5, 4.5), constrained_layout=True)
-    for method, marker in zip(METHODS, "oD^s"):
+    for method, marker in zip(METHODS, "oDs^"):
         points = sorted((r["removed"], r["accuracy"]) for r in rows if r["method"] == method)
         axis.plot([100 * p[0] for p in points], [100 * p[1] for p in points], marker=marker, label=method)
     dense = next(r for r in rows if r["method"] == "dense")
@@ -127,17 +135,10 @@ def plot(rows, path):
     figure.savefig(path, dpi=100)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pretrain-epochs", type=int, default=8)
-    parser.add_argument("--prune-epochs", type=int, default=10)
-    parser.add_argument("--sparsities", type=float, nargs="+", default=[0.5, 0.75, 0.9])
-    parser.add_argument("--out", default="benchmarks/out/pareto.png")
-    args = parser.parse_args(argv)
-    dataset = data.fashion_mnist()
-    steps = int(np.ceil(len(dataset.y_train) / 128))
-    started = time.perf_counter()
-    pretrained = cnn()
+def one_seed(seed, args, dataset, steps) -> list[dict]:
+    """Every method at every sparsity from one pretrained model (and its dense twin) of this seed."""
+    keras.utils.set_random_seed(seed)
+    pretrained = cnn(seed)
     train(pretrained, dataset, args.pretrain_epochs)
     dense = keras.models.clone_model(pretrained)
     dense.set_weights(pretrained.get_weights())
@@ -146,23 +147,49 @@ def main(argv=None):
     rows = [{"method": "dense", "sparsity": 0.0, "removed": 0.0, "accuracy": accuracy(dense, dataset)}]
     for sparsity in args.sparsities:
         for method, run in METHODS.items():
+            keras.utils.set_random_seed(seed + 1)
             model = run(pretrained, dataset, sparsity, args.prune_epochs, steps)
             _, live = multipliers(model)
             rows.append({"method": method, "sparsity": sparsity, "removed": 1 - live / total,
                          "accuracy": accuracy(model, dataset)})
-            print(f"  {method:<28} sparsity {sparsity:.2f}: {rows[-1]['accuracy']:.4f}", flush=True)
-    print(f"\nFashion-MNIST, {args.pretrain_epochs} + {args.prune_epochs} epochs per model, "
-          f"{total} multipliers dense ({time.perf_counter() - started:.0f} s)")
-    print(f"{'method':<28}{'layer sparsity':>15}{'mult. removed':>15}{'accuracy':>10}")
+            print(f"  seed {seed} {method:<32} sparsity {sparsity:.2f}: {rows[-1]['accuracy']:.4f}", flush=True)
+    return rows
+
+
+def averaged(rows_by_seed: list[list[dict]]) -> list[dict]:
+    """Rows with the mean accuracy over seeds and its spread (max - min)."""
+    merged = []
+    for rows in zip(*rows_by_seed):
+        accuracies = [r["accuracy"] for r in rows]
+        merged.append({**rows[0], "accuracy": float(np.mean(accuracies)), "spread": max(accuracies) - min(accuracies)})
+    return merged
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pretrain-epochs", type=int, default=8)
+    parser.add_argument("--prune-epochs", type=int, default=10)
+    parser.add_argument("--sparsities", type=float, nargs="+", default=[0.5, 0.75, 0.9])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    parser.add_argument("--out", default="benchmarks/out/pareto.png")
+    args = parser.parse_args(argv)
+    dataset = data.fashion_mnist()
+    steps = int(np.ceil(len(dataset.y_train) / 128))
+    started = time.perf_counter()
+    rows = averaged([one_seed(seed, args, dataset, steps) for seed in args.seeds])
+    print(f"\nFashion-MNIST, {args.pretrain_epochs} + {args.prune_epochs} epochs per model, mean over seeds "
+          f"{args.seeds} ({time.perf_counter() - started:.0f} s)")
+    print(f"{'method':<32}{'sparsity':>9}{'mult. removed':>15}{'accuracy':>10}{'spread':>8}")
     for r in rows:
-        print(f"{r['method']:<28}{r['sparsity']:>15.2f}{r['removed']:>14.1%}{r['accuracy']:>10.2%}")
+        print(f"{r['method']:<32}{r['sparsity']:>9.2f}{r['removed']:>15.2%}{r['accuracy']:>10.2%}"
+              f"{100 * r['spread']:>8.2f}")
     for sparsity in args.sparsities:
         at = {r["method"]: r for r in rows if r["sparsity"] == sparsity}
-        theirs = at["tfmot unstructured"]
-        for method in [name for name in METHODS if name.startswith("fpgaprune")]:
-            print(f"at {sparsity:.0%} of the pruned layers' multipliers removed: {method} - tfmot unstructured = "
-                  f"{100 * (at[method]['accuracy'] - theirs['accuracy']):+.2f} points "
-                  f"(multipliers removed {at[method]['removed']:.1%} vs {theirs['removed']:.1%})")
+        for allocation in ("uniform", "convs only"):
+            ours, theirs = at[f"fpgaprune kernel, {allocation}"], at[f"tfmot unstructured, {allocation}"]
+            print(f"{sparsity:.0%} of the pruned layers' multipliers removed, {allocation}: fpgaprune kernel - tfmot "
+                  f"unstructured = {100 * (ours['accuracy'] - theirs['accuracy']):+.2f} points (multipliers removed "
+                  f"{ours['removed']:.2%} vs {theirs['removed']:.2%})")
     plot(rows, Path(args.out))
     print(f"wrote {args.out}")
 

@@ -143,3 +143,15 @@ def test_recurrent_accumulators_hold_the_worst_case(kind, seed):
 def test_pruning_narrows_the_recurrent_accumulator():
     widths = [derive_precisions(recurrent_model("GRU", 4, p), SOURCE).types["rnn"]["accum"].integer for p in (0, 0.9)]
     assert widths[1] < widths[0]
+
+
+def test_lstm_input_is_retyped_through_a_reshape_but_never_a_quantizer():
+    spec = {"default": {"kernel": "quantized_bits(6,1,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
+                        "activation": "quantized_relu(6,2)"}}
+    reshaped = keras.Sequential([keras.Input((18,)), L.Reshape((6, 3), name="rows"), L.LSTM(4, name="rnn")])
+    plan = derive_precisions(to_qkeras(reshaped, spec), SOURCE)
+    assert plan.types[plan.input_name]["result"] == plan.types["rnn"]["result"] == plan.types["rnn"]["accum"]
+    quantized_input = keras.Sequential([keras.Input((6, 3)), L.ReLU(name="relu"), L.LSTM(4, name="rnn")])
+    plan = derive_precisions(to_qkeras(quantized_input, spec), SOURCE)
+    assert "rnn" not in plan.types and plan.types["relu"]["result"].hls() == "ufixed<6,2,RND_CONV,SAT>"
+    assert any(note.startswith("rnn: hls4ml 1.3's LSTM needs its input typed like its state") for note in plan.notes)

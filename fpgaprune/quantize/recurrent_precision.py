@@ -5,7 +5,6 @@ import numpy as np
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, quantizer_type, union
 from fpgaprune.quantize.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
 
-
 # Recurrent layers: hls4ml keeps h (and the LSTM cell state c) in `result`, and the gates, their activations
 # and every sum in `accum`. Without a fixed state quantizer the state keeps STATE_FRAC fraction bits; the
 # sigmoid/tanh tables (`table_t`) hold [-1, 1] with TABLE_FRAC, in RECURRENT_TABLE_SIZE entries.
@@ -70,6 +69,7 @@ def retype_lstm_source(plan: PrecisionPlan, graph, name: str) -> None:
     if current is None or current.quantizing:
         del plan.types[name]
         plan.notes.append(f"{name}: hls4ml 1.3's LSTM needs its input typed like its state; the input "
-                          f"'{source}' is a quantizer's output, so the LSTM's types are left to hls4ml")
+                          f"'{source}' has no type fpgaprune may widen (a quantizer's output keeps its rounding), "
+                          "so the LSTM's types are left to hls4ml")
         return
     plan.types[node]["result"] = common
