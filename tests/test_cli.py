@@ -124,6 +124,7 @@ BROKEN = {
     "unknown structure": (lambda c: c["pruning"].update(structure="kernels"), "pruning.structure"),
     "unknown inline hls key": (lambda c: c["hls"].update(config={"Model": {"ReuseFacter": 2}}), "hls.config"),
     "wrong learning rate": (lambda c: c["finetune"].update(learning_rate=0), "finetune.learning_rate"),
+    "unknown batch-norm handling": (lambda c: c["quantization"].update(batchnorm="squash"), "quantization.batchnorm"),
     "list where a mapping goes": (lambda c: c.update(training=[1, 2]), "training"),
 }
 

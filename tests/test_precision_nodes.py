@@ -155,3 +155,17 @@ def test_lstm_input_is_retyped_through_a_reshape_but_never_a_quantizer():
     plan = derive_precisions(to_qkeras(quantized_input, spec), SOURCE)
     assert "rnn" not in plan.types and plan.types["relu"]["result"].hls() == "ufixed<6,2,RND_CONV,SAT>"
     assert any(note.startswith("rnn: hls4ml 1.3's LSTM needs its input typed like its state") for note in plan.notes)
+
+
+def test_kernels_with_channel_scales_are_counted_on_their_grid():
+    """Resource estimates and the manifest read the weights the hardware holds: the factored alpha=1 grid."""
+    from fpgaprune.hls.manifest import quantized_kernel
+
+    model = keras.Sequential([keras.Input((5, 5, 2)), L.Conv2D(4, 3, name="conv")])
+    seeded_weights(model, 3)
+    spec = {"default": {"kernel": "quantized_bits(5,0,alpha='auto_po2')", "bias": "quantized_bits(8,3,alpha=1)"}}
+    layer = to_qkeras(fp.hold(model, prune=["conv[:, :, 1, 2]"]), spec).get_layer("conv")
+    held = quantized_kernel(layer)
+    scaled = np.asarray(layer.kernel_quantizer_internal(layer.kernel))
+    assert on_grid(held, FixedType(5, 1, True)) and not on_grid(scaled, FixedType(5, 1, True))
+    np.testing.assert_array_equal(held == 0, scaled == 0)

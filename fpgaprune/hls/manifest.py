@@ -8,11 +8,13 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.hls.extension.sparse_kernels import PLAN
+from fpgaprune.quantize.alpha import factor_scales, has_channel_scale
 
 FORMAT = "fpgaprune.export/1"
 STOCK = "hls4ml stock code: zeros left to the HLS compiler"
 SPARSE = "kernel-sparse: one multiplication site per live weight"
 DA = "distributed arithmetic (da4ml): zero weights make no logic"
+SCALE = "hls4ml stock code: one scale per output channel (alpha), no weight matrix"
 PACKAGES = ("tensorflow", "tf-keras", "qkeras", "hls4ml", "numpy", "da4ml", "fpgaprune")
 
 
@@ -27,11 +29,14 @@ def versions() -> dict:
 
 
 def quantized_kernel(layer):
-    """The kernel as the hardware holds it (after the layer's QKeras quantizer, if any), or None."""
+    """The kernel as the hardware holds it (after the layer's QKeras quantizer, if any), or None. Per-channel
+    scales (alpha='auto'/'auto_po2') are factored out into `<layer>_alpha`: the kernel is on the alpha=1 grid."""
     kernel = getattr(layer, "kernel", None)
     if kernel is None:
         return None
     quantizer = getattr(layer, "kernel_quantizer_internal", None)
+    if has_channel_scale(quantizer):
+        return factor_scales(quantizer, kernel)[0]
     return np.asarray(quantizer(kernel) if quantizer is not None else kernel, np.float64)
 
 
@@ -61,6 +66,8 @@ def _quantizers(layer) -> dict:
 def _code(node) -> str:
     if node.get_attr(PLAN) is not None:
         return SPARSE
+    if node.class_name == "ApplyAlpha":
+        return SCALE
     return DA if str(node.get_attr("strategy", "")).lower() == "distributed_arithmetic" else STOCK
 
 

@@ -63,6 +63,7 @@ class QuantizationSection(Strict):
     layers: dict[str, dict[str, str]] = {}
     qat_epochs: int = Field(3, ge=0)
     learning_rate: float = Field(1e-3, gt=0)
+    batchnorm: Literal["fold", "quantize"] = "fold"  # fold into the layer before, or keep as QBatchNormalization
 
 
 class HlsSection(Strict):

@@ -142,13 +142,13 @@ def finetune(config, run_dir: Path, out: Path) -> dict:
     return {"accuracy": accuracy(model, dataset), "conv_kernels_pruned": conv_kernel_sparsity(model)}
 
 
-def dense_reference(quantized, trained, spec):
+def dense_reference(quantized, trained, spec, batchnorm="fold"):
     """The reference for "what pruning saved": the final quantized weights, with every pruned entry (exactly
     0 in the shadow weights) given back its value from before pruning. A stripped model's shapes differ
     from the trained one; it is compared with the trained weights as they are."""
     from fpgaprune.quantize import to_qkeras
 
-    dense = to_qkeras(fp.hold(trained), spec)
+    dense = to_qkeras(fp.hold(trained), spec, batchnorm=batchnorm)
     for layer in dense.layers:
         source = quantized.get_layer(layer.name) if layer.name in [q.name for q in quantized.layers] else None
         if source is None or [w.shape for w in source.get_weights()] != [w.shape for w in layer.get_weights()]:
@@ -166,10 +166,11 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
 
     dataset = dataset_of(config)
     spec = {"default": config.quantization.default, "layers": config.quantization.layers}
-    quantized = to_qkeras(_load(run_dir, "finetune"), spec)
+    batchnorm = config.quantization.batchnorm
+    quantized = to_qkeras(_load(run_dir, "finetune"), spec, batchnorm=batchnorm)
     _fit(quantized, dataset, config.quantization.qat_epochs, config.quantization.learning_rate, config, "QAT")
     fp.save_model(quantized, out / "model.keras")
-    fp.save_model(dense_reference(quantized, _load(run_dir, "train"), spec), out / "dense.keras")
+    fp.save_model(dense_reference(quantized, _load(run_dir, "train"), spec, batchnorm), out / "dense.keras")
     report = quantization_report(quantized, _load(run_dir, "finetune"), dataset.x_test, dataset.y_test)
     (out / "quantization.txt").write_text(report.format() + "\n")
     return {"accuracy": accuracy(quantized, dataset), "conv_kernels_pruned": conv_kernel_sparsity(quantized)}

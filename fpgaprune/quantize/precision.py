@@ -18,6 +18,7 @@ from fpgaprune.strip import LayerGraph
 
 __all__ = ["FixedType", "PrecisionPlan", "SOFTMAX_TYPES", "ValueRange", "derive_precisions", "input_type",
            "quantizer_type"]
+
 # class -> (kernel attribute, its quantizer): each output column of the reshaped kernel is one accumulation
 _DENSE_LIKE = {
     "QConv1D": ("kernel", "kernel_quantizer_internal"),
