@@ -24,7 +24,7 @@ def assert_csim_bit_exact(hls_model, quantized, x):
     assert np.array_equal(csim, reference), f"max |diff| {np.abs(csim - reference).max()}"
 
 
-def trained_qkeras_cnn():
+def trained_qkeras_cnn(spec=SPEC, prune=("conv2[:, :, 1, :]", "conv2[:, :, 3, 2]"), epochs=4):
     keras.utils.set_random_seed(0)
     dataset = data.digits()
     model = keras.Sequential([
@@ -32,9 +32,9 @@ def trained_qkeras_cnn():
         L.Conv2D(6, 3, padding="same", activation="relu", name="conv2"), L.Flatten(name="flatten"),
         L.Dense(10, name="fc"),
     ])
-    quantized = to_qkeras(fp.hold(model, prune=["conv2[:, :, 1, :]", "conv2[:, :, 3, 2]"]), SPEC)
+    quantized = to_qkeras(fp.hold(model, prune=list(prune)), spec)
     quantized.compile(keras.optimizers.Adam(3e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    quantized.fit(dataset.x_train, dataset.y_train, epochs=4, verbose=0)
+    quantized.fit(dataset.x_train, dataset.y_train, epochs=epochs, verbose=0)
     return quantized, dataset
 
 
@@ -92,17 +92,8 @@ def test_auto_po2_scales_factor_into_exact_alpha_nodes(tmp_path):
     C-sim of a CNN with per-channel power-of-2 scales and dead channels is bit-exact."""
     from fpgaprune.hls import derived_hls_config
 
-    keras.utils.set_random_seed(0)
-    dataset = data.digits()
-    model = keras.Sequential([
-        keras.Input((8, 8, 1)), L.Conv2D(4, 3, name="conv1"), L.ReLU(name="relu1"),
-        L.Conv2D(6, 3, padding="same", activation="relu", name="conv2"), L.Flatten(name="flatten"),
-        L.Dense(10, name="fc"),
-    ])
     po2 = {"default": {**SPEC["default"], "kernel": "quantized_bits(6,0,alpha='auto_po2')"}}
-    quantized = to_qkeras(fp.hold(model, prune=["conv2[:, :, :, 4]", "conv2[:, :, 3, 2]", "fc[:, 7]"]), po2)
-    quantized.compile(keras.optimizers.Adam(3e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    quantized.fit(dataset.x_train, dataset.y_train, epochs=2, verbose=0)
+    quantized, dataset = trained_qkeras_cnn(po2, ["conv2[:, :, :, 4]", "conv2[:, :, 3, 2]", "fc[:, 7]"], epochs=2)
     config, notes = derived_hls_config(quantized, dataset.x_train)
     assert notes == []
     assert {"conv1_alpha", "conv2_alpha", "fc_alpha"} <= set(config["LayerName"])
