@@ -115,8 +115,6 @@ def _pooling(plan: PrecisionPlan, layer, kind: str, current: ValueRange) -> None
                           f"{frac} fraction bits")
 
 
-
-
 def _accumulate(weights: np.ndarray, bias, weight_type: FixedType, bias_type, source: ValueRange):
     """(accumulator type, output range) of columns of `weights` fed by inputs in `source` (exact products)."""
     lower, upper = column_bounds(weights, bias, source)
@@ -130,8 +128,6 @@ def _padded(layer, current: ValueRange) -> ValueRange:
     if getattr(layer, "padding", "valid") == "valid":
         return current
     return ValueRange(min(current.lo, 0.0), max(current.hi, 0.0), current.frac)
-
-
 
 
 def _dense_like(plan: PrecisionPlan, layer, current: ValueRange) -> None:
