@@ -14,14 +14,14 @@ STAGE_NAMES = ("train", "prune", "finetune", "quantize", "hls", "csim", "synth",
 
 
 def _config(path):
-    """The validated config: schema, files, boards, quantizers, then the selections against the model."""
-    from fpgaprune.pipeline.checks import check_config, check_pruning
+    """The validated config: schema, files, boards, quantizers, then selections and layers against the model."""
+    from fpgaprune.pipeline.checks import check_against_model, check_config
     from fpgaprune.pipeline.schema import load_config
     from fpgaprune.pipeline.stages import build_model, dataset_of
 
     config, located = load_config(path)
     check_config(config, located)  # files first: the model and data are loaded next
-    check_pruning(config, located, build_model(config, dataset_of(config)))
+    check_against_model(config, located, build_model(config, dataset_of(config)))
     return config
 
 

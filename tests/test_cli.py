@@ -119,6 +119,11 @@ BROKEN = {
                              "quantization.default.kernel"),
     "unknown quantizer": (lambda c: c["quantization"].update(layers={"fc": {"kernel": "quantised_bits(4)"}}),
                           "quantization.layers.fc.kernel"),
+    "quantizers for an unknown layer": (lambda c: c["quantization"].update(layers={"conv9": {"kernel": "quantized_bits(4,0)"}}),
+                                        "quantization.layers.conv9"),
+    "activation quantizer for another function": (
+        lambda c: c["quantization"].update(layers={"relu2": {"activation": "quantized_tanh(8)"}}),
+        "quantization.layers.relu2.activation"),
     "sparsity of 1.5": (lambda c: c["pruning"].update(targets={"conv2": 1.5}), "pruning.targets.conv2"),
     "target on an unknown layer": (lambda c: c["pruning"].update(targets={"conv7": 0.5}), "pruning.targets.conv7"),
     "unknown structure": (lambda c: c["pruning"].update(structure="kernels"), "pruning.structure"),

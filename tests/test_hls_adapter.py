@@ -203,3 +203,28 @@ def test_sigmoid_and_tanh_tables_are_derived_and_close(tmp_path):
     reference = quantized.predict(x, verbose=0)
     csim = np.asarray(hls_model.predict(x)).reshape(reference.shape)
     assert np.abs(csim - reference).max() < 0.01  # table steps of 1/256 over [-8, 8)
+
+
+def test_hard_tanh_and_sigmoid_quantizers_are_bit_exact(tmp_path):
+    """quantized_tanh/quantized_sigmoid (QKeras' hard forms) become hls4ml HardActivation nodes, exact with the
+    derived types: the clip is exact in the accumulator and the result rounds to nearest even and saturates."""
+    from fpgaprune.hls import derived_hls_config
+
+    keras.utils.set_random_seed(0)
+    dataset = data.digits()
+    model = keras.Sequential([keras.Input((64,)), L.Dense(12, activation="tanh", name="fc1"),
+                              L.Dense(10, name="fc2"), L.Activation("sigmoid", name="sigmoid")])
+    spec = {"default": SPEC["default"], "layers": {"fc1": {"activation": "quantized_tanh(8)"},
+                                                   "sigmoid": {"activation": "quantized_sigmoid(6)"}}}
+    quantized = to_qkeras(fp.hold(model, prune=["fc1[0:16, :]"]), spec)
+    quantized.compile(keras.optimizers.Adam(3e-3), keras.losses.BinaryCrossentropy())
+    quantized.fit(dataset.x_train.reshape(-1, 64), np.eye(10)[dataset.y_train], epochs=2, verbose=0)
+    config, notes = derived_hls_config(quantized, dataset.x_train.reshape(-1, 64))
+    assert notes == []
+    assert config["LayerName"]["fc1_quantized_tanh"]["Precision"]["result"] == "fixed<8,1,RND_CONV,SAT>"
+    hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
+    hard = {layer.name for layer in hls_model.get_layers() if layer.class_name == "HardActivation"}
+    assert hard == {"fc1_quantized_tanh", "sigmoid"}
+    x = dataset.x_test[:200].reshape(-1, 64)
+    assert_csim_bit_exact(hls_model, quantized, x)
+    assert len(np.unique(quantized.predict(x, verbose=0))) > 10  # not saturated: the rounding is exercised

@@ -102,6 +102,33 @@ def test_batchnorm_can_become_qbatchnormalization():
     assert np.count_nonzero(quantized.get_layer("conv1").kernel.numpy()[..., 0]) == 0
 
 
+def tanh_sigmoid_mlp():
+    keras.utils.set_random_seed(0)
+    return keras.Sequential([keras.Input((6,)), L.Dense(8, activation="tanh", name="fc1"), L.ReLU(name="relu"),
+                             L.Dense(4, name="fc2"), L.Activation("sigmoid", name="sigmoid")])
+
+
+def test_activations_take_the_quantizer_that_computes_them():
+    base = spec(8)["default"]
+    quantized = to_qkeras(fp.hold(tanh_sigmoid_mlp()), {"default": base, "layers": {
+        "fc1": {"activation": "quantized_tanh(8)"}, "sigmoid": {"activation": "quantized_sigmoid(6)"}}})
+    assert str(quantized.get_layer("fc1").activation) == "quantized_tanh(8)"
+    assert [(l.name, type(l).__name__, str(getattr(l, "quantizer", ""))) for l in quantized.layers[1:]] == [
+        ("relu", "QActivation", "quantized_relu(8,2)"), ("fc2", "QDense", ""),
+        ("sigmoid", "QActivation", "quantized_sigmoid(6)")]
+    default_only = to_qkeras(fp.hold(tanh_sigmoid_mlp()), spec(8))  # quantized_relu: the relu only
+    assert default_only.get_layer("fc1").activation.__name__ == "tanh"
+    assert type(default_only.get_layer("sigmoid")).__name__ == "Activation"
+    assert type(default_only.get_layer("relu")).__name__ == "QActivation"
+
+
+def test_a_layer_quantizer_for_another_activation_is_rejected():
+    wrong = {"default": spec(8)["default"], "layers": {"fc1": {"activation": "quantized_sigmoid(8)"}}}
+    with pytest.raises(fp.QuantizationConfigError, match=r"quantization\.layers\.fc1\.activation: "
+                       r"'quantized_sigmoid\(8\)' does not compute 'tanh', the activation of layer 'fc1'; expected quantized_tanh$"):
+        to_qkeras(fp.hold(tanh_sigmoid_mlp()), wrong)
+
+
 @pytest.mark.parametrize("quantizer", ["binary", "quantized_po2(4)", "stochastic_binary"])
 def test_quantizer_that_cannot_represent_zero_is_rejected(quantizer):
     held = fp.hold(digits_cnn(), prune=["conv2[:, :, 1, 2]"])

@@ -79,10 +79,30 @@ def check_pruning(config: RunConfig, at: Located, model) -> None:
             _fail(at.at("pruning", "targets", layer), f"found {sparsity}; a sparsity is in [0, 1)")
 
 
+def check_quantized_layers(config: RunConfig, at: Located, model) -> None:
+    """Per-layer quantizers name layers of the model, and an activation quantizer computes its layer's function."""
+    from fpgaprune.quantize.convert import activation_mismatch
+
+    names = {layer.name for layer in model.layers}
+    for layer, roles in config.quantization.layers.items():
+        if layer not in names:
+            _fail(at.at("quantization", "layers", layer), f"found layer {layer!r}; the model has "
+                                                          f"{', '.join(sorted(names))}")
+        problem = activation_mismatch(model.get_layer(layer), roles["activation"]) if roles.get("activation") else None
+        if problem:
+            _fail(at.at("quantization", "layers", layer, "activation"), problem)
+
+
+def check_against_model(config: RunConfig, at: Located, model) -> None:
+    """The checks that need the run's starting model: selections, pruning keys, per-layer quantizers."""
+    check_pruning(config, at, model)
+    check_quantized_layers(config, at, model)
+
+
 def check_config(config: RunConfig, at: Located, model=None) -> None:
-    """Every check; `model` (the run's starting model) enables the selection checks."""
+    """Every check; `model` (the run's starting model) enables the checks against it."""
     check_files(config, at)
     check_hls(config, at)
     check_quantizers(config, at)
     if model is not None:
-        check_pruning(config, at, model)
+        check_against_model(config, at, model)

@@ -1,8 +1,10 @@
 """to_qkeras(): the QKeras twin of a (pruned, optionally stripped) tf_keras model, holds carried over.
 
 Conv1D/Conv2D/DepthwiseConv2D/SeparableConv2D/Dense/LSTM become their Q layers with the quantizers of a
-QuantizationSpec; ReLU activations (as layers or inside a layer) become quantized when an `activation`
-quantizer is set. BatchNormalization right after a linear Conv/Dense is folded into its weights
+QuantizationSpec. Activations (as layers or inside a non-recurrent layer) take the `activation` quantizer
+that computes their function: quantized_relu for relu, quantized_tanh for tanh, quantized_sigmoid for sigmoid
+(QKeras' hard tanh/sigmoid unless use_real_tanh/use_real_sigmoid is set). A default that computes another
+function leaves the activation in float; a per-layer one is an error. BatchNormalization right after a linear Conv/Dense is folded into its weights
 (batchnorm="fold"); with batchnorm="quantize" every BatchNormalization becomes a QBatchNormalization instead,
 with float parameters (QKeras' default po2 parameter quantizers are ignored by hls4ml 1.3, so C-sim would differ).
 """
@@ -30,6 +32,10 @@ Q_LAYERS = {
     "GRU": ("QGRU", {"kernel_quantizer": "kernel", "recurrent_quantizer": "recurrent", "bias_quantizer": "bias"}),
 }
 _FOLDABLE = ("Conv1D", "Conv2D", "Dense")
+_RECURRENT = ("LSTM", "GRU")
+# The float activation that each QKeras activation quantizer stands for.
+_COMPUTES = {"quantized_relu": "relu", "quantized_relu_po2": "relu", "quantized_tanh": "tanh",
+             "quantized_sigmoid": "sigmoid"}
 
 
 def to_qkeras(model, spec: QuantizationSpec | dict, batchnorm: str = "fold"):
@@ -59,7 +65,7 @@ def to_qkeras(model, spec: QuantizationSpec | dict, batchnorm: str = "fold"):
 def _quantize_entry(entry: dict, spec: QuantizationSpec) -> None:
     class_name, config = entry["class_name"], entry["config"]
     roles = spec.for_layer(config["name"])
-    activation = roles.get("activation")
+    activation = _activation_quantizer(spec, config["name"], _function_of(class_name, config), roles)
     if class_name in Q_LAYERS:
         q_class, arguments = Q_LAYERS[class_name]
         for argument, role in arguments.items():
@@ -70,13 +76,13 @@ def _quantize_entry(entry: dict, spec: QuantizationSpec) -> None:
                     "(set it under default or layers)"
                 )
             config[argument] = text
-        if activation and config.get("activation") == "relu":
+        if activation:
             config["activation"] = activation
         _rename(entry, q_class)
     elif class_name == "BatchNormalization":  # left after folding, or batchnorm="quantize"
         config.update({f"{name}_quantizer": None for name in ("gamma", "beta", "mean", "variance")})
         _rename(entry, "QBatchNormalization")  # float parameters: hls4ml 1.3 ignores QBN's quantizers
-    elif activation and _is_plain_relu(class_name, config):
+    elif activation:
         entry["config"] = {"name": config["name"], "activation": activation, "trainable": config.get("trainable", True),
                            "dtype": config.get("dtype", "float32")}
         _rename(entry, "QActivation")
@@ -88,11 +94,42 @@ def _rename(entry: dict, class_name: str) -> None:
     entry.pop("registered_name", None)
 
 
-def _is_plain_relu(class_name: str, config: dict) -> bool:
-    if class_name == "Activation":
-        return config.get("activation") == "relu"
-    return class_name == "ReLU" and config.get("max_value") is None and not config.get("negative_slope") \
-        and not config.get("threshold")
+def _function_of(class_name: str, config: dict) -> str | None:
+    """The activation function a layer applies that a quantizer may replace (None: none, or not replaceable)."""
+    if class_name == "ReLU":
+        plain = config.get("max_value") is None and not config.get("negative_slope") and not config.get("threshold")
+        return "relu" if plain else None
+    if class_name == "Activation" or (class_name in Q_LAYERS and class_name not in _RECURRENT):
+        function = config.get("activation")
+        return function if isinstance(function, str) and function != "linear" else None
+    return None
+
+
+def _activation_quantizer(spec: QuantizationSpec, name: str, function: str | None, roles: dict) -> str | None:
+    """The `activation` quantizer text for this layer's function, or None to leave it in float."""
+    text = roles.get("activation")
+    if not text or function is None:
+        return None
+    if _COMPUTES.get(text.split("(")[0].strip()) == function:
+        return text
+    if spec.layers.get(name, {}).get("activation"):
+        raise QuantizationConfigError(f"{spec.origin}.layers.{name}.activation: {_mismatch(name, function, text)}")
+    return None
+
+
+def activation_mismatch(layer, text: str) -> str | None:
+    """Why the activation quantizer `text` cannot stand for `layer`'s activation; None when it can (or the
+    layer has no activation that a quantizer replaces)."""
+    function = _function_of(type(layer).__name__, layer.get_config())
+    if function is None or _COMPUTES.get(text.split("(")[0].strip()) == function:
+        return None
+    return _mismatch(layer.name, function, text)
+
+
+def _mismatch(name: str, function: str, text: str) -> str:
+    fitting = sorted(q for q, f in _COMPUTES.items() if f == function)
+    return (f"{text!r} does not compute {function!r}, the activation of layer '{name}'; expected "
+            f"{' or '.join(fitting) if fitting else 'no activation quantizer (it stays in float)'}")
 
 
 def _fold_batchnorms(model, config: dict, weights: dict) -> None:

@@ -66,7 +66,17 @@ def _grid_type(quantizer) -> FixedType | None:
         return FixedType(int(config["bits"]), int(config["integer"]), False)
     if name == "ternary" and config.get("alpha") in (None, 1, 1.0):
         return FixedType(2, 2, True)
+    if name in _HARD and not any(config.get(key) for key in _HARD[name][1:]):  # hard sigmoid/tanh, rounded
+        return FixedType(int(config["bits"]), *_HARD[name][0])
     return None
+
+
+# QKeras' hard activations (hls4ml's HardActivation): bits over [0, 1) or [-1, 1), with no flag set that
+# changes the function (real sigmoid/tanh), the rounding (stochastic) or the lower end (symmetric).
+_HARD = {
+    "quantized_sigmoid": ((0, False), "use_real_sigmoid", "use_stochastic_rounding", "symmetric"),
+    "quantized_tanh": ((1, True), "use_real_tanh", "use_stochastic_rounding", "symmetric"),
+}
 
 
 def input_type(x: np.ndarray) -> FixedType:
