@@ -169,3 +169,19 @@ def test_kernels_with_channel_scales_are_counted_on_their_grid():
     scaled = np.asarray(layer.kernel_quantizer_internal(layer.kernel))
     assert on_grid(held, FixedType(5, 1, True)) and not on_grid(scaled, FixedType(5, 1, True))
     np.testing.assert_array_equal(held == 0, scaled == 0)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("quantized_tanh(8)", "fixed<8,1,RND_CONV,SAT>"), ("quantized_sigmoid(6)", "ufixed<6,0,RND_CONV,SAT>"),
+    ("quantized_tanh(4)", "fixed<4,1,RND_CONV,SAT>"), ("quantized_tanh(8,symmetric=True)", None),
+    ("quantized_sigmoid(6,use_real_sigmoid=True)", None)])
+def test_hard_activation_types_hold_every_output(text, expected):
+    from fpgaprune.quantize.fixed_types import quantizer_type
+    from fpgaprune.quantize.quantizers import build_quantizer
+
+    quantizer = build_quantizer(text, "test")
+    fixed = quantizer_type(quantizer, activation=True)
+    assert (fixed.hls() if fixed else None) == expected
+    if fixed is not None:  # every output QKeras can produce, both ends included, lies on the type's grid
+        outputs = np.asarray(quantizer(np.linspace(-4.0, 4.0, 4097, dtype=np.float32)), np.float64)
+        assert on_grid(outputs, fixed) and outputs.min() == fixed.lo and outputs.max() == fixed.hi
