@@ -185,3 +185,60 @@ def test_hard_activation_types_hold_every_output(text, expected):
     if fixed is not None:  # every output QKeras can produce, both ends included, lies on the type's grid
         outputs = np.asarray(quantizer(np.linspace(-4.0, 4.0, 4097, dtype=np.float32)), np.float64)
         assert on_grid(outputs, fixed) and outputs.min() == fixed.lo and outputs.max() == fixed.hi
+
+
+MERGE_OPS = {"Add": np.add, "Subtract": np.subtract, "Multiply": np.multiply,
+             "Average": lambda a, b: (a + b) * 0.5, "Maximum": np.maximum, "Minimum": np.minimum}
+
+
+@pytest.mark.parametrize("kind", [*MERGE_OPS, "Concatenate"])
+@pytest.mark.parametrize("seed", range(4))
+def test_merge_types_hold_every_result_exactly(kind, seed):
+    """Every value the merge of two fixed-point inputs can produce lies on the derived type, whose ends are
+    reached (the narrowest type that holds them)."""
+    from fpgaprune.quantize.fixed_types import ValueRange
+    from fpgaprune.quantize.merge_precision import merged_range
+
+    rng = np.random.default_rng(seed)
+    inputs = []
+    for _ in range(2):
+        width, signed = int(rng.integers(2, 7)), bool(rng.integers(2))
+        inputs.append(FixedType(width, int(rng.integers(-1, width + 1)), signed))
+    values = [np.arange(t.lo, t.hi + 2.0 ** -t.frac / 2, 2.0 ** -t.frac) for t in inputs]
+    first, second = np.meshgrid(*values, indexing="ij")
+    produced = np.concatenate(values) if kind == "Concatenate" else MERGE_OPS[kind](first, second).ravel()
+    merged = merged_range(kind, [ValueRange(t.lo, t.hi, t.frac) for t in inputs])
+    fixed = FixedType.covering(merged.lo, merged.hi, merged.frac)
+    assert on_grid(produced, fixed)
+    assert (produced.min(), produced.max()) == (merged.lo, merged.hi)
+
+
+def branching_model():
+    """A residual Add, a Concatenate of the sum with a 1x1 conv of it, explicit zero padding, pooling."""
+    image = keras.Input((8, 8, 1), name="image")
+    first = L.Conv2D(4, 3, padding="same", activation="relu", name="conv1")(image)
+    summed = L.Add(name="add")([first, L.Conv2D(4, 3, padding="same", name="conv2")(first)])
+    joined = L.Concatenate(name="concat")([summed, L.Conv2D(4, 1, name="conv3")(summed)])
+    pooled = L.MaxPooling2D(name="pool")(L.ZeroPadding2D(1, name="pad")(joined))
+    return keras.Model(image, L.Dense(10, name="fc")(L.Flatten(name="flatten")(pooled)))
+
+
+def test_merges_are_derived_in_a_branching_model():
+    spec = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
+                        "activation": "quantized_relu(6,2)"}}
+    keras.utils.set_random_seed(1)
+    quantized = to_qkeras(fp.hold(branching_model(), prune=["conv2[:, :, 1, :]"]), spec)
+    plan = derive_precisions(quantized, SOURCE)
+    assert plan.notes == []
+    relu, conv2 = plan.ranges["conv1"], plan.ranges["conv2"]
+    add = plan.types["add"]["result"]
+    assert add.lo <= relu.lo + conv2.lo and relu.hi + conv2.hi <= add.hi
+    assert add.frac == max(relu.frac, conv2.frac)
+    concat, pad = plan.types["concat"]["result"], plan.types["pad"]["result"]
+    assert concat.lo <= min(plan.ranges["add"].lo, plan.ranges["conv3"].lo) and pad.lo <= 0.0 <= pad.hi
+    assert concat.hi >= max(plan.ranges["add"].hi, plan.ranges["conv3"].hi) and pad == concat
+
+    three = keras.Input((4,))
+    model = keras.Model(three, L.Add(name="add3")([L.Dense(2, name=f"d{i}")(three) for i in range(3)]))
+    plan = derive_precisions(to_qkeras(model, spec), SOURCE)
+    assert [note.split(":")[0] for note in plan.notes] == ["add3"] and "add3" not in plan.types

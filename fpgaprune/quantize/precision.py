@@ -12,6 +12,7 @@ import numpy as np
 from fpgaprune.quantize.alpha import factor_scales, has_channel_scale, is_power_of_two, unit_quantizer
 from fpgaprune.quantize.batchnorm_precision import SCALE_BITS, batchnorm_types
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, input_type, quantizer_type
+from fpgaprune.quantize.merge_precision import MERGES, MOVES, PADDINGS, merge_types, reshaping_types
 from fpgaprune.quantize.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
 from fpgaprune.quantize.recurrent_precision import recurrent_types, retype_lstm_source
 from fpgaprune.strip import LayerGraph
@@ -63,37 +64,46 @@ def derive_precisions(model, input_fixed: FixedType) -> PrecisionPlan:
     plan.types[input_name] = {"result": input_fixed}
     source_range = ValueRange(input_fixed.lo, input_fixed.hi, input_fixed.frac)
     for name in graph.topological():
-        inbound = graph.inbound[name]
-        current = plan.ranges.get(inbound[0]) if inbound else source_range
-        if current is None:
+        inbound, kind = graph.inbound[name], graph.class_of(name)
+        if kind in MERGES:
+            merge_types(plan, name, kind, [plan.ranges.get(source) for source in inbound])
             continue
-        layer, kind = graph.layers[name], graph.class_of(name)
-        if kind in _DENSE_LIKE:
-            _dense_like(plan, layer, current)
-        elif kind == "QSeparableConv2D":
-            _separable(plan, layer, current)
-        elif kind == "QBatchNormalization":
-            batchnorm_types(plan, layer, current)
-        elif kind in ("QLSTM", "QGRU"):
-            recurrent_types(plan, layer, current)
-            if kind == "QLSTM" and name in plan.types:
-                retype_lstm_source(plan, graph, name)
-        elif kind == "QActivation":
-            fixed = quantizer_type(layer.quantizer, activation=True)
-            if fixed is None:
-                plan.notes.append(f"{name}: activation {layer.quantizer} has no fixed type; left to hls4ml")
-                continue
-            plan.types[name] = {"result": fixed}
-            plan.ranges[name] = ValueRange(fixed.lo, fixed.hi, fixed.frac)
-        elif kind in PASSTHROUGH:
-            plan.ranges[name] = current
-        elif kind in _POOLING:
-            _pooling(plan, layer, kind, current)
-        elif kind == "Activation" and _activation_name(layer.activation) in TABLE_ACTIVATIONS:
-            _table_activation(plan, name, _activation_name(layer.activation))
-        else:
-            plan.notes.append(f"{name}: {kind} is not derived; it and what follows keep hls4ml's precisions")
+        current = plan.ranges.get(inbound[0]) if inbound else source_range
+        if current is not None:
+            _derive_node(plan, graph, name, kind, current)
     return plan
+
+
+def _derive_node(plan: PrecisionPlan, graph: LayerGraph, name: str, kind: str, current: ValueRange) -> None:
+    """The types of one single-input node, whose input lies in `current`."""
+    layer = graph.layers[name]
+    if kind in _DENSE_LIKE:
+        _dense_like(plan, layer, current)
+    elif kind == "QSeparableConv2D":
+        _separable(plan, layer, current)
+    elif kind == "QBatchNormalization":
+        batchnorm_types(plan, layer, current)
+    elif kind in ("QLSTM", "QGRU"):
+        recurrent_types(plan, layer, current)
+        if kind == "QLSTM" and name in plan.types:
+            retype_lstm_source(plan, graph, name)
+    elif kind == "QActivation":
+        fixed = quantizer_type(layer.quantizer, activation=True)
+        if fixed is None:
+            plan.notes.append(f"{name}: activation {layer.quantizer} has no fixed type; left to hls4ml")
+            return
+        plan.types[name] = {"result": fixed}
+        plan.ranges[name] = ValueRange(fixed.lo, fixed.hi, fixed.frac)
+    elif kind in PASSTHROUGH:
+        plan.ranges[name] = current
+    elif kind in MOVES or kind in PADDINGS:
+        reshaping_types(plan, name, kind, current)
+    elif kind in _POOLING:
+        _pooling(plan, layer, kind, current)
+    elif kind == "Activation" and _activation_name(layer.activation) in TABLE_ACTIVATIONS:
+        _table_activation(plan, name, _activation_name(layer.activation))
+    else:
+        plan.notes.append(f"{name}: {kind} is not derived; it and what follows keep hls4ml's precisions")
 
 
 def _pooling(plan: PrecisionPlan, layer, kind: str, current: ValueRange) -> None:
