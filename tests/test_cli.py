@@ -126,6 +126,8 @@ BROKEN = {
         "quantization.layers.relu2.activation"),
     "sparsity of 1.5": (lambda c: c["pruning"].update(targets={"conv2": 1.5}), "pruning.targets.conv2"),
     "target on an unknown layer": (lambda c: c["pruning"].update(targets={"conv7": 0.5}), "pruning.targets.conv7"),
+    "global scope with two targets": (lambda c: c["pruning"].update(scope="global", targets={"conv1": 0.3, "conv2": 0.6}),
+                                      "pruning.targets"),
     "unknown structure": (lambda c: c["pruning"].update(structure="kernels"), "pruning.structure"),
     "unknown inline hls key": (lambda c: c["hls"].update(config={"Model": {"ReuseFacter": 2}}), "hls.config"),
     "wrong learning rate": (lambda c: c["finetune"].update(learning_rate=0), "finetune.learning_rate"),

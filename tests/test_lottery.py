@@ -48,6 +48,23 @@ def test_full_run_trains_the_ticket():
     assert np.mean(np.all(model.get_layer("conv2").kernel.numpy() == 0, axis=(0, 1))) == 0.5
 
 
+def test_per_layer_ticket_reaches_each_target_and_rewinds_exactly():
+    keras.utils.set_random_seed(2)
+    dataset = data.digits()
+    pruner = Pruner(structure="kernel", layers=["conv1", "conv2"])
+    ticket = LotteryTicket.reaching(pruner, rounds=2, sparsity={"conv1": 0.25, "conv2": 0.75})
+    assert ticket.rate == pytest.approx({"conv1": 1 - 0.75**0.5, "conv2": 0.5})
+    model = ticket.start(small_cnn())
+    for round_index in range(2):
+        ticket.train_round(model, make_train(dataset, epochs=1), round_index)
+        ticket.prune_and_rewind(model, round_index)
+        assert survivors_match(model, ticket.rewind_weights, pruner)
+    assert ticket.sparsities[0] == pytest.approx({"conv1": 2 / 16, "conv2": 0.5}, abs=1 / 16)
+    assert ticket.sparsities[-1] == pytest.approx({"conv1": 0.25, "conv2": 0.75})
+
+
 def test_bad_arguments():
-    with pytest.raises(fp.FpgapruneError, match="rounds >= 1, 0 < rate < 1"):
+    with pytest.raises(fp.FpgapruneError, match="rounds >= 1, 0 <= rate < 1"):
         LotteryTicket(Pruner(), rounds=0, rate=0.5)
+    with pytest.raises(fp.FpgapruneError, match="0 <= rate < 1"):
+        LotteryTicket(Pruner(), rounds=2, rate={"conv1": 0.5, "conv2": 1.0})

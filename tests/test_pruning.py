@@ -26,9 +26,23 @@ def test_polynomial_schedule_matches_the_formula():
     assert OneShot(0.5, step=3)(3) == (True, 0.5) and OneShot(0.5, step=3)(4)[0] is False
 
 
+def test_per_layer_polynomial_schedule_follows_each_layers_curve():
+    schedule = PolynomialDecay({"conv2": 0.2, "fc": 0.0}, {"conv2": 0.8, "fc": 0.5}, begin_step=0, end_step=400,
+                               frequency=100, exponent=2)
+    for step in (0, 100, 250, 400, 900):
+        decay = (1 - min(step, 400) / 400) ** 2
+        expected = {"conv2": 0.8 - 0.6 * decay, "fc": 0.5 - 0.5 * decay}
+        assert schedule.sparsity(step) == pytest.approx(expected, abs=1e-12)
+    shared = PolynomialDecay(0.1, {"conv2": 0.8, "fc": 0.5}, 0, 400).sparsity(200)
+    assert shared == pytest.approx({"conv2": 0.8 - 0.7 / 8, "fc": 0.5 - 0.4 / 8})
+    assert PolynomialDecay.from_config(schedule.get_config()).sparsity(250) == schedule.sparsity(250)
+
+
 @pytest.mark.parametrize("args, message", [
     ((0.0, 1.5, 0, 10), "target_sparsity must lie in"), ((0.0, 0.5, 10, 10), "begin_step < end_step"),
     ((0.0, 0.5, 0, 10, 0), "frequency must be >= 1"),
+    ((0.0, {"conv2": 0.5, "fc": 1.2}, 0, 10), r"target_sparsity\['fc'\] must lie in \[0, 1\], got 1.2"),
+    (({"conv2": 0.1}, 0.5, 0, 10), "a per-layer initial_sparsity needs a per-layer target_sparsity"),
 ])
 def test_bad_schedules(args, message):
     with pytest.raises(fp.FpgapruneError, match=message):
@@ -145,6 +159,34 @@ def test_gradual_pruning_masks_only_grow_and_stay_zero(tmp_path):
     held = fp.manifest_of(model)
     loaded = fp.load_model(fp.save_model(model, tmp_path / "m.keras"))
     assert fp.manifest_of(loaded).to_json() == held.to_json()
+
+
+def test_gradual_pruning_takes_each_layer_to_its_own_target():
+    keras.utils.set_random_seed(2)
+    rng = np.random.default_rng(2)
+    x, y = rng.random((256, 8, 8, 1), dtype=np.float32), rng.integers(0, 10, 256)
+    pruner = Pruner(structure="kernel", layers=["conv1", "conv2", "fc"])
+    model = pruner.attach(small_cnn())
+    model.compile(keras.optimizers.Adam(1e-2), LOSS)
+    targets = {"conv1": 0.25, "conv2": 0.75, "fc": 0.5}
+    schedule = PolynomialDecay(0.0, targets, begin_step=0, end_step=24, frequency=4)
+    gradual = GradualPruning(pruner, schedule)
+    kernels = []
+
+    class Record(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            kernels.append(model.get_layer("conv2").kernel.numpy() == 0)
+
+    model.fit(x, y, batch_size=32, epochs=4, verbose=0, callbacks=[gradual, Record()])
+    assert all((after | ~before).all() for before, after in zip(kernels, kernels[1:]))  # the mask only grows
+    for step, scheduled, achieved in gradual.history:
+        assert scheduled == pytest.approx(schedule.sparsity(step))
+        assert set(achieved) == set(targets)
+        assert all(abs(achieved[layer] - scheduled[layer]) <= 1 / 16 for layer in targets)  # conv1: 16 groups
+    assert pruned_kernels(model, "conv1").mean() == 0.25 and pruned_kernels(model, "conv2").mean() == 0.75
+    assert np.mean(model.get_layer("fc").kernel.numpy() == 0) == pytest.approx(0.5, abs=1e-3)
+    with pytest.raises(fp.FpgapruneError, match=r"sparsity names \['conv9'\], which this pruner does not prune"):
+        pruner.select(model, {"conv2": 0.8, "conv9": 0.5})
 
 
 def test_gradual_pruning_needs_an_attached_model():

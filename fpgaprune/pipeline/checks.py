@@ -77,6 +77,9 @@ def check_pruning(config: RunConfig, at: Located, model) -> None:
     for layer, sparsity in config.pruning.targets.items():
         if not 0.0 <= sparsity < 1.0:
             _fail(at.at("pruning", "targets", layer), f"found {sparsity}; a sparsity is in [0, 1)")
+    if config.pruning.scope == "global" and len(set(config.pruning.targets.values())) > 1:
+        _fail(at.at("pruning", "targets"), f"found {dict(config.pruning.targets)}; a global scope ranks every "
+                                           "listed layer to one sparsity, so give them all the same value")
 
 
 def check_quantized_layers(config: RunConfig, at: Located, model) -> None:

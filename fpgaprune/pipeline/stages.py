@@ -91,23 +91,22 @@ def _pruner(config):
 
 
 def _scheduled(config, held, dataset):
-    """Pruning by the configured schedule (targets must share one sparsity for polynomial and lottery)."""
+    """Pruning by the configured schedule: each layer to its target, or all to one under a global scope."""
     from fpgaprune.pruning import GradualPruning, LotteryTicket, PolynomialDecay
 
     pruner, targets = _pruner(config), config.pruning.targets
     if not targets:
         return held
+    sparsity = dict(targets) if config.pruning.scope == "layer" else next(iter(targets.values()))
     if config.pruning.lottery_rounds:
-        sparsity = max(targets.values())
-        rate = 1.0 - (1.0 - sparsity) ** (1.0 / config.pruning.lottery_rounds)
         train = lambda model, callbacks: _fit(model, dataset, config.pruning.epochs or 1,  # noqa: E731
                                               config.finetune.learning_rate, config, "lottery round", callbacks)
-        return LotteryTicket(pruner, config.pruning.lottery_rounds, rate).run(held, train)
+        return LotteryTicket.reaching(pruner, config.pruning.lottery_rounds, sparsity).run(held, train)
     if config.pruning.schedule == "one_shot":
-        return pruner.prune(held, sparsity=dict(targets))
+        return pruner.prune(held, sparsity=sparsity)
     steps = config.pruning.epochs * int(np.ceil(len(dataset.x_train) / config.training.batch_size))
     end = max(1, int(0.7 * steps))
-    schedule = PolynomialDecay(0.0, max(targets.values()), 0, end, frequency=max(1, end // 20))
+    schedule = PolynomialDecay(0.0, sparsity, 0, end, frequency=max(1, end // 20))
     attached = pruner.attach(held)
     return _fit(attached, dataset, config.pruning.epochs, config.finetune.learning_rate, config, "prune",
                 [GradualPruning(pruner, schedule)])

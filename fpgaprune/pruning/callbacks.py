@@ -10,13 +10,14 @@ from fpgaprune.tfk import keras
 class GradualPruning(keras.callbacks.Callback):
     """Before each optimizer step that the schedule names, prune the model to the scheduled sparsity.
 
-    The model must come from `pruner.attach(...)`. `history` records (step, scheduled, achieved) sparsity.
+    The model must come from `pruner.attach(...)`. `history` records (step, scheduled, achieved) sparsity,
+    each a number or, for a per-layer schedule, {layer: sparsity}.
     """
 
     def __init__(self, pruner: Pruner, schedule: PruningSchedule):
         super().__init__()
         self.pruner, self.schedule = pruner, schedule
-        self.history: list[tuple[int, float, float]] = []
+        self.history: list[tuple] = []
 
     def on_train_begin(self, logs=None):
         for target in self.pruner.targets(self.model):
@@ -30,4 +31,5 @@ class GradualPruning(keras.callbacks.Callback):
         update, sparsity = self.schedule(step)
         if update:
             self.pruner.apply(self.model, self.pruner.select(self.model, sparsity))
-            self.history.append((step, sparsity, self.pruner.sparsity(self.model)))
+            achieved = self.pruner.sparsity(self.model, per_layer=isinstance(sparsity, dict))
+            self.history.append((step, sparsity, achieved))

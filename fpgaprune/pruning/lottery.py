@@ -11,6 +11,7 @@ import numpy as np
 from fpgaprune.errors import FpgapruneError
 from fpgaprune.masking import enforce
 from fpgaprune.pruning.pruner import Pruner
+from fpgaprune.pruning.schedules import Sparsity
 from fpgaprune.tfk import keras
 
 
@@ -25,15 +26,23 @@ class _CaptureAtEpoch(keras.callbacks.Callback):
 
 
 class LotteryTicket:
-    """`train(model, callbacks)` compiles and fits the model it is given (a fresh optimizer each round)."""
+    """`train(model, callbacks)` compiles and fits the model it is given (a fresh optimizer each round).
+    `rate` is one fraction, or {layer: fraction}, of the remaining weights pruned per round."""
 
-    def __init__(self, pruner: Pruner, rounds: int, rate: float, rewind_epoch: int = 0):
-        if rounds < 1 or not 0.0 < rate < 1.0 or rewind_epoch < 0:
-            raise FpgapruneError(f"lottery ticket needs rounds >= 1, 0 < rate < 1, rewind_epoch >= 0; got "
+    def __init__(self, pruner: Pruner, rounds: int, rate: Sparsity, rewind_epoch: int = 0):
+        rates = rate.values() if isinstance(rate, dict) else [rate]
+        if rounds < 1 or not all(0.0 <= r < 1.0 for r in rates) or rewind_epoch < 0:
+            raise FpgapruneError(f"lottery ticket needs rounds >= 1, 0 <= rate < 1, rewind_epoch >= 0; got "
                                  f"{rounds}, {rate}, {rewind_epoch}")
         self.pruner, self.rounds, self.rate, self.rewind_epoch = pruner, rounds, rate, rewind_epoch
         self.rewind_weights = None
-        self.sparsities: list[float] = []
+        self.sparsities: list = []
+
+    @classmethod
+    def reaching(cls, pruner: Pruner, rounds: int, sparsity: Sparsity, rewind_epoch: int = 0) -> "LotteryTicket":
+        """A ticket whose rounds end at `sparsity` (one, or {layer: sparsity}): rate = 1 - (1 - s)^(1/rounds)."""
+        rate = _each(sparsity, lambda s: 1.0 - (1.0 - s) ** (1.0 / rounds))
+        return cls(pruner, rounds, rate, rewind_epoch)
 
     def start(self, model):
         """An attached copy of `model`; its current weights are the rewind point unless rewind_epoch > 0."""
@@ -52,11 +61,11 @@ class LotteryTicket:
 
     def prune_and_rewind(self, model, round_index: int) -> None:
         """Prune to 1 - (1 - rate)^(round + 1) of the weights, then rewind the survivors (the pruned stay 0)."""
-        sparsity = 1.0 - (1.0 - self.rate) ** (round_index + 1)
+        sparsity = _each(self.rate, lambda rate: 1.0 - (1.0 - rate) ** (round_index + 1))
         self.pruner.apply(model, self.pruner.select(model, sparsity))
         model.set_weights(self.rewind_weights)
         enforce(model)
-        self.sparsities.append(self.pruner.sparsity(model))
+        self.sparsities.append(self.pruner.sparsity(model, per_layer=isinstance(sparsity, dict)))
 
     def run(self, model, train: Callable):
         """All rounds and the final training; returns the pruned, held, trained model."""
@@ -66,6 +75,10 @@ class LotteryTicket:
             self.prune_and_rewind(ticket, round_index)
         train(ticket, [])
         return ticket
+
+
+def _each(value: Sparsity, function: Callable[[float], float]) -> Sparsity:
+    return {layer: function(v) for layer, v in value.items()} if isinstance(value, dict) else function(value)
 
 
 def survivors_match(model, reference_weights, pruner: Pruner) -> bool:

@@ -72,6 +72,10 @@ class Pruner:
                 raise FpgapruneError("a global pruning scope takes one sparsity, not a per-layer dict")
             _choose(groups, sparsity, threshold, normalise=True)
         else:
+            unknown = set(sparsity) - {v.target.layer for v in groups} if isinstance(sparsity, dict) else set()
+            if unknown:
+                raise FpgapruneError(f"sparsity names {sorted(unknown)}, which this pruner does not prune; it prunes "
+                                     f"{sorted({v.target.layer for v in groups})}")
             for view in groups:
                 layer_sparsity = sparsity.get(view.target.layer) if isinstance(sparsity, dict) else sparsity
                 if layer_sparsity is not None or threshold is not None:
@@ -115,11 +119,16 @@ class Pruner:
         self.apply(attached, self.select(attached, sparsity, threshold))
         return attached
 
-    def sparsity(self, model) -> float:
-        """Fraction of the target weights' entries that are pruned now."""
+    def sparsity(self, model, per_layer: bool = False) -> Union[float, dict]:
+        """Fraction of the target weights' entries that are pruned now: overall, or {layer: fraction}."""
         views = [_GroupView(target, self.score) for target in self.targets(model)]  # fraction of entries
-        total = sum(v.pruned.size for v in views)
-        return float(sum(v.pruned.sum() for v in views) / max(total, 1))
+        if not per_layer:
+            return float(sum(v.pruned.sum() for v in views) / max(sum(v.pruned.size for v in views), 1))
+        counts = {}
+        for view in views:
+            pruned, total = counts.get(view.target.layer, (0, 0))
+            counts[view.target.layer] = (pruned + int(view.pruned.sum()), total + view.pruned.size)
+        return {layer: pruned / max(total, 1) for layer, (pruned, total) in counts.items()}
 
 
 class _GroupView:
