@@ -1,11 +1,11 @@
 """Accuracy against multipliers removed on Fashion-MNIST: fpgaprune kernel pruning vs tfmot unstructured pruning.
 
-All runs start from the same pretrained 16-32-32 CNN. Each pruning method then trains `--prune-epochs` more
-epochs with a gradual polynomial schedule (Zhu & Gupta) and removes the same number of multipliers; the
-dense model trains the same number of extra epochs. conv1 (16 kernels of one input channel) stays dense.
-Two allocations of the same multiplier budget, each run with both methods:
+All runs start from the same pretrained CNN (16-32-32 filters unless `--widths` says otherwise). Each pruning
+method then trains `--prune-epochs` more epochs with a gradual polynomial schedule (Zhu & Gupta) and removes the
+same number of multipliers; the dense model trains the same number of extra epochs. conv1 (kernels of one input
+channel) stays dense. Two allocations of the same multiplier budget, each run with both methods:
 - uniform: conv2, conv3 and fc each lose the same fraction of their weights (tfmot's usual setup);
-- convs only: fc (0.4% of the multipliers) stays dense, and conv2/conv3 lose a little more to compensate.
+- convs only: fc (under 1% of the multipliers) stays dense, and conv2/conv3 lose a little more to compensate.
 Prints the table and writes a Pareto PNG.
 """
 
@@ -25,13 +25,13 @@ LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 PRUNED = ("conv2", "conv3", "fc")
 
 
-def cnn(seed=0):
+def cnn(seed=0, widths=(16, 32, 32)):
     keras.utils.set_random_seed(seed)
     L = keras.layers
     return keras.Sequential([
-        keras.Input((28, 28, 1)), L.Conv2D(16, 3, activation="relu", name="conv1"), L.MaxPooling2D(),
-        L.Conv2D(32, 3, activation="relu", name="conv2"), L.MaxPooling2D(),
-        L.Conv2D(32, 3, activation="relu", name="conv3"), L.Flatten(), L.Dense(10, name="fc"),
+        keras.Input((28, 28, 1)), L.Conv2D(widths[0], 3, activation="relu", name="conv1"), L.MaxPooling2D(),
+        L.Conv2D(widths[1], 3, activation="relu", name="conv2"), L.MaxPooling2D(),
+        L.Conv2D(widths[2], 3, activation="relu", name="conv3"), L.Flatten(), L.Dense(10, name="fc"),
     ])
 
 
@@ -115,6 +115,10 @@ METHODS = {
 }
 
 
+def methods(allocations) -> dict:
+    return {name: run for name, run in METHODS.items() if name.split(", ")[1] in allocations}
+
+
 def plot(rows, path):
     import matplotlib
 
@@ -124,6 +128,8 @@ def plot(rows, path):
     figure, axis = plt.subplots(figsize=(6.5, 4.5), constrained_layout=True)
     for method, marker in zip(METHODS, "oDs^"):
         points = sorted((r["removed"], r["accuracy"]) for r in rows if r["method"] == method)
+        if not points:
+            continue
         axis.plot([100 * p[0] for p in points], [100 * p[1] for p in points], marker=marker, label=method)
     dense = next(r for r in rows if r["method"] == "dense")
     axis.axhline(100 * dense["accuracy"], color="grey", linestyle="--", label="dense (same epochs)")
@@ -138,7 +144,7 @@ def plot(rows, path):
 def one_seed(seed, args, dataset, steps) -> list[dict]:
     """Every method at every sparsity from one pretrained model (and its dense twin) of this seed."""
     keras.utils.set_random_seed(seed)
-    pretrained = cnn(seed)
+    pretrained = cnn(seed, args.widths)
     train(pretrained, dataset, args.pretrain_epochs)
     dense = keras.models.clone_model(pretrained)
     dense.set_weights(pretrained.get_weights())
@@ -146,7 +152,7 @@ def one_seed(seed, args, dataset, steps) -> list[dict]:
     total, _ = multipliers(dense)
     rows = [{"method": "dense", "sparsity": 0.0, "removed": 0.0, "accuracy": accuracy(dense, dataset)}]
     for sparsity in args.sparsities:
-        for method, run in METHODS.items():
+        for method, run in methods(args.allocations).items():
             keras.utils.set_random_seed(seed + 1)
             model = run(pretrained, dataset, sparsity, args.prune_epochs, steps)
             _, live = multipliers(model)
@@ -171,21 +177,24 @@ def main(argv=None):
     parser.add_argument("--prune-epochs", type=int, default=10)
     parser.add_argument("--sparsities", type=float, nargs="+", default=[0.5, 0.75, 0.9])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    parser.add_argument("--widths", type=int, nargs=3, default=[16, 32, 32], help="filters of conv1, conv2, conv3")
+    parser.add_argument("--allocations", nargs="+", default=["uniform", "convs only"],
+                        choices=["uniform", "convs only"])
     parser.add_argument("--out", default="benchmarks/out/pareto.png")
     args = parser.parse_args(argv)
     dataset = data.fashion_mnist()
     steps = int(np.ceil(len(dataset.y_train) / 128))
     started = time.perf_counter()
     rows = averaged([one_seed(seed, args, dataset, steps) for seed in args.seeds])
-    print(f"\nFashion-MNIST, {args.pretrain_epochs} + {args.prune_epochs} epochs per model, mean over seeds "
-          f"{args.seeds} ({time.perf_counter() - started:.0f} s)")
+    print(f"\nFashion-MNIST, {'-'.join(map(str, args.widths))} CNN, {args.pretrain_epochs} + {args.prune_epochs} "
+          f"epochs per model, mean over seeds {args.seeds} ({time.perf_counter() - started:.0f} s)")
     print(f"{'method':<32}{'sparsity':>9}{'mult. removed':>15}{'accuracy':>10}{'spread':>8}")
     for r in rows:
         print(f"{r['method']:<32}{r['sparsity']:>9.2f}{r['removed']:>15.2%}{r['accuracy']:>10.2%}"
               f"{100 * r['spread']:>8.2f}")
     for sparsity in args.sparsities:
         at = {r["method"]: r for r in rows if r["sparsity"] == sparsity}
-        for allocation in ("uniform", "convs only"):
+        for allocation in args.allocations:
             ours, theirs = at[f"fpgaprune kernel, {allocation}"], at[f"tfmot unstructured, {allocation}"]
             print(f"{sparsity:.0%} of the pruned layers' multipliers removed, {allocation}: fpgaprune kernel - tfmot "
                   f"unstructured = {100 * (ours['accuracy'] - theirs['accuracy']):+.2f} points (multipliers removed "
