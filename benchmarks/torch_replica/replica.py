@@ -12,7 +12,6 @@ import gzip
 import json
 import math
 import os
-import sys
 import time
 
 import numpy as np
@@ -182,7 +181,7 @@ def rigl_update(p, masks, sparsities, xb, yb, variant, step, total):
     grads = torch.autograd.grad(loss, [q[k] for k in sparsities])
     frac = variant.get("rigl_alpha", 0.3) / 2 * (1 + math.cos(math.pi * step / (variant["rigl_end"] * total)))
     with torch.no_grad():
-        for (k, s), g in zip(sparsities.items(), grads):
+        for k, g in zip(sparsities, grads):
             if k == "wf":
                 continue
             labels, count = groups_of(k, p[k], "kernel")
@@ -299,7 +298,6 @@ def obs_prune(p, masks, k, sparsity, xcal, score="obs", compensate=True, damp=0.
             scores = torch.einsum("oce,ced,ocd->oc", W, B, W)  # co, ci
         else:
             scores = W.abs().sum(-1)
-        labels = torch.arange(co * ci, device=w.device)
         alive = masks[k].reshape(co, ci, -1)[..., 0] > 0
         sizes = torch.full((co * ci,), float(kh * kw), device=w.device, dtype=torch.float64)
         chosen = choose(scores.reshape(-1), sizes, ~alive.reshape(-1), sparsity).reshape(co, ci)

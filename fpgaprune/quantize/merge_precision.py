@@ -8,7 +8,6 @@ import itertools
 
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange
 from fpgaprune.quantize.plan import PrecisionPlan
-from fpgaprune.strip.graph import MERGES
 
 # Layers whose outputs are some of their inputs, moved (UpSampling repeats, Cropping drops, Permute reorders).
 MOVES = ("UpSampling1D", "UpSampling2D", "Cropping1D", "Cropping2D", "Permute")

@@ -12,10 +12,11 @@ import numpy as np
 from fpgaprune.quantize.alpha import factor_scales, has_channel_scale, is_power_of_two, unit_quantizer
 from fpgaprune.quantize.batchnorm_precision import SCALE_BITS, batchnorm_types
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, input_type, quantizer_type
-from fpgaprune.quantize.merge_precision import MERGES, MOVES, PADDINGS, merge_types, reshaping_types
+from fpgaprune.quantize.merge_precision import MOVES, PADDINGS, merge_types, reshaping_types
 from fpgaprune.quantize.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
 from fpgaprune.quantize.recurrent_precision import recurrent_types, retype_lstm_source
 from fpgaprune.strip import LayerGraph
+from fpgaprune.strip.graph import MERGES
 
 __all__ = ["FixedType", "PrecisionPlan", "SOFTMAX_TYPES", "ValueRange", "derive_precisions", "input_type",
            "quantizer_type"]
