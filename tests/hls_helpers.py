@@ -35,6 +35,16 @@ def digits_cnn(padding="same"):
     ])
 
 
+def branching_model():
+    """A residual Add, a Concatenate of the sum with a 1x1 conv of it, explicit zero padding, pooling."""
+    image = keras.Input((8, 8, 1), name="image")
+    first = L.Conv2D(4, 3, padding="same", activation="relu", name="conv1")(image)
+    summed = L.Add(name="add")([first, L.Conv2D(4, 3, padding="same", name="conv2")(first)])
+    joined = L.Concatenate(name="concat")([summed, L.Conv2D(4, 1, name="conv3")(summed)])
+    pooled = L.MaxPooling2D(name="pool")(L.ZeroPadding2D(1, name="pad")(joined))
+    return keras.Model(image, L.Dense(10, name="fc")(L.Flatten(name="flatten")(pooled)))
+
+
 def digits():
     return data.digits()
 

@@ -7,7 +7,8 @@ import fpgaprune as fp
 from fpgaprune.hls import convert_model, count_products, csim_check, export_config
 from fpgaprune.tfk import keras
 from fpgaprune.quantize.precision import SOFTMAX_TYPES
-from hls_helpers import L, digits, digits_cnn, live_weights, output_positions, product_sites, trained
+from hls_helpers import (L, branching_model, digits, digits_cnn, live_weights, output_positions, product_sites,
+                         trained)
 
 pytestmark = pytest.mark.csim
 
@@ -99,8 +100,6 @@ def test_average_pooling_is_bit_exact_when_its_window_is_a_power_of_two(tmp_path
 
 def test_branching_model_with_merges_is_bit_exact_in_io_stream(tmp_path, dataset):
     """A functional model (residual Add, Concatenate, ZeroPadding2D): derived merge types, kernel-sparse convs."""
-    from test_precision_nodes import branching_model
-
     model = trained(branching_model(), ["conv2[:, :, 1, :]", "conv3[:, :, 2, 0]"], dataset)
     result = fp.export(model, "latency_stream", "pynq-z2", tmp_path / "prj", x=dataset.x_test)
     assert result.notes == []

@@ -213,19 +213,9 @@ def test_merge_types_hold_every_result_exactly(kind, seed):
     assert (produced.min(), produced.max()) == (merged.lo, merged.hi)
 
 
-def branching_model():
-    """A residual Add, a Concatenate of the sum with a 1x1 conv of it, explicit zero padding, pooling."""
-    image = keras.Input((8, 8, 1), name="image")
-    first = L.Conv2D(4, 3, padding="same", activation="relu", name="conv1")(image)
-    summed = L.Add(name="add")([first, L.Conv2D(4, 3, padding="same", name="conv2")(first)])
-    joined = L.Concatenate(name="concat")([summed, L.Conv2D(4, 1, name="conv3")(summed)])
-    pooled = L.MaxPooling2D(name="pool")(L.ZeroPadding2D(1, name="pad")(joined))
-    return keras.Model(image, L.Dense(10, name="fc")(L.Flatten(name="flatten")(pooled)))
-
-
 def test_merges_are_derived_in_a_branching_model():
-    spec = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
-                        "activation": "quantized_relu(6,2)"}}
+    from hls_helpers import SPEC8 as spec, branching_model
+
     keras.utils.set_random_seed(1)
     quantized = to_qkeras(fp.hold(branching_model(), prune=["conv2[:, :, 1, :]"]), spec)
     plan = derive_precisions(quantized, SOURCE)
