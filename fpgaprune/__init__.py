@@ -1,34 +1,42 @@
 """fpgaprune: remove exactly the kernels you choose, retrain around them, and carry the zeros into hardware.
 
 Importing fpgaprune sets TF_USE_LEGACY_KERAS=1 (so `tf.keras` is tf_keras, which QKeras and hls4ml's Keras-2
-converter need) and fails with the fix if TensorFlow was already imported with Keras 3.
+converter need) and fails with the fix if TensorFlow was already imported with Keras 3. TensorFlow itself is
+imported on first use of the API (`fpgaprune.tfk`), so that the CLI can set up a quiet console first.
 """
 
-from fpgaprune._env import ensure_legacy_keras
+import importlib
 
-ensure_legacy_keras()
+from fpgaprune._env import set_legacy_keras
+
+set_legacy_keras()
 
 from fpgaprune.errors import (  # noqa: E402
+    DataError,
     ExportError,
     FpgapruneError,
     HlsConfigError,
     ManifestError,
+    ModelFileError,
     ModelTypeError,
+    NonFiniteError,
     QuantizationConfigError,
     QuantizerZeroError,
     SelectionError,
     UnsupportedLayerError,
 )
-from fpgaprune.masking import (  # noqa: E402
-    HoldConstraint,
-    HoldEntry,
-    MaskManifest,
-    enforce,
-    finalize,
-    hold,
-    manifest_of,
-)
-from fpgaprune.masking.saving import load_model, save_model  # noqa: E402
+# Imported on first use: {name: module}. Each needs TensorFlow.
+_LAZY = {**{name: "fpgaprune.masking" for name in ("HoldConstraint", "HoldEntry", "MaskManifest", "enforce",
+                                                   "finalize", "hold", "manifest_of")},
+         "load_model": "fpgaprune.masking.saving", "save_model": "fpgaprune.masking.saving"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'fpgaprune' has no attribute {name!r}")
 
 
 
@@ -39,6 +47,7 @@ from fpgaprune.masking.saving import load_model, save_model  # noqa: E402
 
 def prune(model, sparsity=None, *, structure="kernel", score="l1", layers=None, selections=(), **options):
     """A held copy of `model`: the `selections` held at 0, then the lowest-scoring groups (`pruning.Pruner`)."""
+    from fpgaprune.masking import hold
     from fpgaprune.pruning import Pruner
 
     held = hold(model, prune=list(selections))
@@ -106,7 +115,10 @@ __all__ = [
     "HoldEntry",
     "ManifestError",
     "MaskManifest",
+    "ModelFileError",
     "ModelTypeError",
+    "NonFiniteError",
+    "DataError",
     "QuantizationConfigError",
     "QuantizerZeroError",
     "SelectionError",

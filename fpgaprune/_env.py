@@ -15,6 +15,14 @@ FIX = (
 )
 
 
+def set_legacy_keras() -> None:
+    """Set TF_USE_LEGACY_KERAS=1 without importing TensorFlow; check at once if TensorFlow is already imported."""
+    if "tensorflow" in sys.modules:
+        ensure_legacy_keras()
+    else:
+        os.environ[LEGACY_KERAS_VARIABLE] = "1"
+
+
 def ensure_legacy_keras() -> None:
     """Set TF_USE_LEGACY_KERAS=1, then check that `tf.keras` really is tf_keras; fail loudly otherwise."""
     already_imported = "tensorflow" in sys.modules

@@ -1,33 +1,35 @@
-"""`fpgaprune`: the command line, a thin layer over the Python API. Exit codes: 0 ok, 1 a stage failed, 2 bad config."""
+"""`fpgaprune`: the command line, a thin layer over the Python API.
+
+Exit codes: 0 ok, 1 a stage or an external tool failed, 2 bad input (config, model file, data). Every failure
+is one line on stderr; `--debug` (anywhere on the line) adds the traceback, `--verbose` keeps the libraries' logs.
+"""
 
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import click
 
-import fpgaprune as fp
-from fpgaprune.pipeline.schema import ConfigError
+from fpgaprune.quiet import import_quietly
 
+fp = None  # fpgaprune itself, imported by `entry` once the console is set up (TensorFlow is slow and noisy)
+GLOBAL_FLAGS = ("--debug", "--verbose")
 DEFAULT_CONFIG = Path(__file__).parent / "pipeline" / "default.yaml"
 STAGE_NAMES = ("train", "prune", "finetune", "quantize", "hls", "csim", "synth", "report")
 
 
-def _config(path):
+def _config(path, trust_model_code: bool = False):
     """The validated config: schema, files, boards, quantizers, then selections and layers against the model."""
     from fpgaprune.pipeline.checks import check_against_model, check_config
     from fpgaprune.pipeline.schema import load_config
     from fpgaprune.pipeline.stages import build_model, dataset_of
 
     config, located = load_config(path)
+    config.model._trust_code = trust_model_code
     check_config(config, located)  # files first: the model and data are loaded next
     check_against_model(config, located, build_model(config, dataset_of(config)))
     return config
-
-
-def _bad_config(error: Exception):
-    click.echo(f"error: {error}", err=True)
-    sys.exit(2)
 
 
 @click.group()
@@ -63,38 +65,32 @@ def _describe(stage: str, m: dict) -> str:
     return ""
 
 
+TRUST_HELP = "allow Lambda layers and other code in model files (only for a file you trust)"
+
+
 @main.command()
 @click.argument("config", required=False, type=click.Path(dir_okay=False))
 @click.option("--from", "from_stage", type=click.Choice(STAGE_NAMES), help="re-run from this stage on")
 @click.option("--out", type=click.Path(file_okay=False), help="run directory (default: outputs.dir)")
-def run(config, from_stage, out):
+@click.option("--trust-model-code", is_flag=True, help=TRUST_HELP)
+def run(config, from_stage, out, trust_model_code):
     """Run prune -> retrain -> quantize -> export -> C-sim -> synth -> report (the digits default without CONFIG)."""
-    from fpgaprune.pipeline.runner import StageFailed
     from fpgaprune.pipeline.runner import run as run_stages
 
-    try:
-        parsed = _config(config or DEFAULT_CONFIG)
-    except (ConfigError, fp.FpgapruneError) as error:
-        _bad_config(error)
+    parsed = _config(config or DEFAULT_CONFIG, trust_model_code)
     run_dir = Path(out or parsed.outputs.dir)
     click.echo(f"fpgaprune run {config or '(default: digits)'} -> {run_dir}")
     started = time.perf_counter()
-    try:
-        records = run_stages(parsed, run_dir, from_stage, echo=click.echo)
-    except StageFailed as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(1)
+    records = run_stages(parsed, run_dir, from_stage, echo=click.echo)
     click.echo(_summary(records, time.perf_counter() - started))
 
 
 @main.command()
 @click.argument("config", type=click.Path(dir_okay=False))
-def validate(config):
-    """Check CONFIG against the schema and fpgaprune (files, boards, selections, quantizers)."""
-    try:
-        _config(config)
-    except (ConfigError, fp.FpgapruneError) as error:
-        _bad_config(error)
+@click.option("--trust-model-code", is_flag=True, help=TRUST_HELP)
+def validate(config, trust_model_code):
+    """Check CONFIG against the schema and fpgaprune (files, boards, data and model, selections, quantizers)."""
+    _config(config, trust_model_code)
     click.echo(f"{config}: ok")
 
 
@@ -112,11 +108,12 @@ def boards():
 @main.command()
 @click.argument("model", type=click.Path(exists=True, dir_okay=False))
 @click.option("--out", type=click.Path(file_okay=False), default="inspect", help="directory for the heatmaps")
-def inspect(model, out):
+@click.option("--trust-model-code", is_flag=True, help=TRUST_HELP)
+def inspect(model, out, trust_model_code):
     """Kernel-norm table and heatmaps of MODEL (.keras/.h5)."""
     from fpgaprune.inspection import format_table, kernel_heatmaps, sparsity_table
 
-    loaded = fp.load_model(model)
+    loaded = fp.load_model(model, trust_code=trust_model_code)
     click.echo(format_table(sparsity_table(loaded)))
     for path in kernel_heatmaps(loaded, out):
         click.echo(f"wrote {path}")
@@ -132,12 +129,9 @@ def prune(model, selections, sparsity, layers, out):
     """Hold the selected kernels of MODEL at 0 (and prune by score), writing a new model file."""
     from fpgaprune.pruning import Pruner
 
-    try:
-        held = fp.hold(fp.load_model(model), prune=list(selections))
-        if sparsity:
-            held = Pruner(structure="kernel", layers=list(layers) or None).prune(held, sparsity=sparsity)
-    except fp.FpgapruneError as error:
-        _bad_config(error)
+    held = fp.hold(fp.load_model(model), prune=list(selections))
+    if sparsity:
+        held = Pruner(structure="kernel", layers=list(layers) or None).prune(held, sparsity=sparsity)
     fp.save_model(held, out)
     click.echo(f"wrote {out}")
 
@@ -151,16 +145,11 @@ def prune(model, selections, sparsity, layers, out):
 @click.option("--overwrite", is_flag=True)
 def export(model, dataset, preset, board, out, overwrite):
     """Export a QKeras MODEL as a kernel-sparse hls4ml project."""
-    import numpy as np
-
     from fpgaprune import data
 
     x = (data.digits().x_test if dataset == "digits" else data.fashion_mnist().x_test if dataset == "fashion_mnist"
-         else np.load(dataset)["x_test"])
-    try:
-        exported = fp.export(fp.load_model(model), preset, board, out, x=x, overwrite=overwrite)
-    except fp.FpgapruneError as error:
-        _bad_config(error)
+         else data.load_npz(dataset, keys=("x_test",)).x_test)
+    exported = fp.export(fp.load_model(model), preset, board, out, x=x, overwrite=overwrite)
     click.echo(exported.summary())
 
 
@@ -176,5 +165,43 @@ def report(run_dir):
     click.echo(f"report: {Path(run_dir) / 'report' / 'report.html'}")
 
 
+def _one_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
+def _fail(message: str, code: int, debug: bool) -> int:
+    if debug:
+        traceback.print_exc()
+    click.echo(f"error: {message}", err=True)
+    return code
+
+
+def entry(argv=None) -> int:
+    """The console script: global flags, a quiet TensorFlow import, and one line (exit 1 or 2) per failure."""
+    global fp
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug, verbose = "--debug" in argv, "--verbose" in argv or "--debug" in argv
+    argv = [arg for arg in argv if arg not in GLOBAL_FLAGS]
+    fp = import_quietly(verbose)
+    from fpgaprune.pipeline.runner import StageFailed
+
+    try:
+        main.main(args=argv, prog_name="fpgaprune", standalone_mode=False)
+    except click.exceptions.Exit as done:
+        return done.exit_code
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        return _fail("interrupted", 1, debug)
+    except click.ClickException as error:
+        return _fail(f"{_one_line(error.format_message())} (see fpgaprune --help)", 2, debug)
+    except StageFailed as error:
+        return _fail(str(error), 1, debug)
+    except fp.FpgapruneError as error:  # bad input: config, model file, data, selections
+        return _fail(_one_line(error), 2, debug)
+    except Exception as error:  # noqa: BLE001 - the user gets one line; --debug shows the rest
+        return _fail(f"{type(error).__name__}: {_one_line(error)} (--debug shows the traceback)", 1, debug)
+    return 0
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(entry())

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.errors import FpgapruneError
+from fpgaprune.errors import DataError, FpgapruneError
 
 FASHION_MNIST_DIR = Path("/usr/share/datasets/fashion-mnist")
 
@@ -62,3 +62,62 @@ def _read_idx(path: Path) -> np.ndarray:
     raw = gzip.open(path).read()
     offset = 16 if "images" in path.name else 8
     return np.frombuffer(raw, np.uint8, offset=offset)
+
+
+NPZ_KEYS = ("x_train", "y_train", "x_test", "y_test")
+
+
+def load_npz(path, keys=NPZ_KEYS) -> Dataset:
+    """A dataset from an `.npz` file (no pickles): numeric, finite `keys`, x and y of equal length, labels >= 0."""
+    import zipfile
+
+    path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{path}: is a directory; expected an .npz file with {', '.join(keys)}")
+    try:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise DataError(f"{path}: is a single .npy array; expected an .npz file with {', '.join(keys)}")
+        with loaded as archive:
+            missing = [key for key in keys if key not in archive.files]
+            if missing:
+                raise DataError(f"{path}: no array {missing[0]!r} (found {', '.join(archive.files) or 'none'}); "
+                                f"expected {', '.join(keys)}")
+            arrays = {key: _numeric(path, key, archive) for key in keys}
+    except DataError:
+        raise
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as error:  # numpy's message for a non-npz file
+        detail = "it would need pickle" if "pickle" in str(error) else (str(error).splitlines() or ["?"])[0]
+        raise DataError(f"{path}: not a readable .npz file of numeric arrays ({detail})") from None
+    return _dataset(path, arrays)
+
+
+def _numeric(path: Path, key: str, archive) -> np.ndarray:
+    try:
+        values = archive[key]
+    except ValueError as error:  # object arrays need pickles, which are refused
+        raise DataError(f"{path}: array {key!r} cannot be read without pickle ({error}); save numeric arrays")\
+            from None
+    if values.dtype.kind not in "biuf":
+        raise DataError(f"{path}: array {key!r} has dtype {values.dtype}; expected numbers")
+    if values.dtype.kind == "f" and not np.isfinite(values).all():
+        bad = int(values.size - np.isfinite(values).sum())
+        raise DataError(f"{path}: array {key!r} holds {bad} non-finite value(s) (NaN/Inf); every value must be finite")
+    return values
+
+
+def _dataset(path: Path, arrays: dict) -> Dataset:
+    for x, y in (("x_train", "y_train"), ("x_test", "y_test")):
+        if arrays[x].ndim < 2 or len(arrays[x]) != len(arrays[y]):
+            raise DataError(f"{path}: {x} has shape {arrays[x].shape} and {y} {arrays[y].shape}; expected samples "
+                            f"along the first axis, as many in both")
+        if arrays[y].ndim != 1 or (arrays[y].dtype.kind == "f" and np.any(arrays[y] != np.round(arrays[y]))):
+            raise DataError(f"{path}: {y} must be a vector of integer class labels (found shape {arrays[y].shape}, "
+                            f"dtype {arrays[y].dtype})")
+        if len(arrays[y]) and arrays[y].min() < 0:
+            raise DataError(f"{path}: {y} holds the label {int(arrays[y].min())}; labels must be 0 or more")
+    if not len(arrays["x_train"]) or not len(arrays["x_test"]):
+        raise DataError(f"{path}: x_train and x_test must hold at least one sample each")
+    classes = int(max(arrays["y_train"].max(), arrays["y_test"].max())) + 1
+    return Dataset(path.stem, arrays["x_train"].astype(np.float32), arrays["y_train"].astype(np.int64),
+                   arrays["x_test"].astype(np.float32), arrays["y_test"].astype(np.int64), classes)

@@ -35,3 +35,15 @@ class HlsConfigError(FpgapruneError):
 
 class ExportError(FpgapruneError):
     """An export that cannot proceed (for example an existing output directory without overwrite=True)."""
+
+
+class ModelFileError(FpgapruneError):
+    """A model file that cannot be read, or that would run code while loading (without the opt-in)."""
+
+
+class DataError(FpgapruneError):
+    """A data file or array that does not fit the model: missing keys, shapes, labels, non-finite values."""
+
+
+class NonFiniteError(FpgapruneError):
+    """A NaN or Inf in a loss, a weight or an input."""

@@ -1,11 +1,15 @@
 """The one place that names the Keras implementation: tf_keras, plus QKeras' custom objects when installed."""
 
-import tensorflow as tf
-import tf_keras as keras
-from tensorflow.python.ops import array_ops
-from tensorflow.python.util import nest
+from fpgaprune._env import ensure_legacy_keras
 
-from fpgaprune.errors import ModelTypeError
+ensure_legacy_keras()
+
+import tensorflow as tf  # noqa: E402
+import tf_keras as keras  # noqa: E402
+from tensorflow.python.ops import array_ops  # noqa: E402
+from tensorflow.python.util import nest  # noqa: E402
+
+from fpgaprune.errors import ModelTypeError  # noqa: E402
 
 # QKeras 0.9.0's QGRU and QSimpleRNN cells call two TensorFlow internals that 2.21 renamed or moved:
 # nest.is_sequence (now nest.is_nested) and array_ops.unstack (now tf.unstack). Restore the old names.

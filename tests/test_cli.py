@@ -1,5 +1,6 @@
 """The CLI end to end (subprocesses), resumable stages, and malformed configs (exit code 2, one line, key path)."""
 
+import hashlib
 import json
 import os
 import signal
@@ -10,9 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from fpgaprune.cli import DEFAULT_CONFIG, STAGE_NAMES, main
+from fpgaprune.cli import DEFAULT_CONFIG, STAGE_NAMES, entry
 
 FPGAPRUNE = [sys.executable, "-m", "fpgaprune.cli"]
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
@@ -37,6 +37,29 @@ def test_default_run_end_to_end(tmp_path):
     assert quantized["accuracy"] >= 0.90 and quantized["conv_kernels_pruned"] >= 0.5
     assert "report: " in result.stdout and "bit-exact logits" in result.stdout
     assert not list(run.glob(".*"))  # no temporary stage left
+    _a_weight_changed_in_a_header_fails_the_csim_rerun(run)
+
+
+def _tree_hash(root: Path) -> str:
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    return hashlib.sha256(b"".join(str(p.relative_to(root)).encode() + p.read_bytes() for p in files)).hexdigest()
+
+
+def _a_weight_changed_in_a_header_fails_the_csim_rerun(run: Path):
+    """Synthesis reads weights/*.h: a large change there alone makes the csim stage fail, naming the layer,
+    and C-sim leaves the shipped project as it found it."""
+    manifest = json.loads((run / "hls" / "project" / "fpgaprune_manifest.json").read_text())
+    array = next(a for a in manifest["hls_nodes"]["fc"]["weight_headers_sha256"] if a.startswith("w"))
+    header = run / "hls" / "project" / "firmware" / "weights" / f"{array}.h"
+    head, values = header.read_text().split("= {", 1)
+    first, rest = values.split(",", 1)
+    header.write_text(f"{head}= {{{float(first) + 0.75:.5f},{rest}")
+    before = _tree_hash(run / "hls" / "project")
+    result = cli("run", "--out", str(run), "--from", "csim")
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error")]
+    assert result.returncode == 1 and len(errors) == 1, result.stderr[-3000:]
+    assert "stage csim failed" in errors[0] and f"layer 'fc': {array}[0]" in errors[0], errors
+    assert _tree_hash(run / "hls" / "project") == before
 
 
 @pytest.fixture
@@ -137,27 +160,25 @@ BROKEN = {
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
-def test_malformed_configs_exit_2_with_one_line_naming_the_key(tmp_path, case):
+def test_malformed_configs_exit_2_with_one_line_naming_the_key(tmp_path, case, capsys):
     change, key_path = BROKEN[case]
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
     path = tmp_path / "broken.yaml"
     path.write_text(yaml.safe_dump(_broken(config, change), sort_keys=False))
-    result = CliRunner().invoke(main, ["validate", str(path)])
-    message = result.output.strip()
-    assert result.exit_code == 2, message
+    code = entry(["validate", str(path)])
+    message = capsys.readouterr().err.strip()
+    assert code == 2, message
     assert len(message.splitlines()) == 1 and "Traceback" not in message, message
     assert message.startswith(f"error: {path}:") and f" {key_path}:" in message, message
 
 
-def test_the_examples_validate():
-    runner = CliRunner()
+def test_the_examples_validate(capsys):
     for example in ("digits", "prune_one_kernel"):
-        result = runner.invoke(main, ["validate", f"examples/{example}.yaml"])
-        assert result.exit_code == 0, result.output
+        assert entry(["validate", f"examples/{example}.yaml"]) == 0, capsys.readouterr().err
 
 
-def test_an_error_names_the_line(tmp_path):
+def test_an_error_names_the_line(tmp_path, capsys):
     path = tmp_path / "c.yaml"
     path.write_text("name: x\ntraining:\n  epochs: 3\n  batch_size: zero\n")
-    result = CliRunner().invoke(main, ["validate", str(path)])
-    assert result.exit_code == 2 and f"error: {path}:4: training.batch_size: found 'zero';" in result.output
+    code, err = entry(["validate", str(path)]), capsys.readouterr().err
+    assert code == 2 and f"error: {path}:4: training.batch_size: found 'zero';" in err

@@ -10,6 +10,7 @@ layer, index and values that differ.
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -89,9 +90,8 @@ def _reference_of(model, layer, x):
     return np.asarray(keras.Model(model.input, layer.output).predict(x, verbose=0))
 
 
-def layer_diff(hls_model, model, x, limit: int = 3) -> list:
-    """Readable lines for the first layers whose C-sim trace differs from fpgaprune's own QKeras outputs."""
-    _, trace = hls_model.trace(np.ascontiguousarray(x))
+def layer_diff(trace: dict, model, x, limit: int = 3) -> list:
+    """Readable lines for the first layers whose C-sim trace ({layer: outputs}) differs from QKeras' outputs."""
     rows = []
     for layer in model.layers:
         if layer.name not in trace:
@@ -109,24 +109,49 @@ def layer_diff(hls_model, model, x, limit: int = 3) -> list:
     return format_rows(header, rows) if rows else ["no traced layer differs"]
 
 
+def compile_library(hls_model) -> None:
+    """hls4ml's `compile()` (write, build_lib.sh, load the library), with a time limit on the g++ build."""
+    import ctypes
+
+    from fpgaprune.tools import GXX_TIMEOUT_S, run_tool
+
+    hls_model.write()
+    project = Path(hls_model.config.get_output_dir())
+    run_tool(["bash", "build_lib.sh"], f"g++ build of the C-sim library in {project}", GXX_TIMEOUT_S, cwd=project)
+    library = project / "firmware" / (f"{hls_model.config.get_project_name()}-"
+                                      f"{hls_model.config.get_config_value('Stamp')}.so")
+    hls_model._top_function_lib = ctypes.cdll.LoadLibrary(str(library))
+
+
 def csim_check(hls_model, model, x, fixed: FixedType) -> CsimResult:
-    """Compile (if needed) and compare the C-simulation with the QKeras model on `x`."""
-    xq = np.ascontiguousarray(hardware_input(x, fixed))
+    """Compile (if needed) and compare hls4ml's C-simulation of `hls_model` with the QKeras model on `x`."""
     if hls_model._top_function_lib is None:
-        hls_model.compile()
+        compile_library(hls_model)
+    return compare_with_qkeras(hls_model.predict, model, x, fixed, lambda xq: hls_model.trace(xq)[1])
+
+
+def compare_with_qkeras(simulate, model, x, fixed: FixedType, trace=None) -> CsimResult:
+    """Compare a C-simulation with the QKeras model at the logits, bit for bit, over all of `x`.
+
+    `simulate(xq)` returns the C-sim outputs for the hardware inputs `xq`; `trace(xq)` (optional) the traced
+    layer outputs {layer name: array}, needed when a table activation follows the logits, and used for the
+    per-layer diff on a disagreement.
+    """
+    xq = np.ascontiguousarray(hardware_input(x, fixed))
     reference = np.asarray(model.predict(xq, verbose=0)).reshape(len(xq), -1)
-    final = np.asarray(hls_model.predict(xq)).reshape(reference.shape)
     layer, table = logits_layer(model)
+    if table and trace is None:
+        raise ValueError(f"a table activation follows {layer.name}: comparing its logits needs a trace")
+    final = np.asarray(simulate(xq)).reshape(reference.shape)
     csim_logits, reference_logits = final, reference
     if table:
-        _, trace = hls_model.trace(xq)
         reference_logits = _linear_output(model, layer, xq).reshape(len(xq), -1)
-        csim_logits = np.asarray(trace[layer.name]).reshape(reference_logits.shape)
+        csim_logits = np.asarray(trace(xq)[layer.name]).reshape(reference_logits.shape)
     differs = csim_logits != reference_logits
     result = CsimResult(layer.name, not differs.any(), int(differs.sum()),
                         float(np.abs(csim_logits - reference_logits).max()),
                         float(np.mean(final.argmax(1) == reference.argmax(1))), table,
                         exactness_bound(layer, fixed.width) <= 24)
-    if not result.bit_exact:
-        result.diff = layer_diff(hls_model, model, xq)
+    if not result.bit_exact and trace is not None:
+        result.diff = layer_diff(trace(xq), model, xq)
     return result

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.errors import ExportError
+from fpgaprune.guards import check_finite_array, check_finite_weights
 from fpgaprune.hls.adapter import convert_model
 from fpgaprune.hls.boards import Board, load_board
 from fpgaprune.hls.config import derived_hls_config
@@ -97,6 +98,8 @@ def export(model, hls_config="latency_parallel", board="pynq-z2", output_dir="hl
     StripResult (or its index map), so that the manifest and the code name kernels by original index.
     """
     require_tf_keras_model(model)
+    check_finite_weights(model, "export")
+    check_finite_array(np.asarray(x), "export: x")
     output_dir = Path(output_dir)
     if output_dir.exists() and not overwrite:
         raise ExportError(f"{output_dir}: already exists; pass overwrite=True to replace it")
@@ -116,6 +119,7 @@ def export(model, hls_config="latency_parallel", board="pynq-z2", output_dir="hl
         notes += [n for node in hls_model.get_layers() for n in getattr(node.get_attr("fpgaprune_live_plan"),
                                                                          "notes", [])]
         extra = {"board": board.key, "part": board.part, "backend": backend, "io_type": io_type,
+                 "project_name": project_name,
                  "input_type": fixed.hls(), "hls_config": config, "notes": notes}
         manifest = build_manifest(model, hls_model, tmp, index_map, extra)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, default=str))

@@ -6,9 +6,8 @@ from pathlib import Path
 from fpgaprune.atomic import atomic_target
 from fpgaprune.errors import FpgapruneError
 from fpgaprune.masking.hold_constraint import HoldConstraint
+from fpgaprune.model_files import FORMATS, ModelFileError, check_model_file, first_line
 from fpgaprune.tfk import keras, qkeras_objects
-
-FORMATS = (".keras", ".h5")
 
 
 def save_model(model, path) -> Path:
@@ -25,12 +24,16 @@ def save_model(model, path) -> Path:
     return final
 
 
-def load_model(path, compile: bool = True):
-    """Load a tf_keras or QKeras model saved by `save_model` (or by Keras), holds included."""
-    path = Path(path)
-    if not path.exists():
-        raise FpgapruneError(f"{path}: no such model file")
-    if path.suffix not in FORMATS:
-        raise FpgapruneError(f"{path}: model files must end in {' or '.join(FORMATS)}")
+def load_model(path, compile: bool = True, trust_code: bool = False):
+    """Load a tf_keras or QKeras model saved by `save_model` (or by Keras), holds included.
+
+    The file's config is checked against an allow-list first (`fpgaprune.model_files`): a `Lambda` or a foreign
+    module is refused with one line unless `trust_code=True`. Any failure to load is one ModelFileError line.
+    """
+    path = check_model_file(path, trust_code)
     objects = {**qkeras_objects(), "HoldConstraint": HoldConstraint, "fpgaprune>HoldConstraint": HoldConstraint}
-    return keras.models.load_model(path, custom_objects=objects, compile=compile)
+    try:
+        return keras.models.load_model(path, custom_objects=objects, compile=compile, safe_mode=not trust_code)
+    except Exception as error:  # noqa: BLE001 - Keras raises many types for a bad file; the user gets one line.
+        raise ModelFileError(f"{path}: could not load the model ({type(error).__name__}: "
+                             f"{first_line(error)})") from error

@@ -6,14 +6,18 @@ it finished; a run killed mid-stage leaves no half-written stage (the leftover t
 the next run). `stage.json` records the key, the config, the versions of the stack, the time and metrics.
 """
 
+import contextlib
+import fcntl
 import hashlib
 import json
+import os
 import shutil
 import time
 import uuid
 from pathlib import Path
 
 from fpgaprune.atomic import write_text_atomic
+from fpgaprune.errors import FpgapruneError
 from fpgaprune.hls.manifest import versions
 from fpgaprune.pipeline.stages import STAGES
 
@@ -22,9 +26,14 @@ SECTIONS = {"train": ("seed", "model", "data", "training"), "prune": ("pruning",
             "synth": ("outputs.synthesize_layers",), "report": ()}
 
 
+LOCK_FILE = "run.lock"
+
+
 class StageFailed(RuntimeError):
     def __init__(self, stage: str, error: BaseException):
-        super().__init__(f"stage {stage} failed: {type(error).__name__}: {error}")
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()] or [""]
+        kind = "" if isinstance(error, FpgapruneError) else f"{type(error).__name__}: "
+        super().__init__(f"stage {stage} failed: {kind}{lines[0]}")
         self.stage = stage
 
 
@@ -57,10 +66,42 @@ def _replace(tmp: Path, final: Path) -> None:
     tmp.rename(final)
 
 
+class RunDirectoryBusy(FpgapruneError):
+    """Another fpgaprune run holds the run directory's lock."""
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: Path):
+    """An exclusive lock on `run_dir/run.lock` for the whole run; a second run gets a one-line error at once."""
+    with open(run_dir / LOCK_FILE, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise RunDirectoryBusy(f"{run_dir}: another fpgaprune run ({holder}) is using this run directory; "
+                                   "wait for it to finish, or pass --out for a new directory") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def run(config, run_dir, from_stage: str | None = None, echo=print) -> dict:
-    """Run (or resume) every stage; returns {stage: its stage.json record}."""
+    """Run (or resume) every stage under the run directory's lock; returns {stage: its stage.json record}."""
     run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise FpgapruneError(f"{run_dir}: is a file; the run directory must be a directory")
     run_dir.mkdir(parents=True, exist_ok=True)
+    with run_lock(run_dir):
+        return _run_stages(config, run_dir, from_stage, echo)
+
+
+def _run_stages(config, run_dir: Path, from_stage: str | None, echo) -> dict:
     for leftover in run_dir.glob(".*.tmp-*"):
         shutil.rmtree(leftover, ignore_errors=True)
     write_text_atomic(run_dir / "config.json", config.model_dump_json(indent=1))

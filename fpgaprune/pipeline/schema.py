@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal, Optional, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, ValidationError
 
 from fpgaprune.errors import FpgapruneError
 
@@ -25,6 +25,12 @@ class ModelSection(Strict):
     architecture: Optional[Literal["small_cnn", "original_question_cnn"]] = "small_cnn"
     file: Optional[str] = None  # a .keras/.h5 model: the train stage is skipped
     filters: list[PositiveInt] = [8, 16]
+    _trust_code: bool = PrivateAttr(False)  # set by `fpgaprune run --trust-model-code` only, never from YAML
+
+    @property
+    def trust_code(self) -> bool:
+        """Whether model files may run code (Lambda layers) while loading: the CLI's explicit opt-in."""
+        return self._trust_code
 
 
 class DataSection(Strict):

@@ -12,6 +12,7 @@ import numpy as np
 
 import fpgaprune as fp
 from fpgaprune import data
+from fpgaprune.guards import StopOnNonFiniteLoss, check_data_fits_model, check_finite_weights
 from fpgaprune.pipeline.progress import EpochBar
 
 LOSS_FROM_LOGITS = True
@@ -23,9 +24,7 @@ def dataset_of(config):
         return data.digits(seed=config.seed)
     if config.data.dataset == "fashion_mnist":
         return data.fashion_mnist()
-    arrays = np.load(config.data.file)
-    return data.Dataset(Path(config.data.file).stem, arrays["x_train"], arrays["y_train"], arrays["x_test"],
-                        arrays["y_test"], int(arrays["y_train"].max()) + 1)
+    return data.load_npz(config.data.file)
 
 
 def _fit(model, dataset, epochs, learning_rate, config, label, callbacks=()):
@@ -37,7 +36,7 @@ def _fit(model, dataset, epochs, learning_rate, config, label, callbacks=()):
                   keras.losses.SparseCategoricalCrossentropy(from_logits=LOSS_FROM_LOGITS))
     if epochs:
         model.fit(dataset.x_train, dataset.y_train, batch_size=config.training.batch_size, epochs=epochs, verbose=0,
-                  callbacks=[EpochBar(epochs, label), *callbacks])
+                  callbacks=[StopOnNonFiniteLoss(label), EpochBar(epochs, label), *callbacks])
     return model
 
 
@@ -47,10 +46,14 @@ def accuracy(model, dataset) -> float:
 
 
 def build_model(config, dataset):
+    """The configured architecture, or the user's model file (checked: finite weights, fits the data)."""
     from fpgaprune.architectures import original_question_cnn, small_cnn
 
     if config.model.file:
-        return fp.load_model(config.model.file)
+        model = fp.load_model(config.model.file, trust_code=config.model.trust_code)
+        check_finite_weights(model, str(config.model.file))
+        check_data_fits_model(dataset, model, str(config.data.file or config.data.dataset))
+        return model
     if config.model.architecture == "original_question_cnn":
         return original_question_cnn(dataset.x_train.shape[1:], dataset.classes)
     return small_cnn(dataset.x_train.shape[1:], tuple(config.model.filters), dataset.classes)
@@ -68,8 +71,8 @@ def train(config, run_dir: Path, out: Path) -> dict:
     return {"accuracy": accuracy(model, dataset), "trained": not config.model.file}
 
 
-def _load(run_dir: Path, stage: str, name: str = "model.keras"):
-    return fp.load_model(run_dir / stage / name)
+def _load(config, run_dir: Path, stage: str, name: str = "model.keras"):
+    return fp.load_model(run_dir / stage / name, trust_code=config.model.trust_code)
 
 
 def conv_kernel_sparsity(model) -> float:
@@ -117,7 +120,7 @@ def prune(config, run_dir: Path, out: Path) -> dict:
     from fpgaprune.strip import strip
 
     dataset = dataset_of(config)
-    held = fp.hold(_load(run_dir, "train"), prune=list(config.pruning.selections))
+    held = fp.hold(_load(config, run_dir, "train"), prune=list(config.pruning.selections))
     held = _scheduled(config, held, dataset)
     metrics = {"accuracy": accuracy(held, dataset), "conv_kernels_pruned": conv_kernel_sparsity(held)}
     (out / "sparsity.txt").write_text(format_table(sparsity_table(held)) + "\n")
@@ -135,7 +138,7 @@ def prune(config, run_dir: Path, out: Path) -> dict:
 
 def finetune(config, run_dir: Path, out: Path) -> dict:
     dataset = dataset_of(config)
-    model = _load(run_dir, "prune")
+    model = _load(config, run_dir, "prune")
     _fit(model, dataset, config.finetune.epochs, config.finetune.learning_rate, config, "finetune")
     fp.save_model(model, out / "model.keras")
     return {"accuracy": accuracy(model, dataset), "conv_kernels_pruned": conv_kernel_sparsity(model)}
@@ -166,11 +169,13 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
     dataset = dataset_of(config)
     spec = {"default": config.quantization.default, "layers": config.quantization.layers}
     batchnorm = config.quantization.batchnorm
-    quantized = to_qkeras(_load(run_dir, "finetune"), spec, batchnorm=batchnorm)
+    finetuned = _load(config, run_dir, "finetune")
+    check_finite_weights(finetuned, "quantize")
+    quantized = to_qkeras(finetuned, spec, batchnorm=batchnorm)
     _fit(quantized, dataset, config.quantization.qat_epochs, config.quantization.learning_rate, config, "QAT")
     fp.save_model(quantized, out / "model.keras")
-    fp.save_model(dense_reference(quantized, _load(run_dir, "train"), spec, batchnorm), out / "dense.keras")
-    report = quantization_report(quantized, _load(run_dir, "finetune"), dataset.x_test, dataset.y_test)
+    fp.save_model(dense_reference(quantized, _load(config, run_dir, "train"), spec, batchnorm), out / "dense.keras")
+    report = quantization_report(quantized, finetuned, dataset.x_test, dataset.y_test)
     (out / "quantization.txt").write_text(report.format() + "\n")
     return {"accuracy": accuracy(quantized, dataset), "conv_kernels_pruned": conv_kernel_sparsity(quantized)}
 
@@ -193,7 +198,7 @@ def hls_preset(config) -> dict:
 def hls(config, run_dir: Path, out: Path) -> dict:
     dataset = dataset_of(config)
     index_map = json.loads((run_dir / "prune" / "index_map.json").read_text())
-    exported = fp.export(_load(run_dir, "quantize"), hls_preset(config), config.board, out / "project",
+    exported = fp.export(_load(config, run_dir, "quantize"), hls_preset(config), config.board, out / "project",
                          x=dataset.x_test, overrides=config.hls.config, strip=index_map or None,
                          backend=config.hls.backend, tb_samples=config.outputs.tb_samples)
     (out / "summary.txt").write_text(exported.summary() + "\n")
@@ -208,7 +213,7 @@ def converted(config, run_dir: Path, project: Path):
     from fpgaprune.hls.exporter import Export
     from fpgaprune.quantize import input_type
 
-    dataset, quantized = dataset_of(config), _load(run_dir, "quantize")
+    dataset, quantized = dataset_of(config), _load(config, run_dir, "quantize")
     index_map = json.loads((run_dir / "prune" / "index_map.json").read_text())
     hls_config, io_type, _ = export_config(quantized, hls_preset(config), dataset.x_test, config.hls.config, index_map)
     board = load_board(config.board)
@@ -217,15 +222,63 @@ def converted(config, run_dir: Path, project: Path):
     return Export(project, hls_model, {}, hls_config, input_type(dataset.x_test), board), quantized, dataset
 
 
-def csim(config, run_dir: Path, out: Path) -> dict:
-    from fpgaprune.hls import csim_check
+def _tracer(config, run_dir: Path, scratch: Path):
+    """`trace(xq)` from a tracing conversion in `scratch`: the shipped code has no trace calls. Only used for
+    the logits before a table activation and for the per-layer diff of a disagreement."""
+    def trace(xq):
+        from fpgaprune.hls.csim import compile_library
 
-    exported, quantized, dataset = converted(config, run_dir, out / "project")
-    result = csim_check(exported.hls_model, quantized, dataset.x_test, exported.input_type)
-    (out / "csim.txt").write_text(result.format() + "\n")
-    shutil.rmtree(out / "project", ignore_errors=True)  # the exported project lives in hls/
+        hls_model = converted(config, run_dir, scratch)[0].hls_model
+        compile_library(hls_model)
+        return hls_model.trace(xq)[1]
+
+    return trace
+
+
+class CsimMismatch(fp.FpgapruneError):
+    """C-sim of the shipped project differs from QKeras where float32 is exact."""
+
+
+def csim(config, run_dir: Path, out: Path) -> dict:
+    """C-simulate `hls/project` itself (built in a scratch copy), with the weights synthesis reads."""
+    from fpgaprune.hls import shipped
+    from fpgaprune.hls.csim import compare_with_qkeras, hardware_input, layer_diff, logits_layer
+    from fpgaprune.quantize.fixed_types import FixedType
+
+    project = run_dir / "hls" / "project"
+    manifest = json.loads((project / "fpgaprune_manifest.json").read_text())
+    owners = {array: node for node, entry in manifest["hls_nodes"].items()
+              for array in entry.get("weight_headers_sha256", {})}
+    weight_problems = shipped.check_weight_files(project, owners)
+    build = shipped.build_shipped(project, out / "scratch", project_name=manifest.get("project_name", "myproject"))
+    shipped.simulate_synthesized_weights(build)
+    shipped.check_synthesis_branch(build)
+    quantized, dataset = _load(config, run_dir, "quantize"), dataset_of(config)
+    fixed = FixedType.parse(manifest["input_type"])
+    simulate = shipped.simulator(build, quantized)
+    tracer = _tracer(config, run_dir, out / "scratch" / "traced")
+    if logits_layer(quantized)[1]:  # a table activation follows the logits: only a trace shows them
+        result = compare_with_qkeras(simulate, quantized, dataset.x_test, fixed, tracer)
+    else:
+        result = compare_with_qkeras(simulate, quantized, dataset.x_test, fixed)
+        if not result.bit_exact:
+            result.diff = layer_diff(tracer(hardware_input(dataset.x_test, fixed)), quantized,
+                                     hardware_input(dataset.x_test, fixed))
+    bench = shipped.run_testbench(build)
+    shutil.rmtree(out / "scratch", ignore_errors=True)
+    lines = [result.format(), f"the project's test bench over tb_data/ ({bench.samples} samples, 6 significant "
+             f"digits): argmax agreement {bench.argmax_agreement:.4f}, max |diff| {bench.max_abs_diff:g}",
+             "the __SYNTHESIS__ branch: g++ -fsyntax-only passed",
+             *(["weights/*.h and weights/*.txt hold the same values"] if not weight_problems else weight_problems)]
+    (out / "csim.txt").write_text("\n".join(lines) + "\n")
+    if not result.bit_exact and result.float32_exact:
+        where = weight_problems[0] if weight_problems else "; ".join(result.diff[2:3]) or result.layer
+        raise CsimMismatch(f"C-sim of hls/project differs from QKeras at the logits ({result.layer}: "
+                           f"{result.mismatches} values) although float32 is exact there: {where}")
     return {"bit_exact": result.bit_exact, "argmax_agreement": result.argmax_agreement,
-            "mismatches": result.mismatches, "max_abs_diff": result.max_abs_diff, "logits_layer": result.layer}
+            "mismatches": result.mismatches, "max_abs_diff": result.max_abs_diff, "logits_layer": result.layer,
+            "testbench_argmax_agreement": bench.argmax_agreement, "testbench_max_abs_diff": bench.max_abs_diff,
+            "synthesis_branch_compiles": True, "weight_files_agree": not weight_problems}
 
 
 def _yosys_measurements(config, run_dir: Path, scratch: Path) -> dict:
@@ -241,7 +294,7 @@ def _yosys_measurements(config, run_dir: Path, scratch: Path) -> dict:
     nodes = [node for node in exported.hls_model.get_layers() if node.get_attr(PLAN) is not None]
     layers = {node.name: measure_node(node, family) for node in nodes}
     record = {"layers": {name: asdict(s) for name, s in layers.items()}}
-    dense = _load(run_dir, "quantize", "dense.keras")
+    dense = _load(config, run_dir, "quantize", "dense.keras")
     for saving in estimate_resources(exported, dense).savings():
         node = next(n for n in nodes if n.get_attr(PLAN).origin.layer == saving.layer)
         if node.get_attr(PLAN).kind != "conv2d":
@@ -306,7 +359,7 @@ def report(config, run_dir: Path, out: Path) -> dict:
 
     exported, quantized, _ = converted(config, run_dir, out / "scratch")
     exported.path = run_dir / "hls" / "project"
-    dense = _load(run_dir, "quantize", "dense.keras")
+    dense = _load(config, run_dir, "quantize", "dense.keras")
     estimate = estimate_resources(exported, dense)
     accuracies = {stage: json.loads((run_dir / stage / "stage.json").read_text())["metrics"]["accuracy"]
                   for stage in ("train", "finetune", "quantize")}

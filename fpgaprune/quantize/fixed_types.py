@@ -1,8 +1,12 @@
 """Fixed-point types and value ranges: what a QKeras quantizer produces, what data needs, and their unions."""
 
+import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
+
+from fpgaprune.errors import NonFiniteError
 
 MAX_INPUT_FRAC = 16
 MAX_EXACT_FRAC = 24
@@ -34,8 +38,18 @@ class FixedType:
         return f"{'fixed' if self.signed else 'ufixed'}<{self.width},{self.integer}{modes}>"
 
     @classmethod
+    def parse(cls, text: str) -> "FixedType":
+        """The inverse of `hls()`: `fixed<8,3>`, `ufixed<6,2,RND_CONV,SAT>`."""
+        match = re.fullmatch(r"(u?)fixed<(-?\d+),(-?\d+)(,RND_CONV,SAT)?>", text.replace(" ", ""))
+        if not match:
+            raise ValueError(f"not a fixed-point type: {text!r} (expected fixed<W,I> or ufixed<W,I>)")
+        return cls(int(match[2]), int(match[3]), not match[1], bool(match[4]))
+
+    @classmethod
     def covering(cls, lo: float, hi: float, frac: int) -> "FixedType":
-        """The narrowest type holding every multiple of 2^-frac in [lo, hi]."""
+        """The narrowest type holding every multiple of 2^-frac in [lo, hi] (both finite)."""
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise NonFiniteError(f"no fixed-point type covers [{lo}, {hi}]: the range must be finite")
         signed = lo < 0
         integer = 1 - frac if signed else -frac
         while not (cls(integer + frac, integer, signed).lo <= lo and hi <= cls(integer + frac, integer, signed).hi):

@@ -10,12 +10,13 @@ LUT6 + MUXF7/8/9 trees, and the LUT count then moves against the logic (a pruned
 
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from fpgaprune.tools import YOSYS_TIMEOUT_S, run_tool
 
 FAMILY = {"7-series": "xc7", "UltraScale+": "xcup"}
 SOURCE = "measured: yosys synth_xilinx of da4ml's adder graph"
@@ -72,8 +73,6 @@ def synthesize(weights: np.ndarray, kif: tuple[int, int, int], family: str = "Ul
         sources = [src / "layer.v"] + sorted(p for p in (src / "static").glob("*.v") if p.name != "lookup_table.v")
         script = (f"read_verilog -sv {' '.join(str(p) for p in sources)}; "
                   f"synth_xilinx -family {FAMILY[family]} -flatten -nowidelut -top layer; tee -o {root / 'stat.txt'} stat")
-        run = subprocess.run(["yosys", "-q", "-p", script], capture_output=True, text=True)
-        if run.returncode != 0:
-            raise RuntimeError(f"yosys failed on {src / 'layer.v'}: {run.stderr.strip().splitlines()[-1:]}")
+        run_tool(["yosys", "-q", "-p", script], f"yosys on {src / 'layer.v'}", YOSYS_TIMEOUT_S)
         counts = _stat((root / "stat.txt").read_text())
     return Synthesis(counts["luts"], counts["carry"], counts["ff"], float(comb.cost))

@@ -1,0 +1,67 @@
+"""Guards against inputs that would otherwise crash deep inside TensorFlow or hang: non-finite values, data
+that does not fit the model, and a loss that turns NaN in training."""
+
+import numpy as np
+
+from fpgaprune.errors import DataError, NonFiniteError
+from fpgaprune.tfk import keras
+
+
+def check_finite_weights(model, when: str) -> None:
+    """Raise a one-line NonFiniteError naming the first layer and weight holding a NaN or Inf."""
+    for layer in model.layers:
+        for weight in layer.weights:
+            values = np.asarray(weight.numpy())
+            if values.dtype.kind == "f" and not np.isfinite(values).all():
+                bad = int(values.size - np.isfinite(values).sum())
+                raise NonFiniteError(f"{when}: layer {layer.name!r} weight {weight.name.split('/')[-1]!r} holds "
+                                     f"{bad} non-finite value(s) (NaN/Inf); every weight must be finite")
+
+
+def check_finite_array(values: np.ndarray, where: str) -> None:
+    if values.dtype.kind in "fc" and not np.isfinite(values).all():
+        bad = int(values.size - np.isfinite(values).sum())
+        raise NonFiniteError(f"{where}: {bad} non-finite value(s) (NaN/Inf); every value must be finite")
+
+
+def check_data_fits_model(dataset, model, source: str) -> None:
+    """One-line DataError unless the arrays match the model's input shape and its output classes."""
+    expected = tuple(model.input_shape[1:]) if not isinstance(model.input_shape, list) else None
+    for name in ("x_train", "x_test"):
+        shape = tuple(getattr(dataset, name).shape[1:])
+        if expected is not None and not _fits(shape, expected):
+            raise DataError(f"{source}: {name} has samples of shape {shape}; the model's input "
+                            f"{model.inputs[0].name.split(':')[0]!r} expects {_shape_text(expected)}")
+    units = model.output_shape[-1] if not isinstance(model.output_shape, list) else None
+    for name in ("y_train", "y_test"):
+        labels = getattr(dataset, name)
+        if units and len(labels) and (labels.min() < 0 or labels.max() >= units):
+            raise DataError(f"{source}: {name} holds labels {int(labels.min())}..{int(labels.max())}; the model's "
+                            f"output has {units} classes, so labels must lie in 0..{units - 1}")
+
+
+def _fits(shape: tuple, expected: tuple) -> bool:
+    return len(shape) == len(expected) and all(e is None or e == s for s, e in zip(shape, expected))
+
+
+def _shape_text(shape: tuple) -> str:
+    return "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+
+
+class StopOnNonFiniteLoss(keras.callbacks.Callback):
+    """Stop `fit` at the first NaN/Inf loss with a one-line NonFiniteError naming the stage and the epoch."""
+
+    def __init__(self, stage: str):
+        super().__init__()
+        self.stage = stage
+        self.epoch = 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not np.isfinite(float(loss)):
+            raise NonFiniteError(f"{self.stage}: the training loss became {float(loss)} in epoch {self.epoch + 1} "
+                                 f"(batch {batch + 1}); check the data and the weights for NaN/Inf, or lower the "
+                                 "learning rate")

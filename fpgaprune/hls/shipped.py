@@ -1,0 +1,146 @@
+"""C-simulation of the shipped project itself: `hls/project` is copied and built elsewhere (it stays
+byte-identical), with one g++ object of `firmware/myproject.cpp` linked into both the Python bridge and the
+project's own test bench. What Vitis' `csim_design` does, with g++ and the bundled ap_types.
+
+- `bridge_predict` runs the bridge over the whole held-out set (bit-exactness is judged there). The shipped
+  code has no trace calls (hls4ml writes them only into a tracing build), so a per-layer diff, and the logits
+  before a table activation, come from a tracing conversion in a scratch directory;
+- `run_testbench` runs `myproject_test.cpp` over `tb_data/` (its log holds 6 significant digits: argmax and a
+  tolerance only);
+- `check_synthesis_branch` compiles the `__SYNTHESIS__` branch with `g++ -fsyntax-only`, so that a C++ error
+  only Vitis would see fails here;
+- `check_weight_files` proves that the `weights/*.txt` values C-sim loads equal the `weights/*.h`
+  initializers synthesis reads.
+"""
+
+import ctypes
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from fpgaprune.errors import ExportError
+from fpgaprune.tools import GXX_TIMEOUT_S, run_tool
+
+CXX = ["g++", "-O2", "-fPIC", "-std=c++17", "-fno-gnu-unique", "-Ifirmware/ap_types", "-Ifirmware"]
+SYNTHESIS_WRAPPER = """#include "ap_fixed.h"
+#include "ap_int.h"
+#include "hls_stream.h"
+#define __SYNTHESIS__
+#include "firmware/{project}.cpp"
+"""
+
+
+@dataclass
+class ShippedBuild:
+    """The build of a copy of the shipped project: its directory, bridge library and test-bench program."""
+
+    directory: Path
+    project_name: str
+    library: Path
+    testbench: Path
+
+
+def build_shipped(project: Path, scratch: Path, project_name: str = "myproject") -> ShippedBuild:
+    """Copy `project` into `scratch/build` and build it: one object, linked into the bridge and the test bench."""
+    build = Path(scratch) / "build"
+    shutil.rmtree(build, ignore_errors=True)
+    shutil.copytree(project, build)
+    weights = f'-DWEIGHTS_DIR="{build / "firmware" / "weights"}"'
+    steps = [([*CXX, weights, "-c", f"firmware/{project_name}.cpp", "-o", "project.o"], "the project"),
+             ([*CXX, weights, "-c", f"{project_name}_bridge.cpp", "-o", "bridge.o"], "the bridge"),
+             ([*CXX, weights, "-c", f"{project_name}_test.cpp", "-o", "test.o"], "the test bench"),
+             ([*CXX, "-shared", "project.o", "bridge.o", "-o", "bridge.so"], "the bridge library"),
+             ([*CXX, "project.o", "test.o", "-o", "csim_tb"], "the test-bench program")]
+    for command, what in steps:
+        run_tool(command, f"g++ build of {what} ({build})", GXX_TIMEOUT_S, cwd=build)
+    return ShippedBuild(build, project_name, build / "bridge.so", build / "csim_tb")
+
+
+def bridge_predict(build: ShippedBuild, x: np.ndarray, output_size: int) -> np.ndarray:
+    """The bridge's outputs for each sample of `x` (on the input grid), through `<project>_float`."""
+    library = ctypes.cdll.LoadLibrary(str(build.library))
+    top = getattr(library, f"{build.project_name}_float")
+    top.restype = None
+    top.argtypes = [np.ctypeslib.ndpointer(ctypes.c_float, flags="C_CONTIGUOUS")] * 2
+    x = np.ascontiguousarray(np.asarray(x, np.float32).reshape(len(x), -1))
+    outputs = np.zeros((len(x), output_size), np.float32)
+    for i in range(len(x)):
+        top(x[i], outputs[i])
+    return outputs
+
+
+def simulator(build: ShippedBuild, model):
+    """`simulate(xq)` for `csim.compare_with_qkeras`, running the shipped project's bridge."""
+    output_size = int(np.prod(model.output_shape[1:]))
+    return lambda xq: bridge_predict(build, xq, output_size)
+
+
+@dataclass
+class TestbenchResult:
+    samples: int
+    argmax_agreement: float
+    max_abs_diff: float
+
+
+def run_testbench(build: ShippedBuild) -> TestbenchResult:
+    """Run the project's own test bench over `tb_data/` and compare its log with the expected predictions."""
+    run_tool([str(build.testbench)], f"the C-sim test bench of {build.directory}", GXX_TIMEOUT_S, cwd=build.directory)
+    data = build.directory / "tb_data"
+    got = np.atleast_2d(np.loadtxt(data / "csim_results.log", ndmin=2))
+    expected = np.atleast_2d(np.loadtxt(data / "tb_output_predictions.dat", ndmin=2))
+    if got.shape != expected.shape:
+        raise ExportError(f"{data / 'csim_results.log'}: {got.shape} values, expected {expected.shape}")
+    return TestbenchResult(len(got), float(np.mean(got.argmax(1) == expected.argmax(1))),
+                           float(np.abs(got - expected).max()))
+
+
+def check_synthesis_branch(build: ShippedBuild) -> None:
+    """`g++ -fsyntax-only` of the project as synthesis reads it (`__SYNTHESIS__` defined after the ap_types)."""
+    wrapper = build.directory / "synthesis_branch.cpp"
+    wrapper.write_text(SYNTHESIS_WRAPPER.format(project=build.project_name))
+    run_tool([*CXX, "-fsyntax-only", wrapper.name], f"g++ -fsyntax-only of the __SYNTHESIS__ branch ({wrapper})",
+             GXX_TIMEOUT_S, cwd=build.directory)
+
+
+_INITIALIZER = re.compile(r"(\w+)\s*\[[^\]]*\]\s*=\s*\{([^}]*)\}", re.S)
+
+
+def _values(text: str) -> np.ndarray:
+    return np.array([float(v) for v in text.replace("\n", " ").split(",") if v.strip()])
+
+
+def synthesized_weights(project: Path) -> dict:
+    """{array name: values} of the `weights/*.h` initializers, the numbers synthesis reads."""
+    found = {}
+    for header in sorted((Path(project) / "firmware" / "weights").glob("*.h")):
+        found.update({name: _values(values) for name, values in _INITIALIZER.findall(header.read_text())})
+    return found
+
+
+def check_weight_files(project: Path, owners: dict) -> list[str]:
+    """One line per weight array whose `.txt` values (C-sim's) differ from its `.h` initializer (synthesis'),
+    naming the layer (`owners`: {array: layer}) and the first differing index. Empty when all agree."""
+    problems = []
+    for name, synthesized in synthesized_weights(project).items():
+        text_file = Path(project) / "firmware" / "weights" / f"{name}.txt"
+        if not text_file.exists():
+            continue
+        simulated, layer = _values(text_file.read_text()), owners.get(name, "?")
+        if synthesized.shape != simulated.shape:
+            problems.append(f"layer {layer!r}: {name}.h holds {synthesized.size} values, {name}.txt {simulated.size}")
+        elif not np.array_equal(synthesized, simulated):
+            index = int(np.argmax(synthesized != simulated))
+            problems.append(f"layer {layer!r}: {name}[{index}] is {synthesized[index]:g} in {name}.h (synthesis) "
+                            f"but {simulated[index]:g} in {name}.txt (C-sim)")
+    return problems
+
+
+def simulate_synthesized_weights(build: ShippedBuild) -> None:
+    """Rewrite the build copy's `.txt` weights from the `.h` initializers: C-sim then runs synthesis' numbers."""
+    for name, values in synthesized_weights(build.directory).items():
+        text_file = build.directory / "firmware" / "weights" / f"{name}.txt"
+        if text_file.exists():
+            text_file.write_text(", ".join(repr(float(v)) for v in values))

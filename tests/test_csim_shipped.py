@@ -1,0 +1,85 @@
+"""C-sim of the shipped project: the exported directory itself is built (elsewhere: it stays byte-identical),
+its own test bench runs, the synthesis branch compiles, and C-sim runs the weights that synthesis reads."""
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+import fpgaprune as fp
+from fpgaprune.hls import shipped
+from fpgaprune.hls.csim import compare_with_qkeras
+from fpgaprune.tools import ToolError
+from hls_helpers import digits, digits_cnn, trained
+
+
+def tree_hash(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(root)).encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    dataset = digits()
+    model = trained(digits_cnn(), ["conv2[:, :, 1, 2]", "conv2[:, :, 3, 0]", "fc[:, 4]"], dataset)
+    project = tmp_path_factory.mktemp("shipped") / "project"
+    export = fp.export(model, "latency_parallel", "pynq-z2", project, x=dataset.x_test, tb_samples=30)
+    return export, model, dataset
+
+
+def _owners(export) -> dict:
+    return {array: node for node, entry in export.manifest["hls_nodes"].items()
+            for array in entry["weight_headers_sha256"]}
+
+
+def test_the_shipped_project_simulates_bit_exact_and_stays_unchanged(exported, tmp_path):
+    export, model, dataset = exported
+    before = tree_hash(export.path)
+    build = shipped.build_shipped(export.path, tmp_path)
+    assert shipped.check_weight_files(export.path, _owners(export)) == []
+    shipped.simulate_synthesized_weights(build)
+    shipped.check_synthesis_branch(build)
+    result = compare_with_qkeras(shipped.simulator(build, model), model, dataset.x_test, export.input_type)
+    assert result.bit_exact and result.argmax_agreement == 1.0, result.format()
+    bench = shipped.run_testbench(build)
+    assert bench.samples == 30 and bench.argmax_agreement == 1.0 and bench.max_abs_diff < 1e-4
+    assert tree_hash(export.path) == before
+
+
+def _copy(export, tmp_path) -> Path:
+    project = tmp_path / "project"
+    shutil.copytree(export.path, project)
+    return project
+
+
+def test_a_weight_changed_in_the_header_only_is_found_and_simulated(exported, tmp_path):
+    """Synthesis reads weights/*.h; C-sim used to read weights/*.txt. A change in the .h alone is named by
+    layer, and C-sim (which now runs the .h values) differs from QKeras in that layer."""
+    export, model, dataset = exported
+    project = _copy(export, tmp_path)
+    owners = _owners(export)
+    array = next(name for name, node in owners.items() if node == "fc" and name.startswith("w"))
+    header = project / "firmware" / "weights" / f"{array}.h"
+    text = header.read_text()
+    head, values = text.split("= {", 1)
+    first, rest = values.split(",", 1)
+    header.write_text(f"{head}= {{{float(first) + 0.5:.5f},{rest}")
+    problems = shipped.check_weight_files(project, owners)
+    assert len(problems) == 1 and problems[0].startswith(f"layer 'fc': {array}[0] is"), problems
+    build = shipped.build_shipped(project, tmp_path / "scratch")
+    shipped.simulate_synthesized_weights(build)
+    result = compare_with_qkeras(shipped.simulator(build, model), model, dataset.x_test, export.input_type)
+    assert not result.bit_exact and result.float32_exact and result.mismatches > 0
+
+
+def test_a_cpp_error_in_the_synthesis_branch_only_is_caught(exported, tmp_path):
+    export, _, _ = exported
+    project = _copy(export, tmp_path)
+    header = project / "firmware" / "weights" / "w2.h"
+    header.write_text(header.read_text().replace("#else\n", "#else\nthis_is_not_cpp;\n", 1))
+    build = shipped.build_shipped(project, tmp_path / "scratch")  # C-sim alone does not see it
+    with pytest.raises(ToolError, match=r"__SYNTHESIS__ branch.*this_is_not_cpp"):
+        shipped.check_synthesis_branch(build)
