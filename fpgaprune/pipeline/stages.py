@@ -16,6 +16,10 @@ from fpgaprune.guards import StopOnNonFiniteLoss, check_data_fits_model, check_f
 from fpgaprune.pipeline.progress import EpochBar
 
 LOSS_FROM_LOGITS = True
+# The polynomial schedule: sparsity ramps up over the first 70% of the pruning epochs' steps, so that the
+# last 30% retrain at the target sparsity, in 20 mask updates (fewer are coarse, more retrace the step).
+PRUNE_RAMP_FRACTION = 0.7
+PRUNE_UPDATES = 20
 
 
 def dataset_of(config):
@@ -108,8 +112,8 @@ def _scheduled(config, held, dataset):
     if config.pruning.schedule == "one_shot":
         return pruner.prune(held, sparsity=sparsity)
     steps = config.pruning.epochs * int(np.ceil(len(dataset.x_train) / config.training.batch_size))
-    end = max(1, int(0.7 * steps))
-    schedule = PolynomialDecay(0.0, sparsity, 0, end, frequency=max(1, end // 20))
+    end = max(1, int(PRUNE_RAMP_FRACTION * steps))
+    schedule = PolynomialDecay(0.0, sparsity, 0, end, frequency=max(1, end // PRUNE_UPDATES))
     attached = pruner.attach(held)
     return _fit(attached, dataset, config.pruning.epochs, config.finetune.learning_rate, config, "prune",
                 [GradualPruning(pruner, schedule)])

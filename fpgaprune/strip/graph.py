@@ -6,6 +6,7 @@ any other layer makes the region opaque: its channels cannot be removed without 
 """
 
 from dataclasses import dataclass, field
+from graphlib import TopologicalSorter
 
 from fpgaprune.errors import FpgapruneError
 
@@ -63,19 +64,8 @@ class LayerGraph:
         return type(self.layers[name]).__name__
 
     def topological(self) -> list[str]:
-        order, seen = [], set()
-
-        def visit(name):
-            if name in seen:
-                return
-            seen.add(name)
-            for source in self.inbound[name]:
-                visit(source)
-            order.append(name)
-
-        for name in self.layers:
-            visit(name)
-        return order
+        """Every layer after the layers it reads (ties in the model's own order)."""
+        return list(TopologicalSorter({name: self.inbound[name] for name in self.layers}).static_order())
 
     def producers(self) -> list[str]:
         return [n for n in self.topological() if self.class_of(n) in PRODUCERS and _channels_last(self.layers[n])]
