@@ -69,12 +69,15 @@ def header_entries(project: Path, variable: str) -> int:
 
 
 def product_sites(project: Path) -> dict:
-    """{layer named in the generated class's comment: multiplication sites in nnet_code_gen.h}."""
+    """{layer named in the generated table's comment: its `{input, output}` entries in nnet_code_gen.h}: the
+    product loop runs once per entry, one product each."""
     text = (Path(project) / "firmware" / "nnet_utils" / "nnet_code_gen.h").read_text()
     sites = {}
     for block in text.split("// fpgaprune kernel-sparse product of ")[1:]:
         layer = block.split(" ", 1)[0]
-        sites[layer] = len(re.findall(r"\+= mul\(data\[\d+\], weights\[\d+\]\);", block.split("};", 1)[0]))
+        table = block.split("[2] = {", 1)[1].split("};", 1)[0]
+        sites[layer] = len(re.findall(r"\{\d+, \d+\},(?! // no live weight)", table))
+        assert "for (unsigned p = 0; p < CONFIG_T::n_live; p++)" in block and "mul(data[" in block, layer
     return sites
 
 

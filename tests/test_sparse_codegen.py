@@ -114,7 +114,6 @@ def test_one_pruned_kernel_removes_exactly_its_products(tmp_path):
     assert dense_sites["conv1"] == pruned_sites["conv1"] and dense_sites["fc"] == pruned_sites["fc"]
     code = (pruned.config.get_output_dir() + "/firmware/nnet_utils/nnet_code_gen.h")
     text = open(code).read()
-    assert not re.search(r"conv2\[\d, \d, 29, 13\]", text) and re.search(r"conv2\[\d, \d, 28, 13\]", text)
     kept = re.search(r"conv2\[:, :, ci, 13\]: kernels kept for ci in \{([^}]*)\}", text).group(1)
     assert 29 not in [int(c) for c in kept.split(",")] and 28 in [int(c) for c in kept.split(",")]
 
@@ -130,10 +129,10 @@ def test_stripped_channels_do_not_exist_and_comments_use_original_indices(tmp_pa
     text = open(hls_model.config.get_output_dir() + "/firmware/nnet_utils/nnet_code_gen.h").read()
     assert list(result.index_map["conv1"]["out"]) == [0, 1, 3]
     assert "conv1[:, :, ci, 3]" in text and "conv1[:, :, ci, 2]" not in text  # output 2 is the original 3
-    kernel = quantized_kernel(quantized.get_layer("conv2"))
-    kh, kw, co = (int(i) for i in np.argwhere(kernel[:, :, 2, :] != 0)[0])
-    assert f"conv2[{kh}, {kw}, 3, {co}]" in text  # its input 2 is the original 3
-    assert not re.search(r"conv2\[\d, \d, 2, \d+\]", text)  # the original input 2 is gone
+    kept = [{int(c) for c in group.split(",")} for group in
+            re.findall(r"conv2\[:, :, ci, \d+\]: kernels kept for ci in \{([^}]*)\}", text)]
+    assert kept and any(3 in inputs for inputs in kept)  # its input 2 is the original 3
+    assert not any(2 in inputs for inputs in kept)  # the original input 2 is gone
     sites = product_sites(hls_model.config.get_output_dir())
     assert sites["conv1"] == np.count_nonzero(quantized_kernel(quantized.get_layer("conv1")))
 
@@ -158,10 +157,9 @@ def test_a_dead_output_is_its_bias_with_no_arithmetic(tmp_path):
     project = written(model, tmp_path, "io_parallel").config.get_output_dir()
     text = open(project + "/firmware/nnet_utils/nnet_code_gen.h").read()
     for layer, output in (("fc", 2), ("conv2", 4)):
-        block = text.split(f"product of {layer} ")[1].split("};", 1)[0]
-        assert f"output {output} = {layer}[..., {output}]: every kernel pruned, the constant bias" in block
-        assert f"acc[{output}] = (typename CONFIG_T::accum_t)biases[{output}];" in block
-        assert f"acc[{output}] +=" not in block
+        table = text.split(f"product of {layer} ")[1].split("};", 1)[0]
+        assert f"output {output} = {layer}[..., {output}]: every kernel pruned, the constant bias" in table
+        assert not re.search(rf"\{{\d+, {output}\}}", table)  # no product reaches it: acc starts at the bias
 
 
 def test_qkeras_conv2d_batchnorm_nodes_are_kernel_sparse(tmp_path):

@@ -2,6 +2,7 @@
 hashes of the weight headers, what code each layer got, and the versions of the stack."""
 
 import hashlib
+import re
 from importlib import metadata
 from pathlib import Path
 
@@ -80,6 +81,12 @@ def _header_hashes(project: Path, node) -> dict:
     return hashes
 
 
+def live_table_entries(source: str) -> int:
+    """The `{input, output}` entries of a generated live-weight table: one product each per output position."""
+    table = source.split("[2] = {", 1)[1].split("};", 1)[0] if "[2] = {" in source else ""
+    return len(re.findall(r"\{\d+, \d+\},(?! // no live weight)", table))
+
+
 def node_entry(node, project: Path) -> dict:
     """What one hls4ml node with weights became in the project."""
     entry = {"class": node.class_name, "code": _code(node), "weight_headers_sha256": _header_hashes(project, node)}
@@ -87,7 +94,7 @@ def node_entry(node, project: Path) -> dict:
     if plan is not None:
         source = str(node.get_attr("fpgaprune_sparse_codegen"))
         entry.update(original_layer=plan.origin.layer, weights=plan.n_in * plan.n_out, live_weights=plan.n_live,
-                     multiplication_sites=source.count("+= mul("), notes=plan.notes)
+                     multiplication_sites=live_table_entries(source), notes=plan.notes)
     return entry
 
 

@@ -1,15 +1,20 @@
 """The C++ text of the kernel-sparse code: the generated product class of one layer, and the config templates.
 
-The product class has one multiplication site per live weight and nothing else: each output sums its
-bias and its own live products; an output with no live weight is its bias. Comments name every product
-by its index in the user's original layer.
+Each layer gets a `static const` table of its live weights, `{input, output}` per live weight, and a product
+class whose fully unrolled loop runs over that table: one product per live weight and nothing else. Each
+output sums its bias and its own live products; an output with no live weight is its bias. HLS tools
+constant-fold the unrolled loop into the same circuit as one statement per product, while g++ compiles a
+loop, so the C-sim build costs what stock hls4ml's does whatever the number of weights. Comments beside
+the table name every kernel by its index in the user's original layer. C-sim and synthesis read the same
+code: there is no `#ifdef` around the arithmetic.
 """
 
 PRODUCT_CLASS = "fpgaprune_sparse_dense_{index}"
+LIVE_TABLE = "fpgaprune_live_{index}"
 
 _CLASS_HEAD = """
-// fpgaprune kernel-sparse product of {layer} (hls4ml node {node}):
-//   {n_live} live weights of {n_weights}; {n_dead} of {n_out} outputs are constant (every kernel pruned)
+// {layer} (hls4ml node {node}): {n_live} live weights of {n_weights}; {n_dead} of {n_out} outputs are constant
+// (every kernel pruned)
 template <class data_T, class res_T, typename CONFIG_T>
 class {cls} : public DenseKernel<data_T, res_T, CONFIG_T> {{
   public:
@@ -27,6 +32,16 @@ class {cls} : public DenseKernel<data_T, res_T, CONFIG_T> {{
         #pragma HLS ARRAY_PARTITION variable=biases complete
         typename CONFIG_T::accum_t acc[CONFIG_T::n_out];
         #pragma HLS ARRAY_PARTITION variable=acc complete
+    Bias:
+        for (unsigned i = 0; i < CONFIG_T::n_out; i++) {{
+            #pragma HLS UNROLL
+            acc[i] = (typename CONFIG_T::accum_t)biases[i];
+        }}
+    Product:
+        for (unsigned p = 0; p < CONFIG_T::n_live; p++) {{
+            #pragma HLS UNROLL
+            acc[{table}[p][1]] += mul(data[{table}[p][0]], weights[p]);
+        }}
 """
 
 _CLASS_TAIL = """
@@ -53,22 +68,33 @@ def _output_comment(plan, col: int) -> str:
         f"        // output {col} = {name}[..., {co}]: every kernel pruned, the constant bias\n")
 
 
-def product_class_source(plan, node_name: str, index: int) -> str:
-    """The generated product class of one layer (for nnet_code_gen.h)."""
-    n_dead = sum(1 for col in range(plan.n_out) if not (plan.cols == col).any())
-    text = _CLASS_HEAD.format(layer=plan.origin.layer, node=node_name, n_live=plan.n_live,
-                              n_weights=plan.n_in * plan.n_out, n_dead=n_dead, n_out=plan.n_out,
-                              cls=PRODUCT_CLASS.format(index=index))
+def live_table_source(plan, node_name: str, index: int) -> str:
+    """`{input, output}` of each live weight, in the order of the weights array, with the kernels named."""
+    index_type = "unsigned short" if max(plan.n_in, plan.n_out) <= 0xFFFF else "unsigned int"
+    text = (f"\n// fpgaprune kernel-sparse product of {plan.origin.layer} (hls4ml node {node_name}): "
+            f"live weight p multiplies input [p][0] into output [p][1]\n"
+            f"static const {index_type} {LIVE_TABLE.format(index=index)}[{max(plan.n_live, 1)}][2] = {{\n")
     position = 0
     for col in range(plan.n_out):
         text += _output_comment(plan, col)
-        text += f"        acc[{col}] = (typename CONFIG_T::accum_t)biases[{col}];\n"
+        entries = []
         while position < plan.n_live and plan.cols[position] == col:
-            row = int(plan.rows[position])
-            text += (f"        acc[{col}] += mul(data[{row}], weights[{position}]); "
-                     f"// {plan.original_index(row, col)}\n")
+            entries.append(f"{{{int(plan.rows[position])}, {col}}}")
             position += 1
-    return text + _CLASS_TAIL
+        for start in range(0, len(entries), 12):
+            text += "        " + ", ".join(entries[start:start + 12]) + ",\n"
+    if not plan.n_live:
+        text += "        {0, 0}, // no live weight: the table is never read\n"
+    return text + "};\n"
+
+
+def product_class_source(plan, node_name: str, index: int) -> str:
+    """The live-weight table and the generated product class of one layer (for nnet_code_gen.h)."""
+    n_dead = sum(1 for col in range(plan.n_out) if not (plan.cols == col).any())
+    text = _CLASS_HEAD.format(layer=plan.origin.layer, node=node_name, n_live=plan.n_live,
+                              n_weights=plan.n_in * plan.n_out, n_dead=n_dead, n_out=plan.n_out,
+                              cls=PRODUCT_CLASS.format(index=index), table=LIVE_TABLE.format(index=index))
+    return live_table_source(plan, node_name, index) + text + _CLASS_TAIL
 
 
 PARALLEL_CONV_CONFIG = """struct config{index}_mult : nnet::dense_config {{
