@@ -61,7 +61,7 @@ def _describe(stage: str, m: dict) -> str:
     if stage == "csim":
         return f"{'bit-exact' if m['bit_exact'] else 'NOT bit-exact'} logits, argmax agreement {m['argmax_agreement']:.2%}"
     if stage == "synth":
-        return f"ran: {m['ran']}"
+        return f"ran: {m['ran']}" + (f", {m['yosys']}" if m.get("yosys") else "")
     return ""
 
 

