@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import fpgaprune as fp
+from fpgaprune.hls import find_hls_tool
 from fpgaprune.quantize import to_qkeras
 from fpgaprune.report import write_report
 from fpgaprune.resources import estimate_resources
@@ -42,9 +43,21 @@ def test_report_files_carry_the_same_figures(report):
         assert f"<code>{saving.name}</code>" in html and f"`{saving.name}`: {saving.products} products removed" in md
     assert "fc[:, 4]" in md and "conv2[:, :, 3, 2]" in md
     assert "dense 95.00% &rarr; pruned 94.00% &rarr; quantized 93.00%" in html
-    assert "skipped: vitis_hls not found" in html and "estimate (fpgaprune rules" in html
+    assert "estimate (fpgaprune rules" in html
+    assert ("skipped: vitis_hls not found" in html) == (find_hls_tool() is None)  # true where Vitis is installed too
     assert estimate.fits() and "it fits on PYNQ-Z2 (estimate)" in md
     assert not list(paths["html"].parent.glob(".*"))  # atomic writes leave no temporary files
+
+
+def test_no_negative_zero_anywhere(report):
+    """A saving of nothing reads "0": no "−0" in the HTML or the Markdown, no "-0" in the CSV."""
+    paths, estimate = report
+    assert any(s.dsp == 0 for s in estimate.savings())  # the case exists: LUT-only savings
+    for text in (paths["html"].read_text(), paths["md"].read_text()):
+        assert not re.search(r"(\u2212|&minus;|(?<![\w.])-)0(?![\d.]*[1-9])(?![\w])", text), \
+            re.search(r".{40}(\u2212|&minus;)0.{20}", text)
+    for row in csv.DictReader(paths["csv"].open()):
+        assert not any(re.fullmatch(r"-0(\.0*)?", value.strip()) for value in row.values()), row
 
 
 @pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("chromedriver")),

@@ -65,6 +65,18 @@ def _measured_rows(estimate, measurements: Measurements) -> list:
     return rows
 
 
+def _yosys_source(measurements: Measurements) -> str:
+    """The measured figures' source, with the yosys version that produced them when it was recorded."""
+    sources = {synthesis.source for synthesis in measurements.yosys.values()}
+    return sources.pop() if len(sources) == 1 else YOSYS_SOURCE
+
+
+def removed(value, fmt: str = "%g") -> str:
+    """A saving as the table shows it: "−3" for 3 removed, "0" (never "−0") for none."""
+    text = fmt % value
+    return "0" if float(text) == 0 else f"\u2212{text}"
+
+
 def report_context(exported, estimate, model, *, dense_model=None, accuracies=None,
                    measurements: Measurements | None = None, title="fpgaprune report") -> dict:
     measurements = measurements or Measurements()
@@ -73,7 +85,7 @@ def report_context(exported, estimate, model, *, dense_model=None, accuracies=No
         "accuracies": accuracies or {}, "resource_rows": estimate.rows(), "dense_total": estimate.total("dense"),
         "pruned_total": estimate.total("pruned"), "board_fraction": estimate.board_fraction(estimate.total("pruned")), "fits": estimate.fits(),
         "notes": estimate.notes, "savings": estimate.savings(), "estimate_source": ESTIMATE_SOURCE,
-        "yosys_source": YOSYS_SOURCE, "measured_rows": _measured_rows(estimate, measurements),
+        "yosys_source": _yosys_source(measurements), "measured_rows": _measured_rows(estimate, measurements),
         "removals": measurements.removals, "vendor": measurements.vendor,
         "calibration": measurements.calibration.format() if measurements.calibration else None,
         "figures": {"bars": _b64(figures.resource_bars(estimate)),
@@ -87,6 +99,7 @@ def write_report(out_dir, exported, estimate, model, **options) -> dict:
 
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
                                      autoescape=jinja2.select_autoescape(["html", "html.j2"]), keep_trailing_newline=True)
+    environment.filters["removed"] = removed
     context = report_context(exported, estimate, model, **options)
     out_dir = Path(out_dir)
     return {
