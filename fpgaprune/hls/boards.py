@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from fpgaprune.errors import HlsConfigError
-from fpgaprune.hls.yaml_files import PACKAGE, check_keys, load_yaml, named_file
+from fpgaprune.hls.yaml_files import check_keys, data_dir, load_yaml, named_file
 
 FIELDS = {"name", "part", "family", "clock_period_ns", "dsp", "resources", "source"}
 RESOURCES = ("DSP", "LUT", "FF", "BRAM_18K", "URAM")
@@ -43,4 +43,4 @@ def load_board(name_or_path) -> Board:
 
 def boards() -> list:
     """Every board that fpgaprune ships, by key."""
-    return [load_board(path.stem) for path in sorted((PACKAGE / "boards").glob("*.yaml"))]
+    return [load_board(path.stem) for path in sorted(data_dir("boards").glob("*.yaml"))]

@@ -10,6 +10,13 @@ from fpgaprune.errors import HlsConfigError
 PACKAGE = Path(__file__).resolve().parent.parent
 
 
+def data_dir(name: str) -> Path:
+    """A shipped data directory (`boards`, `hls_configs`): inside the installed wheel, or at the root of a
+    source checkout (an editable install), where users read, copy and add their own files."""
+    installed = PACKAGE / name
+    return installed if installed.is_dir() else PACKAGE.parent / name
+
+
 def load_yaml(path: Path) -> dict:
     """A YAML mapping from `path`, or HlsConfigError naming the file."""
     try:
@@ -37,10 +44,10 @@ def named_file(directory: str, name_or_path, kind: str) -> Path:
     candidate = Path(str(name_or_path))
     if candidate.suffix in (".yaml", ".yml") and candidate.exists():
         return candidate
-    shipped = PACKAGE / directory / f"{name_or_path}.yaml"
+    shipped = data_dir(directory) / f"{name_or_path}.yaml"
     if shipped.exists():
         return shipped
-    names = sorted(p.stem for p in (PACKAGE / directory).glob("*.yaml"))
+    names = sorted(p.stem for p in data_dir(directory).glob("*.yaml"))
     close = difflib.get_close_matches(str(name_or_path), names, n=1)
     hint = f"did you mean '{close[0]}'? " if close else ""
     raise HlsConfigError(f"unknown {kind} '{name_or_path}' (not a file either); {hint}known: {', '.join(names)}")

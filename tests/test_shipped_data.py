@@ -1,0 +1,33 @@
+"""boards/ and hls_configs/ live at the repository root and ship inside the wheel; one loader finds either."""
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from fpgaprune.hls import yaml_files
+from fpgaprune.hls.boards import boards, load_board
+from fpgaprune.hls.presets import load_preset
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_wheel_ships_every_board_and_preset(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=600)
+    names = set(zipfile.ZipFile(next(tmp_path.glob("fpgaprune-*.whl"))).namelist())
+    for directory in ("boards", "hls_configs"):
+        files = sorted((ROOT / directory).glob("*.yaml"))
+        assert files and all(f"fpgaprune/{directory}/{f.name}" in names for f in files), directory
+
+
+def test_one_loader_reads_the_checkout_or_the_installed_layout(tmp_path, monkeypatch):
+    assert {board.key for board in boards()} == {p.stem for p in (ROOT / "boards").glob("*.yaml")}
+    assert load_preset("latency_parallel")["IOType"] == "io_parallel"
+    installed = tmp_path / "site" / "fpgaprune"
+    (installed / "boards").mkdir(parents=True)
+    (installed / "boards" / "pynq-z2.yaml").write_text((ROOT / "boards" / "pynq-z2.yaml").read_text())
+    monkeypatch.setattr(yaml_files, "PACKAGE", installed)
+    assert yaml_files.data_dir("boards") == installed / "boards"  # a wheel: inside the package
+    assert load_board("pynq-z2").part == load_board(ROOT / "boards" / "pynq-z2.yaml").part
+    assert yaml_files.data_dir("hls_configs") == tmp_path / "site" / "hls_configs"  # absent: the root layout
