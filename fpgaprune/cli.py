@@ -11,12 +11,12 @@ from pathlib import Path
 
 import click
 
+from fpgaprune.pipeline.records import STAGE_NAMES
 from fpgaprune.quiet import import_quietly
 
 fp = None  # fpgaprune itself, imported by `entry` once the console is set up (TensorFlow is slow and noisy)
 GLOBAL_FLAGS = ("--debug", "--verbose")
 DEFAULT_CONFIG = Path(__file__).parent / "pipeline" / "default.yaml"
-STAGE_NAMES = ("train", "prune", "finetune", "quantize", "hls", "csim", "synth", "report")
 
 
 def _config(path, trust_model_code: bool = False):

@@ -19,11 +19,8 @@ from pathlib import Path
 from fpgaprune.atomic import write_text_atomic
 from fpgaprune.errors import FpgapruneError
 from fpgaprune.hls.manifest import versions
+from fpgaprune.pipeline.records import STAGE_SECTIONS, StageRecord
 from fpgaprune.pipeline.stages import STAGES
-
-SECTIONS = {"train": ("seed", "model", "data", "training"), "prune": ("pruning",), "finetune": ("finetune",),
-            "quantize": ("quantization",), "hls": ("hls", "board", "outputs.tb_samples"), "csim": (),
-            "synth": ("outputs.synthesize_layers",), "report": ()}
 
 
 LOCK_FILE = "run.lock"
@@ -46,7 +43,7 @@ def _section(config, dotted: str):
 
 def stage_keys(config) -> dict:
     keys, previous = {}, ""
-    for stage, sections in SECTIONS.items():
+    for stage, sections in STAGE_SECTIONS.items():
         payload = json.dumps({"stage": stage, "previous": previous, "seed": config.seed,
                               **{s: _section(config, s) for s in sections}}, sort_keys=True, default=str)
         previous = keys[stage] = hashlib.sha256(payload.encode()).hexdigest()[:16]
@@ -54,8 +51,8 @@ def stage_keys(config) -> dict:
 
 
 def _record(run_dir: Path, stage: str) -> dict | None:
-    path = run_dir / stage / "stage.json"
-    return json.loads(path.read_text()) if path.exists() else None
+    record = StageRecord.read(run_dir / stage / "stage.json")
+    return record.model_dump() if record else None
 
 
 def _replace(tmp: Path, final: Path) -> None:
@@ -123,11 +120,11 @@ def _run_stages(config, run_dir: Path, from_stage: str | None, echo) -> dict:
         except Exception as error:
             shutil.rmtree(tmp, ignore_errors=True)
             raise StageFailed(stage, error) from error
-        record = {"stage": stage, "key": keys[stage], "seconds": round(time.perf_counter() - started, 1),
-                  "metrics": metrics, "config": {s: _section(config, s) for s in SECTIONS[stage]},
-                  "versions": versions()}
-        (tmp / "stage.json").write_text(json.dumps(record, indent=1, default=str))
+        text = StageRecord(stage=stage, key=keys[stage], seconds=round(time.perf_counter() - started, 1),
+                           metrics=metrics, config={s: _section(config, s) for s in STAGE_SECTIONS[stage]},
+                           versions=versions()).text()
+        (tmp / "stage.json").write_text(text)
         _replace(tmp, run_dir / stage)
-        echo(f"  {stage:<9} done in {record['seconds']:.1f} s")
-        records[stage] = record
+        records[stage] = json.loads(text)
+        echo(f"  {stage:<9} done in {records[stage]['seconds']:.1f} s")
     return records

@@ -14,6 +14,7 @@ import fpgaprune as fp
 from fpgaprune import data
 from fpgaprune.guards import StopOnNonFiniteLoss, check_data_fits_model, check_finite_weights
 from fpgaprune.pipeline.progress import EpochBar
+from fpgaprune.pipeline.records import STAGE_NAMES
 
 LOSS_FROM_LOGITS = True
 # The polynomial schedule: sparsity ramps up over the first 70% of the pruning epochs' steps, so that the
@@ -379,5 +380,4 @@ def report(config, run_dir: Path, out: Path) -> dict:
             "lut": [dense_total.lut, pruned_total.lut], "kernel_savings": len(estimate.savings())}
 
 
-STAGES = {"train": train, "prune": prune, "finetune": finetune, "quantize": quantize, "hls": hls, "csim": csim,
-          "synth": synth, "report": report}
+STAGES = {name: globals()[name] for name in STAGE_NAMES}  # each stage is the function of its name

@@ -1,0 +1,36 @@
+"""What a run records: its stages in order, the config sections each one depends on, and `stage.json`."""
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+# Each stage's key hashes these sections of the run config (and the key of the stage before it).
+STAGE_SECTIONS = {"train": ("seed", "model", "data", "training"), "prune": ("pruning",), "finetune": ("finetune",),
+                  "quantize": ("quantization",), "hls": ("hls", "board", "outputs.tb_samples"), "csim": (),
+                  "synth": ("outputs.synthesize_layers",), "report": ()}
+STAGE_NAMES = tuple(STAGE_SECTIONS)  # the one list of stages, in order
+
+
+class StageRecord(BaseModel):
+    """`<stage>/stage.json`: the stage's key, the config it ran with, the stack's versions, time and metrics."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stage: str
+    key: str
+    seconds: float
+    metrics: dict
+    config: dict
+    versions: dict
+
+    @classmethod
+    def read(cls, path: Path) -> "StageRecord | None":
+        """The record at `path`, or None when there is none (or it cannot be read: the stage re-runs)."""
+        try:
+            return cls.model_validate_json(Path(path).read_text())
+        except (OSError, ValueError):
+            return None
+
+    def text(self) -> str:
+        return json.dumps(self.model_dump(), indent=1, default=str)
