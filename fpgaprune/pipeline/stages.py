@@ -14,7 +14,7 @@ import fpgaprune as fp
 from fpgaprune import data
 from fpgaprune.guards import StopOnNonFiniteLoss, check_data_fits_model, check_finite_weights
 from fpgaprune.pipeline.progress import EpochBar
-from fpgaprune.pipeline.records import STAGE_NAMES
+from fpgaprune.pipeline.records import STAGE_NAMES, SynthRecord
 
 LOSS_FROM_LOGITS = True
 # The polynomial schedule: sparsity ramps up over the first 70% of the pruning epochs' steps, so that the
@@ -330,16 +330,16 @@ def synth(config, run_dir: Path, out: Path) -> dict:
         exported, _, _ = converted(config, run_dir, out / "project")
         exported.hls_model.write()
         csynth(exported.hls_model)
-        record = {"ran": tool, "vendor": vendor_report(out / "project")}
+        record = SynthRecord(ran=tool, vendor=vendor_report(out / "project"))
     elif yosys_available() and config.outputs.synthesize_layers:
-        tool = find_yosys()
-        record = {"ran": "yosys", "yosys": tool.describe(), "yosys_first_call_seconds": tool.first_call_seconds,
-                  **_yosys_measurements(config, run_dir, out / "scratch")}
+        yosys = find_yosys()
+        record = SynthRecord(ran="yosys", yosys=yosys.describe(), yosys_first_call_seconds=yosys.first_call_seconds,
+                             **_yosys_measurements(config, run_dir, out / "scratch"))
         shutil.rmtree(out / "scratch", ignore_errors=True)
     else:
-        record = {"ran": "none", "reason": "skipped: vitis_hls not found, and yosys is not installed or disabled"}
-    (out / "synth.json").write_text(json.dumps(record, indent=1, default=str))
-    return {"ran": record["ran"], **({"yosys": record["yosys"]} if "yosys" in record else {})}
+        record = SynthRecord(ran="none", reason="skipped: vitis_hls not found, and yosys is not installed or disabled")
+    (out / "synth.json").write_text(record.text())
+    return {"ran": record.ran, **({"yosys": record.yosys} if record.yosys else {})}
 
 
 def _measurements(run_dir: Path):
@@ -348,14 +348,14 @@ def _measurements(run_dir: Path):
     from fpgaprune.resources.measure import KernelRemoval
     from fpgaprune.resources.yosys import Synthesis
 
-    record = json.loads((run_dir / "synth" / "synth.json").read_text())
-    measured = Measurements(vendor=record.get("vendor"))
-    measured.yosys = {name: Synthesis(**s) for name, s in record.get("layers", {}).items()}
-    if "removal" in record:
-        r = record["removal"]
+    record = SynthRecord.read(run_dir / "synth" / "synth.json")
+    measured = Measurements(vendor=record.vendor)
+    measured.yosys = {name: Synthesis(**s) for name, s in record.layers.items()}
+    if record.removal:
+        r = record.removal
         measured.removals = [KernelRemoval(r["layer"], r["kernel"], Synthesis(**r["with"]), Synthesis(**r["without"]))]
-    if "calibration" in record:
-        c = record["calibration"]
+    if record.calibration:
+        c = record.calibration
         measured.calibration = Calibration(c["scale"], c["fit"], {k: tuple(v) for k, v in c["held_out"].items()})
     return measured
 
