@@ -3,7 +3,7 @@
 Model `Input(8,8,C) -> Conv2D(C,3,same) -> Flatten -> Dense(10)`, half of the conv kernels pruned (by L1),
 8 bits, latency_parallel (io_parallel, Latency). For each C the same QKeras model is exported twice, with
 fpgaprune's kernel-sparse code and as stock hls4ml writes it, and each project's C-sim library is built with
-its own `build_lib.sh` (g++), one build at a time. Printed: live weights, the median build time of
+its own `build_lib.sh` (g++), one build at a time, the two alternating. Printed: live weights, the median build time of
 `--repeats` builds and the peak resident memory of the compiler (getrusage of the children, per build), and
 fpgaprune / stock for both. Target: <= 1.5x stock's time and <= 1.2x its memory at every size.
 """
@@ -44,9 +44,13 @@ def written(model, x, directory: Path, kernel_sparse: bool) -> Path:
     return directory
 
 
-def measured(project: Path, repeats: int) -> tuple[float, float]:
-    runs = [_isolated_build(project) for _ in range(repeats)]
-    return statistics.median(r[0] for r in runs), max(r[1] for r in runs)
+def measured(sparse: Path, stock: Path, repeats: int) -> tuple[tuple, tuple]:
+    """(median seconds, peak GB) of each project, their builds alternating so that noise hits both alike."""
+    runs = {sparse: [], stock: []}
+    for _ in range(repeats):
+        for project in (sparse, stock):
+            runs[project].append(_isolated_build(project))
+    return tuple((statistics.median(r[0] for r in runs[p]), max(r[1] for r in runs[p])) for p in (sparse, stock))
 
 
 def _isolated_build(project: Path) -> tuple[float, float]:
@@ -70,8 +74,8 @@ def main():
         live = sum(int(np.count_nonzero(quantized_kernel(layer))) for layer in model.layers
                    if quantized_kernel(layer) is not None)
         with tempfile.TemporaryDirectory() as scratch:
-            sparse = measured(written(model, x, Path(scratch) / "sparse", True), args.repeats)
-            stock = measured(written(model, x, Path(scratch) / "stock", False), args.repeats)
+            sparse, stock = measured(written(model, x, Path(scratch) / "sparse", True),
+                                     written(model, x, Path(scratch) / "stock", False), args.repeats)
         rows.append((channels, f"{live / 1000:.1f}k", f"{sparse[0]:.1f} s", f"{sparse[1]:.2f} GB",
                      f"{stock[0]:.1f} s", f"{stock[1]:.2f} GB", f"{sparse[0] / stock[0]:.2f}x",
                      f"{sparse[1] / stock[1]:.2f}x"))

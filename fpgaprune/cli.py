@@ -38,18 +38,33 @@ def main():
 
 
 def _summary(records: dict, seconds: float) -> str:
+    """The stage table, then the headline block: what the user asked the run to answer."""
     from fpgaprune.text_table import format_rows
 
     metrics = {stage: record["metrics"] for stage, record in records.items()}
     rows = [(stage, f"{records[stage]['seconds']:.1f}", _describe(stage, metrics[stage])) for stage in records]
-    report = metrics.get("report", {})
-    lines = format_rows(("stage", "seconds", "result"), rows)
-    if report:
-        lines.append(f"products per inference dense -> pruned: {report['products'][0]} -> {report['products'][1]}; "
-                     f"LUT {report['lut'][0]} -> {report['lut'][1]}, DSP {report['dsp'][0]} -> {report['dsp'][1]} "
-                     "(estimates)")
-        lines.append(f"report: {report['report']}")
-    return "\n".join(lines + [f"total {seconds:.0f} s"])
+    return "\n".join(format_rows(("stage", "seconds", "result"), rows) + [f"total {seconds:.0f} s", ""]
+                     + _headline(metrics))
+
+
+def _headline(metrics: dict) -> list:
+    report, csim = metrics.get("report"), metrics.get("csim")
+    if not report:
+        return []
+    accuracy = " -> ".join(f"{label} {metrics[stage]['accuracy']:.2%}" for label, stage in
+                           (("dense", "train"), ("pruned", "finetune"), ("quantized", "quantize")) if stage in metrics)
+    (p0, p1), (l0, l1), (d0, d1) = report["products"], report["lut"], report["dsp"]
+    lines = [f"report:    {report['report']}", f"accuracy:  {accuracy}",
+             f"products:  {p0} -> {p1} per inference (live weights x output positions)",
+             f"resources: LUT {l0} -> {l1}, DSP {d0} -> {d1} (estimate, fpgaprune rules); "
+             f"{'fits' if report.get('fits') else 'does NOT fit'} on the board"]
+    synth = metrics.get("synth", {})
+    if synth.get("yosys"):
+        lines.append(f"measured:  the DA circuit of every layer by {synth['yosys']}: see the report")
+    if csim:
+        lines.append(f"C-sim:     {'bit-exact' if csim['bit_exact'] else 'NOT bit-exact'} against QKeras "
+                     f"(argmax agreement {csim['argmax_agreement']:.2%})")
+    return lines
 
 
 def _describe(stage: str, m: dict) -> str:

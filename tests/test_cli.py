@@ -36,6 +36,10 @@ def test_default_run_end_to_end(tmp_path):
     quantized = json.loads((run / "quantize" / "stage.json").read_text())["metrics"]
     assert quantized["accuracy"] >= 0.90 and quantized["conv_kernels_pruned"] >= 0.5
     assert "report: " in result.stdout and "bit-exact logits" in result.stdout
+    headline = result.stdout.strip().splitlines()[-6:]  # the console ends with the headline block
+    assert [line.split(":")[0] for line in headline] == ["report", "accuracy", "products", "resources", "measured",
+                                                         "C-sim"], headline
+    assert "fits on the board" in headline[3] and headline[5].startswith("C-sim:     bit-exact")
     assert not list(run.glob(".*"))  # no temporary stage left
     _a_weight_changed_in_a_header_fails_the_csim_rerun(run)
 
