@@ -1,5 +1,7 @@
 """Progress for training epochs and stages, on the terminal (click)."""
 
+import time
+
 import click
 
 from fpgaprune.tfk import keras
@@ -15,9 +17,13 @@ class EpochBar(keras.callbacks.Callback):
     def on_train_begin(self, logs=None):
         self.bar = click.progressbar(length=self.epochs, label=f"    {self.label}", file=click.get_text_stream("stderr"))
         self.bar.__enter__()
+        self.started = time.perf_counter()
 
     def on_epoch_end(self, epoch, logs=None):
-        self.bar.label = f"    {self.label} (loss {float((logs or {}).get('loss', float('nan'))):.3f})"
+        seconds = max(time.perf_counter() - self.started, 1e-9) / (epoch + 1)  # per epoch, so far
+        remaining = seconds * (self.epochs - epoch - 1)
+        self.bar.label = (f"    {self.label} (loss {float((logs or {}).get('loss', float('nan'))):.3f}, "
+                          f"{seconds:.1f} s/epoch, ETA {remaining:.0f} s)")
         self.bar.update(1)
 
     def on_train_end(self, logs=None):
