@@ -1,5 +1,6 @@
 """boards/ and hls_configs/ live at the repository root and ship inside the wheel; one loader finds either."""
 
+import re
 import subprocess
 import sys
 import zipfile
@@ -31,3 +32,21 @@ def test_one_loader_reads_the_checkout_or_the_installed_layout(tmp_path, monkeyp
     assert yaml_files.data_dir("boards") == installed / "boards"  # a wheel: inside the package
     assert load_board("pynq-z2").part == load_board(ROOT / "boards" / "pynq-z2.yaml").part
     assert yaml_files.data_dir("hls_configs") == tmp_path / "site" / "hls_configs"  # absent: the root layout
+
+
+def test_a_board_file_is_checked_by_the_run_config_schema(tmp_path):
+    """A user's board: one line with file, line and key path, like a run config."""
+    import pytest
+
+    from fpgaprune.errors import HlsConfigError
+
+    good = (ROOT / "boards" / "pynq-z2.yaml").read_text()
+    cases = {"typo": (good.replace("clock_period_ns", "clock_period"), r":\d+: clock_period: unknown key; "
+                                                                      r"did you mean 'clock_period_ns'\?"),
+             "family": (good.replace("7-series", "Virtex-2"), r":\d+: family: found 'Virtex-2'"),
+             "negative": (good.replace("LUT: 53200", "LUT: -5"), r":\d+: resources.LUT: found -5")}
+    for name, (text, pattern) in cases.items():
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(text)
+        with pytest.raises(HlsConfigError, match=rf"^{re.escape(str(path))}{pattern}"):
+            load_board(path)

@@ -1,13 +1,41 @@
 """FPGA boards: part, default clock, family, DSP type and resource totals, from the vendors' data sheets."""
 
 from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import NonNegativeInt, PositiveFloat, PositiveInt
 
 from fpgaprune.errors import HlsConfigError
-from fpgaprune.hls.yaml_files import check_keys, data_dir, load_yaml, named_file
+from fpgaprune.hls.yaml_files import data_dir, named_file
+from fpgaprune.yaml_schema import Strict, load_yaml_file
 
-FIELDS = {"name", "part", "family", "clock_period_ns", "dsp", "resources", "source"}
 RESOURCES = ("DSP", "LUT", "FF", "BRAM_18K", "URAM")
-FAMILIES = ("7-series", "UltraScale+")
+
+
+class DspFile(Strict):
+    type: str
+    a_bits: PositiveInt
+    b_bits: PositiveInt
+
+
+class ResourcesFile(Strict):
+    DSP: NonNegativeInt = 0
+    LUT: NonNegativeInt = 0
+    FF: NonNegativeInt = 0
+    BRAM_18K: NonNegativeInt = 0
+    URAM: NonNegativeInt = 0
+
+
+class BoardFile(Strict):
+    """A board's YAML file (`boards/*.yaml`), validated like the run config: one line per error."""
+
+    name: str
+    part: str
+    family: Literal["7-series", "UltraScale+"]
+    clock_period_ns: PositiveFloat
+    dsp: DspFile
+    resources: ResourcesFile
+    source: str
 
 
 @dataclass(frozen=True)
@@ -27,18 +55,9 @@ class Board:
 def load_board(name_or_path) -> Board:
     """A board by name (`boards()` lists them) or from a YAML file of the same form."""
     path = named_file("boards", name_or_path, "board")
-    raw = load_yaml(path)
-    check_keys(str(path), raw, FIELDS)
-    missing = sorted(FIELDS - set(raw))
-    if missing:
-        raise HlsConfigError(f"{path}: missing key '{missing[0]}'; a board needs {', '.join(sorted(FIELDS))}")
-    if raw["family"] not in FAMILIES:
-        raise HlsConfigError(f"{path}: family '{raw['family']}' is not one of {', '.join(FAMILIES)}")
-    check_keys(f"{path}: resources", raw["resources"], RESOURCES)
-    dsp = raw["dsp"]
-    return Board(path.stem, raw["name"], raw["part"], raw["family"], float(raw["clock_period_ns"]), dsp["type"],
-                 int(dsp["a_bits"]), int(dsp["b_bits"]), {k: int(raw["resources"].get(k, 0)) for k in RESOURCES},
-                 raw["source"])
+    raw, _ = load_yaml_file(path, BoardFile, HlsConfigError, "board")
+    return Board(path.stem, raw.name, raw.part, raw.family, raw.clock_period_ns, raw.dsp.type, raw.dsp.a_bits,
+                 raw.dsp.b_bits, raw.resources.model_dump(), raw.source)
 
 
 def boards() -> list:

@@ -3,22 +3,16 @@
 Every error is one line: `file:line: key.path: what was found; what is allowed`.
 """
 
-import difflib
-from pathlib import Path
 from typing import Literal, Optional, Union
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, ValidationError
+from pydantic import Field, PositiveInt, PrivateAttr
 
 from fpgaprune.errors import FpgapruneError
+from fpgaprune.yaml_schema import Located, Strict, load_yaml_file, parse_yaml
 
 
 class ConfigError(FpgapruneError):
     """A run config that does not validate (exit code 2)."""
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class ModelSection(Strict):
@@ -101,81 +95,10 @@ class RunConfig(Strict):
     outputs: OutputsSection = OutputsSection()
 
 
-def _lines(text: str) -> dict:
-    """{key path tuple: line number} from the YAML's node marks (composed with the safe loader, not built)."""
-    lines = {}
-
-    def walk(node, path):
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                lines[path + (key.value,)] = key.start_mark.line + 1
-                walk(value, path + (key.value,))
-        elif isinstance(node, yaml.SequenceNode):
-            for i, item in enumerate(node.value):
-                lines[path + (i,)] = item.start_mark.line + 1
-                walk(item, path + (i,))
-
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
-    if root is not None:
-        walk(root, ())
-    return lines
-
-
-def _allowed(model_cls, path) -> list:
-    for part in path[:-1]:
-        field = model_cls.model_fields.get(part) if isinstance(part, str) else None
-        model_cls = field.annotation if field is not None and isinstance(field.annotation, type) else None
-        if model_cls is None or not issubclass(model_cls, BaseModel):
-            return []
-    return list(model_cls.model_fields)
-
-
-def _message(error: dict, source: str, lines: dict) -> str:
-    path = tuple(p for p in error["loc"])
-    dotted = ".".join(str(p) for p in path)
-    line = next((lines[path[:n]] for n in range(len(path), 0, -1) if path[:n] in lines), None)
-    where = f"{source}:{line}" if line else source
-    if error["type"] == "extra_forbidden":
-        allowed = _allowed(RunConfig, path)
-        close = difflib.get_close_matches(str(path[-1]), allowed, n=1)
-        hint = f"did you mean '{close[0]}'? " if close else ""
-        return f"{where}: {dotted}: unknown key; {hint}allowed: {', '.join(allowed)}"
-    return f"{where}: {dotted}: found {error.get('input')!r}; {error['msg'].lower()}"
-
-
-class Located:
-    """Where keys of a config file are: `at(path)` is the `file:line` prefix of an error about that key."""
-
-    def __init__(self, source: str, lines: dict):
-        self.source, self.lines = source, lines
-
-    def at(self, *path) -> str:
-        line = next((self.lines[path[:n]] for n in range(len(path), 0, -1) if path[:n] in self.lines), None)
-        prefix = f"{self.source}:{line}" if line else self.source
-        return f"{prefix}: {'.'.join(str(p) for p in path)}"
-
-
 def parse_config(text: str, source: str = "<config>") -> tuple[RunConfig, Located]:
     """A RunConfig from YAML text, or ConfigError with file, line, key path, the value and what is allowed."""
-    try:
-        raw = yaml.safe_load(text)
-        lines = _lines(text)
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{source}: not valid YAML ({str(error).splitlines()[0]})") from None
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: expected a mapping at the top level, found {type(raw).__name__}")
-    try:
-        return RunConfig.model_validate(raw), Located(source, lines)
-    except ValidationError as error:
-        raise ConfigError(_message(error.errors()[0], source, lines)) from None
+    return parse_yaml(text, source, RunConfig, ConfigError)
 
 
 def load_config(path) -> tuple[RunConfig, Located]:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read the config ({error.strerror})") from None
-    return parse_config(text, str(path))
+    return load_yaml_file(path, RunConfig, ConfigError, "config")
