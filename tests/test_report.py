@@ -80,8 +80,20 @@ def test_html_report_renders_in_headless_chromium(report):
             "return performance.getEntriesByType('resource').filter(r => r.responseStatus >= 400).map(r => r.name)")
         errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
         tables = driver.execute_script("return document.querySelectorAll('table').length")
+        first = "return document.querySelector('#savings tbody tr:not([hidden]) td code').textContent"
+        by_lut = driver.execute_script(first)
+        driver.execute_script("document.querySelectorAll('#savings th')[1].click()")  # products, largest first
+        by_products = driver.execute_script(first)
+        driver.execute_script("const f = document.getElementById('savings-filter'); f.value = 'fc';"
+                              "f.dispatchEvent(new Event('input'))")
+        filtered = driver.execute_script("return Array.from(document.querySelectorAll('#savings tbody tr'))"
+                                         ".filter(r => !r.hidden).map(r => r.cells[0].textContent)")
     finally:
         driver.quit()
+    rows = list(csv.DictReader(paths["savings_csv"].open()))
+    assert by_lut == rows[0]["kernel"]  # the page opens sorted as savings.csv is: largest LUT saving first
+    assert by_products == max(rows, key=lambda r: (int(r["products_removed"]), -rows.index(r)))["kernel"]
+    assert filtered and all(name.startswith("fc") for name in filtered)
     assert len(images) == 1 + sum(1 for layer in estimate.layers if layer.kind == "conv2d")
     assert all(complete and width > 0 for _, complete, width in images), images
     assert failed == [] and errors == [] and tables >= 4

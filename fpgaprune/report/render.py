@@ -15,6 +15,7 @@ from fpgaprune.resources.estimator import kernel_cost_grid, layer_types, live_pr
 from fpgaprune.resources.yosys import SOURCE as YOSYS_SOURCE
 
 TEMPLATES = Path(__file__).parent / "templates"
+TOP_ROWS = 20  # savings rows shown before "show all"; the full list is in savings.csv
 
 
 @dataclass
@@ -84,7 +85,8 @@ def report_context(exported, estimate, model, *, dense_model=None, accuracies=No
         "title": title, "board": exported.board, "project": str(exported.path), "model_summary": _model_summary(model),
         "accuracies": accuracies or {}, "resource_rows": estimate.rows(), "dense_total": estimate.total("dense"),
         "pruned_total": estimate.total("pruned"), "board_fraction": estimate.board_fraction(estimate.total("pruned")), "fits": estimate.fits(),
-        "notes": estimate.notes, "savings": estimate.savings(), "estimate_source": ESTIMATE_SOURCE,
+        "notes": estimate.notes,
+        "savings": sorted(estimate.savings(), key=lambda s: (-s.lut, -s.products, s.name)), "top_rows": TOP_ROWS, "estimate_source": ESTIMATE_SOURCE,
         "yosys_source": _yosys_source(measurements), "measured_rows": _measured_rows(estimate, measurements),
         "removals": measurements.removals, "vendor": measurements.vendor,
         "calibration": measurements.calibration.format() if measurements.calibration else None,
@@ -106,4 +108,5 @@ def write_report(out_dir, exported, estimate, model, **options) -> dict:
         "html": write_text_atomic(out_dir / "report.html", environment.get_template("report.html.j2").render(context)),
         "md": write_text_atomic(out_dir / "report.md", environment.get_template("report.md.j2").render(context)),
         "csv": write_text_atomic(out_dir / "resources.csv", estimate.to_csv()),
+        "savings_csv": write_text_atomic(out_dir / "savings.csv", estimate.savings_csv()),
     }

@@ -74,6 +74,15 @@ class ResourceEstimate:
         writer.writerows(rows)
         return out.getvalue()
 
+    def savings_csv(self) -> str:
+        """Every kernel's saving, largest LUT saving first: the full list behind the report's table."""
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(("layer", "kernel", "products_removed", "DSP_saved", "LUT_saved", "BRAM_18K_saved", "source"))
+        for s in sorted(self.savings(), key=lambda s: (-s.lut, -s.products, s.name)):
+            writer.writerow((s.layer, s.name, s.products, f"{s.dsp:g}", f"{s.lut:.0f}", s.bram_18k, SOURCE))
+        return out.getvalue()
+
     def format(self) -> str:
         header = ("layer", "model", "products", "multipliers", "DSP", "LUT", "FF", "BRAM_18K", "latency", "II")
         table = [(r["layer"], r["model"], r["products"], r["multipliers"], r["DSP"], r["LUT"], r["FF"],
