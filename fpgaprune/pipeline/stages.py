@@ -371,8 +371,9 @@ def report(config, run_dir: Path, out: Path) -> dict:
     accuracies = {stage: json.loads((run_dir / stage / "stage.json").read_text())["metrics"]["accuracy"]
                   for stage in ("train", "finetune", "quantize")}
     accuracies = {"dense": accuracies["train"], "pruned": accuracies["finetune"], "quantized": accuracies["quantize"]}
+    csim_metrics = json.loads((run_dir / "csim" / "stage.json").read_text())["metrics"]
     write_report(out, exported, estimate, quantized, dense_model=dense, accuracies=accuracies,
-                 measurements=_measurements(run_dir), title=f"fpgaprune report: {config.name}")
+                 measurements=_measurements(run_dir), title=f"fpgaprune report: {config.name}", csim=csim_metrics)
     shutil.rmtree(out / "scratch", ignore_errors=True)
     dense_total, pruned_total = estimate.total("dense"), estimate.total("pruned")
     return {"report": str(run_dir / "report" / "report.html"), "fits": estimate.fits(),

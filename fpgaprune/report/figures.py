@@ -21,12 +21,26 @@ def _png(fig) -> bytes:
     return buffer.getvalue()
 
 
+def _used(estimate, key: str) -> bool:
+    return any(getattr(layer.dense or layer.pruned, key) or getattr(layer.pruned, key) for layer in estimate.layers)
+
+
 def resource_bars(estimate) -> bytes:
-    """Per layer, dense vs pruned, as a fraction of the board's DSP, LUT, FF and BRAM_18K (estimates)."""
-    plt = _pyplot()
-    names = [("DSP", "dsp"), ("LUT", "lut"), ("FF", "ff"), ("BRAM_18K", "bram_18k")]
-    fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 0.5 + 0.45 * max(len(estimate.layers), 2)),
-                             sharey=True)
+    """`resource_bars_figure` as PNG bytes."""
+    return _png(resource_bars_figure(estimate))
+
+
+def resource_bars_figure(estimate):
+    """Per layer, dense vs pruned, as a fraction of the board's DSP, LUT, FF and BRAM_18K (estimates). A resource
+    no layer uses gets no panel; the title says it is unused."""
+    plt, MaxNLocator = _pyplot(), _integer_locator()
+    everything = [("DSP", "dsp"), ("LUT", "lut"), ("FF", "ff"), ("BRAM_18K", "bram_18k")]
+    names = [(name, key) for name, key in everything if _used(estimate, key)] or everything[1:2]
+    unused = [name for name, key in everything if (name, key) not in names]
+    fig, axes = plt.subplots(1, len(names), figsize=(3.4 * len(names), 1.2 + 0.45 * max(len(estimate.layers), 2)),
+                             sharey=True, layout="constrained", squeeze=False)
+    fig.get_layout_engine().set(w_pad=0.25, wspace=0.15)  # room between panels for their edge tick labels
+    axes = axes[0]
     labels = [layer.name for layer in estimate.layers]
     rows = np.arange(len(labels))
     for axis, (name, key) in zip(axes, names):
@@ -36,24 +50,40 @@ def resource_bars(estimate) -> bytes:
         axis.barh(rows + 0.2, dense, height=0.4, color="#c7c7c7", label="dense")
         axis.barh(rows - 0.2, pruned, height=0.4, color="#1f77b4", label="pruned")
         axis.set_title(f"{name} (% of {capacity})", fontsize=9)
+        axis.xaxis.set_major_locator(MaxNLocator(nbins=4))  # few ticks: neighbouring panels' labels never meet
         axis.set_yticks(rows, labels)
         axis.invert_yaxis()
-    axes[0].legend(fontsize=8, loc="lower right")
-    fig.suptitle(f"Estimated resources per layer on {estimate.board.name}", fontsize=10)
-    return _png(fig)
+    fig.legend(*axes[0].get_legend_handles_labels(), fontsize=8, loc="outside lower center", ncols=2)
+    none = f" ({', '.join(unused)}: none used)" if unused else ""
+    fig.suptitle(f"Estimated resources per layer on {estimate.board.name}{none}", fontsize=10)
+    return fig
+
+
+def _integer_locator():
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator
 
 
 def kernel_cost_map(title: str, costs: np.ndarray, pruned: np.ndarray) -> bytes:
+    """`kernel_cost_map_figure` as PNG bytes."""
+    return _png(kernel_cost_map_figure(title, costs, pruned))
+
+
+def kernel_cost_map_figure(title: str, costs: np.ndarray, pruned: np.ndarray):
     """ci x co grid of a conv layer: kept kernels colored by their estimated LUTs, pruned ones marked x."""
-    plt = _pyplot()
-    fig, axis = plt.subplots(figsize=(4.4, 3.6))
+    plt, MaxNLocator = _pyplot(), _integer_locator()
+    fig, axis = plt.subplots(figsize=(4.8, 1.6 + 0.12 * max(costs.shape[0], 8)), layout="constrained")
     image = axis.imshow(np.where(costs > 0, costs, np.nan), cmap="viridis", aspect="auto")
     ys, xs = np.nonzero(pruned)
     if len(xs):
         axis.scatter(xs, ys, marker="x", color="#d62728", s=14, label="pruned")
-        axis.legend(fontsize=7, loc="upper right")
+        fig.legend(fontsize=7, loc="outside lower center")
+    for ticks, count in ((axis.set_xticks, costs.shape[1]), (axis.set_yticks, costs.shape[0])):
+        values = range(count) if count <= 16 else MaxNLocator(nbins=8, integer=True).tick_values(0, count - 1)
+        ticks([int(v) for v in values if 0 <= v < count])  # channels: integers inside the map
     axis.set_xlabel("output channel co (original index)")
     axis.set_ylabel("input channel ci (original index)")
     axis.set_title(title, fontsize=9)
     fig.colorbar(image, ax=axis, label="estimated LUTs (multiplier + adders)")
-    return _png(fig)
+    return fig

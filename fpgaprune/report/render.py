@@ -78,10 +78,20 @@ def removed(value, fmt: str = "%g") -> str:
     return "0" if float(text) == 0 else f"\u2212{text}"
 
 
+def _headline(estimate, measurements: Measurements, csim: dict | None) -> dict:
+    """The first screen: kernels and products removed, the resources against the board, what was measured."""
+    dense, pruned = estimate.total("dense"), estimate.total("pruned")
+    measured = sum(s.luts for s in measurements.yosys.values()) if measurements.yosys else None
+    return {"kernels": len(estimate.savings()), "products": (dense.products, pruned.products),
+            "removed_fraction": 1 - pruned.products / dense.products if dense.products else 0.0,
+            "lut": (dense.lut, pruned.lut), "dsp": (dense.dsp, pruned.dsp), "measured_lut": measured,
+            "measured_source": _yosys_source(measurements), "csim": csim}
+
+
 def report_context(exported, estimate, model, *, dense_model=None, accuracies=None,
-                   measurements: Measurements | None = None, title="fpgaprune report") -> dict:
+                   measurements: Measurements | None = None, title="fpgaprune report", csim: dict | None = None) -> dict:
     measurements = measurements or Measurements()
-    return {
+    return {"headline": _headline(estimate, measurements, csim),
         "title": title, "board": exported.board, "project": str(exported.path), "model_summary": _model_summary(model),
         "accuracies": accuracies or {}, "resource_rows": estimate.rows(), "dense_total": estimate.total("dense"),
         "pruned_total": estimate.total("pruned"), "board_fraction": estimate.board_fraction(estimate.total("pruned")), "fits": estimate.fits(),

@@ -1,0 +1,75 @@
+"""The report's figures read cleanly: no two pieces of text overlap (checked on matplotlib's renderer), no empty
+panels, and channel axes carry integer ticks, for the digits-sized model and for 1- and 64-channel layers."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from matplotlib.text import Text
+
+from fpgaprune.report import figures
+
+
+def _texts(fig) -> list:
+    """Every visible, non-empty text of the figure with its box on the renderer."""
+    renderer = fig.canvas.get_renderer()
+    found, seen = [], set()
+    for text in fig.findobj(Text):  # tick labels, titles, axis labels, legend and colour-bar texts
+        if id(text) not in seen and text.get_visible() and text.get_text().strip() and text.figure is fig:
+            seen.add(id(text))
+            found.append((text.get_text(), text.get_window_extent(renderer)))
+    return found
+
+
+def _overlaps(fig) -> list:
+    fig.canvas.draw()
+    return [(a, b) for (a, box_a), (b, box_b) in itertools.combinations(_texts(fig), 2)
+            if box_a.overlaps(box_b) and min(box_a.width, box_b.width) > 1]  # (0,0,1,1): a label not drawn
+
+
+def _integer_ticks(values) -> bool:
+    return len(values) > 0 and all(float(v).is_integer() for v in values)
+
+
+@pytest.mark.parametrize("shape", [(1, 8), (8, 16), (64, 64)])
+def test_kernel_maps_have_no_overlapping_text_and_integer_channel_ticks(shape):
+    rng = np.random.default_rng(0)
+    costs = rng.integers(100, 250, shape).astype(float)
+    pruned = rng.random(shape) < 0.4
+    costs[pruned] = 0
+    fig = figures.kernel_cost_map_figure(f"conv: {shape[0]}x{shape[1]} kernels", costs, pruned)
+    axis = fig.axes[0]
+    assert _overlaps(fig) == []
+    assert _integer_ticks(axis.get_xticks()) and _integer_ticks(axis.get_yticks())
+    assert len(axis.get_yticks()) <= 16 and min(axis.get_yticks()) >= 0 and max(axis.get_yticks()) < shape[0]
+    legend = fig.legends[0]  # outside the data: its box does not meet the axes'
+    fig.canvas.draw()
+    assert not legend.get_window_extent().overlaps(axis.get_window_extent())
+
+
+def test_resource_bars_have_no_overlapping_text_and_no_empty_panel(report_estimate):
+    fig = figures.resource_bars_figure(report_estimate)
+    assert _overlaps(fig) == []
+    for axis in fig.axes:  # every panel shows a resource some layer uses
+        assert any(patch.get_width() > 0 for patch in axis.patches), axis.get_title()
+    assert "none used" in fig._suptitle.get_text()  # the digits CNN uses no DSP or BRAM: said, not drawn
+
+
+@pytest.fixture(scope="module")
+def report_estimate():
+    import fpgaprune as fp
+    from fpgaprune.quantize import to_qkeras
+    from fpgaprune.resources import estimate_resources
+    from hls_helpers import SPEC8, digits_cnn, trained
+
+    x = np.round(np.random.default_rng(0).random((40, 8, 8, 1)) * 16) / 16
+    base = digits_cnn(padding="valid")
+    dense = to_qkeras(fp.hold(base), SPEC8)
+    pruned = trained(base, ["conv2[:, :, 1, :]", "fc[0:30, 4]"], None, epochs=0)
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as scratch:
+        exported = fp.export(pruned, "latency_parallel", "pynq-z2", Path(scratch) / "prj", x=x)
+        return estimate_resources(exported, dense)
