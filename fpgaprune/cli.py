@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from fpgaprune.errors import first_line
 from fpgaprune.pipeline.records import STAGE_NAMES
 from fpgaprune.quiet import import_quietly
 
@@ -180,11 +181,6 @@ def report(run_dir):
     click.echo(f"report: {Path(run_dir) / 'report' / 'report.html'}")
 
 
-def _one_line(error: BaseException) -> str:
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return lines[0] if lines else type(error).__name__
-
-
 def _fail(message: str, code: int, debug: bool) -> int:
     if debug:
         traceback.print_exc()
@@ -208,13 +204,13 @@ def entry(argv=None) -> int:
     except (click.exceptions.Abort, KeyboardInterrupt):
         return _fail("interrupted", 1, debug)
     except click.ClickException as error:
-        return _fail(f"{_one_line(error.format_message())} (see fpgaprune --help)", 2, debug)
+        return _fail(f"{first_line(error.format_message())} (see fpgaprune --help)", 2, debug)
     except StageFailed as error:
         return _fail(str(error), 1, debug)
     except fp.FpgapruneError as error:  # bad input: config, model file, data, selections
-        return _fail(_one_line(error), 2, debug)
+        return _fail(first_line(error), 2, debug)
     except Exception as error:  # noqa: BLE001 - the user gets one line; --debug shows the rest
-        return _fail(f"{type(error).__name__}: {_one_line(error)} (--debug shows the traceback)", 1, debug)
+        return _fail(f"{type(error).__name__}: {first_line(error)} (--debug shows the traceback)", 1, debug)
     return 0
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.errors import DataError, FpgapruneError
+from fpgaprune.errors import DataError, FpgapruneError, first_line
 
 FASHION_MNIST_DIR = Path("/usr/share/datasets/fashion-mnist")
 
@@ -87,7 +87,7 @@ def load_npz(path, keys=NPZ_KEYS) -> Dataset:
     except DataError:
         raise
     except (OSError, EOFError, ValueError, zipfile.BadZipFile) as error:  # numpy's message for a non-npz file
-        detail = "it would need pickle" if "pickle" in str(error) else (str(error).splitlines() or ["?"])[0]
+        detail = "it would need pickle" if "pickle" in str(error) else first_line(error)
         raise DataError(f"{path}: not a readable .npz file of numeric arrays ({detail})") from None
     return _dataset(path, arrays)
 

@@ -1,6 +1,12 @@
 """Errors that fpgaprune raises for bad input. Each message is one line naming what was wrong."""
 
 
+def first_line(error) -> str:
+    """The first non-empty line of an error (or a message), for a one-line report; the type name if empty."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
 class FpgapruneError(ValueError):
     """Base class: bad input to fpgaprune (a selection, a model, a file)."""
 

@@ -11,7 +11,7 @@ import zipfile
 from functools import lru_cache
 from pathlib import Path
 
-from fpgaprune.errors import ModelFileError
+from fpgaprune.errors import ModelFileError, first_line
 
 FORMATS = (".keras", ".h5")
 CODE_LAYERS = frozenset({"Lambda", "TFOpLambda", "SlicingOpLambda"})
@@ -139,7 +139,3 @@ def check_model_file(path, trust_code: bool = False) -> Path:
         check_model_config(path, item, trust_code)
     return path
 
-
-def first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__

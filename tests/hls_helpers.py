@@ -1,5 +1,6 @@
 """Helpers for the export tests. Every oracle here is computed from the Keras model, never from the generator."""
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -59,6 +60,14 @@ def output_positions(layer) -> int:
     """Output pixels of a conv layer (1 for Dense)."""
     shape = layer.output_shape
     return int(np.prod(shape[1:-1])) if len(shape) > 2 else 1
+
+
+def tree_hash(root: Path) -> str:
+    """SHA-256 over every file's relative path and bytes: equal only for byte-identical directories."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(root).rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(root)).encode() + path.read_bytes())
+    return digest.hexdigest()
 
 
 def header_entries(project: Path, variable: str) -> int:

@@ -1,6 +1,5 @@
 """The CLI end to end (subprocesses), resumable stages, and malformed configs (exit code 2, one line, key path)."""
 
-import hashlib
 import json
 import os
 import signal
@@ -13,6 +12,7 @@ import pytest
 import yaml
 
 from fpgaprune.cli import DEFAULT_CONFIG, STAGE_NAMES, entry
+from hls_helpers import tree_hash
 
 FPGAPRUNE = [sys.executable, "-m", "fpgaprune.cli"]
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
@@ -44,11 +44,6 @@ def test_default_run_end_to_end(tmp_path):
     _a_weight_changed_in_a_header_fails_the_csim_rerun(run)
 
 
-def _tree_hash(root: Path) -> str:
-    files = sorted(p for p in root.rglob("*") if p.is_file())
-    return hashlib.sha256(b"".join(str(p.relative_to(root)).encode() + p.read_bytes() for p in files)).hexdigest()
-
-
 def _a_weight_changed_in_a_header_fails_the_csim_rerun(run: Path):
     """Synthesis reads weights/*.h: a large change there alone makes the csim stage fail, naming the layer,
     and C-sim leaves the shipped project as it found it."""
@@ -58,12 +53,12 @@ def _a_weight_changed_in_a_header_fails_the_csim_rerun(run: Path):
     head, values = header.read_text().split("= {", 1)
     first, rest = values.split(",", 1)
     header.write_text(f"{head}= {{{float(first) + 0.75:.5f},{rest}")
-    before = _tree_hash(run / "hls" / "project")
+    before = tree_hash(run / "hls" / "project")
     result = cli("run", "--out", str(run), "--from", "csim")
     errors = [line for line in result.stderr.splitlines() if line.startswith("error")]
     assert result.returncode == 1 and len(errors) == 1, result.stderr[-3000:]
     assert "stage csim failed" in errors[0] and f"layer 'fc': {array}[0]" in errors[0], errors
-    assert _tree_hash(run / "hls" / "project") == before
+    assert tree_hash(run / "hls" / "project") == before
 
 
 @pytest.fixture

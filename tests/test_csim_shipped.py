@@ -1,7 +1,6 @@
 """C-sim of the shipped project: the exported directory itself is built (elsewhere: it stays byte-identical),
 its own test bench runs, the synthesis branch compiles, and C-sim runs the weights that synthesis reads."""
 
-import hashlib
 import shutil
 from pathlib import Path
 
@@ -11,14 +10,7 @@ import fpgaprune as fp
 from fpgaprune.hls import shipped
 from fpgaprune.hls.csim import compare_with_qkeras
 from fpgaprune.tools import ToolError
-from hls_helpers import digits, digits_cnn, trained
-
-
-def tree_hash(root: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        digest.update(str(path.relative_to(root)).encode() + path.read_bytes())
-    return digest.hexdigest()
+from hls_helpers import digits, digits_cnn, trained, tree_hash
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,8 @@ from pathlib import Path
 from fpgaprune.atomic import atomic_target
 from fpgaprune.errors import FpgapruneError
 from fpgaprune.masking.hold_constraint import HoldConstraint
-from fpgaprune.model_files import FORMATS, ModelFileError, check_model_file, first_line
+from fpgaprune.errors import ModelFileError, first_line
+from fpgaprune.model_files import FORMATS, check_model_file
 from fpgaprune.tfk import keras, qkeras_objects
 
 

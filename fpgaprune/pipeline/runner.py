@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 
 from fpgaprune.atomic import write_text_atomic
-from fpgaprune.errors import FpgapruneError
+from fpgaprune.errors import FpgapruneError, first_line
 from fpgaprune.hls.manifest import versions
 from fpgaprune.pipeline.records import STAGE_SECTIONS, StageRecord
 from fpgaprune.pipeline.stages import STAGES
@@ -28,9 +28,8 @@ LOCK_FILE = "run.lock"
 
 class StageFailed(RuntimeError):
     def __init__(self, stage: str, error: BaseException):
-        lines = [line.strip() for line in str(error).splitlines() if line.strip()] or [""]
         kind = "" if isinstance(error, FpgapruneError) else f"{type(error).__name__}: "
-        super().__init__(f"stage {stage} failed: {kind}{lines[0]}")
+        super().__init__(f"stage {stage} failed: {kind}{first_line(error) if str(error).strip() else ''}")
         self.stage = stage
 
 
