@@ -59,6 +59,10 @@ def _headline(metrics: dict) -> list:
              f"products:  {p0} -> {p1} per inference (live weights x output positions)",
              f"resources: LUT {l0} -> {l1}, DSP {d0} -> {d1} (estimate, fpgaprune rules); "
              f"{'fits' if report.get('fits') else 'does NOT fit'} on the board"]
+    for row in report.get("budget", []):
+        lines.append(f"budget:    {row['describe']}: estimate {row['pruning']:.1%} at pruning -> {row['after_qat']:.1%} "
+                     f"after QAT -> {row['final']:.1%} after repair; exported {row['achieved']:.1%} (estimate): "
+                     f"{'fits' if row['fits'] else 'does NOT fit'}")
     synth = metrics.get("synth", {})
     if synth.get("yosys"):
         lines.append(f"measured:  the DA circuit of every layer by {synth['yosys']}: see the report")

@@ -82,6 +82,23 @@ def check_pruning(config: RunConfig, at: Located, model) -> None:
                                            "listed layer to one sparsity, so give them all the same value")
 
 
+def check_budget(config: RunConfig, at: Located) -> None:
+    """A budget names LUT/DSP of the run's board, and replaces per-layer targets and lottery rounds."""
+    from fpgaprune.budget import parse_budget
+    from fpgaprune.hls import load_board
+
+    if not config.pruning.budget:
+        return
+    if config.pruning.targets:
+        _fail(at.at("pruning", "budget"), "give pruning.targets (sparsities) or pruning.budget, not both")
+    if config.pruning.lottery_rounds:
+        _fail(at.at("pruning", "budget"), "a budget prunes by knapsack; lottery_rounds takes sparsities (targets)")
+    try:
+        parse_budget(config.pruning.budget, load_board(config.board), where=at.at("pruning", "budget"))
+    except FpgapruneError as error:
+        raise ConfigError(str(error)) from None
+
+
 def check_quantized_layers(config: RunConfig, at: Located, model) -> None:
     """Per-layer quantizers name layers of the model, and an activation quantizer computes its layer's function."""
     from fpgaprune.quantize.convert import activation_mismatch
@@ -106,6 +123,7 @@ def check_config(config: RunConfig, at: Located, model=None) -> None:
     """Every check; `model` (the run's starting model) enables the checks against it."""
     check_files(config, at)
     check_hls(config, at)
+    check_budget(config, at)
     check_quantizers(config, at)
     if model is not None:
         check_against_model(config, at, model)

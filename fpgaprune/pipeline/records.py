@@ -10,6 +10,16 @@ STAGE_SECTIONS = {"train": ("seed", "model", "data", "training"), "prune": ("pru
                   "quantize": ("quantization",), "hls": ("hls", "board", "outputs.tb_samples"), "csim": (),
                   "synth": ("outputs.synthesize_layers",), "report": ()}
 STAGE_NAMES = tuple(STAGE_SECTIONS)  # the one list of stages, in order
+# A budget prices weights with the quantizers, the hls config and the board: pruning and its repair after QAT
+# read sections that otherwise only later stages read.
+BUDGET_SECTIONS = {"prune": ("quantization", "hls", "board"), "quantize": ("hls", "board")}
+
+
+def stage_sections(config) -> dict:
+    """STAGE_SECTIONS for this config (a budget run's prune and quantize stages read more)."""
+    if not config.pruning.budget:
+        return dict(STAGE_SECTIONS)
+    return {stage: sections + BUDGET_SECTIONS.get(stage, ()) for stage, sections in STAGE_SECTIONS.items()}
 
 
 class StageRecord(BaseModel):

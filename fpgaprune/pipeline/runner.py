@@ -19,7 +19,7 @@ from pathlib import Path
 from fpgaprune.atomic import write_text_atomic
 from fpgaprune.errors import FpgapruneError, first_line
 from fpgaprune.hls.manifest import versions
-from fpgaprune.pipeline.records import STAGE_SECTIONS, StageRecord
+from fpgaprune.pipeline.records import StageRecord, stage_sections
 from fpgaprune.pipeline.stages import STAGES
 
 
@@ -42,7 +42,7 @@ def _section(config, dotted: str):
 
 def stage_keys(config) -> dict:
     keys, previous = {}, ""
-    for stage, sections in STAGE_SECTIONS.items():
+    for stage, sections in stage_sections(config).items():
         payload = json.dumps({"stage": stage, "previous": previous, "seed": config.seed,
                               **{s: _section(config, s) for s in sections}}, sort_keys=True, default=str)
         previous = keys[stage] = hashlib.sha256(payload.encode()).hexdigest()[:16]
@@ -120,7 +120,7 @@ def _run_stages(config, run_dir: Path, from_stage: str | None, echo) -> dict:
             shutil.rmtree(tmp, ignore_errors=True)
             raise StageFailed(stage, error) from error
         text = StageRecord(stage=stage, key=keys[stage], seconds=round(time.perf_counter() - started, 1),
-                           metrics=metrics, config={s: _section(config, s) for s in STAGE_SECTIONS[stage]},
+                           metrics=metrics, config={s: _section(config, s) for s in stage_sections(config)[stage]},
                            versions=versions()).text()
         (tmp / "stage.json").write_text(text)
         _replace(tmp, run_dir / stage)

@@ -46,6 +46,8 @@ class PruningSection(Strict):
     scope: Literal["layer", "global"] = "layer"
     schedule: Literal["one_shot", "polynomial"] = "one_shot"
     targets: dict[str, float] = {}  # layer -> sparsity of its groups
+    budget: dict[str, float] = {}  # or a budget: {LUT: 0.5, DSP: 200, LUT+DSP: 0.6} of the run's board
+    budget_margin: float = Field(0.05, ge=0, lt=1)  # prune to (1 - margin) of each limit before QAT
     do_not_prune: list[str] = []
     epochs: int = Field(0, ge=0)  # training epochs during a polynomial schedule
     lottery_rounds: int = Field(0, ge=0)

@@ -100,7 +100,7 @@ def _pruner(config):
 
 def _scheduled(config, held, dataset):
     """Pruning by the configured schedule: each layer to its target, or all to one under a global scope."""
-    from fpgaprune.pruning import GradualPruning, LotteryTicket, PolynomialDecay
+    from fpgaprune.pruning import GradualPruning, LotteryTicket
 
     pruner, targets = _pruner(config), config.pruning.targets
     if not targets:
@@ -112,12 +112,55 @@ def _scheduled(config, held, dataset):
         return LotteryTicket.reaching(pruner, config.pruning.lottery_rounds, sparsity).run(held, train)
     if config.pruning.schedule == "one_shot":
         return pruner.prune(held, sparsity=sparsity)
-    steps = config.pruning.epochs * int(np.ceil(len(dataset.x_train) / config.training.batch_size))
-    end = max(1, int(PRUNE_RAMP_FRACTION * steps))
-    schedule = PolynomialDecay(0.0, sparsity, 0, end, frequency=max(1, end // PRUNE_UPDATES))
     attached = pruner.attach(held)
     return _fit(attached, dataset, config.pruning.epochs, config.finetune.learning_rate, config, "prune",
-                [GradualPruning(pruner, schedule)])
+                [GradualPruning(pruner, _polynomial(config, dataset, 0.0, sparsity))])
+
+
+def _polynomial(config, dataset, initial, target):
+    """The polynomial schedule over the pruning epochs' steps (ramp, then retrain at the target)."""
+    from fpgaprune.pruning import PolynomialDecay
+
+    steps = config.pruning.epochs * int(np.ceil(len(dataset.x_train) / config.training.batch_size))
+    end = max(1, int(PRUNE_RAMP_FRACTION * steps))
+    return PolynomialDecay(initial, target, 0, end, frequency=max(1, end // PRUNE_UPDATES))
+
+
+def _budget(config):
+    from fpgaprune.budget import parse_budget
+    from fpgaprune.hls import load_board
+
+    return parse_budget(config.pruning.budget, load_board(config.board))
+
+
+def hardware_costs(config, dataset):
+    """The run's pricing of kernel entries: its quantizers, hls config (preset + inline), input type and board."""
+    from fpgaprune.budget import HardwareCosts
+    from fpgaprune.hls import load_board, merge_config
+    from fpgaprune.quantize import input_type
+
+    hls_config = merge_config(hls_preset(config).get("HLSConfig", {}), config.hls.config)
+    return HardwareCosts(quantization_spec(config), hls_config, input_type(dataset.x_test), load_board(config.board),
+                         config.quantization.batchnorm)
+
+
+def _budgeted(config, held, dataset):
+    """Pruning to the budget: one knapsack fit, or fits that move toward it over the pruning epochs."""
+    from fpgaprune.budget import BudgetPruning, fit_to_budget
+
+    budget, pruner, costs = _budget(config), _pruner(config), hardware_costs(config, dataset)
+    attached = pruner.attach(held)
+    if config.pruning.schedule == "one_shot":
+        masks, step = fit_to_budget(pruner, attached, costs, budget, config.pruning.budget_margin)
+        pruner.apply(attached, masks)
+    else:
+        callback = BudgetPruning(pruner, _polynomial(config, dataset, 0.0, 1.0), costs, budget,
+                                 config.pruning.budget_margin)
+        _fit(attached, dataset, config.pruning.epochs, config.finetune.learning_rate, config, "prune", [callback])
+        step = callback.history[-1]
+    estimate = dict(zip([c.name for c in budget.constraints], budget.fractions(costs(attached).total()).tolist()))
+    return attached, {"limits": {c.name: c.limit for c in budget.constraints}, "aimed": step.aimed,
+                      "estimate": estimate, "optimal": step.optimal, "notes": costs.notes}
 
 
 def prune(config, run_dir: Path, out: Path) -> dict:
@@ -126,8 +169,13 @@ def prune(config, run_dir: Path, out: Path) -> dict:
 
     dataset = dataset_of(config)
     held = fp.hold(_load(config, run_dir, "train"), prune=list(config.pruning.selections))
-    held = _scheduled(config, held, dataset)
-    metrics = {"accuracy": accuracy(held, dataset), "conv_kernels_pruned": conv_kernel_sparsity(held)}
+    budget = None
+    if config.pruning.budget:
+        held, budget = _budgeted(config, held, dataset)
+    else:
+        held = _scheduled(config, held, dataset)
+    metrics = {"accuracy": accuracy(held, dataset), "conv_kernels_pruned": conv_kernel_sparsity(held),
+               **({"budget": budget} if budget else {})}
     (out / "sparsity.txt").write_text(format_table(sparsity_table(held)) + "\n")
     index_map = {}
     if config.pruning.strip:
@@ -168,21 +216,41 @@ def dense_reference(quantized, trained, spec, batchnorm="fold"):
     return dense
 
 
+def quantization_spec(config) -> dict:
+    return {"default": config.quantization.default, "layers": config.quantization.layers}
+
+
+def _repaired(config, quantized, dataset) -> dict:
+    """After QAT, the budget checked on the quantized weights; if it no longer fits, the least important groups
+    are pruned, one epoch of QAT follows, and a last repair (without training) makes it fit."""
+    from fpgaprune.budget import repair
+
+    budget, pruner, costs = _budget(config), _pruner(config), hardware_costs(config, dataset)
+    first = repair(pruner, quantized, costs, budget)
+    last = first
+    if first.repaired:
+        _fit(quantized, dataset, 1, config.quantization.learning_rate, config, "QAT (repair)")
+        last = repair(pruner, quantized, costs, budget)
+    return {"after_qat": first.before, "final": last.after, "repaired": first.repaired or last.repaired,
+            "repaired_groups": first.groups + last.groups, "notes": first.notes + last.notes}
+
+
 def quantize(config, run_dir: Path, out: Path) -> dict:
     from fpgaprune.quantize import quantization_report, to_qkeras
 
     dataset = dataset_of(config)
-    spec = {"default": config.quantization.default, "layers": config.quantization.layers}
-    batchnorm = config.quantization.batchnorm
+    spec, batchnorm = quantization_spec(config), config.quantization.batchnorm
     finetuned = _load(config, run_dir, "finetune")
     check_finite_weights(finetuned, "quantize")
     quantized = to_qkeras(finetuned, spec, batchnorm=batchnorm)
     _fit(quantized, dataset, config.quantization.qat_epochs, config.quantization.learning_rate, config, "QAT")
+    budget = _repaired(config, quantized, dataset) if config.pruning.budget else None
     fp.save_model(quantized, out / "model.keras")
     fp.save_model(dense_reference(quantized, _load(config, run_dir, "train"), spec, batchnorm), out / "dense.keras")
     report = quantization_report(quantized, finetuned, dataset.x_test, dataset.y_test)
     (out / "quantization.txt").write_text(report.format() + "\n")
-    return {"accuracy": accuracy(quantized, dataset), "conv_kernels_pruned": conv_kernel_sparsity(quantized)}
+    return {"accuracy": accuracy(quantized, dataset), "conv_kernels_pruned": conv_kernel_sparsity(quantized),
+            **({"budget": budget} if budget else {})}
 
 
 def hls_preset(config) -> dict:
@@ -372,13 +440,29 @@ def report(config, run_dir: Path, out: Path) -> dict:
                   for stage in ("train", "finetune", "quantize")}
     accuracies = {"dense": accuracies["train"], "pruned": accuracies["finetune"], "quantized": accuracies["quantize"]}
     csim_metrics = json.loads((run_dir / "csim" / "stage.json").read_text())["metrics"]
+    budget = _budget_rows(config, run_dir, estimate) if config.pruning.budget else None
     write_report(out, exported, estimate, quantized, dense_model=dense, accuracies=accuracies,
-                 measurements=_measurements(run_dir), title=f"fpgaprune report: {config.name}", csim=csim_metrics)
+                 measurements=_measurements(run_dir), title=f"fpgaprune report: {config.name}", csim=csim_metrics,
+                 budget=budget)
     shutil.rmtree(out / "scratch", ignore_errors=True)
     dense_total, pruned_total = estimate.total("dense"), estimate.total("pruned")
     return {"report": str(run_dir / "report" / "report.html"), "fits": estimate.fits(),
             "products": [dense_total.products, pruned_total.products], "dsp": [dense_total.dsp, pruned_total.dsp],
-            "lut": [dense_total.lut, pruned_total.lut], "kernel_savings": len(estimate.savings())}
+            "lut": [dense_total.lut, pruned_total.lut], "kernel_savings": len(estimate.savings()),
+            **({"budget": budget} if budget else {})}
+
+
+def _budget_rows(config, run_dir: Path, estimate) -> list:
+    """Per constraint: the budget, the estimates at pruning, after QAT and after repair, and the exported estimate."""
+    budget = _budget(config)
+    metrics = {stage: json.loads((run_dir / stage / "stage.json").read_text())["metrics"]["budget"]
+               for stage in ("prune", "quantize")}
+    pruned = estimate.total("pruned")
+    achieved = budget.fractions({"LUT": pruned.lut, "DSP": pruned.dsp})
+    return [{"constraint": c.name, "describe": c.describe(budget.board), "budget": c.limit,
+             "pruning": metrics["prune"]["estimate"][c.name], "after_qat": metrics["quantize"]["after_qat"][c.name],
+             "final": metrics["quantize"]["final"][c.name], "achieved": float(a), "fits": bool(a <= c.limit + 1e-9)}
+            for c, a in zip(budget.constraints, achieved)]
 
 
 STAGES = {name: globals()[name] for name in STAGE_NAMES}  # each stage is the function of its name

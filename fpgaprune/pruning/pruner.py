@@ -12,9 +12,13 @@ import numpy as np
 from fpgaprune.errors import FpgapruneError
 from fpgaprune.masking import PRUNE, HoldConstraint, HoldEntry, MaskManifest, check_quantizers_keep_zero, enforce, hold
 from fpgaprune.pruning.costs import output_positions
+from fpgaprune.pruning.knapsack import KnapsackResult, solve
 from fpgaprune.pruning.scores import NORMS, group_scores
 from fpgaprune.pruning.structures import ALLOWED, Structure, parse_structure, structure_for
 from fpgaprune.selection import parse_selector, resolve
+
+
+MIN_KEPT_FRACTION = 0.1  # a budget fit keeps at least this share of each layer's groups (its strongest)
 
 
 @dataclass
@@ -81,6 +85,29 @@ class Pruner:
                 if layer_sparsity is not None or threshold is not None:
                     _choose([view], layer_sparsity, threshold, normalise=False)
         return {(v.target.layer, v.target.weight): v.mask() for v in groups}
+
+    def select_to_fit(self, model, entry_costs, capacity) -> tuple[dict, KnapsackResult]:
+        """({(layer, weight): mask}, the knapsack's result): keep the groups worth the most whose summed costs
+        fit `capacity` (one value per constraint). A group is worth its score over the layer's mean score, times
+        its entries: a weight of its layer's typical size is worth 1, in any layer and structure. Each layer keeps
+        its strongest MIN_KEPT_FRACTION of groups: a layer pruned to nothing would cut the network.
+
+        `entry_costs(target)` gives each entry's cost per constraint, shape (constraints, *weight shape); a
+        group costs the sum over its entries. Pruned groups stay pruned and frozen ones stay kept."""
+        views = [_GroupView(target, self.score) for target in self.targets(model)]
+        capacity = np.atleast_1d(np.asarray(capacity, np.float64))
+        costs = [np.stack([np.bincount(v.labels.ravel(), np.asarray(row, np.float64).ravel(), v.scores.size)
+                           for row in np.reshape(entry_costs(v.target), (capacity.size, -1))]) for v in views]
+        result = solve(np.concatenate([v.normalised_scores() * v.sizes for v in views] or [np.zeros(0)]),
+                       np.concatenate(costs, axis=1) if costs else np.zeros((capacity.size, 0)), capacity,
+                       must_keep=np.concatenate([(v.protected | v.strongest(MIN_KEPT_FRACTION)) & ~v.already
+                                                 for v in views] or [np.zeros(0, bool)]),
+                       must_remove=np.concatenate([v.already for v in views] or [np.zeros(0, bool)]))
+        start = 0
+        for view in views:
+            view.chosen = ~result.keep[start:start + view.scores.size]
+            start += view.scores.size
+        return {(v.target.layer, v.target.weight): v.mask() for v in views}, result
 
     def _structure_for(self, layer) -> Structure:
         """A per-layer entry must fit its layer; one structure for all applies where it fits, else the default."""
@@ -152,6 +179,14 @@ class _GroupView:
         live = self.scores[~self.already]
         scale = live.mean() if live.size and live.mean() > 0 else 1.0
         return self.scores / scale
+
+    def strongest(self, fraction: float) -> np.ndarray:
+        """The top `fraction` of the live groups by score (at least one while any is live)."""
+        live = np.flatnonzero(~self.already)
+        count = min(live.size, max(1, int(np.ceil(fraction * self.scores.size))))
+        chosen = np.zeros(self.scores.size, bool)
+        chosen[live[np.argsort(-self.scores[live], kind="stable")[:count]]] = True
+        return chosen
 
     def mask(self) -> np.ndarray:
         return self.chosen[self.labels] | self.pruned

@@ -89,9 +89,10 @@ def _headline(estimate, measurements: Measurements, csim: dict | None) -> dict:
 
 
 def report_context(exported, estimate, model, *, dense_model=None, accuracies=None,
-                   measurements: Measurements | None = None, title="fpgaprune report", csim: dict | None = None) -> dict:
+                   measurements: Measurements | None = None, title="fpgaprune report", csim: dict | None = None,
+                   budget: list | None = None) -> dict:
     measurements = measurements or Measurements()
-    return {"headline": _headline(estimate, measurements, csim),
+    return {"headline": _headline(estimate, measurements, csim), "budget": budget or [],
         "title": title, "board": exported.board, "project": str(exported.path), "model_summary": _model_summary(model),
         "accuracies": accuracies or {}, "resource_rows": estimate.rows(), "dense_total": estimate.total("dense"),
         "pruned_total": estimate.total("pruned"), "board_fraction": estimate.board_fraction(estimate.total("pruned")), "fits": estimate.fits(),

@@ -101,14 +101,24 @@ def dense_products(layer, frac: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return rules.codes(matrix[spatial, inputs, outputs], frac), inputs, outputs, spatial
 
 
+def product_cost(code: int, types: LayerTypes) -> tuple[float, float]:
+    """(DSP, LUT) of one product with weight code `code`: its multiplier (or shift) and its adder, shared by the
+    reuse factor. A zero code costs nothing. A layer's products sum to its estimate up to rounding."""
+    kind = rules.product_kind(code, types.weight_bits, types.input_bits)
+    if kind == "none":
+        return 0.0, 0.0
+    reuse = max(types.reuse, 1)
+    per_dsp = rules.dsp_slices(types.weight_bits, types.input_bits, types.dsp_a_bits, types.dsp_b_bits)
+    multiplier = rules.lut_multiplier_luts(code, types.input_bits) if kind == "lut" else 0
+    return (per_dsp / reuse if kind == "dsp" else 0.0), (multiplier + types.accum_bits) / reuse
+
+
 def kernel_cost_grid(live: tuple, types: LayerTypes, shape: tuple) -> np.ndarray:
     """Estimated LUTs of each kept (ci, co) kernel (multipliers and its adders), on an original-index grid."""
     grid = np.zeros(shape)
     codes, inputs, outputs, _ = live
     for code, ci, co in zip(codes, inputs, outputs):
-        kind = rules.product_kind(code, types.weight_bits, types.input_bits)
-        multiplier = rules.lut_multiplier_luts(code, types.input_bits) if kind == "lut" else 0
-        grid[ci, co] += (multiplier + types.accum_bits) / max(types.reuse, 1)
+        grid[ci, co] += product_cost(int(code), types)[1]
     return grid
 
 

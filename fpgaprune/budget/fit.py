@@ -1,0 +1,138 @@
+"""Pruning to a budget: price every prunable group as the hardware will, then keep the most important groups
+that fit (a knapsack, `pruning/knapsack.py`). One shot, gradually during training, or as a repair after QAT.
+
+Pruning comes before QAT, so the price of a float model is that of its weights after the run's quantizers;
+`margin` keeps room for what QAT moves. After QAT, `repair` prices the quantized weights themselves.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fpgaprune.budget.spec import Budget, BudgetError
+from fpgaprune.pruning import Pruner
+from fpgaprune.pruning.knapsack import BudgetInfeasible
+from fpgaprune.pruning.pruner import MIN_KEPT_FRACTION
+from fpgaprune.resources.entry_costs import EntryCosts, entry_costs, layer_hardware
+from fpgaprune.tfk import keras
+
+DEFAULT_MARGIN = 0.05  # prune to 95% of each limit before QAT; the exported estimate must then fit
+
+
+class HardwareCosts:
+    """Prices a model's kernel entries: a float model through a QKeras copy with the run's quantizers, a QKeras
+    model as it is. Types (bits, accumulators, reuse) are derived once, from the first model priced."""
+
+    def __init__(self, spec: dict, hls_config: dict, input_fixed, board, batchnorm: str = "fold"):
+        self.spec, self.hls_config, self.input_fixed, self.board, self.batchnorm = (
+            spec, hls_config, input_fixed, board, batchnorm)
+        self.types, self.notes = None, []
+
+    def __call__(self, model) -> EntryCosts:
+        from fpgaprune.quantize import to_qkeras
+
+        quantized = any(type(layer).__name__.startswith("Q") for layer in model.layers)
+        qmodel = model if quantized else to_qkeras(model, self.spec, batchnorm=self.batchnorm)
+        if self.types is None:
+            self.types, self.notes = layer_hardware(qmodel, self.hls_config, self.input_fixed, self.board)
+        return entry_costs(qmodel, self.types, self.notes)
+
+
+@dataclass
+class BudgetStep:
+    """One fit: the limits it aimed at and the estimate of what it kept, per constraint (board fractions)."""
+
+    aimed: dict
+    estimate: dict
+    optimal: bool
+    pruned_groups: int = 0
+
+
+def usage_of(priced: EntryCosts, layers=None) -> dict:
+    return priced.total(layers)
+
+
+def fit_to_budget(pruner: Pruner, model, costs: HardwareCosts, budget: Budget, margin: float = DEFAULT_MARGIN,
+                  aim: np.ndarray | None = None) -> tuple[dict, BudgetStep]:
+    """(masks for `pruner.apply`, the step): the most important groups whose estimate fits `aim` (default: the
+    budget's limits less `margin`). Raises one BudgetError line when the layers it may not prune exceed it."""
+    priced = costs(model)
+    targets = {t.layer for t in pruner.targets(model)}
+    aim = budget.limits() * (1.0 - margin) if aim is None else np.asarray(aim, np.float64)
+    fixed = budget.fractions(usage_of(priced, [name for name in priced.dsp if name not in targets]))
+    for constraint, floor, limit in zip(budget.constraints, fixed, aim):
+        if floor > limit:
+            kept = sorted(set(priced.dsp) - targets) or ["none"]
+            raise BudgetError(f"pruning.budget: {constraint.describe(budget.board)} cannot be met: the layers that "
+                              f"are not pruned ({', '.join(kept)}) alone need {floor:.1%}")
+
+    def entry_rows(target):
+        per_resource = {r: priced.dsp[target.layer] if r == "DSP" else priced.lut[target.layer]
+                        for r in ("DSP", "LUT")} if target.layer in priced.dsp else None
+        if per_resource is None:
+            return np.zeros((len(budget.constraints), *target.variable.shape))
+        return budget.rows(per_resource)
+
+    try:
+        masks, result = pruner.select_to_fit(model, entry_rows, aim - fixed)
+    except BudgetInfeasible as error:
+        worst = int(np.argmax(fixed + error.floor - aim))
+        raise BudgetError(f"pruning.budget: {budget.constraints[worst].describe(budget.board)} cannot be met: each "
+                          f"pruned layer keeps its strongest {MIN_KEPT_FRACTION:.0%} of groups, and with only those "
+                          f"the design still needs {fixed[worst] + error.floor[worst]:.1%}, over the {aim[worst]:.1%} "
+                          "aimed at (the limit less the margin)") from None
+    estimate = dict(zip([c.name for c in budget.constraints], (fixed + result.cost).tolist()))
+    pruned = int((~result.keep).sum())
+    return masks, BudgetStep(dict(zip([c.name for c in budget.constraints], aim.tolist())), estimate, result.optimal,
+                             pruned)
+
+
+class BudgetPruning(keras.callbacks.Callback):
+    """During `fit`: at each update step of `schedule` (a PolynomialDecay from 0 to 1, read as progress), prune
+    toward the budget: the aim moves from the model's estimate at the start to the limits less the margin."""
+
+    def __init__(self, pruner: Pruner, schedule, costs: HardwareCosts, budget: Budget, margin: float = DEFAULT_MARGIN):
+        super().__init__()
+        self.pruner, self.schedule, self.costs, self.budget, self.margin = pruner, schedule, costs, budget, margin
+        self.start: np.ndarray | None = None
+        self.history: list[BudgetStep] = []
+
+    def on_train_begin(self, logs=None):
+        self.start = self.budget.fractions(usage_of(self.costs(self.model)))
+
+    def on_train_batch_begin(self, batch, logs=None):
+        step = int(self.model.optimizer.iterations.numpy())
+        update, progress = self.schedule(step)
+        if update:
+            final = self.budget.limits() * (1.0 - self.margin)
+            aim = np.minimum(self.start, self.start + float(progress) * (final - self.start))
+            masks, record = fit_to_budget(self.pruner, self.model, self.costs, self.budget, aim=aim)
+            self.pruner.apply(self.model, masks)
+            self.history.append(record)
+
+
+@dataclass
+class Repair:
+    """The check after QAT: the estimate of the quantized weights, and what was pruned to fit again."""
+
+    before: dict
+    after: dict
+    repaired: bool
+    groups: int = 0
+    notes: list = field(default_factory=list)
+
+
+def repair(pruner: Pruner, qmodel, costs: HardwareCosts, budget: Budget) -> Repair:
+    """Price the quantized model; if it no longer fits, prune the least important groups until it does."""
+    names = [c.name for c in budget.constraints]
+    usage = usage_of(costs(qmodel))
+    before = dict(zip(names, budget.fractions(usage).tolist()))
+    if budget.fits(usage):
+        return Repair(before, before, False)
+    already = pruner.sparsity(qmodel)
+    masks, step = fit_to_budget(pruner, qmodel, costs, budget, margin=0.0)
+    pruner.apply(qmodel, masks)
+    after = dict(zip(names, budget.fractions(usage_of(costs(qmodel))).tolist()))
+    return Repair(before, after, True, step.pruned_groups,
+                  [f"sparsity {already:.1%} -> {pruner.sparsity(qmodel):.1%} of the pruned layers' entries"])
+

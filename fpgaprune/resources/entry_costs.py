@@ -1,0 +1,71 @@
+"""Hardware costs before export: each kernel entry's estimated DSP and LUT, from its quantized value.
+
+The rules are those of the exported estimate (`rules.py`, `estimator.product_cost`). Weight, input and
+accumulator types are the precisions fpgaprune derives for hls4ml (`quantize.precision`); strategy and reuse
+factor come from the hls config. So a budget met here is met by the exported design's estimate, up to the
+rounding of each layer's total and the accumulators that pruning narrows further (never widens).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fpgaprune.hls.manifest import quantized_kernel
+from fpgaprune.pruning.costs import output_positions
+from fpgaprune.quantize.precision import FixedType, ValueRange, derive_precisions
+from fpgaprune.resources import rules
+from fpgaprune.resources.estimator import LayerTypes, product_cost
+from fpgaprune.strip import LayerGraph
+
+HARDWARE_LAYERS = ("QConv1D", "QConv2D", "QDense")  # layers whose products fpgaprune's export generates
+
+
+@dataclass
+class EntryCosts:
+    """Per hardware layer of a QKeras model: the estimated DSP and LUT of every kernel entry."""
+
+    dsp: dict  # layer -> array of the kernel's shape
+    lut: dict
+    notes: list
+
+    def total(self, layers=None) -> dict:
+        names = self.dsp if layers is None else [name for name in layers if name in self.dsp]
+        return {"DSP": float(sum(self.dsp[n].sum() for n in names)), "LUT": float(sum(self.lut[n].sum() for n in names))}
+
+
+def _setting(hls_config: dict, layer: str, key: str, default):
+    per_layer = hls_config.get("LayerName", {}).get(layer, {})
+    return per_layer.get(key, hls_config.get("Model", {}).get(key, default))
+
+
+def layer_hardware(qmodel, hls_config: dict, input_fixed: FixedType, board) -> tuple[dict, list]:
+    """({layer: LayerTypes} for the QKeras model's hardware layers, notes on layers left out)."""
+    plan, graph = derive_precisions(qmodel, input_fixed), LayerGraph(qmodel)
+    types, notes = {}, []
+    for layer in qmodel.layers:
+        if type(layer).__name__ not in HARDWARE_LAYERS:
+            continue
+        derived, sources = plan.types.get(layer.name, {}), graph.inbound[layer.name]
+        span = plan.ranges.get(sources[0]) if sources else ValueRange(input_fixed.lo, input_fixed.hi, input_fixed.frac)
+        if "weight" not in derived or "accum" not in derived or span is None:
+            notes.append(f"{layer.name}: no derived weight/accumulator type; its cost is not estimated")
+            continue
+        weight = derived["weight"]
+        types[layer.name] = LayerTypes(
+            weight.width, weight.frac, FixedType.covering(span.lo, span.hi, span.frac).width, derived["accum"].width,
+            int(_setting(hls_config, layer.name, "ReuseFactor", 1)),
+            str(_setting(hls_config, layer.name, "Strategy", "Latency")).lower(), "", output_positions(layer),
+            board.dsp_a_bits, board.dsp_b_bits)
+    return types, notes
+
+
+def entry_costs(qmodel, types: dict, notes=()) -> EntryCosts:
+    """Each kernel entry's (DSP, LUT) under `types` (from `layer_hardware`), from the quantized kernel."""
+    dsp, lut = {}, {}
+    for name, layer_types in types.items():
+        kernel = quantized_kernel(qmodel.get_layer(name))
+        unique, inverse = np.unique(rules.codes(kernel, layer_types.weight_frac), return_inverse=True)
+        costs = np.array([product_cost(int(code), layer_types) for code in unique], np.float64).reshape(-1, 2)
+        dsp[name] = costs[inverse.ravel(), 0].reshape(kernel.shape)
+        lut[name] = costs[inverse.ravel(), 1].reshape(kernel.shape)
+    return EntryCosts(dsp, lut, list(notes))

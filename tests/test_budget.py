@@ -1,0 +1,209 @@
+"""Pruning to a resource budget: the knapsack, the pricing, and budget runs through the pipeline."""
+
+import itertools
+
+import numpy as np
+import pytest
+import yaml
+
+import fpgaprune as fp
+from fpgaprune.budget import BudgetError, HardwareCosts, fit_to_budget, parse_budget
+from fpgaprune.cli import DEFAULT_CONFIG, entry
+from fpgaprune.hls import load_board, load_preset
+from fpgaprune.pipeline.checks import check_config
+from fpgaprune.pipeline.runner import run
+from fpgaprune.pipeline.schema import ConfigError, parse_config
+from fpgaprune.pruning import Pruner
+from fpgaprune.pruning.knapsack import BudgetInfeasible, solve
+from fpgaprune.quantize.precision import input_type
+from fpgaprune.tfk import keras
+
+SPEC = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
+                    "activation": "quantized_relu(6,2)"}, "layers": {}}
+
+
+def _brute_force(values, costs, capacity, must_keep, must_remove):
+    best = None
+    for keep in itertools.product((False, True), repeat=len(values)):
+        keep = np.array(keep, bool)
+        if np.any(keep & must_remove) or np.any(must_keep & ~keep) or np.any(costs @ keep > capacity + 1e-9):
+            continue
+        if best is None or values[keep].sum() > best:
+            best = values[keep].sum()
+    return best
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_knapsack_finds_the_brute_force_optimum(seed):
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(1, 11)), int(rng.integers(1, 4))
+    values = rng.uniform(0, 5, n) * (rng.random(n) > 0.1)
+    costs = rng.uniform(0, 10, (m, n)) * (rng.random((m, n)) > 0.2)  # some groups cost nothing (shifts)
+    capacity = rng.uniform(0, 0.7, m) * costs.sum(axis=1)
+    must_keep, must_remove = rng.random(n) < 0.15, rng.random(n) < 0.15
+    best = _brute_force(values, costs, capacity, must_keep, must_remove & ~must_keep)
+    if best is None:
+        with pytest.raises(BudgetInfeasible):
+            solve(values, costs, capacity, must_keep, must_remove)
+        return
+    result = solve(values, costs, capacity, must_keep, must_remove)
+    assert result.optimal
+    assert np.all(costs @ result.keep <= capacity + 1e-9)
+    assert not np.any(result.keep & must_remove & ~must_keep) and np.all(result.keep[must_keep])
+    assert result.value == pytest.approx(best, abs=1e-6)
+
+
+def _magnitude_only(values, costs, capacity):
+    """Remove the lowest values first until the rest fits (a sparsity-driven pruner reaching the budget)."""
+    keep = np.ones(values.size, bool)
+    for group in np.argsort(values, kind="stable"):
+        if np.all(costs @ keep <= capacity):
+            break
+        keep[group] = False
+    return keep
+
+
+def test_cost_aware_choice_keeps_more_than_magnitude_only():
+    # The weakest groups are shifts (±2^k: an adder, no multiplier); the next are costly multipliers.
+    values = np.array([1.0, 1.1, 1.2, 2.0, 2.1, 5.0, 6.0])
+    costs = np.array([[1.0, 1.0, 1.0, 9.0, 9.0, 9.0, 9.0]])
+    capacity = np.array([30.0])
+    cheap = _magnitude_only(values, costs, capacity)
+    aware = solve(values, costs, capacity).keep
+    assert np.all(costs @ aware <= capacity) and np.all(costs @ cheap <= capacity)
+    assert values[aware].sum() > values[cheap].sum()
+    assert aware[:3].all() and not cheap[:3].any()  # it keeps the cheap shifts that magnitude-only removes
+
+
+@pytest.fixture(scope="module")
+def trained():
+    from fpgaprune.architectures import small_cnn
+
+    dataset = fp.data.digits(seed=0)
+    keras.utils.set_random_seed(1)
+    model = small_cnn(dataset.x_train.shape[1:], (4, 8), dataset.classes)
+    model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(dataset.x_train, dataset.y_train, epochs=1, verbose=0)
+    return model, dataset
+
+
+def _costs(dataset, preset="latency_parallel"):
+    return HardwareCosts(SPEC, load_preset(preset)["HLSConfig"], input_type(dataset.x_test), load_board("pynq-z2"))
+
+
+@pytest.mark.parametrize("structure,limit", [("kernel", {"LUT": 0.05}), ("element", {"LUT": 0.04}),
+                                             ("filter", {"LUT+DSP": 0.06})])
+def test_a_fit_meets_the_budget_and_keeps_more_value_than_magnitude_only(trained, structure, limit):
+    model, dataset = trained
+    pruner, costs = Pruner(structure=structure), _costs(dataset)
+    budget = parse_budget(limit, load_board("pynq-z2"))
+    attached = pruner.attach(fp.hold(model))
+    masks, step = fit_to_budget(pruner, attached, costs, budget, margin=0.1)
+    pruner.apply(attached, masks)
+    achieved = budget.fractions(costs(attached).total())
+    assert np.all(achieved <= budget.limits() * 0.9 + 1e-9), (achieved, step)
+    assert achieved == pytest.approx(list(step.estimate.values()))
+    # magnitude-only at the lowest sparsity that fits the same aim keeps no more of the knapsack's value
+    for sparsity in np.linspace(0, 1, 41):
+        plain = pruner.prune(fp.hold(model), sparsity=float(sparsity))
+        if np.all(budget.fractions(costs(plain).total()) <= budget.limits() * 0.9):
+            break
+    kept = {name: attached.get_layer(name).kernel.numpy() != 0 for name in costs.types}
+    plain_kept = {name: plain.get_layer(name).kernel.numpy() != 0 for name in costs.types}
+    magnitude = {name: np.abs(model.get_layer(name).kernel.numpy()) for name in costs.types}
+    value = sum((magnitude[n] * kept[n]).sum() / magnitude[n].mean() for n in kept)
+    plain_value = sum((magnitude[n] * plain_kept[n]).sum() / magnitude[n].mean() for n in kept)
+    assert value >= plain_value * 0.999
+
+
+def test_an_impossible_budget_is_one_line_naming_the_limit(trained):
+    model, dataset = trained
+    pruner = Pruner(structure="kernel")
+    with pytest.raises(BudgetError, match=r"^pruning.budget: LUT <= 0.1% of PYNQ-Z2 \(53\) cannot be met") as error:
+        fit_to_budget(pruner, pruner.attach(fp.hold(model)), _costs(dataset),
+                      parse_budget({"LUT": 0.001}, load_board("pynq-z2")))
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("budget,message", [
+    ({"BRAM": 0.5}, "a budget limits LUT, DSP or their sum"),
+    ({"LUT+DSP": 300}, "a sum of resources takes a sum of fractions"),
+    ({"LUT": 0}, "expected a fraction of the board"),
+    ({"LUT": "half"}, "expected a fraction of the board"),
+])
+def test_bad_budgets_are_one_line_config_errors(budget, message):
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    config["pruning"].update(targets={}, budget=budget)
+    if budget == {"LUT": "half"}:
+        with pytest.raises(ConfigError, match="pruning.budget.LUT"):
+            parse_config(yaml.safe_dump(config))
+        return
+    parsed, at = parse_config(yaml.safe_dump(config), "run.yaml")
+    with pytest.raises(ConfigError, match=f"run.yaml:[0-9]+: pruning.budget.*{message}"):
+        check_config(parsed, at)
+
+
+def test_a_budget_replaces_targets():
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    config["pruning"]["budget"] = {"LUT": 0.5}
+    parsed, at = parse_config(yaml.safe_dump(config), "run.yaml")
+    with pytest.raises(ConfigError, match="pruning.targets .* or pruning.budget, not both"):
+        check_config(parsed, at)
+
+
+def _budget_config(tmp_path, budget, schedule="polynomial") -> dict:
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    config["training"]["epochs"] = 2
+    config["model"]["filters"] = [4, 8]
+    config["pruning"].update(targets={}, budget=budget, schedule=schedule, epochs=1)
+    config["finetune"]["epochs"] = 1
+    config["quantization"]["qat_epochs"] = 1
+    config["outputs"] = {"dir": str(tmp_path / "run"), "tb_samples": 20, "synthesize_layers": False}
+    return config
+
+
+def test_a_budget_run_fits_and_reports_budget_estimate_and_achieved(tmp_path):
+    config = parse_config(yaml.safe_dump(_budget_config(tmp_path, {"LUT": 0.1, "DSP": 0.5})))[0]
+    records = run(config, tmp_path / "run", echo=lambda line: None)
+    rows = records["report"]["metrics"]["budget"]
+    assert sorted(row["constraint"] for row in rows) == ["DSP", "LUT"]
+    rows = sorted(rows, key=lambda row: row["constraint"] != "LUT")
+    for row in rows:
+        assert row["fits"] and row["achieved"] <= row["budget"]
+        assert row["pruning"] <= row["budget"]  # aimed at 95% (the margin), then retrained at that mask
+        # the pre-export pricing and the exported project's estimate agree up to each layer's rounding
+        assert abs(row["achieved"] - row["final"]) * 53200 <= 3 + 1e-6
+    aimed = records["prune"]["metrics"]["budget"]["aimed"]
+    assert aimed["LUT"] == pytest.approx(0.095) and aimed["DSP"] == 0.0  # 6-bit: no DSPs to start with
+    assert records["report"]["metrics"]["fits"]
+    html = (tmp_path / "run" / "report" / "report.html").read_text()
+    md = (tmp_path / "run" / "report" / "report.md").read_text()
+    assert "<h2>Budget</h2>" in html and "## Budget" in md
+    lut = rows[0]
+    assert f"{100 * lut['achieved']:.1f}%" in html and f"{100 * lut['budget']:.1f}%" in md
+    assert records["csim"]["metrics"]["bit_exact"]
+
+
+def test_an_impossible_budget_stops_the_run_with_one_line(tmp_path, capsys):
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(_budget_config(tmp_path, {"LUT": 0.002}, "one_shot")))
+    code = entry(["run", str(path)])
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 1 and "Traceback" not in err
+    assert len(errors) == 1 and "stage prune failed: pruning.budget: LUT <= 0.2%" in errors[0], err
+    assert "cannot be met" in errors[0] and "still needs" in errors[0]
+    assert not (tmp_path / "run" / "prune").exists()
+
+
+def test_budget_stage_keys_include_the_hardware_sections():
+    from fpgaprune.pipeline.runner import stage_keys
+
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    plain = stage_keys(parse_config(yaml.safe_dump(config))[0])
+    config["hls"]["preset"] = "resource_stream"
+    assert stage_keys(parse_config(yaml.safe_dump(config))[0])["prune"] == plain["prune"]
+    config["pruning"].update(targets={}, budget={"LUT": 0.5})
+    budgeted = stage_keys(parse_config(yaml.safe_dump(config))[0])
+    config["hls"]["preset"] = "latency_parallel"
+    assert stage_keys(parse_config(yaml.safe_dump(config))[0])["prune"] != budgeted["prune"]
