@@ -151,11 +151,11 @@ def test_a_budget_replaces_targets():
         check_config(parsed, at)
 
 
-def _budget_config(tmp_path, budget, schedule="polynomial") -> dict:
+def _budget_config(tmp_path, budget, schedule="polynomial", structure="hybrid") -> dict:
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
     config["training"]["epochs"] = 2
     config["model"]["filters"] = [4, 8]
-    config["pruning"].update(targets={}, budget=budget, schedule=schedule, epochs=1)
+    config["pruning"].update(targets={}, budget=budget, schedule=schedule, epochs=1, structure=structure)
     config["finetune"]["epochs"] = 1
     config["quantization"]["qat_epochs"] = 1
     config["outputs"] = {"dir": str(tmp_path / "run"), "tb_samples": 20, "synthesize_layers": False}
@@ -186,7 +186,7 @@ def test_a_budget_run_fits_and_reports_budget_estimate_and_achieved(tmp_path):
 
 def test_an_impossible_budget_stops_the_run_with_one_line(tmp_path, capsys):
     path = tmp_path / "run.yaml"
-    path.write_text(yaml.safe_dump(_budget_config(tmp_path, {"LUT": 0.002}, "one_shot")))
+    path.write_text(yaml.safe_dump(_budget_config(tmp_path, {"LUT": 0.002}, "one_shot", "kernel")))
     code = entry(["run", str(path)])
     err = capsys.readouterr().err
     errors = [line for line in err.splitlines() if line.startswith("error:")]
@@ -207,3 +207,67 @@ def test_budget_stage_keys_include_the_hardware_sections():
     budgeted = stage_keys(parse_config(yaml.safe_dump(config))[0])
     config["hls"]["preset"] = "latency_parallel"
     assert stage_keys(parse_config(yaml.safe_dump(config))[0])["prune"] != budgeted["prune"]
+
+
+def test_repair_after_qat_prunes_until_the_quantized_weights_fit(trained):
+    from fpgaprune.budget import repair
+    from fpgaprune.quantize import to_qkeras
+
+    model, dataset = trained
+    pruner, costs = Pruner(structure="kernel"), _costs(dataset)
+    quantized = to_qkeras(pruner.attach(fp.hold(model)), SPEC)
+    before = costs(quantized).total()["LUT"] / 53200
+    budget = parse_budget({"LUT": round(before * 0.8, 4)}, load_board("pynq-z2"))
+    fixed = repair(pruner, quantized, costs, budget)
+    assert fixed.repaired and fixed.groups > 0
+    assert fixed.before["LUT"] == pytest.approx(before)
+    assert fixed.after["LUT"] <= budget.limits()[0] == pytest.approx(round(before * 0.8, 4))
+    assert costs(quantized).total()["LUT"] / 53200 == pytest.approx(fixed.after["LUT"])
+    again = repair(pruner, quantized, costs, budget)
+    assert not again.repaired and again.after == again.before  # it fits now: nothing more is pruned
+
+
+def test_a_dsp_count_budget_at_widths_that_use_dsps(trained):
+    model, dataset = trained
+    wide = {"default": {"kernel": "quantized_bits(12,1,alpha=1)", "bias": "quantized_bits(12,3,alpha=1)",
+                        "activation": "quantized_relu(12,4)"}, "layers": {}}
+    costs = HardwareCosts(wide, load_preset("latency_parallel")["HLSConfig"], input_type(dataset.x_test),
+                          load_board("pynq-z2"))
+    dense_dsp = costs(model).total()["DSP"]
+    assert dense_dsp > 220  # more than the board has: conv2 and fc read 12-bit activations: their 12-bit products go to DSPs
+    pruner = Pruner(structure="kernel")
+    budget = parse_budget({"DSP": 150}, load_board("pynq-z2"))  # a count: 150 of the board's 220
+    attached = pruner.attach(fp.hold(model))
+    masks, step = fit_to_budget(pruner, attached, costs, budget, margin=0.0)
+    pruner.apply(attached, masks)
+    assert 140 <= costs(attached).total()["DSP"] <= 150  # the knapsack spends what it may
+    assert step.estimate["DSP"] == pytest.approx(costs(attached).total()["DSP"] / 220)
+
+
+def test_hybrid_removes_whole_kernels_then_elements_inside_the_kept_ones(trained):
+    from fpgaprune.budget import BudgetFit, hybrid_pruners
+
+    model, dataset = trained
+    costs = _costs(dataset)
+    fit = BudgetFit(hybrid_pruners(), costs, parse_budget({"LUT": 0.05}, load_board("pynq-z2")), margin=0.0)
+    attached = fit.attach(fp.hold(model))
+    step = fit(attached)
+    assert costs(attached).total()["LUT"] / 53200 <= 0.05 + 1e-9
+    assert step.estimate["LUT"] == pytest.approx(costs(attached).total()["LUT"] / 53200)
+    kernel = attached.get_layer("conv2").kernel.numpy()
+    zeros = (kernel == 0).reshape(-1, *kernel.shape[-2:]).sum(axis=0)  # zeros per (ci, co) kernel of 9 taps
+    assert np.any(zeros == 9) and np.any((zeros > 0) & (zeros < 9))  # whole kernels, and taps of kept ones
+
+
+def test_hybrid_needs_a_budget():
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    config["pruning"]["structure"] = "hybrid"
+    parsed, at = parse_config(yaml.safe_dump(config), "run.yaml")
+    with pytest.raises(ConfigError, match="pruning.structure: found 'hybrid'; it prunes to a budget"):
+        check_config(parsed, at, model=_digits_cnn())
+
+
+def _digits_cnn():
+    from fpgaprune.architectures import small_cnn
+
+    return small_cnn((8, 8, 1), (4, 8), 10)

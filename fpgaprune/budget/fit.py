@@ -17,6 +17,7 @@ from fpgaprune.resources.entry_costs import EntryCosts, entry_costs, layer_hardw
 from fpgaprune.tfk import keras
 
 DEFAULT_MARGIN = 0.05  # prune to 95% of each limit before QAT; the exported estimate must then fit
+HYBRID_FIRST_SHARE = 0.5  # hybrid: kernels make half of the saving, elements inside the kept kernels the rest
 
 
 class HardwareCosts:
@@ -87,28 +88,61 @@ def fit_to_budget(pruner: Pruner, model, costs: HardwareCosts, budget: Budget, m
                              pruned)
 
 
+@dataclass
+class BudgetFit:
+    """Fits a model to `budget` in place: with one pruner, or with two (hybrid: kernels first, then elements
+    inside the kept kernels), the first taking HYBRID_FIRST_SHARE of the saving."""
+
+    pruners: tuple
+    costs: HardwareCosts
+    budget: Budget
+    margin: float = DEFAULT_MARGIN
+
+    def attach(self, model):
+        return self.pruners[0].attach(model)
+
+    def final_aim(self) -> np.ndarray:
+        return self.budget.limits() * (1.0 - self.margin)
+
+    def __call__(self, model, aim=None) -> BudgetStep:
+        aim = self.final_aim() if aim is None else np.asarray(aim, np.float64)
+        if len(self.pruners) > 1:
+            start = self.budget.fractions(usage_of(self.costs(model)))
+            first = np.maximum(aim, np.minimum(start, start - HYBRID_FIRST_SHARE * (start - aim)))
+            self._apply(self.pruners[0], model, first)
+        return self._apply(self.pruners[-1], model, aim)
+
+    def _apply(self, pruner: Pruner, model, aim) -> BudgetStep:
+        masks, step = fit_to_budget(pruner, model, self.costs, self.budget, aim=aim)
+        pruner.apply(model, masks)
+        return step
+
+
+def hybrid_pruners(**options) -> tuple:
+    """Kernels first (conv layers; Dense layers by element), then elements inside the kept kernels."""
+    return Pruner(structure="kernel", **options), Pruner(structure="element", **options)
+
+
 class BudgetPruning(keras.callbacks.Callback):
     """During `fit`: at each update step of `schedule` (a PolynomialDecay from 0 to 1, read as progress), prune
     toward the budget: the aim moves from the model's estimate at the start to the limits less the margin."""
 
-    def __init__(self, pruner: Pruner, schedule, costs: HardwareCosts, budget: Budget, margin: float = DEFAULT_MARGIN):
+    def __init__(self, fit: BudgetFit, schedule):
         super().__init__()
-        self.pruner, self.schedule, self.costs, self.budget, self.margin = pruner, schedule, costs, budget, margin
+        self.fit, self.schedule = fit, schedule
         self.start: np.ndarray | None = None
         self.history: list[BudgetStep] = []
 
     def on_train_begin(self, logs=None):
-        self.start = self.budget.fractions(usage_of(self.costs(self.model)))
+        self.start = self.fit.budget.fractions(usage_of(self.fit.costs(self.model)))
 
     def on_train_batch_begin(self, batch, logs=None):
         step = int(self.model.optimizer.iterations.numpy())
         update, progress = self.schedule(step)
         if update:
-            final = self.budget.limits() * (1.0 - self.margin)
-            aim = np.minimum(self.start, self.start + float(progress) * (final - self.start))
-            masks, record = fit_to_budget(self.pruner, self.model, self.costs, self.budget, aim=aim)
-            self.pruner.apply(self.model, masks)
-            self.history.append(record)
+            final = self.fit.final_aim()
+            self.history.append(self.fit(self.model, np.minimum(self.start, self.start + float(progress) *
+                                                                (final - self.start))))
 
 
 @dataclass
@@ -123,7 +157,8 @@ class Repair:
 
 
 def repair(pruner: Pruner, qmodel, costs: HardwareCosts, budget: Budget) -> Repair:
-    """Price the quantized model; if it no longer fits, prune the least important groups until it does."""
+    """Price the quantized model; if it no longer fits, prune the least important groups until it does (no
+    margin: nothing trains after the last repair)."""
     names = [c.name for c in budget.constraints]
     usage = usage_of(costs(qmodel))
     before = dict(zip(names, budget.fractions(usage).tolist()))

@@ -144,18 +144,27 @@ def hardware_costs(config, dataset):
                          config.quantization.batchnorm)
 
 
+def _budget_fit(config, dataset):
+    """How the run fits its budget: its pruner (or, for structure `hybrid`, kernels then elements)."""
+    from fpgaprune.budget import BudgetFit, hybrid_pruners
+
+    if config.pruning.structure == "hybrid":
+        pruners = hybrid_pruners(score=config.pruning.score, do_not_prune=config.pruning.do_not_prune)
+    else:
+        pruners = (_pruner(config),)
+    return BudgetFit(pruners, hardware_costs(config, dataset), _budget(config), config.pruning.budget_margin)
+
+
 def _budgeted(config, held, dataset):
     """Pruning to the budget: one knapsack fit, or fits that move toward it over the pruning epochs."""
-    from fpgaprune.budget import BudgetPruning, fit_to_budget
+    from fpgaprune.budget import BudgetPruning
 
-    budget, pruner, costs = _budget(config), _pruner(config), hardware_costs(config, dataset)
-    attached = pruner.attach(held)
+    fit = _budget_fit(config, dataset)
+    budget, costs, attached = fit.budget, fit.costs, fit.attach(held)
     if config.pruning.schedule == "one_shot":
-        masks, step = fit_to_budget(pruner, attached, costs, budget, config.pruning.budget_margin)
-        pruner.apply(attached, masks)
+        step = fit(attached)
     else:
-        callback = BudgetPruning(pruner, _polynomial(config, dataset, 0.0, 1.0), costs, budget,
-                                 config.pruning.budget_margin)
+        callback = BudgetPruning(fit, _polynomial(config, dataset, 0.0, 1.0))
         _fit(attached, dataset, config.pruning.epochs, config.finetune.learning_rate, config, "prune", [callback])
         step = callback.history[-1]
     estimate = dict(zip([c.name for c in budget.constraints], budget.fractions(costs(attached).total()).tolist()))
@@ -225,12 +234,13 @@ def _repaired(config, quantized, dataset) -> dict:
     are pruned, one epoch of QAT follows, and a last repair (without training) makes it fit."""
     from fpgaprune.budget import repair
 
-    budget, pruner, costs = _budget(config), _pruner(config), hardware_costs(config, dataset)
-    first = repair(pruner, quantized, costs, budget)
+    fit = _budget_fit(config, dataset)
+    pruner = fit.pruners[-1]
+    first = repair(pruner, quantized, fit.costs, fit.budget)
     last = first
     if first.repaired:
         _fit(quantized, dataset, 1, config.quantization.learning_rate, config, "QAT (repair)")
-        last = repair(pruner, quantized, costs, budget)
+        last = repair(pruner, quantized, fit.costs, fit.budget)
     return {"after_qat": first.before, "final": last.after, "repaired": first.repaired or last.repaired,
             "repaired_groups": first.groups + last.groups, "notes": first.notes + last.notes}
 
