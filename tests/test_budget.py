@@ -98,22 +98,31 @@ def test_a_fit_meets_the_budget_and_keeps_more_value_than_magnitude_only(trained
     pruner, costs = Pruner(structure=structure), _costs(dataset)
     budget = parse_budget(limit, load_board("pynq-z2"))
     attached = pruner.attach(fp.hold(model))
+    prices = costs(attached)  # the prices the knapsack sees: before pruning narrows any accumulator
     masks, step = fit_to_budget(pruner, attached, costs, budget, margin=0.1)
     pruner.apply(attached, masks)
-    achieved = budget.fractions(costs(attached).total())
-    assert np.all(achieved <= budget.limits() * 0.9 + 1e-9), (achieved, step)
-    assert achieved == pytest.approx(list(step.estimate.values()))
-    # magnitude-only at the lowest sparsity that fits the same aim keeps no more of the knapsack's value
-    for sparsity in np.linspace(0, 1, 41):
+    aim = budget.limits()[0] * 0.9 - budget.rounding(len(prices.lut))[0]
+    assert step.aimed[budget.constraints[0].name] == pytest.approx(aim)
+    # re-priced after pruning, narrower accumulators cost no more than the knapsack counted
+    achieved = budget.fractions(costs(attached).total())[0]
+    assert achieved <= list(step.estimate.values())[0] + 1e-12 <= aim + 1e-9
+
+    def kept_value_and_cost(pruned):
+        kept = {name: pruned.get_layer(name).kernel.numpy() != 0 for name in prices.lut}
+        magnitude = {name: np.abs(model.get_layer(name).kernel.numpy()) for name in prices.lut}
+        value = sum((magnitude[n] * kept[n]).sum() / magnitude[n].mean() for n in kept)
+        return value, budget.fractions({"LUT": sum((prices.lut[n] * kept[n]).sum() for n in kept),
+                                        "DSP": sum((prices.dsp[n] * kept[n]).sum() for n in kept)})[0]
+
+    # magnitude-only: the lowest sparsity whose kept weights fit the same aim at the same prices
+    for sparsity in np.linspace(0, 1, 101):
         plain = pruner.prune(fp.hold(model), sparsity=float(sparsity))
-        if np.all(budget.fractions(costs(plain).total()) <= budget.limits() * 0.9):
+        plain_value, plain_cost = kept_value_and_cost(plain)
+        if plain_cost <= aim:
             break
-    kept = {name: attached.get_layer(name).kernel.numpy() != 0 for name in costs.types}
-    plain_kept = {name: plain.get_layer(name).kernel.numpy() != 0 for name in costs.types}
-    magnitude = {name: np.abs(model.get_layer(name).kernel.numpy()) for name in costs.types}
-    value = sum((magnitude[n] * kept[n]).sum() / magnitude[n].mean() for n in kept)
-    plain_value = sum((magnitude[n] * plain_kept[n]).sum() / magnitude[n].mean() for n in kept)
-    assert value >= plain_value * 0.999
+    value, cost = kept_value_and_cost(attached)
+    assert cost <= aim + 1e-9 and plain_cost <= aim
+    assert value >= plain_value - 1e-6, (value, plain_value, sparsity)
 
 
 def test_an_impossible_budget_is_one_line_naming_the_limit(trained):
@@ -174,7 +183,7 @@ def test_a_budget_run_fits_and_reports_budget_estimate_and_achieved(tmp_path):
         # the pre-export pricing and the exported project's estimate agree up to each layer's rounding
         assert abs(row["achieved"] - row["final"]) * 53200 <= 3 + 1e-6
     aimed = records["prune"]["metrics"]["budget"]["aimed"]
-    assert aimed["LUT"] == pytest.approx(0.095) and aimed["DSP"] == 0.0  # 6-bit: no DSPs to start with
+    assert aimed["LUT"] == pytest.approx(0.095, abs=1e-4) and aimed["DSP"] == 0.0  # 6-bit: no DSPs to start with
     assert records["report"]["metrics"]["fits"]
     html = (tmp_path / "run" / "report" / "report.html").read_text()
     md = (tmp_path / "run" / "report" / "report.md").read_text()
@@ -240,8 +249,7 @@ def test_a_dsp_count_budget_at_widths_that_use_dsps(trained):
     attached = pruner.attach(fp.hold(model))
     masks, step = fit_to_budget(pruner, attached, costs, budget, margin=0.0)
     pruner.apply(attached, masks)
-    assert 140 <= costs(attached).total()["DSP"] <= 150  # the knapsack spends what it may
-    assert step.estimate["DSP"] == pytest.approx(costs(attached).total()["DSP"] / 220)
+    assert 140 <= costs(attached).total()["DSP"] <= step.estimate["DSP"] * 220 + 1e-9 <= 150  # it spends what it may
 
 
 def test_hybrid_removes_whole_kernels_then_elements_inside_the_kept_ones(trained):
@@ -252,8 +260,7 @@ def test_hybrid_removes_whole_kernels_then_elements_inside_the_kept_ones(trained
     fit = BudgetFit(hybrid_pruners(), costs, parse_budget({"LUT": 0.05}, load_board("pynq-z2")), margin=0.0)
     attached = fit.attach(fp.hold(model))
     step = fit(attached)
-    assert costs(attached).total()["LUT"] / 53200 <= 0.05 + 1e-9
-    assert step.estimate["LUT"] == pytest.approx(costs(attached).total()["LUT"] / 53200)
+    assert costs(attached).total()["LUT"] / 53200 <= step.estimate["LUT"] + 1e-12 <= 0.05
     kernel = attached.get_layer("conv2").kernel.numpy()
     zeros = (kernel == 0).reshape(-1, *kernel.shape[-2:]).sum(axis=0)  # zeros per (ci, co) kernel of 9 taps
     assert np.any(zeros == 9) and np.any((zeros > 0) & (zeros < 9))  # whole kernels, and taps of kept ones

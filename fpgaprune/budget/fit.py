@@ -22,7 +22,7 @@ HYBRID_FIRST_SHARE = 0.5  # hybrid: kernels make half of the saving, elements in
 
 class HardwareCosts:
     """Prices a model's kernel entries: a float model through a QKeras copy with the run's quantizers, a QKeras
-    model as it is. Types (bits, accumulators, reuse) are derived once, from the first model priced."""
+    model as it is. Types (bits, accumulators, reuse) are derived from the weights priced, as the export does."""
 
     def __init__(self, spec: dict, hls_config: dict, input_fixed, board, batchnorm: str = "fold"):
         self.spec, self.hls_config, self.input_fixed, self.board, self.batchnorm = (
@@ -34,8 +34,7 @@ class HardwareCosts:
 
         quantized = any(type(layer).__name__.startswith("Q") for layer in model.layers)
         qmodel = model if quantized else to_qkeras(model, self.spec, batchnorm=self.batchnorm)
-        if self.types is None:
-            self.types, self.notes = layer_hardware(qmodel, self.hls_config, self.input_fixed, self.board)
+        self.types, self.notes = layer_hardware(qmodel, self.hls_config, self.input_fixed, self.board)
         return entry_costs(qmodel, self.types, self.notes)
 
 
@@ -60,6 +59,7 @@ def fit_to_budget(pruner: Pruner, model, costs: HardwareCosts, budget: Budget, m
     priced = costs(model)
     targets = {t.layer for t in pruner.targets(model)}
     aim = budget.limits() * (1.0 - margin) if aim is None else np.asarray(aim, np.float64)
+    aim = np.maximum(aim - budget.rounding(len(priced.dsp)), 0.0)
     fixed = budget.fractions(usage_of(priced, [name for name in priced.dsp if name not in targets]))
     for constraint, floor, limit in zip(budget.constraints, fixed, aim):
         if floor > limit:

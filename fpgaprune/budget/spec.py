@@ -46,6 +46,10 @@ class Budget:
     def limits(self) -> np.ndarray:
         return np.array([c.limit for c in self.constraints])
 
+    def rounding(self, layers: int) -> np.ndarray:
+        """Per constraint, one unit of each resource per layer: the exported estimate rounds each layer's total up."""
+        return np.array([sum(layers / self.board.resources[r] for r in c.resources) for c in self.constraints])
+
     def fits(self, usage: dict) -> bool:
         return bool(np.all(self.fractions(usage) <= self.limits() + 1e-9))
 
