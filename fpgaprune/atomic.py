@@ -7,12 +7,17 @@ from pathlib import Path
 
 def write_text_atomic(path, text: str) -> Path:
     """Write `text` to `path` so that readers see the old file or the whole new one, never a part."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path, data: bytes) -> Path:
+    """Write `data` to `path` so that readers see the old file or the whole new one, never a part."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

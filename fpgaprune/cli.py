@@ -106,6 +106,34 @@ def run(config, from_stage, out, trust_model_code):
 
 
 @main.command()
+@click.argument("config", required=False, type=click.Path(dir_okay=False))
+@click.option("--grid", multiple=True, metavar="AXIS=V1,V2",
+              help="an axis and its values: sparsity, bits, structure, budget_lut, budget_dsp or a dotted config key; "
+                   "repeat for more axes (default: the config's sweep.grid)")
+@click.option("--out", type=click.Path(file_okay=False), help="sweep directory (default: outputs.dir + '-sweep')")
+@click.option("--address", help="an existing Ray cluster, e.g. ray://head:10001 (default: sweep.ray.address, else a "
+                                "local Ray)")
+@click.option("--cpus", type=click.IntRange(min=1), help="CPUs of the local Ray: one point runs per CPU")
+@click.option("--trust-model-code", is_flag=True, help=TRUST_HELP)
+def sweep(config, grid, out, address, cpus, trust_model_code):
+    """Run every point of a grid as an ordinary run (on Ray), resumable; write results.csv/.md, pareto.png, sweep.html."""
+    from fpgaprune.sweep import parse_grid, run_sweep
+
+    parsed = _config(config or DEFAULT_CONFIG, trust_model_code)
+    axes = parse_grid(list(grid) if grid else parsed.sweep.grid)
+    sweep_dir = Path(out or f"{parsed.outputs.dir}-sweep")
+    click.echo(f"fpgaprune sweep {config or '(default: digits)'} -> {sweep_dir}")
+    outcome = run_sweep(parsed, axes, sweep_dir, address or parsed.sweep.ray.address, cpus or parsed.sweep.ray.cpus,
+                        echo=click.echo)
+    click.echo(f"results:   {sweep_dir / 'results.csv'}, {sweep_dir / 'results.md'}\n"
+               f"plot:      {sweep_dir / 'pareto.png'} (and {sweep_dir / 'sweep.html'})")
+    if outcome.failed:
+        click.echo(f"failed:    {len(outcome.failed)} of {len(outcome.results)} points (see results.md); a re-run "
+                   "retries them and skips the finished ones", err=True)
+        raise click.exceptions.Exit(1)
+
+
+@main.command()
 @click.argument("config", type=click.Path(dir_okay=False))
 @click.option("--trust-model-code", is_flag=True, help=TRUST_HELP)
 def validate(config, trust_model_code):

@@ -22,6 +22,11 @@ def stage_sections(config) -> dict:
     return {stage: sections + BUDGET_SECTIONS.get(stage, ()) for stage, sections in STAGE_SECTIONS.items()}
 
 
+def json_value(value):
+    """numpy scalars (in metrics) as Python numbers; anything else JSON cannot write, as text."""
+    return value.item() if hasattr(value, "item") else str(value)
+
+
 class StageRecord(BaseModel):
     """`<stage>/stage.json`: the stage's key, the config it ran with, the stack's versions, time and metrics."""
 
@@ -43,7 +48,7 @@ class StageRecord(BaseModel):
             return None
 
     def text(self) -> str:
-        return json.dumps(self.model_dump(), indent=1, default=str)
+        return json.dumps(self.model_dump(), indent=1, default=json_value)
 
 
 class SynthRecord(BaseModel):
@@ -65,4 +70,4 @@ class SynthRecord(BaseModel):
         return cls.model_validate_json(Path(path).read_text())
 
     def text(self) -> str:
-        return json.dumps(self.model_dump(exclude_none=True), indent=1, default=str)
+        return json.dumps(self.model_dump(exclude_none=True), indent=1, default=json_value)

@@ -87,17 +87,18 @@ def run_lock(run_dir: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def run(config, run_dir, from_stage: str | None = None, echo=print) -> dict:
-    """Run (or resume) every stage under the run directory's lock; returns {stage: its stage.json record}."""
+def run(config, run_dir, from_stage: str | None = None, echo=print, until: str | None = None) -> dict:
+    """Run (or resume) every stage, or those up to `until`, under the run directory's lock; returns {stage: its
+    stage.json record}."""
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise FpgapruneError(f"{run_dir}: is a file; the run directory must be a directory")
     run_dir.mkdir(parents=True, exist_ok=True)
     with run_lock(run_dir):
-        return _run_stages(config, run_dir, from_stage, echo)
+        return _run_stages(config, run_dir, from_stage, echo, until)
 
 
-def _run_stages(config, run_dir: Path, from_stage: str | None, echo) -> dict:
+def _run_stages(config, run_dir: Path, from_stage: str | None, echo, until: str | None = None) -> dict:
     for leftover in run_dir.glob(".*.tmp-*"):
         shutil.rmtree(leftover, ignore_errors=True)
     write_text_atomic(run_dir / "config.json", config.model_dump_json(indent=1))
@@ -108,6 +109,8 @@ def _run_stages(config, run_dir: Path, from_stage: str | None, echo) -> dict:
         if record and record["key"] == keys[stage] and not forced:
             echo(f"  {stage:<9} up to date (skipped)")
             records[stage] = record
+            if stage == until:
+                break
             continue
         forced = True  # everything after a re-run stage re-runs too
         tmp = run_dir / f".{stage}.tmp-{uuid.uuid4().hex[:8]}"
@@ -126,4 +129,6 @@ def _run_stages(config, run_dir: Path, from_stage: str | None, echo) -> dict:
         _replace(tmp, run_dir / stage)
         records[stage] = json.loads(text)
         echo(f"  {stage:<9} done in {records[stage]['seconds']:.1f} s")
+        if stage == until:
+            break
     return records

@@ -83,6 +83,16 @@ class OutputsSection(Strict):
     synthesize_layers: bool = True  # yosys measurement of the DA circuit per layer
 
 
+class RaySection(Strict):
+    address: Optional[str] = None  # an existing Ray cluster ("ray://host:10001" or "auto"); None: a local Ray
+    cpus: Optional[PositiveInt] = None  # CPUs of the local Ray (default: all); one trial per CPU
+
+
+class SweepSection(Strict):
+    grid: dict[str, list] = {}  # axis -> values, e.g. {sparsity: [0.3, 0.6], bits: [4, 6]}
+    ray: RaySection = RaySection()
+
+
 class RunConfig(Strict):
     name: str = "digits"
     seed: int = 0
@@ -95,6 +105,7 @@ class RunConfig(Strict):
     hls: HlsSection = HlsSection()
     board: str = "pynq-z2"
     outputs: OutputsSection = OutputsSection()
+    sweep: SweepSection = SweepSection()  # read by `fpgaprune sweep` only
 
 
 def parse_config(text: str, source: str = "<config>") -> tuple[RunConfig, Located]:

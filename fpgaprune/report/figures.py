@@ -87,3 +87,40 @@ def kernel_cost_map_figure(title: str, costs: np.ndarray, pruned: np.ndarray):
     axis.set_title(title, fontsize=9)
     fig.colorbar(image, ax=axis, label="estimated LUTs (multiplier + adders)")
     return fig
+
+
+def pareto(table: list, board_name: str) -> bytes:
+    """`pareto_figure` as PNG bytes."""
+    return _png(pareto_figure(table, board_name))
+
+
+def pareto_figure(table: list, board_name: str):
+    """Accuracy against the LUT and the DSP share of the board, one dot per finished point; the non-dominated
+    points ringed and joined. Measured DA figures (yosys), where a point has them, as hollow triangles."""
+    plt = _pyplot()
+    done = [row for row in table if row["status"] == "ok"]
+    panels = [("LUT", "LUT_fraction", "pareto_LUT")]
+    if any(row["DSP"] for row in done):
+        panels.append(("DSP", "DSP_fraction", "pareto_DSP"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), layout="constrained", squeeze=False,
+                             sharey=True)
+    for axis, (name, cost, front) in zip(axes[0], panels):
+        x = [100 * row[cost] for row in done]
+        y = [100 * row["accuracy_quantized"] for row in done]
+        axis.scatter(x, y, s=22, color="#7f7f7f", label="point (estimate)", zorder=2)
+        best = sorted((100 * row[cost], 100 * row["accuracy_quantized"]) for row in done if row[front])
+        if best:
+            axis.plot(*zip(*best), color="#d62728", lw=1, zorder=1)
+            axis.scatter(*zip(*best), s=70, facecolors="none", edgecolors="#d62728", label="non-dominated", zorder=3)
+        measured = [(100 * row["measured_LUT_fraction"], 100 * row["accuracy_quantized"])
+                    for row in done if name == "LUT" and row.get("measured_LUT_fraction") is not None]
+        if measured:
+            axis.scatter(*zip(*measured), marker="^", s=30, facecolors="none", edgecolors="#2ca02c",
+                         label="measured (yosys, DA circuit)", zorder=2)
+        axis.set_xlabel(f"{name} (% of {board_name}, estimate)")
+        axis.grid(alpha=0.3)
+    axes[0][0].set_ylabel("accuracy after QAT (%)")
+    handles = {label: handle for axis in axes[0] for handle, label in zip(*axis.get_legend_handles_labels())}
+    fig.legend(list(handles.values()), list(handles), fontsize=8, loc="outside lower center", ncols=len(handles))
+    fig.suptitle("Sweep: accuracy against hardware" + ("" if len(panels) > 1 else " (DSP: none used)"), fontsize=10)
+    return fig

@@ -1,0 +1,23 @@
+"""The sweep page (sweep.html): the Pareto plot and the results table, in the report's style."""
+
+import base64
+from pathlib import Path
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+def sweep_page(table: list, axes: list, board, source: str) -> tuple[bytes, str]:
+    """(pareto.png, sweep.html) for a sweep's result rows."""
+    import jinja2
+
+    from fpgaprune.report import figures
+
+    png = figures.pareto(table, board.name)
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+                                     autoescape=jinja2.select_autoescape(["html", "html.j2"]))
+    done = [row for row in table if row["status"] == "ok"]
+    best = max(done, key=lambda row: row["accuracy_quantized"], default=None)
+    html = environment.get_template("sweep.html.j2").render(
+        table=table, axes=axes, board=board, source=source, png=base64.b64encode(png).decode("ascii"), best=best,
+        failed=[row for row in table if row["status"] != "ok"], title=f"fpgaprune sweep on {board.name}")
+    return png, html

@@ -1,0 +1,140 @@
+"""Sweeps: the grid, points as ordinary runs on a local Ray (2 CPUs), the table and plot, failures, resume."""
+
+import csv
+import json
+
+import pytest
+import yaml
+
+from fpgaprune.cli import DEFAULT_CONFIG
+from fpgaprune.pipeline.schema import parse_config
+from fpgaprune.sweep import SweepError, parse_grid, point_config, points, run_sweep
+
+
+def _base() -> dict:
+    return parse_config(DEFAULT_CONFIG.read_text())[0].model_dump(mode="json")
+
+
+def test_grid_from_the_command_line_and_from_yaml_gives_the_same_points():
+    cli = parse_grid(["sparsity=0.3,0.6", "bits=4,6", "structure=kernel"])
+    assert cli == parse_grid({"sparsity": [0.3, 0.6], "bits": [4, 6], "structure": "kernel"})
+    names = [point.name for point in points(cli)]
+    assert names == ["bits=4,sparsity=0.3,structure=kernel", "bits=4,sparsity=0.6,structure=kernel",
+                     "bits=6,sparsity=0.3,structure=kernel", "bits=6,sparsity=0.6,structure=kernel"]
+
+
+def test_each_named_axis_sets_the_config_it_names():
+    base = _base()
+    point = points(parse_grid(["sparsity=0.7", "bits=4", "quantization.qat_epochs=2"]))[0]
+    config = point_config(base, point)
+    assert config["pruning"]["targets"] == {"conv2": 0.7} and config["pruning"]["budget"] == {}
+    assert config["quantization"]["default"]["kernel"] == "quantized_bits(4,0,alpha=1)"
+    assert config["quantization"]["default"]["activation"] == "quantized_relu(4,2)"
+    assert config["quantization"]["default"]["bias"] == base["quantization"]["default"]["bias"]
+    assert config["quantization"]["qat_epochs"] == 2
+    budget = point_config(base, points(parse_grid(["budget_lut=0.3", "budget_dsp=0.5", "structure=hybrid"]))[0])
+    assert budget["pruning"]["budget"] == {"LUT": 0.3, "DSP": 0.5} and budget["pruning"]["targets"] == {}
+    assert budget["pruning"]["structure"] == "hybrid"
+    assert base["pruning"]["targets"] == {"conv2": 0.6}  # the base is not modified
+
+
+@pytest.mark.parametrize("grid,message", [
+    ([], "the sweep has no axis"),
+    (["sparsity"], "expected AXIS=V1,V2"),
+    (["bits=4,4"], "expected distinct values"),
+    (["sparsity=0.3", "budget_lut=0.5"], "exclude each other"),
+])
+def test_bad_grids_are_one_line(grid, message):
+    with pytest.raises(SweepError, match=message):
+        parse_grid(grid)
+
+
+@pytest.mark.parametrize("grid,message", [
+    (["bits=1"], "expected a width of at least 2 bits"),
+    (["training.epochs.deep=1"], "'epochs' is not a config section"),
+])
+def test_bad_points_are_one_line(grid, message):
+    with pytest.raises(SweepError, match=message):
+        point_config(_base(), points(parse_grid(grid))[0])
+
+
+def test_a_point_that_does_not_validate_names_the_point(tmp_path):
+    config = parse_config(DEFAULT_CONFIG.read_text())[0]
+    with pytest.raises(SweepError, match=r"^sweep point sparsity=1.5: pruning.targets.conv2: found 1.5"):
+        run_sweep(config, parse_grid(["sparsity=0.5,1.5"]), tmp_path / "sweep")
+    assert not (tmp_path / "sweep" / "points").exists()  # nothing ran
+
+
+def _quick(tmp_path, **pruning):
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    config["training"]["epochs"] = 2
+    config["model"]["filters"] = [4, 8]
+    config["finetune"]["epochs"] = 1
+    config["quantization"]["qat_epochs"] = 1
+    config["pruning"].update(pruning)
+    config["outputs"] = {"dir": str(tmp_path / "run"), "tb_samples": 20, "synthesize_layers": False}
+    return parse_config(yaml.safe_dump(config))[0]
+
+
+def _mtimes(directory):
+    return {str(p): p.stat().st_mtime_ns for p in directory.rglob("stage.json")}
+
+
+def test_a_sweep_on_local_ray_writes_every_point_the_table_and_the_plot_and_resumes(tmp_path):
+    out, lines = tmp_path / "sweep", []
+    grid = parse_grid(["sparsity=0.3,0.6", "bits=4,6"])
+    outcome = run_sweep(_quick(tmp_path), grid, out, cpus=2, echo=lines.append)
+    assert sorted(outcome.ran) == sorted(p.name for p in points(grid)) and not outcome.failed
+    assert sum("training once" in line for line in lines) == 1  # one shared train stage for all four
+    assert len([line for line in lines if line.strip().startswith("[")]) == 4  # progress per trial
+    for point in points(grid):
+        run_dir = out / "points" / point.name
+        assert (run_dir / "report" / "report.html").exists() and (run_dir / "hls" / "project").is_dir()
+        result = json.loads((run_dir / "result.json").read_text())
+        assert result["error"] is None and result["metrics"]["csim"]["bit_exact"]
+        record = json.loads((run_dir / "quantize" / "stage.json").read_text())
+        bits = point.as_dict()["bits"]
+        assert record["config"]["quantization"]["default"]["kernel"] == f"quantized_bits({bits},0,alpha=1)"
+    table = (out / "results.csv").read_text().splitlines()
+    assert len(table) == 5 and table[0].startswith("bits,sparsity,point,status")
+    assert (out / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "non-dominated" in (out / "sweep.html").read_text() and "| bits | sparsity |" in (out / "results.md").read_text()
+    rows = list(csv.DictReader(table))
+    luts = {(r["bits"], r["sparsity"]): int(r["LUT"]) for r in rows}
+    assert luts[("4", "0.3")] < luts[("6", "0.3")] and luts[("6", "0.6")] < luts[("6", "0.3")]
+    assert any(r["pareto_LUT"] == "True" for r in rows)
+
+    before = _mtimes(out / "points")
+    again = run_sweep(_quick(tmp_path), grid, out, cpus=2, echo=lines.append)
+    assert again.ran == [] and _mtimes(out / "points") == before  # finished points are not run again
+    assert [r.metrics["report"]["lut"] for r in again.results] == [r.metrics["report"]["lut"] for r in outcome.results]
+
+    redo = points(grid)[1].name
+    (out / "points" / redo / "result.json").unlink()
+    third = run_sweep(_quick(tmp_path), grid, out, cpus=2, echo=lines.append)
+    assert third.ran == [redo]
+    assert {k: v for k, v in _mtimes(out / "points").items() if f"/{redo}/" not in k} == \
+           {k: v for k, v in before.items() if f"/{redo}/" not in k}
+
+
+def test_failed_trials_are_reported_with_their_error_and_retried_on_resume(tmp_path):
+    out, lines = tmp_path / "sweep", []
+    grid = parse_grid(["budget_lut=0.002", "structure=kernel,element"])
+    outcome = run_sweep(_quick(tmp_path, targets={}), grid, out, cpus=2, echo=lines.append)
+    assert len(outcome.failed) == 2
+    for result in outcome.failed:
+        assert "stage prune failed: pruning.budget: LUT <= 0.2%" in result.error and "\n" not in result.error
+        assert any(f"{result.name}: FAILED: stage prune failed" in line for line in lines)
+        assert (out / "points" / result.name / "train" / "stage.json").exists()  # the stages done are kept
+    assert "failed: stage prune failed" in (out / "results.md").read_text()
+    retry = run_sweep(_quick(tmp_path, targets={}), grid, out, cpus=2, echo=lines.append)
+    assert sorted(retry.ran) == sorted(p.name for p in points(grid))  # failed points are not "finished"
+
+
+def test_the_sweep_command_says_what_is_wrong_with_a_grid_in_one_line(tmp_path, capsys):
+    from fpgaprune.cli import entry
+
+    assert entry(["sweep", str(DEFAULT_CONFIG), "--grid", "sparsity", "--out", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --grid 'sparsity': expected AXIS=V1,V2")
+    assert not (tmp_path / "s").exists()
