@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 import fpgaprune as fp
+from fpgaprune import data
 from fpgaprune.budget import BudgetError, HardwareCosts, fit_to_budget, parse_budget
 from fpgaprune.cli import DEFAULT_CONFIG, entry
 from fpgaprune.hls import load_board, load_preset
@@ -79,7 +80,7 @@ def test_cost_aware_choice_keeps_more_than_magnitude_only():
 def trained():
     from fpgaprune.architectures import small_cnn
 
-    dataset = fp.data.digits(seed=0)
+    dataset = data.digits(seed=0)
     keras.utils.set_random_seed(1)
     model = small_cnn(dataset.x_train.shape[1:], (4, 8), dataset.classes)
     model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
