@@ -73,3 +73,27 @@ def report_estimate():
     with tempfile.TemporaryDirectory() as scratch:
         exported = fp.export(pruned, "latency_parallel", "pynq-z2", Path(scratch) / "prj", x=x)
         return estimate_resources(exported, dense)
+
+
+@pytest.mark.parametrize("shape", [(64, 64), (1, 64), (64, 3)])
+def test_every_kernel_map_cell_is_at_least_6_px_in_the_page(shape):
+    costs = np.random.default_rng(1).integers(1, 50, shape).astype(float)
+    fig = figures.kernel_cost_map_figure("conv", costs, np.zeros(shape, bool))
+    fig.canvas.draw()
+    box = fig.axes[0].get_window_extent()  # pixels at the figure's dpi ...
+    scale = figures.DPI / fig.dpi  # ... as the report's PNG draws them
+    assert box.width * scale / shape[1] >= 6 and box.height * scale / shape[0] >= 6, (box, shape)
+    assert fig.get_size_inches()[0] * figures.DPI <= 736  # the map fits an 800 px page without shrinking
+
+
+def test_layers_wider_than_a_tile_are_split_into_tiles_with_original_channel_ticks():
+    parts = figures.tiles((100, 130))
+    assert [(r.start, r.stop, c.start, c.stop) for r, c in parts] == [
+        (0, 64, 0, 64), (0, 64, 64, 128), (0, 64, 128, 130), (64, 100, 0, 64), (64, 100, 64, 128), (64, 100, 128, 130)]
+    assert figures.tiles((64, 64)) == [(slice(0, 64), slice(0, 64))]
+    costs = np.ones((36, 64))
+    fig = figures.kernel_cost_map_figure("conv tile", costs, np.zeros((36, 64), bool), origin=(64, 64))
+    xticks, yticks = fig.axes[0].get_xticks(), fig.axes[0].get_yticks()
+    assert _integer_ticks(xticks) and min(xticks) >= 64 and max(xticks) <= 127
+    assert _integer_ticks(yticks) and min(yticks) >= 64 and max(yticks) <= 99
+    assert _overlaps(fig) == []

@@ -1,8 +1,10 @@
 """The report: self-contained HTML that headless Chromium renders with every image loaded, plus Markdown and CSV."""
 
 import csv
+import os
 import re
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -42,6 +44,9 @@ def test_report_files_carry_the_same_figures(report):
     for saving in estimate.savings():
         assert f"<code>{saving.name}</code>" in html and f"`{saving.name}`: {saving.products} products removed" in md
     assert "fc[:, 4]" in md and "conv2[:, :, 3, 2]" in md
+    for layer in estimate.layers:  # a section per layer, with its totals
+        assert f'<section class="layer" id="layer-{layer.name}">' in html
+        assert f"- **{layer.name}** ({layer.kind}): products {layer.dense.products} → {layer.pruned.products}" in md
     assert "dense 95.00% &rarr; pruned 94.00% &rarr; quantized 93.00%" in html
     assert "estimate (fpgaprune rules" in html
     assert ("skipped: vitis_hls not found" in html) == (find_hls_tool() is None)  # true where Vitis is installed too
@@ -58,6 +63,32 @@ def test_no_negative_zero_anywhere(report):
             re.search(r".{40}(\u2212|&minus;)0.{20}", text)
     for row in csv.DictReader(paths["csv"].open()):
         assert not any(re.fullmatch(r"-0(\.0*)?", value.strip()) for value in row.values()), row
+
+
+ARTIFACTS = Path(os.environ.get("FPGAPRUNE_TEST_ARTIFACTS", Path(__file__).parent.parent / "test-artifacts"))
+# Elements whose right edge passes the viewport, unless a scrolling container (overflow-x: auto) holds them.
+OVERFLOW_JS = """
+const width = document.documentElement.clientWidth;
+const scrolls = el => { for (let p = el.parentElement; p; p = p.parentElement) {
+  const x = getComputedStyle(p).overflowX; if (x === 'auto' || x === 'scroll') return true; } return false; };
+return Array.from(document.body.querySelectorAll('*')).filter(el => {
+  const box = el.getBoundingClientRect(); return box.width > 0 && box.right > width + 1 && !scrolls(el); })
+  .map(el => el.tagName + (el.id ? '#' + el.id : '') + ' right=' + Math.round(el.getBoundingClientRect().right));
+"""
+
+
+def _overflowing(driver, width: int, name: str) -> list:
+    """At `width` px: what overflows the page horizontally; saves a full-page screenshot as a test artifact."""
+    driver.set_window_size(width, 1000)
+    driver.execute_script("window.scrollTo(0, 0)")
+    found = driver.execute_script(OVERFLOW_JS)
+    found += ["document scrolls sideways"] * bool(driver.execute_script(
+        "return document.documentElement.scrollWidth > document.documentElement.clientWidth + 1"))
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(width, min(height, 12000))
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(ARTIFACTS / f"{name}-{width}px.png"))
+    return found
 
 
 @pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("chromedriver")),
@@ -88,8 +119,10 @@ def test_html_report_renders_in_headless_chromium(report):
                               "f.dispatchEvent(new Event('input'))")
         filtered = driver.execute_script("return Array.from(document.querySelectorAll('#savings tbody tr'))"
                                          ".filter(r => !r.hidden).map(r => r.cells[0].textContent)")
+        overflow = {width: _overflowing(driver, width, paths["html"].parent.name) for width in (1300, 800)}
     finally:
         driver.quit()
+    assert overflow == {1300: [], 800: []}, overflow
     rows = list(csv.DictReader(paths["savings_csv"].open()))
     assert by_lut == rows[0]["kernel"]  # the page opens sorted as savings.csv is: largest LUT saving first
     assert by_products == max(rows, key=lambda r: (int(r["products_removed"]), -rows.index(r)))["kernel"]

@@ -4,6 +4,10 @@ import io
 
 import numpy as np
 
+DPI = 110  # _png's resolution: figure inches x DPI = pixels in the page
+CELL_PX = 7  # a kernel map draws each (ci, co) cell at least this wide and high (the page needs >= 6)
+TILE = 64  # larger layers are split into TILE x TILE maps, each of which still fits an 800 px page
+
 
 def _pyplot():
     import matplotlib
@@ -16,7 +20,7 @@ def _pyplot():
 
 def _png(fig) -> bytes:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
     _pyplot().close(fig)
     return buffer.getvalue()
 
@@ -65,23 +69,35 @@ def _integer_locator():
     return MaxNLocator
 
 
-def kernel_cost_map(title: str, costs: np.ndarray, pruned: np.ndarray) -> bytes:
+def kernel_cost_map(title: str, costs: np.ndarray, pruned: np.ndarray, origin: tuple = (0, 0)) -> bytes:
     """`kernel_cost_map_figure` as PNG bytes."""
-    return _png(kernel_cost_map_figure(title, costs, pruned))
+    return _png(kernel_cost_map_figure(title, costs, pruned, origin))
 
 
-def kernel_cost_map_figure(title: str, costs: np.ndarray, pruned: np.ndarray):
-    """ci x co grid of a conv layer: kept kernels colored by their estimated LUTs, pruned ones marked x."""
+def tiles(shape: tuple, size: int = TILE) -> list:
+    """(ci slice, co slice) of each map of a ci x co layer: one map up to size x size, tiles beyond."""
+    return [(slice(i, min(i + size, shape[0])), slice(j, min(j + size, shape[1])))
+            for i in range(0, shape[0], size) for j in range(0, shape[1], size)]
+
+
+def kernel_cost_map_figure(title: str, costs: np.ndarray, pruned: np.ndarray, origin: tuple = (0, 0)):
+    """ci x co grid of a conv layer: kept kernels colored by their estimated LUTs, pruned ones marked x. Sized
+    so that every cell is CELL_PX on the page; `origin` is the first (ci, co) of a tile, for its tick labels."""
     plt, MaxNLocator = _pyplot(), _integer_locator()
-    fig, axis = plt.subplots(figsize=(4.8, 1.6 + 0.12 * max(costs.shape[0], 8)), layout="constrained")
-    image = axis.imshow(np.where(costs > 0, costs, np.nan), cmap="viridis", aspect="auto")
+    rows, cols = costs.shape
+    width = max(4.8, (cols * CELL_PX + 260) / DPI)  # + the y label, ticks and the colour bar
+    height = max(2.6, (rows * CELL_PX + 190) / DPI)  # + the title, the x label and the legend
+    fig, axis = plt.subplots(figsize=(width, height), layout="constrained")
+    image = axis.imshow(np.where(costs > 0, costs, np.nan), cmap="viridis", aspect="auto",
+                        extent=(origin[1] - 0.5, origin[1] + cols - 0.5, origin[0] + rows - 0.5, origin[0] - 0.5))
     ys, xs = np.nonzero(pruned)
     if len(xs):
-        axis.scatter(xs, ys, marker="x", color="#d62728", s=14, label="pruned")
+        axis.scatter(xs + origin[1], ys + origin[0], marker="x", color="#d62728", s=14 if max(rows, cols) <= 32 else 6,
+                     label="pruned")
         fig.legend(fontsize=7, loc="outside lower center")
-    for ticks, count in ((axis.set_xticks, costs.shape[1]), (axis.set_yticks, costs.shape[0])):
+    for ticks, count, start in ((axis.set_xticks, cols, origin[1]), (axis.set_yticks, rows, origin[0])):
         values = range(count) if count <= 16 else MaxNLocator(nbins=8, integer=True).tick_values(0, count - 1)
-        ticks([int(v) for v in values if 0 <= v < count])  # channels: integers inside the map
+        ticks([int(v) + start for v in values if 0 <= v < count])  # channels: integers inside the map
     axis.set_xlabel("output channel co (original index)")
     axis.set_ylabel("input channel ci (original index)")
     axis.set_title(title, fontsize=9)

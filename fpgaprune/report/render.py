@@ -38,6 +38,7 @@ def _model_summary(model) -> list:
 
 
 def _heatmaps(exported, estimate, dense_model) -> dict:
+    """{original layer: [(part, PNG)]}: each conv layer's kernel map, split into tiles beyond 64 x 64."""
     maps = {}
     for layer in estimate.layers:
         node = exported.hls_model.graph[layer.name]
@@ -50,9 +51,25 @@ def _heatmaps(exported, estimate, dense_model) -> dict:
         pruned = np.zeros(shape, bool)
         if reference is not None:
             pruned = (quantized_kernel(reference) != 0).any(axis=(0, 1)) & (costs == 0)
-        maps[layer.original] = _b64(figures.kernel_cost_map(f"{layer.original}: estimated LUTs per kernel", costs,
-                                                            pruned))
+        for rows, cols in figures.tiles(shape):
+            part = "" if (rows.stop - rows.start, cols.stop - cols.start) == tuple(shape) else \
+                f" (ci {rows.start}-{rows.stop - 1}, co {cols.start}-{cols.stop - 1})"
+            maps.setdefault(layer.original, []).append((part, _b64(figures.kernel_cost_map(
+                f"{layer.original}{part}: estimated LUTs per kernel", costs[rows, cols], pruned[rows, cols],
+                (rows.start, cols.start)))))
     return maps
+
+
+def _layer_sections(estimate, maps: dict) -> list:
+    """One section per estimated layer: its totals dense -> pruned, its largest savings and its kernel maps."""
+    sections = []
+    for layer in estimate.layers:
+        dense = layer.dense or layer.pruned
+        top = sorted(layer.savings, key=lambda s: (-s.lut, -s.products, s.name))[:3]
+        sections.append({"name": layer.name, "original": layer.original, "kind": layer.kind, "dense": dense,
+                         "pruned": layer.pruned, "removed": len(layer.savings), "top": top,
+                         "maps": maps.get(layer.original, [])})
+    return sections
 
 
 def _measured_rows(estimate, measurements: Measurements) -> list:
@@ -101,8 +118,8 @@ def report_context(exported, estimate, model, *, dense_model=None, accuracies=No
         "yosys_source": _yosys_source(measurements), "measured_rows": _measured_rows(estimate, measurements),
         "removals": measurements.removals, "vendor": measurements.vendor,
         "calibration": measurements.calibration.format() if measurements.calibration else None,
-        "figures": {"bars": _b64(figures.resource_bars(estimate)),
-                    "heatmaps": _heatmaps(exported, estimate, dense_model)},
+        "figures": {"bars": _b64(figures.resource_bars(estimate))},
+        "layers": _layer_sections(estimate, _heatmaps(exported, estimate, dense_model)),
     }
 
 
