@@ -1,0 +1,219 @@
+"""Accuracy against estimated hardware cost (LUT + DSP fractions of the board) on Fashion-MNIST: fpgaprune's
+structures by sparsity and by budget, tfmot's unstructured pruning, and hls4ml's Optimization API.
+
+For each CNN (`--widths`, default 16-32-32 and 64-128-128) and seed, one pretrained model; then every method
+trains the same `--epochs` more epochs (gradual schedules ramp over the first 60%), is quantized with the same
+QKeras spec and `--qat-epochs` of QAT, and is priced by fpgaprune's rules on its quantized weights
+(`resources/entry_costs.py`, the run's board and preset). Methods:
+- fpgaprune kernel / element / hybrid, each by budget (`--budgets`, fractions of LUT + DSP), with a repair
+  after QAT; kernel and element also by uniform sparsity (`--sparsities`);
+- tfmot unstructured (`prune_low_magnitude`) by uniform sparsity, priced as fpgaprune's export builds it
+  (tfmot's zeros become removed products there too);
+- hls4ml's `dsp_aware_pruning` at `--rtols` (see bench_budget_peer.py for how it is run with tf_keras).
+
+Every finished point is appended to `<out>/points.jsonl`; a re-run skips them, so the hours this takes on
+2 cores may be spread over several runs. Prints, per budget, fpgaprune's best point against every peer point of
+equal or higher cost (mean of the seeds), and writes `front.png`. `--quick` runs a small digits version.
+"""
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+import fpgaprune as fp
+from bench_budget_peer import SPEC, _zeros, hls4ml_optimized  # 12 bits: hls4ml's DSP model counts DSPs there
+from bench_pareto import cnn, tfmot_run
+from fpgaprune import data
+from fpgaprune.text_table import format_rows
+from fpgaprune.tfk import keras
+
+BOARD, PRESET = "zcu102", "latency_parallel"
+LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+def _train(model, dataset, epochs, callbacks=(), lr=1e-3):
+    model.compile(keras.optimizers.Adam(lr), LOSS, metrics=["accuracy"])
+    if epochs:
+        model.fit(dataset.x_train, dataset.y_train, batch_size=128, epochs=epochs, verbose=0, callbacks=list(callbacks))
+    return model
+
+
+def _schedule(dataset, epochs, target):
+    from fpgaprune.pruning import PolynomialDecay
+
+    end = max(1, int(0.6 * epochs * int(np.ceil(len(dataset.x_train) / 128))))
+    return PolynomialDecay(0.0, target, 0, end, frequency=max(1, end // 20))
+
+
+def by_sparsity(pretrained, dataset, epochs, structure, sparsity):
+    from fpgaprune.pruning import GradualPruning, Pruner
+
+    pruner = Pruner(structure=structure, do_not_prune=["conv1"])
+    model = pruner.attach(fp.hold(pretrained))
+    return _train(model, dataset, epochs, [GradualPruning(pruner, _schedule(dataset, epochs, sparsity))]), pruner
+
+
+def by_budget(pretrained, dataset, epochs, structure, budget, costs):
+    from fpgaprune.budget import BudgetFit, BudgetPruning, hybrid_pruners
+    from fpgaprune.pruning import Pruner
+
+    pruners = hybrid_pruners() if structure == "hybrid" else (Pruner(structure=structure),)
+    fit = BudgetFit(pruners, costs, budget)
+    model = fit.attach(fp.hold(pretrained))
+    return _train(model, dataset, epochs, [BudgetPruning(fit, _schedule(dataset, epochs, 1.0))]), pruners[-1]
+
+
+def quantized_point(model, dataset, qat_epochs, costs, budget=None, pruner=None) -> dict:
+    """QAT with pruned weights held; a budget run is repaired after QAT; accuracy and board fractions."""
+    from fpgaprune.budget import repair
+    from fpgaprune.quantize import to_qkeras
+
+    held = model if any(getattr(w, "constraint", None) for w in model.weights) else fp.hold(model, _zeros(model))
+    quantized = _train(to_qkeras(held, SPEC), dataset, qat_epochs)
+    if budget is not None:
+        repair(pruner, quantized, costs, budget)
+    usage = costs(quantized).total()
+    board = costs.board.resources
+    return {"accuracy": float(quantized.evaluate(dataset.x_test, dataset.y_test, verbose=0)[1]),
+            "LUT": usage["LUT"], "DSP": usage["DSP"], "cost": usage["LUT"] / board["LUT"] + usage["DSP"] / board["DSP"]}
+
+
+def points_for(args) -> list:
+    """(method, level) of every point, per CNN and seed."""
+    plan = [(f"fpgaprune {s}, budget", b) for s in ("kernel", "element", "hybrid") for b in args.budgets]
+    plan += [(f"fpgaprune {s}, sparsity", x) for s in ("kernel", "element") for x in args.sparsities]
+    plan += [("tfmot unstructured, sparsity", x) for x in args.sparsities]
+    return plan + [("hls4ml dsp_aware_pruning, rtol", r) for r in args.rtols]
+
+
+def run_point(method, level, pretrained, dataset, args, costs) -> dict:
+    from fpgaprune.budget import parse_budget
+
+    if method.endswith(", budget"):
+        budget = parse_budget({"LUT+DSP": level}, costs.board)
+        model, pruner = by_budget(pretrained, dataset, args.epochs, method.split()[1].rstrip(","), budget, costs)
+        return quantized_point(model, dataset, args.qat_epochs, costs, budget, pruner)
+    if method.startswith("fpgaprune"):
+        model, _ = by_sparsity(pretrained, dataset, args.epochs, method.split()[1].rstrip(","), level)
+    elif method.startswith("tfmot"):
+        model = tfmot_run(pretrained, dataset, level, args.epochs, int(np.ceil(len(dataset.x_train) / 128)),
+                          layers=[layer.name for layer in pretrained.layers
+                                  if layer.name != "conv1" and layer.get_weights()])
+    else:
+        model = hls4ml_optimized(pretrained, dataset, args.epochs, level)[0]
+    return quantized_point(model, dataset, args.qat_epochs, costs)
+
+
+def pretrained_model(args, widths, seed, dataset, out: Path):
+    """The shared starting point of every method for one CNN and seed (saved, so a re-run does not retrain)."""
+    from fpgaprune.architectures import small_cnn
+
+    path = out / f"pretrained-{'-'.join(map(str, widths))}-seed{seed}.keras"
+    if path.exists():
+        return fp.load_model(path)
+    keras.utils.set_random_seed(seed)
+    model = small_cnn(dataset.x_train.shape[1:], widths, dataset.classes) if args.quick else cnn(seed, widths)
+    fp.save_model(_train(model, dataset, args.pretrain_epochs, lr=3e-3), path)
+    return fp.load_model(path)
+
+
+def summary(records: list) -> list:
+    """Mean over seeds per (cnn, method, level): accuracy and cost."""
+    groups = {}
+    for r in records:
+        groups.setdefault((r["cnn"], r["method"], r["level"]), []).append(r)
+    return [{"cnn": cnn_name, "method": method, "level": level, "seeds": len(rs),
+             "accuracy": float(np.mean([r["accuracy"] for r in rs])), "cost": float(np.mean([r["cost"] for r in rs]))}
+            for (cnn_name, method, level), rs in sorted(groups.items())]
+
+
+def verdicts(rows: list) -> list:
+    """Per peer point: fpgaprune's most accurate point of equal or lower cost, and whether it is as accurate."""
+    lines = []
+    for peer in (r for r in rows if not r["method"].startswith("fpgaprune")):
+        ours = [r for r in rows if r["cnn"] == peer["cnn"] and r["method"].startswith("fpgaprune")
+                and r["cost"] <= peer["cost"] + 1e-12]
+        best = max(ours, key=lambda r: r["accuracy"], default=None)
+        lines.append((peer["cnn"], f"{peer['method']} {peer['level']}", f"{peer['cost']:.3f}", f"{peer['accuracy']:.4f}",
+                      f"{best['method']} {best['level']}" if best else "none at <= cost",
+                      f"{best['cost']:.3f}" if best else "-", f"{best['accuracy']:.4f}" if best else "-",
+                      "yes" if best and best["accuracy"] >= peer["accuracy"] else "NO"))
+    return lines
+
+
+def plot(rows: list, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cnns = sorted({r["cnn"] for r in rows})
+    fig, axes = plt.subplots(1, len(cnns), figsize=(6 * len(cnns), 4.5), layout="constrained", squeeze=False)
+    for axis, name in zip(axes[0], cnns):
+        for method in sorted({r["method"] for r in rows}):
+            points = sorted((r["cost"], r["accuracy"]) for r in rows if r["cnn"] == name and r["method"] == method)
+            axis.plot(*zip(*points), marker="o", ms=4, lw=1, label=method)
+        axis.set_title(f"CNN {name}", fontsize=10)
+        axis.set_xlabel("LUT + DSP (sum of board fractions, estimate)")
+        axis.set_ylabel("accuracy after QAT")
+        axis.grid(alpha=0.3)
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=8)
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--widths", nargs="+", default=["16,32,32", "64,128,128"])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--pretrain-epochs", type=int, default=8)
+    parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--qat-epochs", type=int, default=2)
+    parser.add_argument("--budgets", type=float, nargs="+", default=[0.15, 0.3, 0.5])
+    parser.add_argument("--sparsities", type=float, nargs="+", default=[0.5, 0.7, 0.9])
+    parser.add_argument("--rtols", type=float, nargs="+", default=[0.99, 0.97])
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/out/budget_front"))
+    parser.add_argument("--quick", action="store_true", help="digits, one small CNN, one seed, few points")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.widths, args.seeds, args.pretrain_epochs, args.epochs, args.qat_epochs = ["4,8"], 1, 4, 2, 1
+        args.budgets, args.sparsities, args.rtols = [0.4], [0.6], [0.97]
+    from fpgaprune.budget import HardwareCosts
+    from fpgaprune.hls import load_board, load_preset
+    from fpgaprune.quantize import input_type
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    log = args.out / "points.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    done = {(r["cnn"], r["seed"], r["method"], r["level"]) for r in records}
+    dataset = data.digits(seed=0) if args.quick else data.fashion_mnist()
+    costs = HardwareCosts(SPEC, load_preset(PRESET)["HLSConfig"], input_type(dataset.x_test), load_board(BOARD))
+    for widths in args.widths:
+        for seed in range(args.seeds):
+            pretrained = None
+            for method, level in points_for(args):
+                if (widths, seed, method, level) in done:
+                    continue
+                pretrained = pretrained or pretrained_model(args, tuple(map(int, widths.split(","))), seed, dataset,
+                                                            args.out)
+                keras.utils.set_random_seed(seed)
+                point = run_point(method, level, pretrained, dataset, args, costs)
+                record = {"cnn": widths, "seed": seed, "method": method, "level": level, **point}
+                with log.open("a") as handle:
+                    handle.write(json.dumps(record) + "\n")
+                records.append(record)
+                print(f"{widths} seed {seed} {method} {level}: accuracy {point['accuracy']:.4f}, "
+                      f"LUT+DSP {point['cost']:.3f}", flush=True)
+    rows = summary(records)
+    print("\n".join(format_rows(("cnn", "method", "level", "seeds", "LUT+DSP", "accuracy"),
+                                [(r["cnn"], r["method"], r["level"], r["seeds"], f"{r['cost']:.3f}",
+                                  f"{r['accuracy']:.4f}") for r in rows])))
+    print("\n".join(format_rows(("cnn", "peer point", "cost", "accuracy", "fpgaprune's best at <= cost", "cost",
+                                 "accuracy", "as accurate"), verdicts(rows))))
+    plot(rows, args.out / "front.png")
+    print(f"wrote {args.out / 'front.png'}")
+
+
+if __name__ == "__main__":
+    main()
