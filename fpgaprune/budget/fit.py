@@ -13,7 +13,7 @@ from fpgaprune.budget.spec import Budget, BudgetError
 from fpgaprune.pruning import Pruner
 from fpgaprune.pruning.knapsack import BudgetInfeasible
 from fpgaprune.pruning.pruner import MIN_KEPT_FRACTION
-from fpgaprune.resources.entry_costs import EntryCosts, entry_costs, layer_hardware
+from fpgaprune.resources.entry_costs import HARDWARE_LAYERS, EntryCosts, entry_costs, layer_hardware
 from fpgaprune.tfk import keras
 
 DEFAULT_MARGIN = 0.05  # prune to 95% of each limit before QAT; the exported estimate must then fit
@@ -32,7 +32,7 @@ class HardwareCosts:
     def __call__(self, model) -> EntryCosts:
         from fpgaprune.quantize import to_qkeras
 
-        quantized = any(type(layer).__name__.startswith("Q") for layer in model.layers)
+        quantized = any(type(layer).__name__ in HARDWARE_LAYERS for layer in model.layers)
         qmodel = model if quantized else to_qkeras(model, self.spec, batchnorm=self.batchnorm)
         self.types, self.notes = layer_hardware(qmodel, self.hls_config, self.input_fixed, self.board)
         return entry_costs(qmodel, self.types, self.notes)
@@ -48,10 +48,6 @@ class BudgetStep:
     pruned_groups: int = 0
 
 
-def usage_of(priced: EntryCosts, layers=None) -> dict:
-    return priced.total(layers)
-
-
 def fit_to_budget(pruner: Pruner, model, costs: HardwareCosts, budget: Budget, margin: float = DEFAULT_MARGIN,
                   aim: np.ndarray | None = None) -> tuple[dict, BudgetStep]:
     """(masks for `pruner.apply`, the step): the most important groups whose estimate fits `aim` (default: the
@@ -60,7 +56,7 @@ def fit_to_budget(pruner: Pruner, model, costs: HardwareCosts, budget: Budget, m
     targets = {t.layer for t in pruner.targets(model)}
     aim = budget.limits() * (1.0 - margin) if aim is None else np.asarray(aim, np.float64)
     aim = np.maximum(aim - budget.rounding(len(priced.dsp)), 0.0)
-    fixed = budget.fractions(usage_of(priced, [name for name in priced.dsp if name not in targets]))
+    fixed = budget.fractions(priced.total([name for name in priced.dsp if name not in targets]))
     for constraint, floor, limit in zip(budget.constraints, fixed, aim):
         if floor > limit:
             kept = sorted(set(priced.dsp) - targets) or ["none"]
@@ -68,11 +64,9 @@ def fit_to_budget(pruner: Pruner, model, costs: HardwareCosts, budget: Budget, m
                               f"are not pruned ({', '.join(kept)}) alone need {floor:.1%}")
 
     def entry_rows(target):
-        per_resource = {r: priced.dsp[target.layer] if r == "DSP" else priced.lut[target.layer]
-                        for r in ("DSP", "LUT")} if target.layer in priced.dsp else None
-        if per_resource is None:
+        if target.layer not in priced.dsp:  # not a layer the export generates products for
             return np.zeros((len(budget.constraints), *target.variable.shape))
-        return budget.rows(per_resource)
+        return budget.rows({"DSP": priced.dsp[target.layer], "LUT": priced.lut[target.layer]})
 
     try:
         masks, result = pruner.select_to_fit(model, entry_rows, aim - fixed)
@@ -107,7 +101,7 @@ class BudgetFit:
     def __call__(self, model, aim=None) -> BudgetStep:
         aim = self.final_aim() if aim is None else np.asarray(aim, np.float64)
         if len(self.pruners) > 1:
-            start = self.budget.fractions(usage_of(self.costs(model)))
+            start = self.budget.fractions(self.costs(model).total())
             first = np.maximum(aim, np.minimum(start, start - HYBRID_FIRST_SHARE * (start - aim)))
             self._apply(self.pruners[0], model, first)
         return self._apply(self.pruners[-1], model, aim)
@@ -134,7 +128,7 @@ class BudgetPruning(keras.callbacks.Callback):
         self.history: list[BudgetStep] = []
 
     def on_train_begin(self, logs=None):
-        self.start = self.fit.budget.fractions(usage_of(self.fit.costs(self.model)))
+        self.start = self.fit.budget.fractions(self.fit.costs(self.model).total())
 
     def on_train_batch_begin(self, batch, logs=None):
         step = int(self.model.optimizer.iterations.numpy())
@@ -160,14 +154,14 @@ def repair(pruner: Pruner, qmodel, costs: HardwareCosts, budget: Budget) -> Repa
     """Price the quantized model; if it no longer fits, prune the least important groups until it does (no
     margin: nothing trains after the last repair)."""
     names = [c.name for c in budget.constraints]
-    usage = usage_of(costs(qmodel))
+    usage = costs(qmodel).total()
     before = dict(zip(names, budget.fractions(usage).tolist()))
     if budget.fits(usage):
         return Repair(before, before, False)
     already = pruner.sparsity(qmodel)
     masks, step = fit_to_budget(pruner, qmodel, costs, budget, margin=0.0)
     pruner.apply(qmodel, masks)
-    after = dict(zip(names, budget.fractions(usage_of(costs(qmodel))).tolist()))
+    after = dict(zip(names, budget.fractions(costs(qmodel).total()).tolist()))
     return Repair(before, after, True, step.pruned_groups,
                   [f"sparsity {already:.1%} -> {pruner.sparsity(qmodel):.1%} of the pruned layers' entries"])
 
