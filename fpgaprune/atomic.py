@@ -1,7 +1,9 @@
 """Write files atomically: to a temporary file beside the target, then rename over it."""
 
 import os
+import shutil
 import tempfile
+import uuid
 from pathlib import Path
 
 
@@ -35,3 +37,14 @@ def atomic_target(path) -> tuple[Path, Path]:
     os.close(fd)
     os.unlink(tmp)
     return Path(tmp), path
+
+
+def replace_directory(tmp, final) -> Path:
+    """Put the finished directory `tmp` at `final`, moving any old one aside first and then deleting it."""
+    tmp, final = Path(tmp), Path(final)
+    if final.exists():
+        old = final.with_name(f".{final.name}.old-{uuid.uuid4().hex[:8]}")
+        final.rename(old)
+        shutil.rmtree(old, ignore_errors=True)
+    tmp.rename(final)
+    return final

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fpgaprune.atomic import replace_directory
 from fpgaprune.errors import ExportError
 from fpgaprune.guards import check_finite_array, check_finite_weights
 from fpgaprune.hls.adapter import convert_model
@@ -77,15 +78,9 @@ def _testbench_files(model, x, fixed: FixedType, workdir: Path, samples: int) ->
 
 
 def _move_into_place(tmp: Path, output_dir: Path, overwrite: bool) -> None:
-    old = None
-    if output_dir.exists():
-        if not overwrite:
-            raise ExportError(f"{output_dir}: already exists; pass overwrite=True to replace it")
-        old = output_dir.with_name(f".{output_dir.name}.old-{uuid.uuid4().hex[:8]}")
-        output_dir.rename(old)
-    tmp.rename(output_dir)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    if output_dir.exists() and not overwrite:
+        raise ExportError(f"{output_dir}: already exists; pass overwrite=True to replace it")
+    replace_directory(tmp, output_dir)
 
 
 def export(model, hls_config="latency_parallel", board="pynq-z2", output_dir="hls_project", *, x,

@@ -16,7 +16,7 @@ import time
 import uuid
 from pathlib import Path
 
-from fpgaprune.atomic import write_text_atomic
+from fpgaprune.atomic import replace_directory, write_text_atomic
 from fpgaprune.errors import FpgapruneError, first_line
 from fpgaprune.hls.manifest import versions
 from fpgaprune.pipeline.records import StageRecord, stage_sections
@@ -52,14 +52,6 @@ def stage_keys(config) -> dict:
 def _record(run_dir: Path, stage: str) -> dict | None:
     record = StageRecord.read(run_dir / stage / "stage.json")
     return record.model_dump() if record else None
-
-
-def _replace(tmp: Path, final: Path) -> None:
-    if final.exists():
-        old = final.with_name(f".{final.name}.old-{uuid.uuid4().hex[:8]}")
-        final.rename(old)
-        shutil.rmtree(old, ignore_errors=True)
-    tmp.rename(final)
 
 
 class RunDirectoryBusy(FpgapruneError):
@@ -126,7 +118,7 @@ def _run_stages(config, run_dir: Path, from_stage: str | None, echo, until: str 
                            metrics=metrics, config={s: _section(config, s) for s in stage_sections(config)[stage]},
                            versions=versions()).text()
         (tmp / "stage.json").write_text(text)
-        _replace(tmp, run_dir / stage)
+        replace_directory(tmp, run_dir / stage)
         records[stage] = json.loads(text)
         echo(f"  {stage:<9} done in {records[stage]['seconds']:.1f} s")
         if stage == until:

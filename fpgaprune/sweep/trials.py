@@ -9,7 +9,6 @@ no shared storage; its workers need fpgaprune installed. A point is finished whe
 
 import io
 import json
-import os
 import shutil
 import tarfile
 import tempfile
@@ -18,7 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fpgaprune.atomic import write_text_atomic
+from fpgaprune.atomic import replace_directory, write_text_atomic
 from fpgaprune.errors import first_line
 from fpgaprune.pipeline.records import json_value
 
@@ -111,9 +110,7 @@ def store(out: Path, reply: dict) -> TrialResult:
     try:
         unpack(reply["archive"], tmp)
         write_text_atomic(tmp / RESULT, result.to_json())
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(tmp, final)
+        replace_directory(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
