@@ -1,4 +1,4 @@
-"""Aligned plain-text tables (the sparsity table, the quantization report)."""
+"""Aligned plain-text tables (the sparsity table, the quantization report) and numbers as text."""
 
 
 def format_rows(header: tuple, rows: list) -> list[str]:
@@ -8,3 +8,9 @@ def format_rows(header: tuple, rows: list) -> list[str]:
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in cells]
     lines.insert(1, "  ".join("-" * width for width in widths))
     return lines
+
+
+def number(value, fmt: str = "%g") -> str:
+    """`value` formatted with `fmt`, except that anything that rounds to zero reads "0", never "-0"."""
+    text = fmt % value
+    return "0" if float(text) == 0 else text

@@ -13,6 +13,7 @@ import yaml
 
 from fpgaprune.cli import DEFAULT_CONFIG, STAGE_NAMES, entry
 from hls_helpers import tree_hash
+from text_helpers import negative_zeros
 
 FPGAPRUNE = [sys.executable, "-m", "fpgaprune.cli"]
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
@@ -40,6 +41,7 @@ def test_default_run_end_to_end(tmp_path):
     assert [line.split(":")[0] for line in headline] == ["report", "accuracy", "products", "resources", "measured",
                                                          "C-sim"], headline
     assert "fits on the board" in headline[3] and headline[5].startswith("C-sim:     bit-exact")
+    assert not negative_zeros(result.stdout + result.stderr), negative_zeros(result.stdout + result.stderr)
     assert not list(run.glob(".*"))  # no temporary stage left
     _a_weight_changed_in_a_header_fails_the_csim_rerun(run)
 

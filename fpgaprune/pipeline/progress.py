@@ -1,30 +1,77 @@
-"""Progress for training epochs and stages, on the terminal (click)."""
+"""Progress on the terminal (stderr, click): bars with a rate and an ETA where progress can be counted
+(training epochs, layers synthesized), and elapsed time where it cannot (a g++ build, a vendor run)."""
 
+import threading
 import time
+from contextlib import contextmanager
 
 import click
 
 from fpgaprune.tfk import keras
 
+TICK_SECONDS = 1.0  # how often an elapsed-time line is redrawn on a terminal
+
+
+def _stderr():
+    return click.get_text_stream("stderr")
+
+
+def rate_label(label: str, done: int, total: int, started: float, unit: str, extra: str = "") -> str:
+    """"label (extra, 2.1 s/unit, ETA 13 s)" after `done` of `total` items, from the mean time per item so far."""
+    seconds = max(time.perf_counter() - started, 1e-9) / max(done, 1)
+    return f"    {label} ({extra}{seconds:.1f} s/{unit}, ETA {seconds * (total - done):.0f} s)"
+
 
 class EpochBar(keras.callbacks.Callback):
-    """A click progress bar over the epochs of one `fit`, showing the last loss."""
+    """A progress bar over the epochs of one `fit`, showing the last loss, the time per epoch and the ETA."""
 
     def __init__(self, epochs: int, label: str):
         super().__init__()
         self.epochs, self.label, self.bar = epochs, label, None
 
     def on_train_begin(self, logs=None):
-        self.bar = click.progressbar(length=self.epochs, label=f"    {self.label}", file=click.get_text_stream("stderr"))
+        self.bar = click.progressbar(length=self.epochs, label=f"    {self.label}", file=_stderr())
         self.bar.__enter__()
         self.started = time.perf_counter()
 
     def on_epoch_end(self, epoch, logs=None):
-        seconds = max(time.perf_counter() - self.started, 1e-9) / (epoch + 1)  # per epoch, so far
-        remaining = seconds * (self.epochs - epoch - 1)
-        self.bar.label = (f"    {self.label} (loss {float((logs or {}).get('loss', float('nan'))):.3f}, "
-                          f"{seconds:.1f} s/epoch, ETA {remaining:.0f} s)")
+        loss = float((logs or {}).get("loss", float("nan")))
+        self.bar.label = rate_label(self.label, epoch + 1, self.epochs, self.started, "epoch", f"loss {loss:.3f}, ")
         self.bar.update(1)
 
     def on_train_end(self, logs=None):
         self.bar.__exit__(None, None, None)
+
+
+def counted(items: list, label: str, unit: str):
+    """Yield `items` under a progress bar whose label gives the time per item and the ETA."""
+    started = time.perf_counter()
+    with click.progressbar(length=len(items), label=f"    {label}", file=_stderr()) as bar:
+        for done, item in enumerate(items, start=1):
+            yield item
+            bar.label = rate_label(label, done, len(items), started, unit)
+            bar.update(1)
+
+
+@contextmanager
+def elapsed(label: str):
+    """While the block runs, a terminal shows "label: 12 s elapsed", redrawn every second; then one line with
+    the total. For work whose progress cannot be counted."""
+    stream, started, stop = _stderr(), time.perf_counter(), threading.Event()
+
+    def tick():
+        while not stop.wait(TICK_SECONDS):
+            stream.write(f"\r    {label}: {time.perf_counter() - started:.0f} s elapsed")
+            stream.flush()
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    if stream.isatty():
+        ticker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        if ticker.is_alive():
+            ticker.join()
+        stream.write(f"\r    {label}: {time.perf_counter() - started:.1f} s\n")
+        stream.flush()

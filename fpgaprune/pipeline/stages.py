@@ -13,7 +13,7 @@ import numpy as np
 import fpgaprune as fp
 from fpgaprune import data
 from fpgaprune.guards import StopOnNonFiniteLoss, check_data_fits_model, check_finite_weights
-from fpgaprune.pipeline.progress import EpochBar
+from fpgaprune.pipeline.progress import EpochBar, counted, elapsed
 from fpgaprune.pipeline.records import STAGE_NAMES, SynthRecord
 
 LOSS_FROM_LOGITS = True
@@ -312,7 +312,8 @@ def _tracer(config, run_dir: Path, scratch: Path):
         from fpgaprune.hls.csim import compile_library
 
         hls_model = converted(config, run_dir, scratch)[0].hls_model
-        compile_library(hls_model)
+        with elapsed("g++ build of a tracing copy (per-layer outputs)"):
+            compile_library(hls_model)
         return hls_model.trace(xq)[1]
 
     return trace
@@ -333,9 +334,11 @@ def csim(config, run_dir: Path, out: Path) -> dict:
     owners = {array: node for node, entry in manifest["hls_nodes"].items()
               for array in entry.get("weight_headers_sha256", {})}
     weight_problems = shipped.check_weight_files(project, owners)
-    build = shipped.build_shipped(project, out / "scratch", project_name=manifest.get("project_name", "myproject"))
+    with elapsed("g++ build of hls/project (one object: the C-sim library and the test bench)"):
+        build = shipped.build_shipped(project, out / "scratch", project_name=manifest.get("project_name", "myproject"))
     shipped.simulate_synthesized_weights(build)
-    shipped.check_synthesis_branch(build)
+    with elapsed("g++ -fsyntax-only of the __SYNTHESIS__ branch"):
+        shipped.check_synthesis_branch(build)
     quantized, dataset = _load(config, run_dir, "quantize"), dataset_of(config)
     fixed = FixedType.parse(manifest["input_type"])
     simulate = shipped.simulator(build, quantized)
@@ -375,7 +378,8 @@ def _yosys_measurements(config, run_dir: Path, scratch: Path) -> dict:
     exported, _, _ = converted(config, run_dir, scratch)
     family = exported.board.family
     nodes = [node for node in exported.hls_model.get_layers() if node.get_attr(PLAN) is not None]
-    layers = {node.name: measure_node(node, family) for node in nodes}
+    layers = {node.name: measure_node(node, family)
+              for node in counted(nodes, "yosys: each layer's DA circuit", "layer")}
     record = {"layers": {name: asdict(s) for name, s in layers.items()}}
     dense = _load(config, run_dir, "quantize", "dense.keras")
     for saving in estimate_resources(exported, dense).savings():
@@ -384,7 +388,8 @@ def _yosys_measurements(config, run_dir: Path, scratch: Path) -> dict:
             continue
         ci, co = (int(v) for v in saving.name.split("[:, :, ")[1].rstrip("]").split(", "))
         try:
-            removal = kernel_removal(node, dense.get_layer(saving.layer), ci, co, family)
+            with elapsed(f"yosys: {saving.name} restored, and as exported"):
+                removal = kernel_removal(node, dense.get_layer(saving.layer), ci, co, family)
         except ValueError:  # its channel was stripped
             continue
         record["removal"] = {"layer": removal.layer, "kernel": removal.kernel, "with": asdict(removal.with_kernel),
@@ -407,7 +412,8 @@ def synth(config, run_dir: Path, out: Path) -> dict:
     if tool is not None:
         exported, _, _ = converted(config, run_dir, out / "project")
         exported.hls_model.write()
-        csynth(exported.hls_model)
+        with elapsed(f"{tool} C-synthesis of the project"):
+            csynth(exported.hls_model)
         record = SynthRecord(ran=tool, vendor=vendor_report(out / "project"))
     elif yosys_available() and config.outputs.synthesize_layers:
         yosys = find_yosys()

@@ -13,6 +13,7 @@ from fpgaprune.report import figures
 from fpgaprune.resources.estimate import SOURCE as ESTIMATE_SOURCE
 from fpgaprune.resources.estimator import kernel_cost_grid, layer_types, live_products
 from fpgaprune.resources.yosys import SOURCE as YOSYS_SOURCE
+from fpgaprune.text_table import number
 
 TEMPLATES = Path(__file__).parent / "templates"
 TOP_ROWS = 20  # savings rows shown before "show all"; the full list is in savings.csv
@@ -91,8 +92,8 @@ def _yosys_source(measurements: Measurements) -> str:
 
 def removed(value, fmt: str = "%g") -> str:
     """A saving as the table shows it: "−3" for 3 removed, "0" (never "−0") for none."""
-    text = fmt % value
-    return "0" if float(text) == 0 else f"\u2212{text}"
+    text = number(value, fmt)
+    return text if text == "0" else f"\u2212{text}"
 
 
 def _headline(estimate, measurements: Measurements, csim: dict | None) -> dict:

@@ -13,7 +13,7 @@ from fpgaprune.resources.estimator import (
     layer_types,
     live_products,
 )
-from fpgaprune.text_table import format_rows
+from fpgaprune.text_table import format_rows, number
 
 RESOURCES = (("DSP", "dsp"), ("LUT", "lut"), ("FF", "ff"), ("BRAM_18K", "bram_18k"))
 SOURCE = "estimate (fpgaprune rules, see fpgaprune/resources/rules.py)"
@@ -80,7 +80,8 @@ class ResourceEstimate:
         writer = csv.writer(out)
         writer.writerow(("layer", "kernel", "products_removed", "DSP_saved", "LUT_saved", "BRAM_18K_saved", "source"))
         for s in sorted(self.savings(), key=lambda s: (-s.lut, -s.products, s.name)):
-            writer.writerow((s.layer, s.name, s.products, f"{s.dsp:g}", f"{s.lut:.0f}", s.bram_18k, SOURCE))
+            writer.writerow((s.layer, s.name, s.products, number(s.dsp), number(s.lut, "%.0f"), number(s.bram_18k),
+                             SOURCE))
         return out.getvalue()
 
     def format(self) -> str:

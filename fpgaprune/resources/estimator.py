@@ -11,6 +11,7 @@ import numpy as np
 from fpgaprune.hls.extension.sparse_kernels import PLAN
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.resources import rules
+from fpgaprune.text_table import number
 
 KINDS = ("shift", "lut", "dsp")
 
@@ -134,8 +135,9 @@ class KernelSaving:
     bram_18k: int
 
     def format(self) -> str:
-        return (f"{self.name}: {self.products} products removed -> -{self.dsp:g} DSP, -{self.lut:.0f} LUT, "
-                f"-{self.bram_18k} BRAM")
+        """One line: the products removed and what they saved (a saving of nothing reads 0, never -0)."""
+        return (f"{self.name}: {self.products} products removed, saving {number(self.dsp)} DSP, "
+                f"{number(self.lut, '%.0f')} LUT, {number(self.bram_18k)} BRAM")
 
 
 def _items(products: tuple, kind: str) -> list:
