@@ -56,12 +56,12 @@ def main():
             estimate = estimate_resources(exported, dense)
             for layer in estimate.layers:
                 start = time.perf_counter()
-                synthesis = measure_node(exported.hls_model.graph[layer.name], exported.board.family)
+                synthesis = measure_node(exported.nodes[layer.name], exported.board.family)
                 measured[f"{layer.name}@{sparsity}"] = synthesis
                 rows.append((layer.name, f"{sparsity:.2f}", layer.pruned.products, layer.pruned.lut, synthesis.luts,
                              f"{synthesis.da4ml_cost:.0f}", f"{time.perf_counter() - start:.1f}"))
             if sparsity == args.held_out[-1]:
-                removal = kernel_removal(exported.hls_model.graph["conv2"], dense.get_layer("conv2"),
+                removal = kernel_removal(exported.nodes["conv2"], dense.get_layer("conv2"),
                                          *_a_pruned_kernel(estimate), exported.board.family)
     header = ("layer", "sparsity", "products", "LUT estimate (multiplier export)", "LUT yosys (DA, measured)",
               "da4ml cost", "synthesis s")

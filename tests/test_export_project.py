@@ -114,7 +114,7 @@ def test_synthesis_is_skipped_clearly_without_vendor_tools(tmp_path, stripped):
         pytest.skip("vitis_hls/vivado_hls is present: the synthesis test below runs instead")
     model, _ = stripped
     exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "prj", x=X)
-    result = csynth(exported.hls_model)
+    result = csynth(exported)
     assert not result.ran and result.reason == "skipped: vitis_hls not found (nor vivado_hls) on PATH"
 
 
@@ -122,5 +122,5 @@ def test_synthesis_is_skipped_clearly_without_vendor_tools(tmp_path, stripped):
 def test_csynthesis_with_vendor_tools(tmp_path, stripped):
     model, _ = stripped
     exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "prj", x=X)
-    result = csynth(exported.hls_model)
+    result = csynth(exported)
     assert result.ran and "CSynthesisReport" in result.report

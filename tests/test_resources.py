@@ -1,6 +1,7 @@
 """Resource estimates (hand-computed), yosys measurements of the DA circuit, calibration, vendor reports."""
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -8,11 +9,14 @@ import numpy as np
 import pytest
 
 import fpgaprune as fp
+from fpgaprune.hls import load_export
+from fpgaprune.hls.extension.sparse_kernels import PLAN
+from fpgaprune.hls.node_record import node_record
 from fpgaprune.quantize import to_qkeras
 from fpgaprune.resources import estimate_resources
 from fpgaprune.resources import rules
 from fpgaprune.resources.calibration import TARGET, fit, held_out_errors
-from fpgaprune.resources.estimator import KernelSaving, LayerTypes, kernel_savings, layer_cost
+from fpgaprune.resources.estimator import KernelSaving, LayerTypes, kernel_savings, layer_cost, layer_types
 from fpgaprune.resources.vendor import vendor_report
 from fpgaprune.resources.yosys import yosys_installed
 from fpgaprune.tfk import keras
@@ -96,15 +100,36 @@ def test_estimate_names_every_pruned_kernel_by_original_index(exported_pair):
     assert "LUT" in estimate.format() and estimate.to_csv().splitlines()[0].startswith("layer,original_layer")
 
 
+def test_a_reloaded_export_holds_what_the_fresh_one_prices(exported_pair, tmp_path):
+    """Later stages read the project's manifest, not hls4ml: its records hold the header's live weights exactly."""
+    dense, _, exported = exported_pair
+    reloaded = load_export(exported.path)
+    assert reloaded.hls_model is None and reloaded.board == exported.board
+    assert reloaded.input_type == exported.input_type and reloaded.config == exported.config
+    for name, record in reloaded.nodes.items():
+        plan = exported.hls_model.graph[name].get_attr(PLAN)
+        for field in ("rows", "cols", "values"):
+            np.testing.assert_array_equal(getattr(record.plan, field), getattr(plan, field))
+        assert layer_types(record, exported.board) == layer_types(node_record(exported.hls_model.graph[name]),
+                                                                  exported.board)
+    fresh, again = estimate_resources(exported, dense), estimate_resources(reloaded, dense)
+    assert again.rows() == fresh.rows() and again.savings() == fresh.savings() and again.notes == fresh.notes
+    broken = tmp_path / "prj"
+    shutil.copytree(exported.path, broken)
+    (broken / "fpgaprune_manifest.json").write_text("{")
+    with pytest.raises(fp.ExportError, match=r"fpgaprune_manifest.json: not a readable fpgaprune export manifest"):
+        load_export(broken)
+
+
 @needs_yosys
 def test_yosys_measures_a_removed_kernel_and_the_report_shows_it(exported_pair, tmp_path):
     from fpgaprune.report import Measurements, write_report
     from fpgaprune.resources.measure import kernel_removal, measure_node
 
     dense, pruned, exported = exported_pair
-    removal = kernel_removal(exported.hls_model.graph["conv2"], dense.get_layer("conv2"), 3, 2, "UltraScale+")
+    removal = kernel_removal(exported.nodes["conv2"], dense.get_layer("conv2"), 3, 2, "UltraScale+")
     assert removal.without_kernel.luts < removal.with_kernel.luts  # the kernel's logic is gone
-    measured = {"conv2": measure_node(exported.hls_model.graph["conv2"], "UltraScale+")}
+    measured = {"conv2": measure_node(exported.nodes["conv2"], "UltraScale+")}
     assert measured["conv2"] == removal.without_kernel
     estimate = estimate_resources(exported, dense)
     paths = write_report(tmp_path, exported, estimate, pruned, dense_model=dense,

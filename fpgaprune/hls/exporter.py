@@ -7,7 +7,8 @@ The config is merged in this order, later winning: hls4ml's own defaults for the
 import json
 import shutil
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from fpgaprune.hls.adapter import convert_model
 from fpgaprune.hls.boards import Board, load_board
 from fpgaprune.hls.config import derived_hls_config
 from fpgaprune.hls.manifest import SPARSE, build_manifest
+from fpgaprune.hls.node_record import record_from_json
 from fpgaprune.hls.presets import load_preset
 from fpgaprune.quantize.precision import FixedType, input_type
 from fpgaprune.text_table import format_rows
@@ -29,7 +31,7 @@ MANIFEST = "fpgaprune_manifest.json"
 
 @dataclass
 class Export:
-    """An exported project: its directory, the hls4ml model, the manifest and notes."""
+    """An exported project: its directory, the hls4ml model (None when reloaded), the manifest and notes."""
 
     path: Path
     hls_model: object
@@ -38,6 +40,12 @@ class Export:
     input_type: FixedType
     board: Board
     notes: list = field(default_factory=list)
+
+    @cached_property
+    def nodes(self) -> dict:
+        """{hls4ml node: NodeRecord} of every kernel-sparse node, read from the manifest (fresh or reloaded alike)."""
+        return {name: record_from_json(name, entry["hardware"]) for name, entry in self.manifest["hls_nodes"].items()
+                if "hardware" in entry}
 
     def summary(self) -> str:
         """Per hls4ml node with weights: the code it got, weights, live weights, multiplication sites."""
@@ -113,7 +121,7 @@ def export(model, hls_config="latency_parallel", board="pynq-z2", output_dir="hl
         hls_model.write()
         notes += [n for node in hls_model.get_layers() for n in getattr(node.get_attr("fpgaprune_live_plan"),
                                                                          "notes", [])]
-        extra = {"board": board.key, "part": board.part, "backend": backend, "io_type": io_type,
+        extra = {"board": board.key, "board_spec": asdict(board), "part": board.part, "backend": backend, "io_type": io_type,
                  "project_name": project_name,
                  "input_type": fixed.hls(), "hls_config": config, "notes": notes}
         manifest = build_manifest(model, hls_model, tmp, index_map, extra)
@@ -124,6 +132,20 @@ def export(model, hls_config="latency_parallel", board="pynq-z2", output_dir="hl
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return Export(output_dir, hls_model, manifest, config, fixed, board, notes)
+
+
+def load_export(project) -> Export:
+    """The export in `project` as its manifest records it, without hls4ml: what later stages read, so that
+    nothing is converted twice."""
+    project = Path(project)
+    path = project / MANIFEST
+    try:
+        manifest = json.loads(path.read_text())
+        board, fixed = Board(**manifest["board_spec"]), FixedType.parse(manifest["input_type"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ExportError(f"{path}: not a readable fpgaprune export manifest ({error}); export the model again") \
+            from None
+    return Export(project, None, manifest, manifest["hls_config"], fixed, board, list(manifest.get("notes", [])))
 
 
 def _retarget(hls_model, tmp: Path, output_dir: Path) -> None:

@@ -1,5 +1,6 @@
 """The export manifest: kernels kept and pruned by original index, the strip's index map, quantizers,
-hashes of the weight headers, what code each layer got, and the versions of the stack."""
+hashes of the weight headers, what code each layer got (with its hardware record, `node_record.py`), the
+board, the config, the input type, and the versions of the stack. Later stages reload the export from it."""
 
 import hashlib
 import re
@@ -9,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.hls.extension.sparse_kernels import PLAN
+from fpgaprune.hls.node_record import node_record, record_json
 from fpgaprune.quantize.alpha import factor_scales, has_channel_scale
 
 FORMAT = "fpgaprune.export/1"
@@ -94,7 +96,8 @@ def node_entry(node, project: Path) -> dict:
     if plan is not None:
         source = str(node.get_attr("fpgaprune_sparse_codegen"))
         entry.update(original_layer=plan.origin.layer, weights=plan.n_in * plan.n_out, live_weights=plan.n_live,
-                     multiplication_sites=live_table_entries(source), notes=plan.notes)
+                     multiplication_sites=live_table_entries(source), notes=plan.notes,
+                     hardware=record_json(node_record(node)))
     return entry
 
 

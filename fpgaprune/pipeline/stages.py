@@ -290,28 +290,25 @@ def hls(config, run_dir: Path, out: Path) -> dict:
             "weights": sum(n.get("weights", 0) for n in nodes), "notes": exported.notes}
 
 
-def converted(config, run_dir: Path, project: Path):
-    """The run's hls4ml model again (converted into `project`), as an `Export` for C-sim and estimates."""
-    from fpgaprune.hls import convert_model, export_config, load_board
-    from fpgaprune.hls.exporter import Export
-    from fpgaprune.quantize import input_type
+def _shipped(run_dir: Path):
+    """The export of the hls stage, reloaded from `hls/project`'s manifest: nothing is converted again."""
+    from fpgaprune.hls import load_export
 
-    dataset, quantized = dataset_of(config), _load(config, run_dir, "quantize")
-    index_map = json.loads((run_dir / "prune" / "index_map.json").read_text())
-    hls_config, io_type, _ = export_config(quantized, hls_preset(config), dataset.x_test, config.hls.config, index_map)
-    board = load_board(config.board)
-    hls_model = convert_model(quantized, hls_config, project, io_type=io_type, backend=config.hls.backend,
-                              part=board.part, clock_period=board.clock_period_ns)
-    return Export(project, hls_model, {}, hls_config, input_type(dataset.x_test), board), quantized, dataset
+    return load_export(run_dir / "hls" / "project")
 
 
 def _tracer(config, run_dir: Path, scratch: Path):
-    """`trace(xq)` from a tracing conversion in `scratch`: the shipped code has no trace calls. Only used for
-    the logits before a table activation and for the per-layer diff of a disagreement."""
+    """`trace(xq)` from a tracing conversion in `scratch`, with the shipped project's recorded config: the one
+    conversion after the hls stage, as the shipped code has no trace calls. Only used for the logits before a
+    table activation and for the per-layer diff of a disagreement."""
     def trace(xq):
+        from fpgaprune.hls import convert_model
         from fpgaprune.hls.csim import compile_library
 
-        hls_model = converted(config, run_dir, scratch)[0].hls_model
+        exported = _shipped(run_dir)
+        hls_model = convert_model(_load(config, run_dir, "quantize"), exported.config, scratch,
+                                  io_type=exported.manifest["io_type"], backend=exported.manifest["backend"],
+                                  part=exported.board.part, clock_period=exported.board.clock_period_ns)
         with elapsed("g++ build of a tracing copy (per-layer outputs)"):
             compile_library(hls_model)
         return hls_model.trace(xq)[1]
@@ -327,10 +324,9 @@ def csim(config, run_dir: Path, out: Path) -> dict:
     """C-simulate `hls/project` itself (built in a scratch copy), with the weights synthesis reads."""
     from fpgaprune.hls import shipped
     from fpgaprune.hls.csim import compare_with_qkeras, hardware_input, layer_diff, logits_layer
-    from fpgaprune.quantize.fixed_types import FixedType
 
-    project = run_dir / "hls" / "project"
-    manifest = json.loads((project / "fpgaprune_manifest.json").read_text())
+    exported = _shipped(run_dir)
+    project, manifest, fixed = exported.path, exported.manifest, exported.input_type
     owners = {array: node for node, entry in manifest["hls_nodes"].items()
               for array in entry.get("weight_headers_sha256", {})}
     weight_problems = shipped.check_weight_files(project, owners)
@@ -340,7 +336,6 @@ def csim(config, run_dir: Path, out: Path) -> dict:
     with elapsed("g++ -fsyntax-only of the __SYNTHESIS__ branch"):
         shipped.check_synthesis_branch(build)
     quantized, dataset = _load(config, run_dir, "quantize"), dataset_of(config)
-    fixed = FixedType.parse(manifest["input_type"])
     simulate = shipped.simulator(build, quantized)
     tracer = _tracer(config, run_dir, out / "scratch" / "traced")
     if logits_layer(quantized)[1]:  # a table activation follows the logits: only a trace shows them
@@ -367,34 +362,44 @@ def csim(config, run_dir: Path, out: Path) -> dict:
             "synthesis_branch_compiles": True, "weight_files_agree": not weight_problems}
 
 
-def _yosys_measurements(config, run_dir: Path, scratch: Path) -> dict:
+def _kernel_removal(exported, dense, estimate, family: str):
+    """yosys on the conv layer of the largest kernel saving, with that kernel restored and as exported; None
+    when no conv kernel was removed, or its channels were stripped."""
     from dataclasses import asdict
 
-    from fpgaprune.hls.extension.sparse_kernels import PLAN
-    from fpgaprune.resources import estimate_resources
-    from fpgaprune.resources.calibration import fit, held_out_errors
-    from fpgaprune.resources.measure import kernel_removal, measure_node
+    from fpgaprune.resources.measure import kernel_removal
 
-    exported, _, _ = converted(config, run_dir, scratch)
-    family = exported.board.family
-    nodes = [node for node in exported.hls_model.get_layers() if node.get_attr(PLAN) is not None]
-    layers = {node.name: measure_node(node, family)
-              for node in counted(nodes, "yosys: each layer's DA circuit", "layer")}
-    record = {"layers": {name: asdict(s) for name, s in layers.items()}}
-    dense = _load(config, run_dir, "quantize", "dense.keras")
-    for saving in estimate_resources(exported, dense).savings():
-        node = next(n for n in nodes if n.get_attr(PLAN).origin.layer == saving.layer)
-        if node.get_attr(PLAN).kind != "conv2d":
+    records = {record.plan.origin.layer: record for record in exported.nodes.values()}
+    for saving in estimate.savings():
+        record = records[saving.layer]
+        if record.plan.kind != "conv2d":
             continue
-        ci, co = (int(v) for v in saving.name.split("[:, :, ")[1].rstrip("]").split(", "))
         try:
             with elapsed(f"yosys: {saving.name} restored, and as exported"):
-                removal = kernel_removal(node, dense.get_layer(saving.layer), ci, co, family)
+                removal = kernel_removal(record, dense.get_layer(saving.layer), *saving.group, family)
         except ValueError:  # its channel was stripped
             continue
-        record["removal"] = {"layer": removal.layer, "kernel": removal.kernel, "with": asdict(removal.with_kernel),
-                             "without": asdict(removal.without_kernel)}
-        break
+        return {"layer": removal.layer, "kernel": removal.kernel, "with": asdict(removal.with_kernel),
+                "without": asdict(removal.without_kernel)}
+    return None
+
+
+def _yosys_measurements(config, run_dir: Path) -> dict:
+    from dataclasses import asdict
+
+    from fpgaprune.resources import estimate_resources
+    from fpgaprune.resources.calibration import fit, held_out_errors
+    from fpgaprune.resources.measure import measure_node
+
+    exported = _shipped(run_dir)
+    family, records = exported.board.family, list(exported.nodes.values())
+    layers = {record.name: measure_node(record, family)
+              for record in counted(records, "yosys: each layer's DA circuit", "layer")}
+    record = {"layers": {name: asdict(s) for name, s in layers.items()}}
+    dense = _load(config, run_dir, "quantize", "dense.keras")
+    removal = _kernel_removal(exported, dense, estimate_resources(exported, dense), family)
+    if removal:
+        record["removal"] = removal
     names = list(layers)
     if len(names) >= 2:
         calibration = held_out_errors(fit({n: layers[n] for n in names[::2]}), {n: layers[n] for n in names[1::2]})
@@ -404,22 +409,22 @@ def _yosys_measurements(config, run_dir: Path, scratch: Path) -> dict:
 
 
 def synth(config, run_dir: Path, out: Path) -> dict:
+    """The vendor's C-synthesis of a copy of `hls/project` where vitis_hls exists; else yosys on each layer's DA
+    circuit, from the project's manifest."""
     from fpgaprune.hls import csynth, find_hls_tool
     from fpgaprune.resources.vendor import vendor_report
     from fpgaprune.resources.yosys import find_yosys, yosys_available
 
     tool = find_hls_tool()
     if tool is not None:
-        exported, _, _ = converted(config, run_dir, out / "project")
-        exported.hls_model.write()
-        with elapsed(f"{tool} C-synthesis of the project"):
-            csynth(exported.hls_model)
+        shutil.copytree(run_dir / "hls" / "project", out / "project")
+        with elapsed(f"{tool} C-synthesis of a copy of hls/project"):
+            csynth(out / "project")
         record = SynthRecord(ran=tool, vendor=vendor_report(out / "project"))
     elif yosys_available() and config.outputs.synthesize_layers:
         yosys = find_yosys()
         record = SynthRecord(ran="yosys", yosys=yosys.describe(), yosys_first_call_seconds=yosys.first_call_seconds,
-                             **_yosys_measurements(config, run_dir, out / "scratch"))
-        shutil.rmtree(out / "scratch", ignore_errors=True)
+                             **_yosys_measurements(config, run_dir))
     else:
         record = SynthRecord(ran="none", reason="skipped: vitis_hls not found, and yosys is not installed or disabled")
     (out / "synth.json").write_text(record.text())
@@ -448,8 +453,7 @@ def report(config, run_dir: Path, out: Path) -> dict:
     from fpgaprune.report import write_report
     from fpgaprune.resources import estimate_resources
 
-    exported, quantized, _ = converted(config, run_dir, out / "scratch")
-    exported.path = run_dir / "hls" / "project"
+    exported, quantized = _shipped(run_dir), _load(config, run_dir, "quantize")
     dense = _load(config, run_dir, "quantize", "dense.keras")
     estimate = estimate_resources(exported, dense)
     accuracies = {stage: json.loads((run_dir / stage / "stage.json").read_text())["metrics"]["accuracy"]
@@ -460,7 +464,6 @@ def report(config, run_dir: Path, out: Path) -> dict:
     write_report(out, exported, estimate, quantized, dense_model=dense, accuracies=accuracies,
                  measurements=_measurements(run_dir), title=f"fpgaprune report: {config.name}", csim=csim_metrics,
                  budget=budget)
-    shutil.rmtree(out / "scratch", ignore_errors=True)
     dense_total, pruned_total = estimate.total("dense"), estimate.total("pruned")
     return {"report": str(run_dir / "report" / "report.html"), "fits": estimate.fits(),
             "products": [dense_total.products, pruned_total.products], "dsp": [dense_total.dsp, pruned_total.dsp],

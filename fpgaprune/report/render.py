@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.atomic import write_text_atomic
-from fpgaprune.hls.extension.sparse_kernels import PLAN
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.report import figures
 from fpgaprune.resources.estimate import SOURCE as ESTIMATE_SOURCE
@@ -42,13 +41,14 @@ def _heatmaps(exported, estimate, dense_model) -> dict:
     """{original layer: [(part, PNG)]}: each conv layer's kernel map, split into tiles beyond 64 x 64."""
     maps = {}
     for layer in estimate.layers:
-        node = exported.hls_model.graph[layer.name]
-        if layer.kind != "conv2d" or node.get_attr(PLAN) is None:
+        record = exported.nodes[layer.name]
+        if layer.kind != "conv2d":
             continue
         reference = dense_model.get_layer(layer.original) if dense_model is not None else None
+        origin = record.plan.origin
         shape = (quantized_kernel(reference).shape[-2:] if reference is not None else
-                 (max(node.get_attr(PLAN).origin.inputs) + 1, max(node.get_attr(PLAN).origin.outputs) + 1))
-        costs = kernel_cost_grid(live_products(node), layer_types(node, exported.board), shape)
+                 (max(origin.inputs) + 1, max(origin.outputs) + 1))
+        costs = kernel_cost_grid(live_products(record), layer_types(record, exported.board), shape)
         pruned = np.zeros(shape, bool)
         if reference is not None:
             pruned = (quantized_kernel(reference) != 0).any(axis=(0, 1)) & (costs == 0)

@@ -4,7 +4,6 @@ import csv
 import io
 from dataclasses import dataclass, field
 
-from fpgaprune.hls.extension.sparse_kernels import PLAN
 from fpgaprune.resources.estimator import (
     Cost,
     dense_products,
@@ -98,19 +97,18 @@ class ResourceEstimate:
 
 
 def estimate_resources(exported, dense_model=None) -> ResourceEstimate:
-    """Estimates for every kernel-sparse node of `exported` (an `Export`); with `dense_model` (the same
-    QKeras model before pruning, original layer names), the dense figures and the per-kernel savings too."""
-    layers, notes = [], []
-    for node in exported.hls_model.get_layers():
-        plan = node.get_attr(PLAN)
-        if plan is None:
-            if node.get_weights():
-                notes.append(f"{node.name}: {node.class_name} runs hls4ml's stock code; not estimated")
-            continue
-        types = layer_types(node, exported.board)
-        live = live_products(node)
-        estimate = LayerEstimate(node.name, plan.origin.layer, plan.kind, layer_cost(live[0], live[2], types))
-        if dense_model is not None and plan.origin.layer in {layer.name for layer in dense_model.layers}:
+    """Estimates for every kernel-sparse node of `exported` (an `Export`, fresh or reloaded: read from its
+    manifest); with `dense_model` (the same QKeras model before pruning, original layer names), the dense
+    figures and the per-kernel savings too."""
+    layers = []
+    notes = [f"{name}: {entry['class']} runs hls4ml's stock code; not estimated"
+             for name, entry in exported.manifest["hls_nodes"].items() if name not in exported.nodes]
+    dense_layers = {layer.name for layer in dense_model.layers} if dense_model is not None else set()
+    for record in exported.nodes.values():
+        plan, types = record.plan, layer_types(record, exported.board)
+        live = live_products(record)
+        estimate = LayerEstimate(record.name, plan.origin.layer, plan.kind, layer_cost(live[0], live[2], types))
+        if plan.origin.layer in dense_layers:
             dense = dense_products(dense_model.get_layer(plan.origin.layer), types.weight_frac)
             estimate.dense = layer_cost(dense[0], dense[2], types)
             estimate.savings = kernel_savings(plan.origin.layer, plan.kind, live, dense, types)

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.hls.extension.sparse_kernels import PLAN
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.resources import rules
 from fpgaprune.text_table import number
@@ -72,26 +71,20 @@ def layer_cost(codes: np.ndarray, outputs: np.ndarray, types: LayerTypes) -> Cos
                 kinds={k: int(np.sum(kinds == k)) for k in KINDS})
 
 
-def layer_types(node, board) -> LayerTypes:
-    """The hardware facts of an hls4ml node with fpgaprune's kernel-sparse code."""
-    weight = node.get_weights("weight").type.precision
-    positions = int(node.get_attr("out_height", 1) * node.get_attr("out_width", 1)) if node.get_attr(
-        "out_width") else 1
-    return LayerTypes(int(weight.width), int(weight.width - weight.integer),
-                      int(node.get_input_variable().type.precision.width), int(node.get_attr("accum_t").precision.width),
-                      int(node.get_attr("reuse_factor", 1)), str(node.get_attr("strategy", "latency")).lower(),
-                      node.model.config.get_config_value("IOType"), positions, board.dsp_a_bits, board.dsp_b_bits)
+def layer_types(record, board) -> LayerTypes:
+    """The hardware facts of a kernel-sparse node (its `NodeRecord`) on `board`."""
+    return LayerTypes(record.weight.width, record.weight.frac, record.input.width, record.accum_bits, record.reuse,
+                      record.strategy, record.io_type, record.positions, board.dsp_a_bits, board.dsp_b_bits)
 
 
-def live_products(node) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def live_products(record) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(codes, original input channel/row, original output, window position) of a node's live weights."""
-    plan = node.get_attr(PLAN)
-    frac = int(node.get_weights("weight").type.precision.width - node.get_weights("weight").type.precision.integer)
+    plan = record.plan
     chans = np.unravel_index(plan.rows, plan.window)[2]
     inputs = np.asarray(plan.origin.inputs)[chans]
     outputs = np.asarray(plan.origin.outputs)[plan.cols]
     spatial = plan.rows // plan.window[2]
-    return rules.codes(plan.values, frac), inputs, outputs, spatial
+    return rules.codes(plan.values, record.weight.frac), inputs, outputs, spatial
 
 
 def dense_products(layer, frac: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -133,6 +126,7 @@ class KernelSaving:
     dsp: float
     lut: float
     bram_18k: int
+    group: tuple = ()  # (ci, co) of a conv kernel in original indices; (None, co) for a Dense output
 
     def format(self) -> str:
         """One line: the products removed and what they saved (a saving of nothing reads 0, never -0)."""
@@ -178,5 +172,5 @@ def kernel_savings(layer: str, kind: str, live: tuple, dense: tuple, types: Laye
                     - rules.rom_bram_18k(n_live, types.weight_bits, reuse))
         savings.append(KernelSaving(layer, _group_name(layer, group, kind), len(codes),
                                     round(kinds.count("dsp") * per_dsp / reuse, 2),
-                                    round((mult + len(codes) * types.accum_bits) / reuse, 1), bram))
+                                    round((mult + len(codes) * types.accum_bits) / reuse, 1), bram, group))
     return savings

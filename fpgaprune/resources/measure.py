@@ -4,7 +4,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fpgaprune.hls.extension.sparse_kernels import PLAN
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.resources.yosys import Synthesis, fixed_kif, synthesize
 
@@ -23,29 +22,30 @@ class KernelRemoval:
         return self.without_kernel.luts - self.with_kernel.luts
 
 
-def live_matrix(node) -> np.ndarray:
-    """The node's live weights as a (window, outputs) matrix in its current (possibly stripped) indices."""
-    plan = node.get_attr(PLAN)
+def live_matrix(record) -> np.ndarray:
+    """The node's live weights (its `NodeRecord`) as a (window, outputs) matrix in its current (possibly stripped)
+    indices."""
+    plan = record.plan
     matrix = np.zeros((plan.n_in, plan.n_out))
     matrix[plan.rows, plan.cols] = plan.values
     return matrix
 
 
-def measure_node(node, family: str) -> Synthesis:
+def measure_node(record, family: str) -> Synthesis:
     """yosys figures of the node's layer (one output pixel for a conv) as da4ml's adder graph."""
-    return synthesize(live_matrix(node), fixed_kif(node.get_input_variable().type.precision), family)
+    return synthesize(live_matrix(record), fixed_kif(record.input), family)
 
 
-def kernel_removal(node, dense_layer, ci: int, co: int, family: str) -> KernelRemoval:
+def kernel_removal(record, dense_layer, ci: int, co: int, family: str) -> KernelRemoval:
     """Synthesize the layer with the original kernel (ci, co) of `dense_layer` restored, and without it."""
-    plan = node.get_attr(PLAN)
+    plan = record.plan
     inputs, outputs = list(plan.origin.inputs), list(plan.origin.outputs)
     if ci not in inputs or co not in outputs:
         raise ValueError(f"{plan.origin.layer}: kernel ({ci}, {co}) was stripped; its channels are not in the layer")
-    restored = live_matrix(node).reshape(*plan.window, plan.n_out)
+    restored = live_matrix(record).reshape(*plan.window, plan.n_out)
     dense = quantized_kernel(dense_layer).reshape(*plan.window[:2], -1, dense_layer.kernel.shape[-1])
     restored[:, :, inputs.index(ci), outputs.index(co)] = dense[:, :, ci, co]
-    kif = fixed_kif(node.get_input_variable().type.precision)
+    kif = fixed_kif(record.input)
     name = f"{plan.origin.layer}[:, :, {ci}, {co}]" if plan.kind == "conv2d" else f"{plan.origin.layer}[{ci}, {co}]"
-    return KernelRemoval(node.name, name, synthesize(restored.reshape(plan.n_in, plan.n_out), kif, family),
-                         measure_node(node, family))
+    return KernelRemoval(record.name, name, synthesize(restored.reshape(plan.n_in, plan.n_out), kif, family),
+                         measure_node(record, family))
