@@ -5,12 +5,14 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.atomic import atomic_target
+from fpgaprune.layer_kinds import classes_where
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.scores import kernel_scores
 from fpgaprune.pruning.structures import ALLOWED, structure_for
 from fpgaprune.selection import maskable_weights
 from fpgaprune.text_table import format_rows
 
+KERNEL_LAYERS = classes_where(lambda kind: "kernel" in kind.structures)  # conv layers: (ci, co) kernels
 _COLUMNS = ("layer", "class", "shape", "structure", "groups", "pruned", "multipliers_before", "multipliers_after")
 
 
@@ -59,7 +61,7 @@ def kernel_heatmaps(model, out_dir) -> list[Path]:
 
     paths = []
     for layer in model.layers:
-        if type(layer).__name__ not in ("Conv1D", "Conv2D", "QConv1D", "QConv2D"):
+        if type(layer).__name__ not in KERNEL_LAYERS:
             continue
         kernel = layer.kernel.numpy()
         norms = kernel_scores(kernel, "l1")

@@ -16,7 +16,7 @@ from fpgaprune.pipeline.runner import run
 from fpgaprune.pipeline.schema import ConfigError, parse_config
 from fpgaprune.pruning import Pruner
 from fpgaprune.pruning.knapsack import BudgetInfeasible, solve
-from fpgaprune.quantize.precision import input_type
+from fpgaprune.quantize.fixed_types import input_type
 from fpgaprune.tfk import keras
 
 SPEC = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",

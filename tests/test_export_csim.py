@@ -6,7 +6,7 @@ import pytest
 import fpgaprune as fp
 from fpgaprune.hls import convert_model, count_products, csim_check, export_config
 from fpgaprune.tfk import keras
-from fpgaprune.quantize.precision import SOFTMAX_TYPES
+from fpgaprune.hls.precision import SOFTMAX_TYPES
 from hls_helpers import (L, branching_model, digits, digits_cnn, live_weights, output_positions, product_sites,
                          trained)
 

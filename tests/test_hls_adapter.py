@@ -8,7 +8,8 @@ import pytest
 import fpgaprune as fp
 from fpgaprune import data
 from fpgaprune.hls import config_from_model, convert_model
-from fpgaprune.quantize import derive_precisions, input_type, quantization_report, to_qkeras
+from fpgaprune.hls.precision import derive_precisions
+from fpgaprune.quantize import input_type, quantization_report, to_qkeras
 from fpgaprune.tfk import keras
 
 L = keras.layers

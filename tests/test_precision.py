@@ -5,7 +5,8 @@ import pytest
 
 import fpgaprune as fp
 from fpgaprune.quantize import to_qkeras
-from fpgaprune.quantize.precision import FixedType, derive_precisions, input_type, quantizer_type
+from fpgaprune.hls.precision import derive_precisions
+from fpgaprune.quantize.fixed_types import FixedType, input_type, quantizer_type
 from fpgaprune.tfk import keras
 
 L = keras.layers

@@ -9,7 +9,8 @@ import pytest
 import fpgaprune as fp
 from fpgaprune.quantize import to_qkeras
 from fpgaprune.quantize.alpha import factor_scales
-from fpgaprune.quantize.precision import FixedType, derive_precisions
+from fpgaprune.hls.precision import derive_precisions
+from fpgaprune.quantize.fixed_types import FixedType
 from fpgaprune.tfk import keras
 
 L = keras.layers
@@ -197,7 +198,7 @@ def test_merge_types_hold_every_result_exactly(kind, seed):
     """Every value the merge of two fixed-point inputs can produce lies on the derived type, whose ends are
     reached (the narrowest type that holds them)."""
     from fpgaprune.quantize.fixed_types import ValueRange
-    from fpgaprune.quantize.merge_precision import merged_range
+    from fpgaprune.hls.precision.merge import merged_range
 
     rng = np.random.default_rng(seed)
     inputs = []

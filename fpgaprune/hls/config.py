@@ -3,7 +3,8 @@
 import copy
 
 from fpgaprune.hls.adapter import config_from_model
-from fpgaprune.quantize.precision import FixedType, derive_precisions, input_type
+from fpgaprune.hls.precision import derive_precisions
+from fpgaprune.quantize.fixed_types import FixedType, input_type
 
 
 def merge_config(base: dict, override: dict) -> dict:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.quantize.precision import FixedType
+from fpgaprune.quantize.fixed_types import FixedType
 from fpgaprune.text_table import format_rows
 from fpgaprune.tfk import keras
 

@@ -17,12 +17,13 @@ from fpgaprune.atomic import replace_directory
 from fpgaprune.errors import ExportError
 from fpgaprune.guards import check_finite_array, check_finite_weights
 from fpgaprune.hls.adapter import convert_model
+from fpgaprune.hls.attribute_keys import PLAN
 from fpgaprune.hls.boards import Board, load_board
 from fpgaprune.hls.config import derived_hls_config
 from fpgaprune.hls.manifest import SPARSE, build_manifest
 from fpgaprune.hls.node_record import record_from_json
 from fpgaprune.hls.presets import load_preset
-from fpgaprune.quantize.precision import FixedType, input_type
+from fpgaprune.quantize.fixed_types import FixedType, input_type
 from fpgaprune.text_table import format_rows
 from fpgaprune.tfk import require_tf_keras_model
 
@@ -119,7 +120,7 @@ def export(model, hls_config="latency_parallel", board="pynq-z2", output_dir="hl
                                   clock_period=board.clock_period_ns, project_name=project_name,
                                   input_data_tb=tb_in, output_data_tb=tb_out)
         hls_model.write()
-        notes += [n for node in hls_model.get_layers() for n in getattr(node.get_attr("fpgaprune_live_plan"),
+        notes += [n for node in hls_model.get_layers() for n in getattr(node.get_attr(PLAN),
                                                                          "notes", [])]
         extra = {"board": board.key, "board_spec": asdict(board), "part": board.part, "backend": backend, "io_type": io_type,
                  "project_name": project_name,
@@ -135,7 +136,7 @@ def export(model, hls_config="latency_parallel", board="pynq-z2", output_dir="hl
 
 
 def load_export(project) -> Export:
-    """The export in `project` as its manifest records it, without hls4ml: what later stages read, so that
+    """The export in `project` as its manifest records it, with no conversion: what later stages read, so that
     nothing is converted twice."""
     project = Path(project)
     path = project / MANIFEST

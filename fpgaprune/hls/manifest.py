@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.hls.extension.sparse_kernels import PLAN
+from fpgaprune.hls.attribute_keys import PLAN, SPARSE_SOURCE
 from fpgaprune.hls.node_record import node_record, record_json
 from fpgaprune.quantize.alpha import factor_scales, has_channel_scale
 
@@ -94,7 +94,7 @@ def node_entry(node, project: Path) -> dict:
     entry = {"class": node.class_name, "code": _code(node), "weight_headers_sha256": _header_hashes(project, node)}
     plan = node.get_attr(PLAN)
     if plan is not None:
-        source = str(node.get_attr("fpgaprune_sparse_codegen"))
+        source = str(node.get_attr(SPARSE_SOURCE))
         entry.update(original_layer=plan.origin.layer, weights=plan.n_in * plan.n_out, live_weights=plan.n_live,
                      multiplication_sites=live_table_entries(source), notes=plan.notes,
                      hardware=record_json(node_record(node)))

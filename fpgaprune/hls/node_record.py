@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fpgaprune.hls.extension.live_weights import KernelOrigin, LivePlan
-from fpgaprune.hls.extension.sparse_kernels import PLAN
+from fpgaprune.hls.attribute_keys import PLAN
+from fpgaprune.hls.live_weights import KernelOrigin, LivePlan
 from fpgaprune.quantize.fixed_types import FixedType
 
 

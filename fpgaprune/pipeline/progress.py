@@ -73,5 +73,6 @@ def elapsed(label: str):
         stop.set()
         if ticker.is_alive():
             ticker.join()
-        stream.write(f"\r    {label}: {time.perf_counter() - started:.1f} s\n")
+        redraw = "\r" if stream.isatty() else ""  # over the ticking line on a terminal
+        stream.write(f"{redraw}    {label}: {time.perf_counter() - started:.1f} s\n")
         stream.flush()

@@ -12,17 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgaprune.errors import FpgapruneError
+from fpgaprune.layer_kinds import BY_CLASS
 
-CONV = ("Conv1D", "Conv2D", "QConv1D", "QConv2D")
-DENSE = ("Dense", "QDense")
-DEPTHWISE = ("DepthwiseConv2D", "QDepthwiseConv2D")
-
-# Which structures each layer family allows; the first is its default.
-ALLOWED = {
-    **{name: ("kernel", "filter", "input_channel", "element") for name in CONV},
-    **{name: ("element", "neuron", "input_channel", "block") for name in DENSE},
-    **{name: ("depthwise", "element") for name in DEPTHWISE},
-}
+# Which structures each layer class allows, the first its default (`fpgaprune.layer_kinds`); a class that is
+# not listed is pruned only when named, element-wise.
+ALLOWED = {name: kind.structures for name, kind in BY_CLASS.items() if kind.structures}
 _BLOCK = re.compile(r"^block\(\s*(\d+)\s*,\s*(\d+)\s*(?:,\s*(avg|max)\s*)?\)$")
 
 

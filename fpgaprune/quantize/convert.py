@@ -14,25 +14,16 @@ import copy
 import numpy as np
 
 from fpgaprune.errors import QuantizationConfigError
+from fpgaprune.layer_graph import LayerGraph
+from fpgaprune.layer_kinds import KINDS, classes_where
 from fpgaprune.masking import FREEZE, HoldEntry, MaskManifest, finalize, hold
 from fpgaprune.quantize.quantizers import QuantizationSpec
-from fpgaprune.strip import LayerGraph
 from fpgaprune.tfk import keras, qkeras_objects, require_tf_keras_model
 
-# float class -> (QKeras class, {constructor argument: quantizer role})
-Q_LAYERS = {
-    "Conv1D": ("QConv1D", {"kernel_quantizer": "kernel", "bias_quantizer": "bias"}),
-    "Conv2D": ("QConv2D", {"kernel_quantizer": "kernel", "bias_quantizer": "bias"}),
-    "Dense": ("QDense", {"kernel_quantizer": "kernel", "bias_quantizer": "bias"}),
-    "DepthwiseConv2D": ("QDepthwiseConv2D", {"depthwise_quantizer": "kernel", "bias_quantizer": "bias"}),
-    "SeparableConv2D": (
-        "QSeparableConv2D", {"depthwise_quantizer": "kernel", "pointwise_quantizer": "kernel", "bias_quantizer": "bias"}
-    ),
-    "LSTM": ("QLSTM", {"kernel_quantizer": "kernel", "recurrent_quantizer": "recurrent", "bias_quantizer": "bias"}),
-    "GRU": ("QGRU", {"kernel_quantizer": "kernel", "recurrent_quantizer": "recurrent", "bias_quantizer": "bias"}),
-}
-_FOLDABLE = ("Conv1D", "Conv2D", "Dense")
-_RECURRENT = ("LSTM", "GRU")
+# float class -> (QKeras class, {constructor argument: quantizer role}), from `fpgaprune.layer_kinds`
+Q_LAYERS = {kind.float_class: (kind.qkeras_class, dict(kind.quantizers)) for kind in KINDS}
+_FOLDABLE = classes_where(lambda kind: kind.folds_batchnorm, qkeras=False)
+_RECURRENT = classes_where(lambda kind: kind.precision == "recurrent", qkeras=False)
 # The float activation that each QKeras activation quantizer stands for.
 _COMPUTES = {"quantized_relu": "relu", "quantized_relu_po2": "relu", "quantized_tanh": "tanh",
              "quantized_sigmoid": "sigmoid"}

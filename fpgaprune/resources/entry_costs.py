@@ -1,7 +1,7 @@
 """Hardware costs before export: each kernel entry's estimated DSP and LUT, from its quantized value.
 
 The rules are those of the exported estimate (`rules.py`, `estimator.product_cost`). Weight, input and
-accumulator types are the precisions fpgaprune derives for hls4ml (`quantize.precision`); strategy and reuse
+accumulator types are the precisions fpgaprune derives for hls4ml (`hls/precision/`); strategy and reuse
 factor come from the hls config. So a budget met here is met by the exported design's estimate, up to the
 rounding of each layer's total and the accumulators that pruning narrows further (never widens).
 """
@@ -12,12 +12,15 @@ import numpy as np
 
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.pruning.costs import output_positions
-from fpgaprune.quantize.precision import FixedType, ValueRange, derive_precisions
+from fpgaprune.layer_graph import LayerGraph
+from fpgaprune.layer_kinds import classes_where
+from fpgaprune.hls.precision import derive_precisions
+from fpgaprune.quantize.fixed_types import FixedType, ValueRange
 from fpgaprune.resources import rules
 from fpgaprune.resources.estimator import LayerTypes, product_cost
-from fpgaprune.strip import LayerGraph
 
-HARDWARE_LAYERS = ("QConv1D", "QConv2D", "QDense")  # layers whose products fpgaprune's export generates
+# The QKeras layers whose products fpgaprune's export generates (kernel-sparse kinds, `fpgaprune.layer_kinds`).
+HARDWARE_LAYERS = classes_where(lambda kind: kind.kernel_sparse, qkeras=True)
 
 
 @dataclass

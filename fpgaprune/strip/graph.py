@@ -6,17 +6,18 @@ any other layer makes the region opaque: its channels cannot be removed without 
 """
 
 from dataclasses import dataclass, field
-from graphlib import TopologicalSorter
 
 from fpgaprune.errors import FpgapruneError
+from fpgaprune.layer_graph import MERGES, LayerGraph, SharedLayerError
+from fpgaprune.layer_kinds import BY_CLASS, classes_where
 
-PRODUCERS = ("Conv1D", "Conv2D", "Dense")
+# Layers whose output channels strip can remove: the float kinds with a channel-count argument (layer_kinds).
+PRODUCERS = classes_where(lambda kind: bool(kind.channels), qkeras=False)
 PASSTHROUGH = (
     "BatchNormalization", "Activation", "ReLU", "LeakyReLU", "ELU", "Dropout", "SpatialDropout1D",
     "SpatialDropout2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2D",
     "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "Flatten",
 )
-MERGES = ("Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate")
 
 
 class StripError(FpgapruneError):
@@ -34,38 +35,14 @@ class Region:
     merges: list = field(default_factory=list)
 
 
-class LayerGraph:
-    """Layers by name with their inbound and outbound layer names (Sequential or functional, no shared layers)."""
+class ChannelGraph(LayerGraph):
+    """The layer graph with where each producer's channels go (strip's view of a model)."""
 
     def __init__(self, model):
-        self.model = model
-        self.layers = {layer.name: layer for layer in model.layers}
-        self.inbound = {name: [] for name in self.layers}
-        config = model.get_config()
-        if type(model).__name__ == "Sequential":
-            names = [layer.name for layer in model.layers]
-            for before, after in zip(names, names[1:]):
-                self.inbound[after] = [before]
-            self.outputs = {names[-1]}
-        else:
-            for entry in config["layers"]:
-                nodes = entry.get("inbound_nodes") or []
-                if len(nodes) > 1:
-                    raise StripError(f"layer '{entry['name']}' is shared (called {len(nodes)} times); strip needs "
-                                     "each layer called once")
-                self.inbound[entry["name"]] = [item[0] for item in nodes[0]] if nodes else []
-            self.outputs = {item[0] for item in config["output_layers"]}
-        self.outbound = {name: [] for name in self.layers}
-        for name, sources in self.inbound.items():
-            for source in sources:
-                self.outbound[source].append(name)
-
-    def class_of(self, name: str) -> str:
-        return type(self.layers[name]).__name__
-
-    def topological(self) -> list[str]:
-        """Every layer after the layers it reads (ties in the model's own order)."""
-        return list(TopologicalSorter({name: self.inbound[name] for name in self.layers}).static_order())
+        try:
+            super().__init__(model)
+        except SharedLayerError as error:
+            raise StripError(str(error)) from None
 
     def producers(self) -> list[str]:
         return [n for n in self.topological() if self.class_of(n) in PRODUCERS and _channels_last(self.layers[n])]
@@ -98,7 +75,7 @@ class LayerGraph:
         layer = self.layers[name]
         if not _channels_last(layer) or getattr(layer, "groups", 1) != 1:
             return False
-        if self.class_of(name) == "Dense":
+        if BY_CLASS[self.class_of(name)].channels == "units":  # Dense
             return len(layer.input_shape) == 2  # a vector: after Flatten, global pooling or another Dense
         return not any(self.class_of(step) == "Flatten" for step in path)
 

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fpgaprune.layer_kinds import BY_CLASS
 from fpgaprune.masking import MaskManifest, finalize, held_variables, hold
-from fpgaprune.strip.graph import MERGES, PASSTHROUGH, LayerGraph, Region, StripError
+from fpgaprune.layer_graph import MERGES
+from fpgaprune.strip.graph import PASSTHROUGH, PRODUCERS, ChannelGraph, Region, StripError
 from fpgaprune.tfk import keras, require_tf_keras_model
 
 
@@ -45,7 +47,7 @@ def strip(model, on_unsafe: str = "raise") -> StripResult:
     current = plain
     while True:
         work = _Work(current)
-        graph = LayerGraph(current)
+        graph = ChannelGraph(current)
         _check_merges(graph, work, on_unsafe, result)
         changed = False
         for producer in graph.producers():
@@ -85,10 +87,8 @@ class _Work:
             config = layer.get_config()
             if layer.name in self.use_bias:
                 config["use_bias"] = True
-            if type(layer).__name__ in ("Conv1D", "Conv2D"):
-                config["filters"] = int(self.weights[layer.name][0].shape[-1])
-            elif type(layer).__name__ == "Dense":
-                config["units"] = int(self.weights[layer.name][0].shape[-1])
+            if type(layer).__name__ in PRODUCERS:
+                config[BY_CLASS[type(layer).__name__].channels] = int(self.weights[layer.name][0].shape[-1])
             return layer.__class__.from_config(config)
 
         clone = keras.models.clone_model(self.model, clone_function=clone_layer)
@@ -99,7 +99,7 @@ class _Work:
 
 def _identity(layer, axis):
     weights = layer.get_weights()
-    if not weights or type(layer).__name__ not in ("Conv1D", "Conv2D", "Dense", "BatchNormalization"):
+    if not weights or type(layer).__name__ not in (*PRODUCERS, "BatchNormalization"):
         return np.arange(0)
     shape = weights[0].shape
     if type(layer).__name__ == "BatchNormalization":
@@ -107,7 +107,7 @@ def _identity(layer, axis):
     return np.arange(shape[-1] if axis == "out" else shape[-2])
 
 
-def _strip_producer(graph: LayerGraph, work: _Work, region: Region, result: StripResult) -> bool:
+def _strip_producer(graph: ChannelGraph, work: _Work, region: Region, result: StripResult) -> bool:
     name = region.producer
     if region.opaque or not region.paths:
         return False
@@ -142,7 +142,7 @@ def _strip_producer(graph: LayerGraph, work: _Work, region: Region, result: Stri
     return True
 
 
-def _propagate(graph: LayerGraph, producer: str, path: list, constant: np.ndarray) -> np.ndarray:
+def _propagate(graph: ChannelGraph, producer: str, path: list, constant: np.ndarray) -> np.ndarray:
     """The producer's constant channels as they arrive at a consumer, through the model's own layers."""
     shape = (1,) + tuple(graph.layers[producer].output_shape[1:])
     x = np.broadcast_to(constant, shape).astype(np.float32)
@@ -164,7 +164,7 @@ def _input_unused(kernel: np.ndarray, channels: int) -> np.ndarray:
 
 
 def _foldable(consumer, values: np.ndarray, channels: int) -> np.ndarray:
-    if type(consumer).__name__ == "Dense":
+    if BY_CLASS[type(consumer).__name__].channels == "units":  # Dense
         return np.ones(channels, bool)  # every row gets its own exact value
     flat = values.reshape(-1, channels)
     if consumer.padding == "valid":
@@ -199,13 +199,13 @@ def _slice_output(work: _Work, result: StripResult, name: str, region: Region, k
             result.index_map[step]["in"] = result.index_map[step]["out"]
 
 
-def _feeding_producer(graph: LayerGraph, name: str):
+def _feeding_producer(graph: ChannelGraph, name: str):
     while graph.class_of(name) in PASSTHROUGH and len(graph.inbound[name]) == 1:
         name = graph.inbound[name][0]
     return name if name in graph.producers() else None
 
 
-def _check_merges(graph: LayerGraph, work: _Work, on_unsafe: str, result: StripResult) -> None:
+def _check_merges(graph: ChannelGraph, work: _Work, on_unsafe: str, result: StripResult) -> None:
     """Refuse (or note) an elementwise merge whose branches have different dead channels."""
     for name in graph.topological():
         if graph.class_of(name) not in MERGES or graph.class_of(name) == "Concatenate":
@@ -242,7 +242,7 @@ def _rehold(stripped, original, maps: dict):
 
 
 def _slice_like(array: np.ndarray, class_name: str, weight_name: str, maps: dict) -> np.ndarray:
-    if class_name not in ("Conv1D", "Conv2D", "Dense"):
+    if class_name not in PRODUCERS:
         return array
     if weight_name == "bias":
         return array[maps["out"]]

@@ -8,6 +8,8 @@ clips and rounds. This pass re-adds each weight through its quantizer (same name
 import numpy as np
 from hls4ml.model.optimizer import OptimizerPass
 
+from fpgaprune.hls.attribute_keys import RECURRENT_QUANTIZED
+
 PASS_NAME = "fpgaprune_recurrent_quantizers"
 # weight -> (hls4ml variable name, the node attribute holding its QKeras quantizer)
 _WEIGHTS = {
@@ -21,7 +23,7 @@ _WEIGHTS = {
 class RecurrentQuantizers(OptimizerPass):
     def match(self, node):
         return (node.class_name in ("LSTM", "GRU") and node.get_attr("weight_quantizer") is not None
-                and not node.get_attr("fpgaprune_quantized", False))
+                and not node.get_attr(RECURRENT_QUANTIZED, False))
 
     def transform(self, model, node):
         for name, (var_name, role) in _WEIGHTS.items():
@@ -32,5 +34,5 @@ class RecurrentQuantizers(OptimizerPass):
             if name == "recurrent_bias" and not data.any():
                 continue  # a Keras LSTM's recurrent bias: zeros, typed by the config
             node.add_weights_variable(name=name, var_name=var_name, data=data, quantizer=quantizer)
-        node.set_attr("fpgaprune_quantized", True)
+        node.set_attr(RECURRENT_QUANTIZED, True)
         return False

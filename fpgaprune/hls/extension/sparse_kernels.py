@@ -24,7 +24,8 @@ from hls4ml.model.layers import Conv1D, Conv2D, Dense, DepthwiseConv1D, Depthwis
 from hls4ml.model.optimizer import OptimizerPass
 from hls4ml.model.types import Source
 
-from fpgaprune.hls.extension.live_weights import live_plan
+from fpgaprune.hls.attribute_keys import PLAN, SPARSE_SOURCE
+from fpgaprune.hls.live_weights import live_plan
 from fpgaprune.hls.extension.sparse_cpp import (
     DENSE_CALL,
     PARALLEL_CONV_CALL,
@@ -37,7 +38,6 @@ from fpgaprune.hls.extension.sparse_cpp import (
 
 PASS_NAME = "fpgaprune_sparse_kernels"
 STRATEGIES = ("latency", "resource", "resource_unrolled")
-PLAN = "fpgaprune_live_plan"
 
 
 def sparse_enabled(node) -> bool:
@@ -68,7 +68,7 @@ class SparseKernels(OptimizerPass):
         variable.nonzeros, variable.nzeros = plan.n_live, len(values) - plan.n_live
         variable.min, variable.max = float(np.min(values)), float(np.max(values))
         node.set_attr(PLAN, plan)
-        node.set_attr("fpgaprune_sparse_codegen", Source(product_class_source(plan, node.name, node.index)))
+        node.set_attr(SPARSE_SOURCE, Source(product_class_source(plan, node.name, node.index)))
         return False
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, exact_frac
-from fpgaprune.quantize.plan import PrecisionPlan
+from fpgaprune.hls.precision.plan import PrecisionPlan
 
 # Significant bits kept for a scale that is not on a short grid (QKeras computes it in float).
 SCALE_BITS = 16

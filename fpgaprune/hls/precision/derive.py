@@ -9,25 +9,18 @@ accumulator's fraction is the weight's plus the input's (or the bias', if finer)
 
 import numpy as np
 
+from fpgaprune.hls.precision.batchnorm import SCALE_BITS, batchnorm_types
+from fpgaprune.hls.precision.merge import MOVES, PADDINGS, merge_types, reshaping_types
+from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
+from fpgaprune.hls.precision.recurrent import recurrent_types, retype_lstm_source
+from fpgaprune.layer_graph import MERGES, LayerGraph
+from fpgaprune.layer_kinds import KINDS, kind_of
 from fpgaprune.quantize.alpha import factor_scales, has_channel_scale, is_power_of_two, unit_quantizer
-from fpgaprune.quantize.batchnorm_precision import SCALE_BITS, batchnorm_types
-from fpgaprune.quantize.fixed_types import FixedType, ValueRange, input_type, quantizer_type
-from fpgaprune.quantize.merge_precision import MOVES, PADDINGS, merge_types, reshaping_types
-from fpgaprune.quantize.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
-from fpgaprune.quantize.recurrent_precision import recurrent_types, retype_lstm_source
-from fpgaprune.strip import LayerGraph
-from fpgaprune.strip.graph import MERGES
+from fpgaprune.quantize.fixed_types import FixedType, ValueRange, quantizer_type
 
-__all__ = ["FixedType", "PrecisionPlan", "SOFTMAX_TYPES", "ValueRange", "derive_precisions", "input_type",
-           "quantizer_type"]
-
-# class -> (kernel attribute, its quantizer): each output column of the reshaped kernel is one accumulation
-_DENSE_LIKE = {
-    "QConv1D": ("kernel", "kernel_quantizer_internal"),
-    "QConv2D": ("kernel", "kernel_quantizer_internal"),
-    "QDense": ("kernel", "kernel_quantizer_internal"),
-    "QDepthwiseConv2D": ("depthwise_kernel", "depthwise_quantizer_internal"),  # column (c, m) reads channel c
-}
+# QKeras class -> (kernel attribute, its quantizer) of the kinds whose every kernel column is one accumulation
+_DENSE_LIKE = {kind.qkeras_class: (kind.weights[0].name, kind.weights[0].quantizer) for kind in KINDS
+               if kind.precision == "linear"}
 _POOLING = ("MaxPooling1D", "MaxPooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "AveragePooling1D",
             "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D")
 
@@ -80,11 +73,11 @@ def _derive_node(plan: PrecisionPlan, graph: LayerGraph, name: str, kind: str, c
     layer = graph.layers[name]
     if kind in _DENSE_LIKE:
         _dense_like(plan, layer, current)
-    elif kind == "QSeparableConv2D":
+    elif kind_of(kind) is not None and kind_of(kind).precision == "separable":
         _separable(plan, layer, current)
     elif kind == "QBatchNormalization":
         batchnorm_types(plan, layer, current)
-    elif kind in ("QLSTM", "QGRU"):
+    elif kind_of(kind) is not None and kind_of(kind).precision == "recurrent":
         recurrent_types(plan, layer, current)
         if kind == "QLSTM" and name in plan.types:
             retype_lstm_source(plan, graph, name)

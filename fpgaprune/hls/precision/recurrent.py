@@ -3,7 +3,7 @@
 import numpy as np
 
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, quantizer_type, union
-from fpgaprune.quantize.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
+from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
 
 # Recurrent layers: hls4ml keeps h (and the LSTM cell state c) in `result`, and the gates, their activations
 # and every sum in `accum`. Without a fixed state quantizer the state keeps STATE_FRAC fraction bits; the

@@ -7,7 +7,7 @@ hls4ml computes a merge of two tensors elementwise in full precision and assigns
 import itertools
 
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange
-from fpgaprune.quantize.plan import PrecisionPlan
+from fpgaprune.hls.precision.plan import PrecisionPlan
 
 # Layers whose outputs are some of their inputs, moved (UpSampling repeats, Cropping drops, Permute reorders).
 MOVES = ("UpSampling1D", "UpSampling2D", "Cropping1D", "Cropping2D", "Permute")

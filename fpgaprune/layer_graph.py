@@ -1,0 +1,49 @@
+"""A model's layers as a graph: inbound and outbound layer names, and a topological order.
+
+Strip (where channels flow), the QKeras conversion (BatchNormalization folding) and the hls4ml precision walk
+all read models through it.
+"""
+
+from graphlib import TopologicalSorter
+
+from fpgaprune.errors import FpgapruneError
+
+MERGES = ("Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate")
+
+
+class SharedLayerError(FpgapruneError):
+    """A layer is called more than once; its inputs are not one list of layers."""
+
+
+class LayerGraph:
+    """Layers by name with their inbound and outbound layer names (Sequential or functional, no shared layers)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.layers = {layer.name: layer for layer in model.layers}
+        self.inbound = {name: [] for name in self.layers}
+        config = model.get_config()
+        if type(model).__name__ == "Sequential":
+            names = [layer.name for layer in model.layers]
+            for before, after in zip(names, names[1:]):
+                self.inbound[after] = [before]
+            self.outputs = {names[-1]}
+        else:
+            for entry in config["layers"]:
+                nodes = entry.get("inbound_nodes") or []
+                if len(nodes) > 1:
+                    raise SharedLayerError(f"layer '{entry['name']}' is shared (called {len(nodes)} times); "
+                                           "fpgaprune needs each layer called once")
+                self.inbound[entry["name"]] = [item[0] for item in nodes[0]] if nodes else []
+            self.outputs = {item[0] for item in config["output_layers"]}
+        self.outbound = {name: [] for name in self.layers}
+        for name, sources in self.inbound.items():
+            for source in sources:
+                self.outbound[source].append(name)
+
+    def class_of(self, name: str) -> str:
+        return type(self.layers[name]).__name__
+
+    def topological(self) -> list[str]:
+        """Every layer after the layers it reads (ties in the model's own order)."""
+        return list(TopologicalSorter({name: self.inbound[name] for name in self.layers}).static_order())
