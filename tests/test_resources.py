@@ -10,7 +10,7 @@ import pytest
 
 import fpgaprune as fp
 from fpgaprune.hls import load_export
-from fpgaprune.hls.extension.sparse_kernels import PLAN
+from fpgaprune.hls.attribute_keys import PLAN
 from fpgaprune.hls.node_record import node_record
 from fpgaprune.quantize import to_qkeras
 from fpgaprune.resources import estimate_resources

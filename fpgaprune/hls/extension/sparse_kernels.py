@@ -1,40 +1,21 @@
-"""The hls4ml pass and templates of kernel-sparse code generation for Dense, Conv1D and Conv2D.
+"""The hls4ml pass of kernel-sparse code generation for Dense, Conv1D and Conv2D, for any backend.
 
-The pass (in the 'specific_types' flow, after hls4ml's own weight transposes) reads each layer's live
-weights, keeps only those in the weight variable (so the header holds only them), and attaches the
-generated product class. The templates then point the layer at that class:
-- Dense calls `nnet::fpgaprune_sparse_dense` (Vitis' stream Dense calls hls4ml's latency/resource
-  functions directly, not the config's kernel, so its call has to be replaced);
-- io_stream convolutions call `nnet::fpgaprune_sparse_conv{1,2}d_stream`, hls4ml's line buffer with
-  the generated class as the `kernel` of their multiplication config;
-- io_parallel convolutions call `nnet::fpgaprune_sparse_conv_cl` (hls4ml's Latency conv computes its
-  products inline, so its call has to be replaced).
+The pass (in the backend's 'specific_types' flow, after hls4ml's own weight transposes) reads each layer's live
+weights, keeps only those in the weight variable (so the header holds only them), and attaches the product
+class that the backend's code generator writes for them. The backend's templates (`vivado/templates.py`
+today) then point the layer at that class. A backend subclasses `SparseKernels` with its own `source`.
 
 It is enabled by `KernelSparse: true` in the HLSConfig's `Model` section (fpgaprune's export sets it),
 and can be turned off per layer with `KernelSparse: false` under `LayerName`.
 """
 
-import re
-
 import numpy as np
-from hls4ml.backends.template import FunctionCallTemplate, LayerConfigTemplate
-from hls4ml.backends.vivado.passes.convolution_templates import Conv1DConfigTemplate, Conv2DConfigTemplate
-from hls4ml.backends.vivado.passes.core_templates import DenseConfigTemplate
 from hls4ml.model.layers import Conv1D, Conv2D, Dense, DepthwiseConv1D, DepthwiseConv2D
 from hls4ml.model.optimizer import OptimizerPass
 from hls4ml.model.types import Source
 
 from fpgaprune.hls.attribute_keys import PLAN, SPARSE_SOURCE
 from fpgaprune.hls.live_weights import live_plan
-from fpgaprune.hls.extension.sparse_cpp import (
-    DENSE_CALL,
-    PARALLEL_CONV_CALL,
-    PARALLEL_CONV_CONFIG,
-    PRODUCT_CLASS,
-    SPARSE_HEADER,
-    STREAM_CONV_CALL,
-    product_class_source,
-)
 
 PASS_NAME = "fpgaprune_sparse_kernels"
 STRATEGIES = ("latency", "resource", "resource_unrolled")
@@ -54,7 +35,19 @@ def supported(node) -> bool:
             and node.get_attr("data_format", "channels_last") == "channels_last")
 
 
+def is_sparse(node) -> bool:
+    """Whether the pass made this node kernel-sparse."""
+    return node.get_attr(PLAN) is not None
+
+
 class SparseKernels(OptimizerPass):
+    """Keep only the live weights in the node's weight variable and attach the backend's product class."""
+
+    @staticmethod
+    def source(plan, node_name: str, index: int) -> str:
+        """The backend's C++ product class for `plan` (a backend's subclass says which)."""
+        raise NotImplementedError
+
     def match(self, node):
         return node.get_attr(PLAN) is None and supported(node) and sparse_enabled(node)
 
@@ -68,139 +61,5 @@ class SparseKernels(OptimizerPass):
         variable.nonzeros, variable.nzeros = plan.n_live, len(values) - plan.n_live
         variable.min, variable.max = float(np.min(values)), float(np.max(values))
         node.set_attr(PLAN, plan)
-        node.set_attr(SPARSE_SOURCE, Source(product_class_source(plan, node.name, node.index)))
+        node.set_attr(SPARSE_SOURCE, Source(self.source(plan, node.name, node.index)))
         return False
-
-
-def _is_sparse(node) -> bool:
-    return node.get_attr(PLAN) is not None
-
-
-def _io_type(node) -> str:
-    return node.model.config.get_config_value("IOType")
-
-
-def _point_at_sparse_kernel(text: str, node) -> str:
-    """hls4ml's own config text, with its multiplication kernel replaced by the generated class."""
-    plan = node.get_attr(PLAN)
-    kernel = f"using kernel = nnet::{PRODUCT_CLASS.format(index=node.index)}<data_T, res_T, CONFIG_T>;"
-    text, kernels = re.subn(r"\busing kernel = [\w:]+<data_T, res_T, CONFIG_T>;", kernel, text)
-    limit = "multiplier_limit = DIV_ROUNDUP(n_in * n_out, reuse_factor) - n_zeros / reuse_factor;"
-    text, limits = re.subn(re.escape(limit), f"n_live = {plan.n_live};\n    static const unsigned "
-                           "multiplier_limit = DIV_ROUNDUP(n_live, reuse_factor);", text)
-    if kernels != 1 or limits != 1:
-        raise RuntimeError(f"fpgaprune: hls4ml's config template for {node.name} changed shape; "
-                           "this fpgaprune supports hls4ml 1.3.0")
-    return text
-
-
-class SparseDenseConfigTemplate(LayerConfigTemplate):
-    """Dense (io_parallel, io_stream): hls4ml's config, kernel = the generated class."""
-
-    def __init__(self):
-        super().__init__(Dense)
-        self.name = "fpgaprune_sparse_dense_config_template"
-        self.stock = DenseConfigTemplate()
-
-    def match(self, node):
-        return isinstance(node, Dense) and _is_sparse(node)
-
-    def format(self, node):
-        return _point_at_sparse_kernel(self.stock.format(node), node)
-
-
-class SparseStreamConvConfigTemplate(LayerConfigTemplate):
-    """io_stream Conv1D/Conv2D: hls4ml's line-buffer convolution, kernel = the generated class."""
-
-    def __init__(self):
-        super().__init__((Conv1D, Conv2D))
-        self.name = "fpgaprune_sparse_stream_conv_config_template"
-        self.stock = {1: Conv1DConfigTemplate(), 2: Conv2DConfigTemplate()}
-
-    def match(self, node):
-        return isinstance(node, (Conv1D, Conv2D)) and _is_sparse(node) and _io_type(node) == "io_stream"
-
-    def format(self, node):
-        stock = self.stock[1 if isinstance(node, Conv1D) else 2]
-        return _point_at_sparse_kernel(stock.format(node), node)
-
-
-def _parallel_conv_params(template, node) -> dict:
-    params = template._default_config_params(node)
-    plan = node.get_attr(PLAN)
-    if isinstance(node, Conv1D):
-        params.update(in_height=1, filt_height=1, stride_height=1, pad_top=0, out_height=1)
-    params.update(n_in=plan.n_in, n_live=plan.n_live, product_class=PRODUCT_CLASS.format(index=node.index),
-                  strategy=str(node.get_attr("strategy")).lower(), namespace=params["namespace"] or "nnet")
-    from hls4ml.backends.backend import get_backend
-
-    params["product_type"] = get_backend("vivado").product_type(
-        node.get_input_variable().type.precision, node.get_weights("weight").type.precision)
-    return params
-
-
-class SparseParallelConvConfigTemplate(LayerConfigTemplate):
-    """io_parallel Conv1D/Conv2D: the config of `nnet::fpgaprune_sparse_conv_cl`."""
-
-    def __init__(self):
-        super().__init__((Conv1D, Conv2D))
-        self.name = "fpgaprune_sparse_parallel_conv_config_template"
-
-    def match(self, node):
-        return isinstance(node, (Conv1D, Conv2D)) and _is_sparse(node) and _io_type(node) == "io_parallel"
-
-    def format(self, node):
-        return PARALLEL_CONV_CONFIG.format(**_parallel_conv_params(self, node))
-
-
-class _SparseCall(FunctionCallTemplate):
-    call = ""
-
-    def format(self, node):
-        params = self._default_function_params(node)
-        params["w"], params["b"] = node.get_weights("weight").name, node.get_weights("bias").name
-        params["dim"] = 1 if isinstance(node, Conv1D) else 2
-        return self.call.format(**params)
-
-
-class SparseDenseFunctionTemplate(_SparseCall):
-    """Dense (io_parallel, io_stream): call `nnet::fpgaprune_sparse_dense`."""
-
-    call = DENSE_CALL
-
-    def __init__(self):
-        super().__init__(Dense, include_header=[SPARSE_HEADER])
-        self.name = "fpgaprune_sparse_dense_function_template"
-
-    def match(self, node):
-        return isinstance(node, Dense) and _is_sparse(node)
-
-
-class SparseParallelConvFunctionTemplate(_SparseCall):
-    """io_parallel Conv1D/Conv2D: call `nnet::fpgaprune_sparse_conv_cl`."""
-
-    call = PARALLEL_CONV_CALL
-
-    def __init__(self):
-        super().__init__((Conv1D, Conv2D), include_header=[SPARSE_HEADER])
-        self.name = "fpgaprune_sparse_parallel_conv_function_template"
-
-    def match(self, node):
-        return isinstance(node, (Conv1D, Conv2D)) and _is_sparse(node) and _io_type(node) == "io_parallel"
-
-
-class SparseStreamConvFunctionTemplate(_SparseCall):
-    """io_stream Conv1D/Conv2D: call `nnet::fpgaprune_sparse_conv{1,2}d_stream`."""
-
-    call = STREAM_CONV_CALL
-
-    def __init__(self):
-        super().__init__((Conv1D, Conv2D), include_header=[SPARSE_HEADER])
-        self.name = "fpgaprune_sparse_stream_conv_function_template"
-
-    def match(self, node):
-        return isinstance(node, (Conv1D, Conv2D)) and _is_sparse(node) and _io_type(node) == "io_stream"
-
-
-TEMPLATES = (SparseDenseConfigTemplate, SparseDenseFunctionTemplate, SparseStreamConvConfigTemplate,
-             SparseStreamConvFunctionTemplate, SparseParallelConvConfigTemplate, SparseParallelConvFunctionTemplate)

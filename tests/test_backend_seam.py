@@ -1,0 +1,66 @@
+"""The seam between the extension and hls4ml's backends: a second backend, registered through it, gets its own
+templates in the exported code, and the Vivado family keeps its own."""
+
+import numpy as np
+import pytest
+
+import fpgaprune as fp
+from fpgaprune.hls.extension import BackendExtension, register_backend_extension
+from fpgaprune.hls.extension.vivado.templates import SparseDenseFunctionTemplate
+from hls_helpers import digits_cnn, trained
+
+X = np.round(np.random.default_rng(0).random((20, 8, 8, 1)) * 16) / 16
+MARK = "// written by the dummy backend's template"
+
+
+class DummyDenseCall(SparseDenseFunctionTemplate):
+    """The Vivado family's Dense call, marked, under its own name."""
+
+    def __init__(self):
+        super().__init__()
+        self.name = "fpgaprune_dummy_dense_function_template"
+
+    def format(self, node):
+        return f"{MARK}\n    {super().format(node)}"
+
+
+@pytest.fixture(scope="module")
+def dummy_backend():
+    """An hls4ml backend derived from Vitis under another name, with fpgaprune's seam pointing at it."""
+    from hls4ml.backends import VitisBackend, VivadoBackend
+    from hls4ml.backends.backend import backend_map, register_backend
+    from hls4ml.writer import VitisWriter, register_writer
+    from hls4ml.writer.writers import writer_map
+
+    class DummyBackend(VitisBackend):
+        def __init__(self):
+            from hls4ml.model.flow import get_flow
+
+            super(VivadoBackend, self).__init__(name="FpgapruneDummy")
+            self._register_layer_attributes()
+            self._register_flows()
+            get_flow("fpgaprunedummy:write").requires[:] = ["fpgaprunedummy:ip"]  # Vitis' names 'vitis:ip'
+
+    if "FpgapruneDummy" not in writer_map:
+        register_writer("FpgapruneDummy", VitisWriter)
+    if "fpgaprunedummy" not in backend_map:
+        register_backend("FpgapruneDummy", DummyBackend)
+    register_backend_extension(BackendExtension(backend="FpgapruneDummy", templates=(DummyDenseCall,),
+                                                templates_after="vivado:apply_templates"))
+    return "FpgapruneDummy"
+
+
+@pytest.fixture(scope="module")
+def model():
+    return trained(digits_cnn(), ["conv2[:, :, 1, :]", "fc[:5, 3]"], None, epochs=0)
+
+
+def test_a_second_backend_gets_its_templates_through_the_seam(dummy_backend, model, tmp_path):
+    exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "dummy", x=X, backend=dummy_backend)
+    code = (tmp_path / "dummy" / "firmware" / "myproject.cpp").read_text()
+    assert code.count(MARK) == 1 and "nnet::fpgaprune_sparse_dense" in code.split(MARK, 1)[1].splitlines()[1]
+    assert exported.manifest["backend"] == dummy_backend and exported.nodes["fc"].plan.n_live <= 216 * 10 - 5
+    stock = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "vitis", x=X, backend="Vitis")
+    vitis_code = (tmp_path / "vitis" / "firmware" / "myproject.cpp").read_text()
+    assert MARK not in vitis_code and "nnet::fpgaprune_sparse_dense" in vitis_code
+    assert stock.nodes["fc"].plan.n_live == exported.nodes["fc"].plan.n_live
