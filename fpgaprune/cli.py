@@ -24,7 +24,7 @@ def _config(path, trust_model_code: bool = False):
     """The validated config: schema, files, boards, quantizers, then selections and layers against the model."""
     from fpgaprune.pipeline.checks import check_against_model, check_config
     from fpgaprune.pipeline.schema import load_config
-    from fpgaprune.pipeline.stages import build_model, dataset_of
+    from fpgaprune.pipeline.training import build_model, dataset_of
 
     config, located = load_config(path)
     config.model._trust_code = trust_model_code

@@ -51,6 +51,14 @@ class StageRecord(BaseModel):
         return json.dumps(self.model_dump(), indent=1, default=json_value)
 
 
+def stage_metrics(run_dir: Path, stage: str) -> dict:
+    """The metrics that `stage` of the run in `run_dir` recorded."""
+    record = StageRecord.read(Path(run_dir) / stage / "stage.json")
+    if record is None:
+        raise FileNotFoundError(f"{Path(run_dir) / stage / 'stage.json'}: no record of stage {stage}; run it first")
+    return record.metrics
+
+
 class SynthRecord(BaseModel):
     """`synth/synth.json`: which tool ran (and why none did), and what it measured."""
 

@@ -18,7 +18,7 @@ def plan(config, grid: dict) -> list:
     anything runs; one line naming a bad point."""
     from fpgaprune.pipeline.checks import check_against_model, check_config
     from fpgaprune.pipeline.schema import parse_config
-    from fpgaprune.pipeline.stages import build_model, dataset_of
+    from fpgaprune.pipeline.training import build_model, dataset_of
 
     base, models, planned = config.model_dump(mode="json"), {}, []
     for point in points(grid):

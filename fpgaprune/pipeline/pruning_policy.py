@@ -1,0 +1,115 @@
+"""How a run prunes: by its schedule to its targets, or to its budget (and the repair after QAT).
+
+The polynomial schedule ramps the sparsity up over the first PRUNE_RAMP_FRACTION of the pruning epochs'
+steps, so that the rest retrain at the target, in PRUNE_UPDATES mask updates (fewer are coarse, more retrace
+the step).
+"""
+
+import numpy as np
+
+from fpgaprune.pipeline.settings import budget_of, hls_preset, quantization_spec
+from fpgaprune.pipeline.training import fit
+
+PRUNE_RAMP_FRACTION = 0.7
+PRUNE_UPDATES = 20
+
+
+def conv_kernel_sparsity(model) -> float:
+    """Fraction of all Conv (ci, co) kernels whose weights are all zero."""
+    pruned = total = 0
+    for layer in model.layers:
+        kernel = getattr(layer, "kernel", None)
+        if kernel is not None and len(kernel.shape) >= 3:
+            dead = ~np.asarray(kernel).reshape(-1, *kernel.shape[-2:]).any(axis=0)
+            pruned, total = pruned + int(dead.sum()), total + dead.size
+    return pruned / max(total, 1)
+
+
+def pruner_of(config):
+    from fpgaprune.pruning import Pruner
+
+    return Pruner(structure=config.pruning.structure, score=config.pruning.score, scope=config.pruning.scope,
+                  layers=list(config.pruning.targets) or None, do_not_prune=config.pruning.do_not_prune)
+
+
+def scheduled(config, held, dataset):
+    """Pruning by the configured schedule: each layer to its target, or all to one under a global scope."""
+    from fpgaprune.pruning import GradualPruning, LotteryTicket
+
+    pruner, targets = pruner_of(config), config.pruning.targets
+    if not targets:
+        return held
+    sparsity = dict(targets) if config.pruning.scope == "layer" else next(iter(targets.values()))
+    if config.pruning.lottery_rounds:
+        train = lambda model, callbacks: fit(model, dataset, config.pruning.epochs or 1,  # noqa: E731
+                                              config.finetune.learning_rate, config, "lottery round", callbacks)
+        return LotteryTicket.reaching(pruner, config.pruning.lottery_rounds, sparsity).run(held, train)
+    if config.pruning.schedule == "one_shot":
+        return pruner.prune(held, sparsity=sparsity)
+    attached = pruner.attach(held)
+    return fit(attached, dataset, config.pruning.epochs, config.finetune.learning_rate, config, "prune",
+                [GradualPruning(pruner, polynomial(config, dataset, 0.0, sparsity))])
+
+
+def polynomial(config, dataset, initial, target):
+    """The polynomial schedule over the pruning epochs' steps (ramp, then retrain at the target)."""
+    from fpgaprune.pruning import PolynomialDecay
+
+    steps = config.pruning.epochs * int(np.ceil(len(dataset.x_train) / config.training.batch_size))
+    end = max(1, int(PRUNE_RAMP_FRACTION * steps))
+    return PolynomialDecay(initial, target, 0, end, frequency=max(1, end // PRUNE_UPDATES))
+
+
+def hardware_costs(config, dataset):
+    """The run's pricing of kernel entries: its quantizers, hls config (preset + inline), input type and board."""
+    from fpgaprune.budget import HardwareCosts
+    from fpgaprune.hls import load_board, merge_config
+    from fpgaprune.quantize import input_type
+
+    hls_config = merge_config(hls_preset(config).get("HLSConfig", {}), config.hls.config)
+    return HardwareCosts(quantization_spec(config), hls_config, input_type(dataset.x_test), load_board(config.board),
+                         config.quantization.batchnorm)
+
+
+def budget_fit(config, dataset):
+    """How the run fits its budget: its pruner (or, for structure `hybrid`, kernels then elements)."""
+    from fpgaprune.budget import BudgetFit, hybrid_pruners
+
+    if config.pruning.structure == "hybrid":
+        pruners = hybrid_pruners(score=config.pruning.score, do_not_prune=config.pruning.do_not_prune)
+    else:
+        pruners = (pruner_of(config),)
+    return BudgetFit(pruners, hardware_costs(config, dataset), budget_of(config), config.pruning.budget_margin)
+
+
+def budgeted(config, held, dataset):
+    """Pruning to the budget: one knapsack fit, or fits that move toward it over the pruning epochs."""
+    from fpgaprune.budget import BudgetPruning
+
+    fit = budget_fit(config, dataset)
+    budget, costs, attached = fit.budget, fit.costs, fit.attach(held)
+    if config.pruning.schedule == "one_shot":
+        step = fit(attached)
+    else:
+        callback = BudgetPruning(fit, polynomial(config, dataset, 0.0, 1.0))
+        fit(attached, dataset, config.pruning.epochs, config.finetune.learning_rate, config, "prune", [callback])
+        step = callback.history[-1]
+    estimate = dict(zip([c.name for c in budget.constraints], budget.fractions(costs(attached).total()).tolist()))
+    return attached, {"limits": {c.name: c.limit for c in budget.constraints}, "aimed": step.aimed,
+                      "estimate": estimate, "optimal": step.optimal, "notes": costs.notes}
+
+
+def repaired(config, quantized, dataset) -> dict:
+    """After QAT, the budget checked on the quantized weights; if it no longer fits, the least important groups
+    are pruned, one epoch of QAT follows, and a last repair (without training) makes it fit."""
+    from fpgaprune.budget import repair
+
+    fit = budget_fit(config, dataset)
+    pruner = fit.pruners[-1]
+    first = repair(pruner, quantized, fit.costs, fit.budget)
+    last = first
+    if first.repaired:
+        fit(quantized, dataset, 1, config.quantization.learning_rate, config, "QAT (repair)")
+        last = repair(pruner, quantized, fit.costs, fit.budget)
+    return {"after_qat": first.before, "final": last.after, "repaired": first.repaired or last.repaired,
+            "repaired_groups": first.groups + last.groups, "notes": first.notes + last.notes}

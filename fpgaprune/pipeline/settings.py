@@ -1,0 +1,28 @@
+"""What a run's config means for the library: the quantization spec, the hls preset with the config's
+settings written over it, and the budget on the run's board."""
+
+
+def quantization_spec(config) -> dict:
+    return {"default": config.quantization.default, "layers": config.quantization.layers}
+
+
+def hls_preset(config) -> dict:
+    """The preset with the config's io_type, strategy and reuse factor written over it."""
+    from fpgaprune.hls import load_preset
+
+    preset = load_preset(config.hls.preset)
+    model = preset.setdefault("HLSConfig", {}).setdefault("Model", {})
+    if config.hls.io_type:
+        preset["IOType"] = config.hls.io_type
+    if config.hls.strategy:
+        model["Strategy"] = config.hls.strategy.capitalize()
+    if config.hls.reuse_factor:
+        model["ReuseFactor"] = config.hls.reuse_factor
+    return preset
+
+
+def budget_of(config):
+    from fpgaprune.budget import parse_budget
+    from fpgaprune.hls import load_board
+
+    return parse_budget(config.pruning.budget, load_board(config.board))

@@ -1,0 +1,57 @@
+"""Training in a run: its dataset, its model, `fit` with the run's optimizer and progress, and accuracy."""
+
+from pathlib import Path
+
+import numpy as np
+
+import fpgaprune as fp
+from fpgaprune import data
+from fpgaprune.guards import StopOnNonFiniteLoss, check_data_fits_model, check_finite_weights
+from fpgaprune.pipeline.progress import EpochBar
+
+LOSS_FROM_LOGITS = True
+
+
+def dataset_of(config):
+    """The run's dataset (digits, Fashion-MNIST or an .npz)."""
+    if config.data.dataset == "digits":
+        return data.digits(seed=config.seed)
+    if config.data.dataset == "fashion_mnist":
+        return data.fashion_mnist()
+    return data.load_npz(config.data.file)
+
+
+def fit(model, dataset, epochs, learning_rate, config, label, callbacks=()):
+    from fpgaprune.tfk import keras
+
+    optimizers = {"adam": keras.optimizers.Adam, "sgd": keras.optimizers.SGD, "rmsprop": keras.optimizers.RMSprop,
+                  "adamw": keras.optimizers.AdamW}
+    model.compile(optimizers[config.training.optimizer](learning_rate),
+                  keras.losses.SparseCategoricalCrossentropy(from_logits=LOSS_FROM_LOGITS))
+    if epochs:
+        model.fit(dataset.x_train, dataset.y_train, batch_size=config.training.batch_size, epochs=epochs, verbose=0,
+                  callbacks=[StopOnNonFiniteLoss(label), EpochBar(epochs, label), *callbacks])
+    return model
+
+
+def accuracy(model, dataset) -> float:
+    logits = model.predict(dataset.x_test, batch_size=256, verbose=0)
+    return float(np.mean(np.argmax(logits, axis=1) == dataset.y_test))
+
+
+def build_model(config, dataset):
+    """The configured architecture, or the user's model file (checked: finite weights, fits the data)."""
+    from fpgaprune.architectures import original_question_cnn, small_cnn
+
+    if config.model.file:
+        model = fp.load_model(config.model.file, trust_code=config.model.trust_code)
+        check_finite_weights(model, str(config.model.file))
+        check_data_fits_model(dataset, model, str(config.data.file or config.data.dataset))
+        return model
+    if config.model.architecture == "original_question_cnn":
+        return original_question_cnn(dataset.x_train.shape[1:], dataset.classes)
+    return small_cnn(dataset.x_train.shape[1:], tuple(config.model.filters), dataset.classes)
+
+
+def stage_model(config, run_dir: Path, stage: str, name: str = "model.keras"):
+    return fp.load_model(run_dir / stage / name, trust_code=config.model.trust_code)

@@ -1,0 +1,23 @@
+"""The dense reference of a pruned, quantized model: what "what pruning saved" is measured against."""
+
+import numpy as np
+
+from fpgaprune.masking import hold
+from fpgaprune.quantize.convert import to_qkeras
+
+
+def dense_reference(quantized, trained, spec, batchnorm="fold"):
+    """The reference for "what pruning saved": the final quantized weights, with every pruned entry (exactly
+    0 in the shadow weights) given back its value from before pruning. A stripped model's shapes differ
+    from the trained one; it is compared with the trained weights as they are."""
+    dense = to_qkeras(hold(trained), spec, batchnorm=batchnorm)
+    for layer in dense.layers:
+        source = quantized.get_layer(layer.name) if layer.name in [q.name for q in quantized.layers] else None
+        if source is None or [w.shape for w in source.get_weights()] != [w.shape for w in layer.get_weights()]:
+            continue
+        values = source.get_weights()
+        if getattr(layer, "kernel", None) is not None:
+            before = layer.get_weights()[0]  # pre-pruning, BatchNormalization folded as in `quantized`
+            values[0] = np.where(values[0] == 0, before, values[0])
+        layer.set_weights(values)
+    return dense
