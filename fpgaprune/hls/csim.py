@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fpgaprune.quantize import qkeras_front as front
 from fpgaprune.quantize.fixed_types import FixedType
 from fpgaprune.text_table import format_rows
 from fpgaprune.tfk import keras
@@ -60,8 +61,7 @@ def _linear_output(model, layer, x):
 
 def exactness_bound(layer, fixed_bits: int) -> int:
     """weight bits + input bits + log2(fan-in): float32 accumulation is exact when this is at most 24."""
-    quantizer = getattr(layer, "kernel_quantizer_internal", None)
-    weight_bits = int(getattr(quantizer, "bits", 32))
+    weight_bits = front.quantizer_bits(layer, "kernel")
     fan_in = int(np.prod(layer.kernel.shape[:-1]))
     return weight_bits + fixed_bits + math.ceil(math.log2(max(fan_in, 2)))
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from fpgaprune.hls.attribute_keys import PLAN, SPARSE_SOURCE
 from fpgaprune.hls.node_record import node_record, record_json
+from fpgaprune.quantize import qkeras_front as front
 from fpgaprune.quantize.alpha import factor_scales, has_channel_scale
 
 FORMAT = "fpgaprune.export/1"
@@ -37,7 +38,7 @@ def quantized_kernel(layer):
     kernel = getattr(layer, "kernel", None)
     if kernel is None:
         return None
-    quantizer = getattr(layer, "kernel_quantizer_internal", None)
+    quantizer = front.weight_quantizer(layer, "kernel")
     if has_channel_scale(quantizer):
         return factor_scales(quantizer, kernel)[0]
     return np.asarray(quantizer(kernel) if quantizer is not None else kernel, np.float64)

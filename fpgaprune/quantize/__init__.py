@@ -1,7 +1,8 @@
 """Quantization: QKeras conversion with holds carried over, and what the quantizers mean for hls4ml."""
 
 from fpgaprune.quantize.convert import Q_LAYERS, to_qkeras
-from fpgaprune.quantize.fixed_types import FixedType, input_type, quantizer_type
+from fpgaprune.quantize.fixed_types import FixedType, input_type
+from fpgaprune.quantize.qkeras_front import quantizer_type
 from fpgaprune.quantize.quantizers import QuantizationSpec, build_quantizer, check_quantizer_text
 from fpgaprune.quantize.report import QuantizationReport, quantization_report
 

@@ -17,6 +17,7 @@ from fpgaprune.errors import QuantizationConfigError
 from fpgaprune.layer_graph import LayerGraph
 from fpgaprune.layer_kinds import KINDS, classes_where
 from fpgaprune.masking import FREEZE, HoldEntry, MaskManifest, finalize, hold
+from fpgaprune.quantize import qkeras_front as front
 from fpgaprune.quantize.quantizers import QuantizationSpec
 from fpgaprune.tfk import keras, qkeras_objects, require_tf_keras_model
 
@@ -72,11 +73,11 @@ def _quantize_entry(entry: dict, spec: QuantizationSpec) -> None:
         _rename(entry, q_class)
     elif class_name == "BatchNormalization":  # left after folding, or batchnorm="quantize"
         config.update({f"{name}_quantizer": None for name in ("gamma", "beta", "mean", "variance")})
-        _rename(entry, "QBatchNormalization")  # float parameters: hls4ml 1.3 ignores QBN's quantizers
+        _rename(entry, front.BATCHNORM)  # float parameters: hls4ml 1.3 ignores QBN's quantizers
     elif activation:
         entry["config"] = {"name": config["name"], "activation": activation, "trainable": config.get("trainable", True),
                            "dtype": config.get("dtype", "float32")}
-        _rename(entry, "QActivation")
+        _rename(entry, front.ACTIVATION)
 
 
 def _rename(entry: dict, class_name: str) -> None:

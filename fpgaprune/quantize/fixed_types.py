@@ -1,4 +1,5 @@
-"""Fixed-point types and value ranges: what a QKeras quantizer produces, what data needs, and their unions."""
+"""Fixed-point types and value ranges: what data needs, and their unions. What a quantizer produces is the
+front end's to say (`qkeras_front.quantizer_type`)."""
 
 import math
 import re
@@ -62,35 +63,6 @@ class ValueRange:
     lo: float
     hi: float
     frac: int
-
-
-def quantizer_type(quantizer, activation: bool = False) -> FixedType | None:
-    """The fixed-point type of a QKeras quantizer's outputs, or None when it is not a plain fixed grid."""
-    fixed = _grid_type(quantizer)
-    return FixedType(fixed.width, fixed.integer, fixed.signed, True) if fixed and activation else fixed
-
-
-def _grid_type(quantizer) -> FixedType | None:
-    name = type(quantizer).__name__
-    config = quantizer.get_config() if hasattr(quantizer, "get_config") else {}
-    if name == "quantized_bits" and config.get("alpha") in (None, 1, 1.0, "1"):
-        keep_negative = bool(config.get("keep_negative", True))
-        return FixedType(int(config["bits"]), int(config["integer"]) + int(keep_negative), keep_negative)
-    if name == "quantized_relu" and not config.get("negative_slope"):
-        return FixedType(int(config["bits"]), int(config["integer"]), False)
-    if name == "ternary" and config.get("alpha") in (None, 1, 1.0):
-        return FixedType(2, 2, True)
-    if name in _HARD and not any(config.get(key) for key in _HARD[name][1:]):  # hard sigmoid/tanh, rounded
-        return FixedType(int(config["bits"]), *_HARD[name][0])
-    return None
-
-
-# QKeras' hard activations (hls4ml's HardActivation): bits over [0, 1) or [-1, 1), with no flag set that
-# changes the function (real sigmoid/tanh), the rounding (stochastic) or the lower end (symmetric).
-_HARD = {
-    "quantized_sigmoid": ((0, False), "use_real_sigmoid", "use_stochastic_rounding", "symmetric"),
-    "quantized_tanh": ((1, True), "use_real_tanh", "use_stochastic_rounding", "symmetric"),
-}
 
 
 def input_type(x: np.ndarray) -> FixedType:

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from fpgaprune.quantize import qkeras_front as front
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, exact_frac
 from fpgaprune.hls.precision.plan import PrecisionPlan
 
@@ -44,7 +45,7 @@ def batchnorm_affine(layer, quantized: bool) -> tuple[np.ndarray, np.ndarray]:
         variable = getattr(layer, variable_name, None)
         if variable is None:
             return np.full(channels, default)
-        quantizer = getattr(layer, f"{quantizer_name}_quantizer_internal", None) if quantized else None
+        quantizer = front.weight_quantizer(layer, quantizer_name) if quantized else None
         return np.asarray(quantizer(variable) if quantizer else variable, np.float64)
 
     variance = value("moving_variance", "variance", 1.0)

@@ -15,8 +15,10 @@ from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_boun
 from fpgaprune.hls.precision.recurrent import recurrent_types, retype_lstm_source
 from fpgaprune.layer_graph import MERGES, LayerGraph
 from fpgaprune.layer_kinds import KINDS, kind_of
+from fpgaprune.quantize import qkeras_front as front
 from fpgaprune.quantize.alpha import factor_scales, has_channel_scale, is_power_of_two, unit_quantizer
-from fpgaprune.quantize.fixed_types import FixedType, ValueRange, quantizer_type
+from fpgaprune.quantize.fixed_types import FixedType, ValueRange
+from fpgaprune.quantize.qkeras_front import quantizer_type
 
 # QKeras class -> (kernel attribute, its quantizer) of the kinds whose every kernel column is one accumulation
 _DENSE_LIKE = {kind.qkeras_class: (kind.weights[0].name, kind.weights[0].quantizer) for kind in KINDS
@@ -75,16 +77,17 @@ def _derive_node(plan: PrecisionPlan, graph: LayerGraph, name: str, kind: str, c
         _dense_like(plan, layer, current)
     elif kind_of(kind) is not None and kind_of(kind).precision == "separable":
         _separable(plan, layer, current)
-    elif kind == "QBatchNormalization":
+    elif kind == front.BATCHNORM:
         batchnorm_types(plan, layer, current)
     elif kind_of(kind) is not None and kind_of(kind).precision == "recurrent":
         recurrent_types(plan, layer, current)
-        if kind == "QLSTM" and name in plan.types:
+        if kind == front.LSTM and name in plan.types:
             retype_lstm_source(plan, graph, name)
-    elif kind == "QActivation":
-        fixed = quantizer_type(layer.quantizer, activation=True)
+    elif kind == front.ACTIVATION:
+        fixed = quantizer_type(front.activation_quantizer(layer), activation=True)
         if fixed is None:
-            plan.notes.append(f"{name}: activation {layer.quantizer} has no fixed type; left to hls4ml")
+            plan.notes.append(f"{name}: activation {front.activation_quantizer(layer)} has no fixed type; left to "
+                              "hls4ml")
             return
         plan.types[name] = {"result": fixed}
         plan.ranges[name] = ValueRange(fixed.lo, fixed.hi, fixed.frac)
@@ -139,13 +142,13 @@ def _dense_like(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     kernel, kernel_quantizer = getattr(layer, kernel_name), getattr(layer, quantizer_name)
     scaled = has_channel_scale(kernel_quantizer) and kernel_name == "kernel"  # hls4ml factors it into <name>_alpha
     weight_type = quantizer_type(unit_quantizer(kernel_quantizer) if scaled else kernel_quantizer)
-    bias_type = quantizer_type(layer.bias_quantizer_internal) if layer.use_bias else None
+    bias_type = quantizer_type(front.weight_quantizer(layer, "bias")) if layer.use_bias else None
     if weight_type is None or (layer.use_bias and bias_type is None):
-        plan.notes.append(f"{layer.name}: quantizers {kernel_quantizer} / {layer.bias_quantizer_internal} "
+        plan.notes.append(f"{layer.name}: quantizers {kernel_quantizer} / {front.weight_quantizer(layer, 'bias')} "
                           "have no fixed type; left to hls4ml")
         return
     columns = kernel.shape[-2] * kernel.shape[-1] if kernel_name == "depthwise_kernel" else kernel.shape[-1]
-    bias = np.asarray(layer.bias_quantizer_internal(layer.bias), np.float64) if layer.use_bias else 0.0
+    bias = front.quantized(layer, "bias", layer.bias) if layer.use_bias else 0.0
     source = _padded(layer, current)
     if scaled:
         grid, scale = factor_scales(kernel_quantizer, kernel)
@@ -188,17 +191,18 @@ def _apply_alpha(plan: PrecisionPlan, layer, grid, scale, bias, types, source: V
 
 def _separable(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     """hls4ml splits it into <name>_depthwise and <name>_pointwise, reading depthwise*/pointwise* keys."""
-    depthwise_type = quantizer_type(layer.depthwise_quantizer_internal)
-    pointwise_type = quantizer_type(layer.pointwise_quantizer_internal)
-    bias_type = quantizer_type(layer.bias_quantizer_internal) if layer.use_bias else None
+    depthwise_type = quantizer_type(front.weight_quantizer(layer, "depthwise"))
+    pointwise_type = quantizer_type(front.weight_quantizer(layer, "pointwise"))
+    bias_type = quantizer_type(front.weight_quantizer(layer, "bias")) if layer.use_bias else None
     if depthwise_type is None or pointwise_type is None or (layer.use_bias and bias_type is None):
         plan.notes.append(f"{layer.name}: separable quantizers without a fixed type; left to hls4ml")
         return
     channels = layer.depthwise_kernel.shape[-2] * layer.depthwise_kernel.shape[-1]
-    depthwise = quantized_columns(layer.depthwise_quantizer_internal, layer.depthwise_kernel, channels)
+    depthwise = quantized_columns(front.weight_quantizer(layer, "depthwise"), layer.depthwise_kernel, channels)
     depthwise_accum, middle = _accumulate(depthwise, 0.0, depthwise_type, None, _padded(layer, current))
-    pointwise = quantized_columns(layer.pointwise_quantizer_internal, layer.pointwise_kernel, layer.pointwise_kernel.shape[-1])
-    bias = np.asarray(layer.bias_quantizer_internal(layer.bias), np.float64) if layer.use_bias else 0.0
+    pointwise = quantized_columns(front.weight_quantizer(layer, "pointwise"), layer.pointwise_kernel,
+                                  layer.pointwise_kernel.shape[-1])
+    bias = front.quantized(layer, "bias", layer.bias) if layer.use_bias else 0.0
     accum, output = _accumulate(pointwise, bias, pointwise_type, bias_type, middle)
     plan.types[layer.name] = {
         "depthwise": depthwise_type, "depthwise_accum": depthwise_accum, "depthwise_result": depthwise_accum,

@@ -2,7 +2,9 @@
 
 import numpy as np
 
-from fpgaprune.quantize.fixed_types import FixedType, ValueRange, quantizer_type, union
+from fpgaprune.quantize import qkeras_front as front
+from fpgaprune.quantize.fixed_types import FixedType, ValueRange, union
+from fpgaprune.quantize.qkeras_front import quantizer_type
 from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
 
 # Recurrent layers: hls4ml keeps h (and the LSTM cell state c) in `result`, and the gates, their activations
@@ -17,18 +19,19 @@ def recurrent_types(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     """Types for QLSTM/QGRU from the live weights: |h| <= 1 and, for an LSTM, |c| <= the sequence length
     (c_t = f c_(t-1) + i g with gates in [0, 1] and |g| <= 1). C-sim is close, not bit-exact: hls4ml's
     activation tables approximate QKeras' float sigmoid/tanh."""
-    types = {role: quantizer_type(getattr(layer, f"{role}_quantizer_internal"))
+    types = {role: quantizer_type(front.weight_quantizer(layer, role))
              for role in ("kernel", "recurrent", "bias")}
     if None in types.values():
         plan.notes.append(f"{layer.name}: recurrent quantizers without a fixed type; left to hls4ml")
         return
-    state = quantizer_type(layer.state_quantizer_internal) if layer.state_quantizer_internal else None
+    state = quantizer_type(front.weight_quantizer(layer, "state")) if front.weight_quantizer(layer, "state") else None
     state_frac = state.frac if state is not None else STATE_FRAC
     units, steps = layer.units, layer.input_shape[1]
-    bias = np.asarray(layer.bias_quantizer_internal(layer.cell.bias), np.float64) if layer.use_bias else np.zeros(1)
+    bias = front.quantized(layer, "bias", layer.cell.bias) if layer.use_bias else np.zeros(1)
     bias, recurrent_bias = (bias[0], bias[1]) if bias.ndim == 2 else (bias, 0.0)
-    kernel = quantized_columns(layer.kernel_quantizer_internal, layer.cell.kernel, layer.cell.kernel.shape[-1])
-    recurrent = quantized_columns(layer.recurrent_quantizer_internal, layer.cell.recurrent_kernel, kernel.shape[-1])
+    kernel = quantized_columns(front.weight_quantizer(layer, "kernel"), layer.cell.kernel, layer.cell.kernel.shape[-1])
+    recurrent = quantized_columns(front.weight_quantizer(layer, "recurrent"), layer.cell.recurrent_kernel,
+                                  kernel.shape[-1])
     x_lower, x_upper = column_bounds(kernel, bias, current)
     h_lower, h_upper = column_bounds(recurrent, recurrent_bias, ValueRange(-1.0, 1.0, state_frac))
     lower = x_lower + np.minimum(h_lower, 0.0)
@@ -37,7 +40,7 @@ def recurrent_types(plan: PrecisionPlan, layer, current: ValueRange) -> None:
                TABLE_FRAC)
     accum = FixedType.covering(min(float(lower.min()), -1.0), max(float(upper.max()), 1.0), frac)
     result = FixedType.covering(-1.0, 1.0, state_frac)
-    if type(layer).__name__ == "QLSTM":  # hls4ml 1.3's lstm() compiles only with input = result = accum types
+    if type(layer).__name__ == front.LSTM:  # hls4ml 1.3's lstm() compiles only with input = result = accum types
         source = FixedType.covering(current.lo, current.hi, current.frac)
         accum = result = union(accum, FixedType.covering(-float(steps), float(steps), state_frac), source)
     plan.types[layer.name] = {
@@ -49,7 +52,7 @@ def recurrent_types(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     plan.ranges[layer.name] = ValueRange(-1.0, 1.0, state_frac)
     plan.notes.append(f"{layer.name}: {type(layer).__name__} types derived for {units} units over {steps} steps; "
                       "C-sim is close to QKeras, not bit-exact (hls4ml's sigmoid/tanh tables)")
-    if type(layer).__name__ == "QGRU" and not layer.reset_after:
+    if type(layer).__name__ == front.GRU and not layer.reset_after:
         plan.notes.append(f"{layer.name}: hls4ml 1.3's GRU computes reset_after=True; this layer has "
                           "reset_after=False, so C-sim will not match QKeras")
 

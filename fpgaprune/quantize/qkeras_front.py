@@ -1,0 +1,66 @@
+"""QKeras, fpgaprune's quantization front end: the one module that reads QKeras' attribute and class names.
+
+The precision derivation, C-sim's exactness bound and the manifest ask it for a layer's quantizers; the layer
+table (`layer_kinds.py`) names each kind's QKeras twin. A second front end (qkeras-v3, HGQ2) would be a
+sibling module with these functions.
+"""
+
+import numpy as np
+
+from fpgaprune.quantize.fixed_types import FixedType
+
+ACTIVATION = "QActivation"
+BATCHNORM = "QBatchNormalization"
+LSTM = "QLSTM"
+GRU = "QGRU"
+
+
+def weight_quantizer(layer, role: str):
+    """The quantizer of one of a layer's weights, by role ("kernel", "bias", "depthwise", "pointwise",
+    "recurrent", "state", or a batch normalization's "gamma", "beta", "mean", "variance"), or None."""
+    return getattr(layer, f"{role}_quantizer_internal", None)
+
+
+def activation_quantizer(layer):
+    """The quantizer a QActivation layer applies, or None for any other layer."""
+    return getattr(layer, "quantizer", None) if type(layer).__name__ == ACTIVATION else None
+
+
+def quantized(layer, role: str, values) -> np.ndarray:
+    """`values` through the layer's quantizer for `role` (unchanged when it has none), in float64."""
+    quantizer = weight_quantizer(layer, role)
+    return np.asarray(quantizer(values) if quantizer is not None else values, np.float64)
+
+
+def quantizer_bits(layer, role: str, default: int = 32) -> int:
+    """The bit width of a layer's quantizer for `role` (`default` for a float weight)."""
+    return int(getattr(weight_quantizer(layer, role), "bits", default))
+
+
+def quantizer_type(quantizer, activation: bool = False) -> FixedType | None:
+    """The fixed-point type of a QKeras quantizer's outputs, or None when it is not a plain fixed grid."""
+    fixed = _grid_type(quantizer)
+    return FixedType(fixed.width, fixed.integer, fixed.signed, True) if fixed and activation else fixed
+
+
+def _grid_type(quantizer) -> FixedType | None:
+    name = type(quantizer).__name__
+    config = quantizer.get_config() if hasattr(quantizer, "get_config") else {}
+    if name == "quantized_bits" and config.get("alpha") in (None, 1, 1.0, "1"):
+        keep_negative = bool(config.get("keep_negative", True))
+        return FixedType(int(config["bits"]), int(config["integer"]) + int(keep_negative), keep_negative)
+    if name == "quantized_relu" and not config.get("negative_slope"):
+        return FixedType(int(config["bits"]), int(config["integer"]), False)
+    if name == "ternary" and config.get("alpha") in (None, 1, 1.0):
+        return FixedType(2, 2, True)
+    if name in _HARD and not any(config.get(key) for key in _HARD[name][1:]):  # hard sigmoid/tanh, rounded
+        return FixedType(int(config["bits"]), *_HARD[name][0])
+    return None
+
+
+# QKeras' hard activations (hls4ml's HardActivation): bits over [0, 1) or [-1, 1), with no flag set that
+# changes the function (real sigmoid/tanh), the rounding (stochastic) or the lower end (symmetric).
+_HARD = {
+    "quantized_sigmoid": ((0, False), "use_real_sigmoid", "use_stochastic_rounding", "symmetric"),
+    "quantized_tanh": ((1, True), "use_real_tanh", "use_stochastic_rounding", "symmetric"),
+}
