@@ -16,6 +16,8 @@ L = keras.layers
 SPEC8 = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
                      "activation": "quantized_relu(6,2)"}}
 LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+# 8x8 one-channel inputs on a 1/16 grid, like the digits: the export tests' held-out x.
+X8 = np.round(np.random.default_rng(0).random((40, 8, 8, 1)) * 16) / 16
 
 
 def trained(model, prune, dataset, epochs=2, spec=SPEC8, seed=0, loss=LOSS):

@@ -18,9 +18,9 @@ from fpgaprune.pruning import Pruner
 from fpgaprune.pruning.knapsack import BudgetInfeasible, solve
 from fpgaprune.quantize.fixed_types import input_type
 from fpgaprune.tfk import keras
+from hls_helpers import SPEC8
 
-SPEC = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
-                    "activation": "quantized_relu(6,2)"}, "layers": {}}
+SPEC = {**SPEC8, "layers": {}}
 
 
 def _brute_force(values, costs, capacity, must_keep, must_remove):

@@ -3,7 +3,6 @@
 import hashlib
 import json
 
-import numpy as np
 import pytest
 
 import fpgaprune as fp
@@ -11,9 +10,9 @@ from fpgaprune.hls import csynth, find_hls_tool, load_board, load_preset
 from fpgaprune.hls.presets import check_preset
 from fpgaprune.strip import strip
 from fpgaprune.tfk import keras
-from hls_helpers import digits_cnn, header_entries, live_weights, trained
+from hls_helpers import X8, digits_cnn, header_entries, live_weights, trained
 
-X = np.round(np.random.default_rng(0).random((40, 8, 8, 1)) * 16) / 16
+X = X8
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,10 @@ from fpgaprune.hls import config_from_model, convert_model
 from fpgaprune.hls.precision import derive_precisions
 from fpgaprune.quantize import input_type, quantization_report, to_qkeras
 from fpgaprune.tfk import keras
+from hls_helpers import SPEC8
 
 L = keras.layers
-SPEC = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
-                    "activation": "quantized_relu(6,2)"}}
+SPEC = SPEC8
 
 
 def assert_csim_bit_exact(hls_model, quantized, x):

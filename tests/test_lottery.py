@@ -7,8 +7,8 @@ from fpgaprune.architectures import small_cnn
 from fpgaprune.pruning import LotteryTicket, Pruner
 from fpgaprune.pruning.lottery import survivors_match
 from fpgaprune.tfk import keras
+from models import LOSS
 
-LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
 def make_train(dataset, epochs=2):

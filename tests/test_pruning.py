@@ -8,8 +8,8 @@ from fpgaprune.architectures import small_cnn
 from fpgaprune.pruning import GradualPruning, OneShot, PolynomialDecay, Pruner, Structure, group_scores
 from fpgaprune.pruning.structures import parse_structure, structure_for
 from fpgaprune.tfk import keras
+from models import LOSS
 
-LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
 def test_polynomial_schedule_matches_the_formula():

