@@ -7,12 +7,14 @@ import shutil
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
 import fpgaprune as fp
 from fpgaprune.hls import find_hls_tool
 from fpgaprune.quantize import to_qkeras
 from fpgaprune.report import write_report
 from fpgaprune.resources import estimate_resources
+from fpgaprune.resources.estimate import COLUMN_SOURCES
 from fpgaprune.tfk import keras
 from hls_helpers import SPEC8, X8, digits_cnn, trained
 from text_helpers import negative_zeros
@@ -49,6 +51,8 @@ def test_report_files_carry_the_same_figures(report):
         assert f"- **{layer.name}** ({layer.kind}): products {layer.dense.products} → {layer.pruned.products}" in md
     assert "dense 95.00% &rarr; pruned 94.00% &rarr; quantized 93.00%" in html
     assert "estimate (fpgaprune rules" in html
+    for column, source in COLUMN_SOURCES.items():  # each column says where it stands against vendor results
+        assert f"<li>{column}: {escape(source)}</li>" in html and f"- {column}: {source}" in md
     assert ("skipped: vitis_hls not found" in html) == (find_hls_tool() is None)  # true where Vitis is installed too
     assert estimate.fits() and "it fits on PYNQ-Z2 (estimate)" in md
     assert not list(paths["html"].parent.glob(".*"))  # atomic writes leave no temporary files

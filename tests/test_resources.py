@@ -36,7 +36,8 @@ def test_csd_and_product_rules_by_hand():
     assert [rules.csd_digits(c) for c in (1, 3, 5, 7, 11, 13, 19, 25, -7)] == [1, 2, 2, 2, 3, 3, 3, 3, 2]
     assert rules.product_kind(0, 8, 8) == "none" and rules.product_kind(-64, 8, 8) == "shift"
     assert rules.product_kind(3, 8, 8) == "lut" and rules.product_kind(3, 16, 16) == "dsp"
-    assert rules.product_kind(3, 16, 8) == "lut"  # one narrow operand is enough for LUTs
+    assert rules.product_kind(3, 10, 10) == "lut" and rules.product_kind(3, 16, 5) == "lut"  # narrow: LUTs
+    assert rules.product_kind(3, 6, 16) == "dsp"  # Vivado HLS put 6 x 16-bit products in DSPs (published runs)
     assert rules.dsp_slices(16, 16, 25, 18) == 1 and rules.dsp_slices(30, 20, 25, 18) == 4
     assert rules.dsp_slices(26, 18, 27, 18) == 1 and rules.dsp_slices(26, 18, 25, 18) == 2
 

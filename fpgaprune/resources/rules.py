@@ -4,10 +4,12 @@ These are estimates, not measurements; every figure that uses them is labelled "
 
 - A weight whose quantized value is 0 makes no product (fpgaprune's code has no site for it).
 - A weight of ±2^k is a shift: no multiplier and no LUTs, only an adder input (wiring).
-- Otherwise the product is a multiplier. It goes to DSPs when both operands are wider than 10 bits, and to
-  LUTs otherwise. Source: Duarte et al., "Fast inference of deep neural networks in FPGAs for particle
-  physics", JINST 13 (2018) P07027, sec. 5.3: with fixed-point widths below about 10 bits, Vivado HLS builds
-  the multiplications from LUTs and the DSP count falls to zero.
+- Otherwise the product is a multiplier. It goes to DSPs when one operand is wider than 10 bits and the
+  other has at least 6, and to LUTs otherwise. Sources: Duarte et al., "Fast inference of deep neural
+  networks in FPGAs for particle physics", JINST 13 (2018) P07027, sec. 5.3: with fixed-point widths below
+  about 10 bits, Vivado HLS builds the multiplications from LUTs and the DSP count falls to zero; and the
+  hls4ml tutorial's published Vivado HLS 2019.2 runs (benchmarks/published/): 6-bit weights times 16-bit
+  inputs took 221 DSPs for 256 products. `benchmarks/bench_published.py` checks the rules against them.
 - A DSP multiplier takes ceil(a/A) * ceil(b/B) DSP slices for operands of a >= b bits on an A x B DSP
   (DSP48E1: 25 x 18, DSP48E2: 27 x 18; UG479, UG579).
 - A LUT multiplier by a constant adds one shifted copy of the input per nonzero digit of the constant's
@@ -26,7 +28,8 @@ import math
 
 import numpy as np
 
-LUT_MULTIPLIER_MAX_BITS = 10
+LUT_MULTIPLIER_MAX_BITS = 10  # a product whose operands are both at most this wide is built from LUTs
+DSP_NARROW_MIN_BITS = 6  # ... and so is one whose narrower operand is below this
 BRAM_18K_BITS = 18 * 1024
 BRAM_MAX_WIDTH = 36
 BRAM_DEPTH_AT_36 = 512
@@ -55,7 +58,8 @@ def product_kind(code: int, weight_bits: int, input_bits: int) -> str:
         return "none"
     if is_power_of_two(code):
         return "shift"
-    if weight_bits > LUT_MULTIPLIER_MAX_BITS and input_bits > LUT_MULTIPLIER_MAX_BITS:
+    wide, narrow = max(weight_bits, input_bits), min(weight_bits, input_bits)
+    if wide > LUT_MULTIPLIER_MAX_BITS and narrow >= DSP_NARROW_MIN_BITS:
         return "dsp"
     return "lut"
 
