@@ -8,7 +8,7 @@ the step).
 import numpy as np
 
 from fpgaprune.pipeline.settings import budget_of, hls_preset, quantization_spec
-from fpgaprune.pipeline.training import fit
+from fpgaprune.pipeline.training import fit_model
 
 PRUNE_RAMP_FRACTION = 0.7
 PRUNE_UPDATES = 20
@@ -41,13 +41,13 @@ def scheduled(config, held, dataset):
         return held
     sparsity = dict(targets) if config.pruning.scope == "layer" else next(iter(targets.values()))
     if config.pruning.lottery_rounds:
-        train = lambda model, callbacks: fit(model, dataset, config.pruning.epochs or 1,  # noqa: E731
+        train = lambda model, callbacks: fit_model(model, dataset, config.pruning.epochs or 1,  # noqa: E731
                                               config.finetune.learning_rate, config, "lottery round", callbacks)
         return LotteryTicket.reaching(pruner, config.pruning.lottery_rounds, sparsity).run(held, train)
     if config.pruning.schedule == "one_shot":
         return pruner.prune(held, sparsity=sparsity)
     attached = pruner.attach(held)
-    return fit(attached, dataset, config.pruning.epochs, config.finetune.learning_rate, config, "prune",
+    return fit_model(attached, dataset, config.pruning.epochs, config.finetune.learning_rate, config, "prune",
                 [GradualPruning(pruner, polynomial(config, dataset, 0.0, sparsity))])
 
 
@@ -86,13 +86,13 @@ def budgeted(config, held, dataset):
     """Pruning to the budget: one knapsack fit, or fits that move toward it over the pruning epochs."""
     from fpgaprune.budget import BudgetPruning
 
-    fit = budget_fit(config, dataset)
-    budget, costs, attached = fit.budget, fit.costs, fit.attach(held)
+    fitting = budget_fit(config, dataset)
+    budget, costs, attached = fitting.budget, fitting.costs, fitting.attach(held)
     if config.pruning.schedule == "one_shot":
-        step = fit(attached)
+        step = fitting(attached)
     else:
-        callback = BudgetPruning(fit, polynomial(config, dataset, 0.0, 1.0))
-        fit(attached, dataset, config.pruning.epochs, config.finetune.learning_rate, config, "prune", [callback])
+        callback = BudgetPruning(fitting, polynomial(config, dataset, 0.0, 1.0))
+        fit_model(attached, dataset, config.pruning.epochs, config.finetune.learning_rate, config, "prune", [callback])
         step = callback.history[-1]
     estimate = dict(zip([c.name for c in budget.constraints], budget.fractions(costs(attached).total()).tolist()))
     return attached, {"limits": {c.name: c.limit for c in budget.constraints}, "aimed": step.aimed,
@@ -104,12 +104,12 @@ def repaired(config, quantized, dataset) -> dict:
     are pruned, one epoch of QAT follows, and a last repair (without training) makes it fit."""
     from fpgaprune.budget import repair
 
-    fit = budget_fit(config, dataset)
-    pruner = fit.pruners[-1]
-    first = repair(pruner, quantized, fit.costs, fit.budget)
+    fitting = budget_fit(config, dataset)
+    pruner = fitting.pruners[-1]
+    first = repair(pruner, quantized, fitting.costs, fitting.budget)
     last = first
     if first.repaired:
-        fit(quantized, dataset, 1, config.quantization.learning_rate, config, "QAT (repair)")
-        last = repair(pruner, quantized, fit.costs, fit.budget)
+        fit_model(quantized, dataset, 1, config.quantization.learning_rate, config, "QAT (repair)")
+        last = repair(pruner, quantized, fitting.costs, fitting.budget)
     return {"after_qat": first.before, "final": last.after, "repaired": first.repaired or last.repaired,
             "repaired_groups": first.groups + last.groups, "notes": first.notes + last.notes}

@@ -15,7 +15,7 @@ from fpgaprune.pipeline.progress import elapsed
 from fpgaprune.pipeline.pruning_policy import budgeted, conv_kernel_sparsity, repaired, scheduled
 from fpgaprune.pipeline.records import STAGE_NAMES, SynthRecord, stage_metrics
 from fpgaprune.pipeline.settings import hls_preset, quantization_spec
-from fpgaprune.pipeline.training import accuracy, build_model, dataset_of, fit, stage_model
+from fpgaprune.pipeline.training import accuracy, build_model, dataset_of, fit_model, stage_model
 from fpgaprune.quantize.reference import dense_reference
 
 
@@ -26,7 +26,7 @@ def train(config, run_dir: Path, out: Path) -> dict:
     dataset = dataset_of(config)
     model = build_model(config, dataset)
     if not config.model.file:
-        fit(model, dataset, config.training.epochs, config.training.learning_rate, config, "train")
+        fit_model(model, dataset, config.training.epochs, config.training.learning_rate, config, "train")
     fp.save_model(model, out / "model.keras")
     return {"accuracy": accuracy(model, dataset), "trained": not config.model.file}
 
@@ -60,7 +60,7 @@ def prune(config, run_dir: Path, out: Path) -> dict:
 def finetune(config, run_dir: Path, out: Path) -> dict:
     dataset = dataset_of(config)
     model = stage_model(config, run_dir, "prune")
-    fit(model, dataset, config.finetune.epochs, config.finetune.learning_rate, config, "finetune")
+    fit_model(model, dataset, config.finetune.epochs, config.finetune.learning_rate, config, "finetune")
     fp.save_model(model, out / "model.keras")
     return {"accuracy": accuracy(model, dataset), "conv_kernels_pruned": conv_kernel_sparsity(model)}
 
@@ -73,7 +73,7 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
     finetuned = stage_model(config, run_dir, "finetune")
     check_finite_weights(finetuned, "quantize")
     quantized = to_qkeras(finetuned, spec, batchnorm=batchnorm)
-    fit(quantized, dataset, config.quantization.qat_epochs, config.quantization.learning_rate, config, "QAT")
+    fit_model(quantized, dataset, config.quantization.qat_epochs, config.quantization.learning_rate, config, "QAT")
     budget = repaired(config, quantized, dataset) if config.pruning.budget else None
     fp.save_model(quantized, out / "model.keras")
     trained = stage_model(config, run_dir, "train")

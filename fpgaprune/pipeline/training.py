@@ -21,7 +21,7 @@ def dataset_of(config):
     return data.load_npz(config.data.file)
 
 
-def fit(model, dataset, epochs, learning_rate, config, label, callbacks=()):
+def fit_model(model, dataset, epochs, learning_rate, config, label, callbacks=()):
     from fpgaprune.tfk import keras
 
     optimizers = {"adam": keras.optimizers.Adam, "sgd": keras.optimizers.SGD, "rmsprop": keras.optimizers.RMSprop,
