@@ -117,9 +117,13 @@ def test_a_reloaded_export_holds_what_the_fresh_one_prices(exported_pair, tmp_pa
     assert again.rows() == fresh.rows() and again.savings() == fresh.savings() and again.notes == fresh.notes
     broken = tmp_path / "prj"
     shutil.copytree(exported.path, broken)
-    (broken / "fpgaprune_manifest.json").write_text("{")
-    with pytest.raises(fp.ExportError, match=r"fpgaprune_manifest.json: not a readable fpgaprune export manifest"):
-        load_export(broken)
+    manifest = broken / "fpgaprune_manifest.json"
+    older = manifest.read_text().replace('"format": "fpgaprune.export/2"', '"format": "fpgaprune.export/1"')
+    for text, why in (("{", "Expecting"), (older, "format 'fpgaprune.export/1', expected 'fpgaprune.export/2'")):
+        manifest.write_text(text)
+        with pytest.raises(fp.ExportError, match=f"fpgaprune_manifest.json: not a readable fpgaprune export manifest "
+                                                 f"\\({why}"):
+            load_export(broken)
 
 
 @needs_yosys

@@ -20,7 +20,7 @@ from fpgaprune.hls.adapter import convert_model
 from fpgaprune.hls.attribute_keys import PLAN
 from fpgaprune.hls.boards import Board, load_board
 from fpgaprune.hls.config import derived_hls_config
-from fpgaprune.hls.manifest import SPARSE, build_manifest
+from fpgaprune.hls.manifest import FORMAT, SPARSE, build_manifest
 from fpgaprune.hls.node_record import record_from_json
 from fpgaprune.hls.presets import load_preset
 from fpgaprune.quantize.fixed_types import FixedType, input_type
@@ -120,11 +120,10 @@ def export(model, hls_config="latency_parallel", board="pynq-z2", output_dir="hl
                                   clock_period=board.clock_period_ns, project_name=project_name,
                                   input_data_tb=tb_in, output_data_tb=tb_out)
         hls_model.write()
-        notes += [n for node in hls_model.get_layers() for n in getattr(node.get_attr(PLAN),
-                                                                         "notes", [])]
-        extra = {"board": board.key, "board_spec": asdict(board), "part": board.part, "backend": backend, "io_type": io_type,
-                 "project_name": project_name,
-                 "input_type": fixed.hls(), "hls_config": config, "notes": notes}
+        notes += [n for node in hls_model.get_layers() for n in getattr(node.get_attr(PLAN), "notes", [])]
+        extra = {"board": board.key, "board_spec": asdict(board), "part": board.part, "backend": backend,
+                 "io_type": io_type, "project_name": project_name, "input_type": fixed.hls(), "hls_config": config,
+                 "notes": notes}
         manifest = build_manifest(model, hls_model, tmp, index_map, extra)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, default=str))
         _retarget(hls_model, tmp, output_dir)
@@ -142,6 +141,8 @@ def load_export(project) -> Export:
     path = project / MANIFEST
     try:
         manifest = json.loads(path.read_text())
+        if manifest.get("format") != FORMAT:
+            raise ValueError(f"format {manifest.get('format')!r}, expected {FORMAT!r}")
         board, fixed = Board(**manifest["board_spec"]), FixedType.parse(manifest["input_type"])
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise ExportError(f"{path}: not a readable fpgaprune export manifest ({error}); export the model again") \

@@ -14,7 +14,7 @@ from fpgaprune.hls.node_record import node_record, record_json
 from fpgaprune.quantize import qkeras_front as front
 from fpgaprune.quantize.alpha import factor_scales, has_channel_scale
 
-FORMAT = "fpgaprune.export/1"
+FORMAT = "fpgaprune.export/2"  # 2: each kernel-sparse node's hardware record and the board's spec
 STOCK = "hls4ml stock code: zeros left to the HLS compiler"
 SPARSE = "kernel-sparse: one multiplication site per live weight"
 DA = "distributed arithmetic (da4ml): zero weights make no logic"
