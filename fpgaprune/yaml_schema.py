@@ -2,6 +2,7 @@
 `file:line: key.path: what was found; what is allowed` (with a "did you mean" for an unknown key)."""
 
 import difflib
+import typing
 from pathlib import Path
 
 import yaml
@@ -46,12 +47,29 @@ class Located:
         return f"{prefix}: {'.'.join(str(p) for p in path)}"
 
 
+def _section(annotation):
+    """(the schema class inside a field's annotation: X, X | None or dict[str, X], or None; whether the field
+    is a mapping whose keys are names, not schema keys)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation, False
+    mapping = typing.get_origin(annotation) is dict
+    for arg in typing.get_args(annotation):
+        found, inner = _section(arg)
+        if found is not None:
+            return found, mapping or inner
+    return None, False
+
+
 def _allowed(schema, path) -> list:
-    for part in path[:-1]:
-        field = schema.model_fields.get(part) if isinstance(part, str) else None
-        schema = field.annotation if field is not None and isinstance(field.annotation, type) else None
-        if schema is None or not issubclass(schema, BaseModel):
+    """The keys allowed where `path` ends (the last part is the offending key)."""
+    parts = list(path[:-1])
+    while parts:
+        field = schema.model_fields.get(parts.pop(0)) if isinstance(parts[0], str) else None
+        schema, named = _section(field.annotation) if field is not None else (None, False)
+        if schema is None:
             return []
+        if named and parts:  # a user's name (a layer), then that entry's keys
+            parts.pop(0)
     return list(schema.model_fields)
 
 
@@ -85,8 +103,13 @@ def parse_yaml(text: str, source: str, schema, error_class):
     if not isinstance(raw, dict):
         raise error_class(f"{source}: expected a mapping at the top level, found {type(raw).__name__}")
     located = Located(source, lines)
+    return validate_mapping(raw, schema, error_class, located), located
+
+
+def validate_mapping(raw: dict, schema, error_class, located: Located):
+    """`schema` instance of `raw`, or `error_class` with one line naming the key (and its line, when known)."""
     try:
-        return schema.model_validate(raw), located
+        return schema.model_validate(raw)
     except ValidationError as error:
         raise error_class(_message(_first(error.errors()), schema, located)) from None
 

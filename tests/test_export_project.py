@@ -75,9 +75,13 @@ def test_presets_are_hls4ml_configs_and_unknown_keys_are_named():
         preset = load_preset(name)
         assert preset["IOType"] in ("io_parallel", "io_stream") and "Strategy" in preset["HLSConfig"]["Model"]
     assert load_preset("resource_parallel")["HLSConfig"]["Model"]["ReuseFactor"] > 1
-    with pytest.raises(fp.HlsConfigError, match=r"HLSConfig.Model: unknown key 'ReuseFacter'; did you mean "
+    with pytest.raises(fp.HlsConfigError, match=r"my.yaml: HLSConfig.Model.ReuseFacter: unknown key; did you mean "
                                                 r"'ReuseFactor'\? allowed: .*Strategy"):
         check_preset("my.yaml", {"HLSConfig": {"Model": {"ReuseFacter": 2}}})
+    with pytest.raises(fp.HlsConfigError, match=r"HLSConfig.LayerName.fc.Trac: unknown key; did you mean 'Trace'"):
+        check_preset("my.yaml", {"HLSConfig": {"LayerName": {"fc": {"Trac": True}}}})
+    with pytest.raises(fp.HlsConfigError, match=r"HLSConfig.Model.Strategy: found 'fastest'; .* latency, resource"):
+        check_preset("my.yaml", {"HLSConfig": {"Model": {"Strategy": "fastest"}}})
     with pytest.raises(fp.HlsConfigError, match="unknown hls config preset 'latency_paralel'.*did you mean"):
         load_preset("latency_paralel")
 
@@ -87,7 +91,7 @@ def test_a_users_own_preset_file(tmp_path):
     path.write_text("IOType: io_stream\nHLSConfig:\n  Model:\n    Strategy: Resource\n    ReuseFactor: 2\n")
     assert load_preset(str(path))["HLSConfig"]["Model"]["ReuseFactor"] == 2
     path.write_text("IOType: io_stream\nHLSConfg: {}\n")
-    with pytest.raises(fp.HlsConfigError, match=f"{path}: unknown key 'HLSConfg'; did you mean 'HLSConfig'"):
+    with pytest.raises(fp.HlsConfigError, match=f"{path}:2: HLSConfg: unknown key; did you mean 'HLSConfig'"):
         load_preset(str(path))
     path.write_text("IOType: [unclosed\n")
     with pytest.raises(fp.HlsConfigError, match=f"{path}: not valid YAML"):

@@ -1,33 +1,73 @@
-"""hls4ml config presets (`hls_configs/*.yaml`, or a user's own file) in hls4ml's own config format."""
+"""hls4ml config presets (`hls_configs/*.yaml`, or a user's own file) in hls4ml's own config format, validated by
+the same schema tool as the run config and the boards (`yaml_schema.py`): one line per error, with the file's
+line and a "did you mean"."""
 
 import copy
+from typing import Literal
+
+from pydantic import PositiveInt, field_validator
 
 from fpgaprune.errors import HlsConfigError
-from fpgaprune.hls.yaml_files import check_keys, load_yaml, named_file
+from fpgaprune.hls.yaml_files import named_file
+from fpgaprune.yaml_schema import Located, Strict, load_yaml_file, validate_mapping
 
-TOP_KEYS = {"IOType", "Backend", "HLSConfig"}
-HLS_KEYS = {"Model", "LayerName", "LayerType"}
-MODEL_KEYS = {"Precision", "ReuseFactor", "Strategy", "BramFactor", "TraceOutput", "KernelSparse"}
-LAYER_KEYS = {"Precision", "ReuseFactor", "Strategy", "Trace", "KernelSparse", "ParallelizationFactor",
-              "ConvImplementation", "table_size", "table_t", "accum_t"}
-STRATEGIES = {"latency", "resource", "resource_unrolled", "distributed_arithmetic"}
-IO_TYPES = {"io_parallel", "io_stream"}
+STRATEGIES = ("latency", "resource", "resource_unrolled", "distributed_arithmetic")
+PrecisionSpec = str | dict[str, str]  # one type, or one per variable (weight, bias, result, ...)
+
+
+def _strategy(value: str | None) -> str | None:
+    if value is not None and str(value).lower() not in STRATEGIES:
+        raise ValueError(f"the strategy must be one of {', '.join(STRATEGIES)} (any case)")
+    return value
+
+
+class LayerSettings(Strict):
+    """One entry of `LayerName` or `LayerType`."""
+
+    Precision: PrecisionSpec | None = None
+    ReuseFactor: PositiveInt | None = None
+    Strategy: str | None = None
+    Trace: bool | None = None
+    KernelSparse: bool | None = None
+    ParallelizationFactor: PositiveInt | None = None
+    ConvImplementation: str | None = None
+    table_size: PositiveInt | None = None
+    table_t: str | None = None
+    accum_t: str | None = None
+
+    _check_strategy = field_validator("Strategy")(_strategy)
+
+
+class ModelSettings(Strict):
+    Precision: PrecisionSpec | None = None
+    ReuseFactor: PositiveInt | None = None
+    Strategy: str | None = None
+    BramFactor: PositiveInt | None = None
+    TraceOutput: bool | None = None
+    KernelSparse: bool | None = None
+
+    _check_strategy = field_validator("Strategy")(_strategy)
+
+
+class HLSConfigSection(Strict):
+    Model: ModelSettings | None = None
+    LayerName: dict[str, LayerSettings] | None = None
+    LayerType: dict[str, LayerSettings] | None = None
+
+
+class PresetFile(Strict):
+    """A preset: hls4ml's config dictionary, as much of it as fpgaprune passes on."""
+
+    IOType: Literal["io_parallel", "io_stream"] | None = None
+    Backend: str | None = None
+    HLSConfig: HLSConfigSection | None = None
 
 
 def check_preset(where: str, preset: dict) -> dict:
-    """`preset` if every key is one hls4ml knows here; else HlsConfigError with the allowed keys."""
-    check_keys(where, preset, TOP_KEYS)
-    if "IOType" in preset and preset["IOType"] not in IO_TYPES:
-        raise HlsConfigError(f"{where}: IOType '{preset['IOType']}' is not one of {', '.join(sorted(IO_TYPES))}")
-    hls = preset.get("HLSConfig", {})
-    check_keys(f"{where}: HLSConfig", hls, HLS_KEYS)
-    check_keys(f"{where}: HLSConfig.Model", hls.get("Model", {}), MODEL_KEYS)
-    for section in ("LayerName", "LayerType"):
-        for name, layer in hls.get(section, {}).items():
-            check_keys(f"{where}: HLSConfig.{section}.{name}", layer, LAYER_KEYS)
-    strategy = str(hls.get("Model", {}).get("Strategy", "latency")).lower()
-    if strategy not in STRATEGIES:
-        raise HlsConfigError(f"{where}: Strategy '{strategy}' is not one of {', '.join(sorted(STRATEGIES))}")
+    """`preset` if it is one hls4ml knows here; else HlsConfigError naming `where`, the key and what is allowed."""
+    if not isinstance(preset, dict):
+        raise HlsConfigError(f"{where}: expected a mapping, found {type(preset).__name__}")
+    validate_mapping(preset, PresetFile, HlsConfigError, Located(where, {}))
     return preset
 
 
@@ -36,4 +76,5 @@ def load_preset(preset) -> dict:
     if isinstance(preset, dict):
         return check_preset("hls config", copy.deepcopy(preset))
     path = named_file("hls_configs", preset, "hls config preset")
-    return check_preset(str(path), load_yaml(path))
+    parsed, _ = load_yaml_file(path, PresetFile, HlsConfigError, "hls config preset")
+    return parsed.model_dump(exclude_unset=True)

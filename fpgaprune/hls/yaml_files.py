@@ -1,9 +1,8 @@
-"""Reading the YAML files fpgaprune ships (presets, boards) or that users pass: safe_load, one-line errors."""
+"""Finding the YAML files fpgaprune ships (presets, boards) or that users pass. Reading and validating them is
+`yaml_schema.py`'s (safe_load, one-line errors)."""
 
 import difflib
 from pathlib import Path
-
-import yaml
 
 from fpgaprune.errors import HlsConfigError
 
@@ -15,28 +14,6 @@ def data_dir(name: str) -> Path:
     source checkout (an editable install), where users read, copy and add their own files."""
     installed = PACKAGE / name
     return installed if installed.is_dir() else PACKAGE.parent / name
-
-
-def load_yaml(path: Path) -> dict:
-    """A YAML mapping from `path`, or HlsConfigError naming the file."""
-    try:
-        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as error:
-        raise HlsConfigError(f"{path}: cannot read ({error.strerror})") from None
-    except yaml.YAMLError as error:
-        raise HlsConfigError(f"{path}: not valid YAML ({str(error).splitlines()[0]})") from None
-    if not isinstance(loaded, dict):
-        raise HlsConfigError(f"{path}: expected a mapping at the top level, found {type(loaded).__name__}")
-    return loaded
-
-
-def check_keys(where: str, mapping: dict, allowed) -> None:
-    """HlsConfigError for the first key of `mapping` not in `allowed`, with a "did you mean"."""
-    for key in mapping:
-        if key not in allowed:
-            close = difflib.get_close_matches(str(key), list(allowed), n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            raise HlsConfigError(f"{where}: unknown key '{key}'; {hint}allowed: {', '.join(sorted(allowed))}")
 
 
 def named_file(directory: str, name_or_path, kind: str) -> Path:
