@@ -20,6 +20,9 @@ def test_the_wheel_ships_every_board_and_preset(tmp_path):
     for directory in ("boards", "hls_configs"):
         files = sorted((ROOT / directory).glob("*.yaml"))
         assert files and all(f"fpgaprune/{directory}/{f.name}" in names for f in files), directory
+    for data in ("hls/extension/vivado/cpp/nnet_fpgaprune_sparse.h", "report/templates/report.html.j2",
+                 "pipeline/default.yaml"):  # the package's own data files too
+        assert f"fpgaprune/{data}" in names, data
 
 
 def test_one_loader_reads_the_checkout_or_the_installed_layout(tmp_path, monkeypatch):
