@@ -26,6 +26,7 @@ def conv_kernel_sparsity(model) -> float:
 
 
 def pruner_of(config):
+    """The run's Pruner: its structure, score, scope, target layers and exclusions."""
     from fpgaprune.pruning import Pruner
 
     return Pruner(structure=config.pruning.structure, score=config.pruning.score, scope=config.pruning.scope,

@@ -3,6 +3,7 @@ settings written over it, and the budget on the run's board."""
 
 
 def quantization_spec(config) -> dict:
+    """The run's quantizers as `to_qkeras` takes them."""
     return {"default": config.quantization.default, "layers": config.quantization.layers}
 
 
@@ -22,6 +23,7 @@ def hls_preset(config) -> dict:
 
 
 def budget_of(config):
+    """The run's `pruning.budget` on its board."""
     from fpgaprune.budget import parse_budget
     from fpgaprune.hls import load_board
 

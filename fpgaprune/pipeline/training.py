@@ -1,4 +1,5 @@
-"""Training in a run: its dataset, its model, `fit` with the run's optimizer and progress, and accuracy."""
+"""Training in a run: its dataset, its model, `fit_model` with the run's optimizer and progress, accuracy, and
+the models that earlier stages saved."""
 
 from pathlib import Path
 
@@ -22,6 +23,7 @@ def dataset_of(config):
 
 
 def fit_model(model, dataset, epochs, learning_rate, config, label, callbacks=()):
+    """`model` compiled with the run's optimizer and trained `epochs` epochs, with a progress bar."""
     from fpgaprune.tfk import keras
 
     optimizers = {"adam": keras.optimizers.Adam, "sgd": keras.optimizers.SGD, "rmsprop": keras.optimizers.RMSprop,
@@ -54,4 +56,5 @@ def build_model(config, dataset):
 
 
 def stage_model(config, run_dir: Path, stage: str, name: str = "model.keras"):
+    """The model that `stage` saved in the run directory."""
     return fp.load_model(run_dir / stage / name, trust_code=config.model.trust_code)
