@@ -29,8 +29,8 @@ def _register_convert_passes() -> None:
 def register() -> None:
     """Register everything once and place the passes in hls4ml's flows (safe to call any number of times)."""
     _register_convert_passes()
-    register_backend_extension(VIVADO)
-    for extension in list(EXTENSIONS.values()):
+    EXTENSIONS.setdefault(VIVADO.backend, VIVADO)
+    for extension in list(EXTENSIONS.values()):  # the Vivado family's, and any a caller registered
         register_backend_extension(extension)
 
 
