@@ -5,7 +5,8 @@ For each CNN (`--widths`, default 16-32-32 and 64-128-128) and seed, one pretrai
 trains the same `--epochs` more epochs (gradual schedules ramp over the first 60%), is quantized with the same
 QKeras spec and `--qat-epochs` of QAT, and is priced by fpgaprune's rules on its quantized weights
 (`resources/entry_costs.py`, the run's board and preset). Methods:
-- fpgaprune kernel / element / hybrid, each by budget (`--budgets`, fractions of LUT + DSP), with a repair
+- fpgaprune kernel / element / hybrid, each by budget (`--budgets`: fractions of the dense design's LUT + DSP
+  estimate; a budget that cannot be met is recorded as infeasible), with a repair
   after QAT; kernel and element also by uniform sparsity (`--sparsities`);
 - tfmot unstructured (`prune_low_magnitude`) by uniform sparsity, priced as fpgaprune's export builds it
   (tfmot's zeros become removed products there too);
@@ -88,11 +89,24 @@ def points_for(args) -> list:
     return plan + [("hls4ml dsp_aware_pruning, rtol", r) for r in args.rtols]
 
 
+def dense_cost(pretrained, costs) -> float:
+    """LUT + DSP fractions of the board that the unpruned, quantized model would take (the rules' estimate)."""
+    usage, board = costs(pretrained).total(), costs.board.resources
+    return usage["LUT"] / board["LUT"] + usage["DSP"] / board["DSP"]
+
+
 def run_point(method, level, pretrained, dataset, args, costs) -> dict:
-    from fpgaprune.budget import parse_budget
+    """One point; a budget is `level` times the dense design's LUT + DSP, and one that cannot be met is recorded
+    as such (accuracy None) with the fit's message."""
+    from fpgaprune.budget import BudgetError, parse_budget
 
     if method.endswith(", budget"):
-        budget = parse_budget({"LUT+DSP": level}, costs.board)
+        budget = parse_budget({"LUT+DSP": level * dense_cost(pretrained, costs)}, costs.board)
+        try:
+            model, pruner = by_budget(pretrained, dataset, args.epochs, method.split()[1].rstrip(","), budget,
+                                      costs)
+        except BudgetError as error:
+            return {"accuracy": None, "cost": None, "infeasible": str(error)}
         model, pruner = by_budget(pretrained, dataset, args.epochs, method.split()[1].rstrip(","), budget, costs)
         return quantized_point(model, dataset, args.qat_epochs, costs, budget, pruner)
     if method.startswith("fpgaprune"):
@@ -126,7 +140,8 @@ def summary(records: list) -> list:
         groups.setdefault((r["cnn"], r["method"], r["level"]), []).append(r)
     return [{"cnn": cnn_name, "method": method, "level": level, "seeds": len(rs),
              "accuracy": float(np.mean([r["accuracy"] for r in rs])), "cost": float(np.mean([r["cost"] for r in rs]))}
-            for (cnn_name, method, level), rs in sorted(groups.items())]
+            for (cnn_name, method, level), rs in sorted(groups.items())
+            if all(r["accuracy"] is not None for r in rs)]
 
 
 def verdicts(rows: list) -> list:
@@ -170,7 +185,8 @@ def main(argv=None):
     parser.add_argument("--pretrain-epochs", type=int, default=8)
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--qat-epochs", type=int, default=2)
-    parser.add_argument("--budgets", type=float, nargs="+", default=[0.15, 0.3, 0.5])
+    parser.add_argument("--budgets", type=float, nargs="+", default=[0.15, 0.3, 0.5],
+                        help="LUT + DSP budgets as fractions of the dense (unpruned, quantized) design's estimate")
     parser.add_argument("--sparsities", type=float, nargs="+", default=[0.5, 0.7, 0.9])
     parser.add_argument("--rtols", type=float, nargs="+", default=[0.99, 0.97])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/budget_front"))
@@ -203,8 +219,9 @@ def main(argv=None):
                 with log.open("a") as handle:
                     handle.write(json.dumps(record) + "\n")
                 records.append(record)
-                print(f"{widths} seed {seed} {method} {level}: accuracy {point['accuracy']:.4f}, "
-                      f"LUT+DSP {point['cost']:.3f}", flush=True)
+                print(f"{widths} seed {seed} {method} {level}: " + (
+                    f"accuracy {point['accuracy']:.4f}, LUT+DSP {point['cost']:.3f}" if point["accuracy"] is not None
+                    else f"infeasible: {point['infeasible']}"), flush=True)
     rows = summary(records)
     print("\n".join(format_rows(("cnn", "method", "level", "seeds", "LUT+DSP", "accuracy"),
                                 [(r["cnn"], r["method"], r["level"], r["seeds"], f"{r['cost']:.3f}",
