@@ -112,6 +112,15 @@ def _input_of(model, layer, plan, x):
     return input_type(x)
 
 
+def _measured_da(model, x) -> str:
+    from fpgaprune.tools import ToolError
+
+    try:
+        return f"{da_luts(model, x, load_board(BOARD).family)} LUT (yosys)"
+    except ToolError as error:  # a wide layer's adder graph can outlast yosys' time limit
+        return f"not measured: {error}"
+
+
 def measure(model, x, label, preset, sparse, workdir: Path, yosys: bool) -> tuple:
     config, io_type, _ = export_config(model, preset, x, kernel_sparse=sparse)
     hls_model = convert_model(model, config, workdir / label.split()[0], io_type=io_type, backend="Vitis")
@@ -123,7 +132,7 @@ def measure(model, x, label, preset, sparse, workdir: Path, yosys: bool) -> tupl
     if strategy == "distributed_arithmetic":
         products = "none (adder graphs)"
         cost = "-"
-        measured = f"{da_luts(model, x, load_board(BOARD).family)} LUT (yosys)" if yosys else "not run"
+        measured = _measured_da(model, x) if yosys else "not run"
     else:
         products = f"{sum(count_products(hls_model, x[:2]).values()) / live_products(model):.2f}"
         rf = int(preset["HLSConfig"]["Model"]["ReuseFactor"])
@@ -148,7 +157,7 @@ def main():
     with tempfile.TemporaryDirectory() as scratch:
         for label, (preset, sparse) in designs(args.reuse).items():
             rows.append(measure(model, x, label, preset, sparse, Path(scratch), not args.no_yosys))
-            print(f"  {label}: done", flush=True)
+            print("  " + " | ".join(rows[-1]), flush=True)
     header = ("design", "executed / (live x positions)", "C-sim build s", "C-sim vs QKeras",
               "estimate (rules)", "measured")
     print(f"\nsparsity {args.sparsity}, {live_products(model)} live products per inference, board {BOARD}")
