@@ -17,8 +17,8 @@ def shipped_export(run_dir: Path):
 
 
 def kernel_removal_record(exported, dense, estimate, family: str):
-    """yosys on the conv layer of the largest kernel saving, with that kernel restored and as exported; None
-    when no conv kernel was removed, or its channels were stripped."""
+    """yosys on the conv layer of the first removed conv kernel (in layer order), with that kernel restored and
+    as exported; None when no conv kernel was removed except in stripped channels."""
     from dataclasses import asdict
 
     from fpgaprune.resources.measure import kernel_removal
