@@ -136,7 +136,7 @@ def measure(model, x, label, preset, sparse, workdir: Path, yosys: bool) -> tupl
     else:
         products = f"{sum(count_products(hls_model, x[:2]).values()) / live_products(model):.2f}"
         rf = int(preset["HLSConfig"]["Model"]["ReuseFactor"])
-        priced = estimate(model, node_types(hls_model), "resource" if strategy != "latency" else "latency", rf)
+        priced = estimate(model, node_types(hls_model), strategy, rf)  # only Resource multiplies stored zeros
         cost, measured = f"{priced.dsp} DSP, {priced.lut} LUT", "-"
     return (label, products, f"{build:.1f}", "bit-exact" if check.bit_exact else f"{check.mismatches} differ",
             cost, measured)
