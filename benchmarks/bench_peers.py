@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_sparse_products import SPEC, cnn, live_products, pruned_qkeras  # noqa: F401 (SPEC: the same 8 bits)
+from bench_sparse_products import cnn, live_products, pruned_qkeras
 from fpgaprune import data
 from fpgaprune.hls import convert_model, count_products, csim_check, export_config, load_board, load_preset
 from fpgaprune.hls.manifest import quantized_kernel

@@ -21,32 +21,31 @@ def _strategy(value: str | None) -> str | None:
     return value
 
 
-class LayerSettings(Strict):
-    """One entry of `LayerName` or `LayerType`."""
+class _Settings(Strict):
+    """What a model-wide and a per-layer entry share."""
 
     Precision: PrecisionSpec | None = None
     ReuseFactor: PositiveInt | None = None
     Strategy: str | None = None
-    Trace: bool | None = None
     KernelSparse: bool | None = None
+
+    _check_strategy = field_validator("Strategy")(_strategy)
+
+
+class LayerSettings(_Settings):
+    """One entry of `LayerName` or `LayerType`."""
+
+    Trace: bool | None = None
     ParallelizationFactor: PositiveInt | None = None
     ConvImplementation: str | None = None
     table_size: PositiveInt | None = None
     table_t: str | None = None
     accum_t: str | None = None
 
-    _check_strategy = field_validator("Strategy")(_strategy)
 
-
-class ModelSettings(Strict):
-    Precision: PrecisionSpec | None = None
-    ReuseFactor: PositiveInt | None = None
-    Strategy: str | None = None
+class ModelSettings(_Settings):
     BramFactor: PositiveInt | None = None
     TraceOutput: bool | None = None
-    KernelSparse: bool | None = None
-
-    _check_strategy = field_validator("Strategy")(_strategy)
 
 
 class HLSConfigSection(Strict):
