@@ -25,6 +25,13 @@ def test_counted_yields_every_item_in_order(monkeypatch):
     assert "s/layer, ETA 0 s" in stream.getvalue()  # the label after the last item
 
 
+def test_counted_takes_an_iterator_with_its_length(monkeypatch):
+    stream = Terminal()
+    monkeypatch.setattr(progress, "_stderr", lambda: stream)
+    done = list(progress.counted((name for name in ("fc", "conv1")), "yosys", "circuit", total=2))
+    assert done == ["fc", "conv1"] and "s/circuit, ETA 0 s" in stream.getvalue()
+
+
 def test_elapsed_ticks_on_a_terminal_and_ends_with_the_total(monkeypatch):
     stream = Terminal()
     monkeypatch.setattr(progress, "_stderr", lambda: stream)

@@ -145,16 +145,24 @@ def test_yosys_measures_a_removed_kernel_and_the_report_shows_it(exported_pair, 
     assert f"{removal.lut_difference:+d} LUT (measured)" in paths["md"].read_text()
 
 
-@needs_yosys
-def test_da_lut_calibration_is_checked_on_layers_it_did_not_see():
-    from fpgaprune.resources.yosys import synthesize
-
-    rng = np.random.default_rng(1)
+def _small_layers(seed: int = 1) -> dict:
+    rng = np.random.default_rng(seed)
     layers = {}
     for i, (n_in, n_out, sparsity) in enumerate([(9, 4, 0.0), (12, 6, 0.5), (16, 4, 0.3), (18, 6, 0.6), (10, 8, 0.2)]):
         weights = np.round(rng.normal(0, 0.35, (n_in, n_out)) * 64) / 64
         weights[rng.random(weights.shape) < sparsity] = 0
-        layers[f"layer{i}"] = synthesize(weights, (0, 1, 4))
+        layers[f"layer{i}"] = (weights, (0, 1, 4))
+    return layers
+
+
+@needs_yosys
+def test_da_lut_calibration_is_checked_on_layers_it_did_not_see():
+    from fpgaprune.resources.yosys import synthesize, synthesize_all
+
+    circuits = _small_layers()
+    layers = dict(synthesize_all(circuits, "UltraScale+", workers=2))
+    assert sorted(layers) == sorted(circuits)
+    assert layers["layer1"] == synthesize(*circuits["layer1"])  # side by side measures what one by one does
     calibration = fit({k: layers[k] for k in ("layer0", "layer1", "layer2")})
     with pytest.raises(ValueError, match="layer1 was used for the calibration"):
         held_out_errors(calibration, {"layer1": layers["layer1"]})
@@ -162,6 +170,21 @@ def test_da_lut_calibration_is_checked_on_layers_it_did_not_see():
     assert set(calibration.held_out) == {"layer3", "layer4"}
     assert not set(calibration.held_out) & set(calibration.calibration_layers)
     assert calibration.max_error <= TARGET, calibration.format()
+
+
+def test_a_failing_yosys_among_parallel_circuits_is_one_line(tmp_path, monkeypatch):
+    from fpgaprune.resources import yosys
+    from fpgaprune.tools import ToolError
+
+    failing = tmp_path / "yosys"
+    failing.write_text("#!/bin/sh\necho 'ERROR: out of memory' >&2\nexit 3\n")
+    failing.chmod(0o755)
+    monkeypatch.setattr(yosys, "find_yosys", lambda: yosys.YosysTool(str(failing), "Yosys 0.1", "test", 0.0))
+    with pytest.raises(ToolError) as raised:
+        dict(yosys.synthesize_all(_small_layers(), "UltraScale+", workers=2))
+    message = str(raised.value)
+    assert "\n" not in message and message.startswith("yosys on ") and "layer.v: exit code 3: ERROR: out of memory" \
+        in message
 
 
 def test_vendor_report_is_read_where_it_exists(tmp_path, exported_pair):

