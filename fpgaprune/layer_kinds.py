@@ -43,6 +43,7 @@ class LayerKind:
     channels: str = ""  # strip: the config key that sizes its output channels when they can be removed
     folds_batchnorm: bool = False  # a BatchNormalization right after it folds into its weights
     kernel_sparse: bool = False  # the export writes one product per live weight (fpgaprune's hls4ml pass)
+    hls4ml_nodes: tuple = ()  # the classes in hls4ml.model.layers that hls4ml converts this kind into
 
     @property
     def classes(self) -> tuple:
@@ -67,13 +68,13 @@ _CONV_STRUCTURES = ("kernel", "filter", "input_channel", "element")
 
 KINDS = (
     LayerKind("Conv1D", "QConv1D", _LINEAR, _CONV_STRUCTURES, quantizers=_KERNEL_BIAS, channels="filters",
-              folds_batchnorm=True, kernel_sparse=True),
+              folds_batchnorm=True, kernel_sparse=True, hls4ml_nodes=("Conv1D",)),
     LayerKind("Conv2D", "QConv2D", _LINEAR, _CONV_STRUCTURES, quantizers=_KERNEL_BIAS, channels="filters",
-              folds_batchnorm=True, kernel_sparse=True),
+              folds_batchnorm=True, kernel_sparse=True, hls4ml_nodes=("Conv2D", "Conv2DBatchnorm")),
     LayerKind("Dense", "QDense", _LINEAR, ("element", "neuron", "input_channel", "block"), quantizers=_KERNEL_BIAS,
-              channels="units", folds_batchnorm=True, kernel_sparse=True),
+              channels="units", folds_batchnorm=True, kernel_sparse=True, hls4ml_nodes=("Dense",)),
     LayerKind("DepthwiseConv2D", "QDepthwiseConv2D", _DEPTHWISE, ("depthwise", "element"), "depthwise_kernel",
-              (("depthwise_quantizer", "kernel"), ("bias_quantizer", "bias"))),
+              (("depthwise_quantizer", "kernel"), ("bias_quantizer", "bias")), hls4ml_nodes=("DepthwiseConv2D",)),
     LayerKind("SeparableConv2D", "QSeparableConv2D", _SEPARABLE, default_weight=None, quantizers=(
         ("depthwise_quantizer", "kernel"), ("pointwise_quantizer", "kernel"), ("bias_quantizer", "bias")),
         precision="separable"),
@@ -81,11 +82,21 @@ KINDS = (
     LayerKind("GRU", "QGRU", _RECURRENT, quantizers=_RECURRENT_QUANTIZERS, precision="recurrent"),
 )
 BY_CLASS = {name: kind for kind in KINDS for name in kind.classes}
+BY_HLS4ML_NODE = {name: kind for kind in KINDS for name in kind.hls4ml_nodes}
 
 
 def kind_of(class_name: str) -> LayerKind | None:
     """The kind of a float or QKeras layer class, or None when fpgaprune does not handle it."""
     return BY_CLASS.get(class_name)
+
+
+def kind_of_node(node) -> LayerKind | None:
+    """The kind of an hls4ml node, by the nearest class of hls4ml's layer module in its MRO (backends wrap each
+    node class, e.g. VitisConv2D, and hls4ml's pointwise pass subclasses Conv2D). That class names the kind
+    exactly: hls4ml's DepthwiseConv1D, though derived from Conv1D, is not the Conv1D kind. None for a class the
+    table does not name."""
+    layer_class = next((c for c in type(node).__mro__ if c.__module__ == "hls4ml.model.layers"), None)
+    return BY_HLS4ML_NODE.get(layer_class.__name__) if layer_class else None
 
 
 def classes_where(predicate, qkeras: bool | None = None) -> tuple:

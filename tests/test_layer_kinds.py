@@ -53,3 +53,18 @@ def test_the_modules_read_their_tables_from_the_registry():
     assert set(PRODUCERS) == {"Conv1D", "Conv2D", "Dense"} == set(classes_where(lambda k: k.kernel_sparse, False))
     assert set(HARDWARE_LAYERS) == {"QConv1D", "QConv2D", "QDense"}
     assert set(KERNEL_LAYERS) == {"Conv1D", "Conv2D", "QConv1D", "QConv2D"}
+
+
+def test_hls4ml_node_classes_map_to_kinds_exactly():
+    import hls4ml.model.layers as hls_layers
+
+    from fpgaprune.layer_kinds import BY_HLS4ML_NODE, kind_of_node
+
+    assert all(isinstance(getattr(hls_layers, name, None), type) for name in BY_HLS4ML_NODE), BY_HLS4ML_NODE
+    sparse = {name for name, kind in BY_HLS4ML_NODE.items() if kind.kernel_sparse}
+    assert sparse == {"Dense", "Conv1D", "Conv2D", "Conv2DBatchnorm"}
+    for name in ("DepthwiseConv1D", "DepthwiseConv2D", "Conv2DBatchnorm"):
+        backend_class = type(f"Vitis{name}", (getattr(hls_layers, name),), {})  # as hls4ml's backends wrap them
+        node = object.__new__(backend_class)  # a subclass of Conv1D/Conv2D, not that kind by inheritance
+        expected = {"DepthwiseConv1D": None, "DepthwiseConv2D": "DepthwiseConv2D", "Conv2DBatchnorm": "Conv2D"}[name]
+        assert (kind_of_node(node).float_class if kind_of_node(node) else None) == expected

@@ -10,12 +10,12 @@ and can be turned off per layer with `KernelSparse: false` under `LayerName`.
 """
 
 import numpy as np
-from hls4ml.model.layers import Conv1D, Conv2D, Dense, DepthwiseConv1D, DepthwiseConv2D
 from hls4ml.model.optimizer import OptimizerPass
 from hls4ml.model.types import Source
 
 from fpgaprune.hls.attribute_keys import PLAN, SPARSE_SOURCE
 from fpgaprune.hls.live_weights import live_plan
+from fpgaprune.layer_kinds import kind_of_node
 
 PASS_NAME = "fpgaprune_sparse_kernels"
 STRATEGIES = ("latency", "resource", "resource_unrolled")
@@ -29,8 +29,10 @@ def sparse_enabled(node) -> bool:
 
 
 def supported(node) -> bool:
-    """Dense, Conv1D and Conv2D (incl. hls4ml's Pointwise and Conv2DBatchnorm nodes), channels-last."""
-    return (isinstance(node, (Dense, Conv1D, Conv2D)) and not isinstance(node, (DepthwiseConv1D, DepthwiseConv2D))
+    """A node of a kernel-sparse kind in the layer table (Dense, Conv1D and Conv2D, incl. hls4ml's pointwise and
+    Conv2DBatchnorm nodes), with a strategy the pass handles, channels-last."""
+    kind = kind_of_node(node)
+    return (kind is not None and kind.kernel_sparse
             and str(node.get_attr("strategy", "latency")).lower() in STRATEGIES
             and node.get_attr("data_format", "channels_last") == "channels_last")
 
