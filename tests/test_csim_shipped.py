@@ -4,11 +4,12 @@ its own test bench runs, the synthesis branch compiles, and C-sim runs the weigh
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import fpgaprune as fp
 from fpgaprune.hls import shipped
-from fpgaprune.hls.csim import compare_with_qkeras
+from fpgaprune.hls.csim import compare_with_qkeras, hardware_input, layer_diff
 from fpgaprune.tools import ToolError
 from hls_helpers import digits, digits_cnn, trained, tree_hash
 
@@ -36,9 +37,24 @@ def test_the_shipped_project_simulates_bit_exact_and_stays_unchanged(exported, t
     shipped.check_synthesis_branch(build)
     result = compare_with_qkeras(shipped.simulator(build, model), model, dataset.x_test, export.input_type)
     assert result.bit_exact and result.argmax_agreement == 1.0, result.format()
+    _the_same_build_traces_every_layer(export, model, build, dataset.x_test[:40])
     bench = shipped.run_testbench(build)
     assert bench.samples == 30 and bench.argmax_agreement == 1.0 and bench.max_abs_diff < 1e-4
     assert tree_hash(export.path) == before
+
+
+def _the_same_build_traces_every_layer(export, model, build, x):
+    """The shipped code carries hls4ml's trace calls (C-sim only): the one build gives each layer's outputs."""
+    cpp = (export.path / "firmware" / "myproject.cpp").read_text()
+    assert "#ifndef __SYNTHESIS__\n    nnet::save_layer_output" in cpp
+    sizes = export.manifest["traced_outputs"]
+    assert {"conv1", "conv2", "fc"} <= set(sizes)
+    xq = hardware_input(x, export.input_type)
+    traced = shipped.tracer(build, model, sizes)(xq)
+    assert set(traced) == set(sizes) and all(v.shape == (len(x), sizes[k]) for k, v in traced.items())
+    assert layer_diff(traced, model, xq) == ["no traced layer differs"]
+    logits = model.predict(xq, verbose=0).reshape(len(x), -1)
+    assert np.array_equal(traced["fc"], logits)
 
 
 def _copy(export, tmp_path) -> Path:
@@ -63,8 +79,10 @@ def test_a_weight_changed_in_the_header_only_is_found_and_simulated(exported, tm
     assert len(problems) == 1 and problems[0].startswith(f"layer 'fc': {array}[0] is"), problems
     build = shipped.build_shipped(project, tmp_path / "scratch")
     shipped.simulate_synthesized_weights(build)
-    result = compare_with_qkeras(shipped.simulator(build, model), model, dataset.x_test, export.input_type)
+    result = compare_with_qkeras(shipped.simulator(build, model), model, dataset.x_test, export.input_type,
+                                 shipped.tracer(build, model, export.manifest["traced_outputs"]))
     assert not result.bit_exact and result.float32_exact and result.mismatches > 0
+    assert result.diff[2].startswith("fc "), result.diff  # the first differing layer, from the shipped build
 
 
 def test_a_cpp_error_in_the_synthesis_branch_only_is_caught(exported, tmp_path):

@@ -118,8 +118,8 @@ def test_a_reloaded_export_holds_what_the_fresh_one_prices(exported_pair, tmp_pa
     broken = tmp_path / "prj"
     shutil.copytree(exported.path, broken)
     manifest = broken / "fpgaprune_manifest.json"
-    older = manifest.read_text().replace('"format": "fpgaprune.export/2"', '"format": "fpgaprune.export/1"')
-    for text, why in (("{", "Expecting"), (older, "format 'fpgaprune.export/1', expected 'fpgaprune.export/2'")):
+    older = manifest.read_text().replace('"format": "fpgaprune.export/3"', '"format": "fpgaprune.export/1"')
+    for text, why in (("{", "Expecting"), (older, "format 'fpgaprune.export/1', expected 'fpgaprune.export/3'")):
         manifest.write_text(text)
         with pytest.raises(fp.ExportError, match=f"fpgaprune_manifest.json: not a readable fpgaprune export manifest "
                                                  f"\\({why}"):

@@ -68,12 +68,18 @@ def export_config(model, preset, x, overrides=None, index_map=None, kernel_spars
     config, notes = derived_hls_config(model, x, overrides, preset=hls, default_reuse_factor=reuse)
     config["Model"].setdefault("KernelSparse", kernel_sparse)
     for name, layer_config in config["LayerName"].items():
-        layer_config["Trace"] = True  # C-sim only (`#ifndef __SYNTHESIS__`): per-layer diffs on demand
+        layer_config["Trace"] = True  # C-sim only (`#ifndef __SYNTHESIS__`): per-layer outputs from the shipped code
         if name in (index_map or {}):
             maps = index_map[name]
             layer_config["KernelOrigin"] = {"layer": name, **{k: [int(i) for i in maps[k]] for k in ("in", "out")
                                                                if k in maps}}
     return config, preset.get("IOType", "io_parallel"), notes
+
+
+def traced_outputs(hls_model) -> dict:
+    """{layer: output size} of the layers whose outputs the written code traces (what `hls_model.trace` reads)."""
+    return {layer.name: int(np.prod(layer.get_output_variable().shape)) for layer in hls_model.get_layers()
+            if layer.get_attr("function_cpp", None) and layer.get_attr("trace", False)}
 
 
 def _testbench_files(model, x, fixed: FixedType, workdir: Path, samples: int) -> tuple[str, str]:
@@ -119,11 +125,12 @@ def export(model, hls_config="latency_parallel", board="pynq-z2", output_dir="hl
         hls_model = convert_model(model, config, tmp, io_type=io_type, backend=backend, part=board.part,
                                   clock_period=board.clock_period_ns, project_name=project_name,
                                   input_data_tb=tb_in, output_data_tb=tb_out)
+        hls_model.config.trace_output = True  # hls4ml's trace calls in the shipped code, under #ifndef __SYNTHESIS__
         hls_model.write()
         notes += [n for node in hls_model.get_layers() for n in getattr(node.get_attr(PLAN), "notes", [])]
         extra = {"board": board.key, "board_spec": asdict(board), "part": board.part, "backend": backend,
                  "io_type": io_type, "project_name": project_name, "input_type": fixed.hls(), "hls_config": config,
-                 "notes": notes}
+                 "traced_outputs": traced_outputs(hls_model), "notes": notes}
         manifest = build_manifest(model, hls_model, tmp, index_map, extra)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, default=str))
         _retarget(hls_model, tmp, output_dir)

@@ -96,25 +96,6 @@ def hls(config, run_dir: Path, out: Path) -> dict:
             "weights": sum(n.get("weights", 0) for n in nodes), "notes": exported.notes}
 
 
-def _tracer(config, run_dir: Path, scratch: Path):
-    """`trace(xq)` from a tracing conversion in `scratch`, with the shipped project's recorded config: the one
-    conversion after the hls stage, as the shipped code has no trace calls. Only used for the logits before a
-    table activation and for the per-layer diff of a disagreement."""
-    def trace(xq):
-        from fpgaprune.hls import convert_model
-        from fpgaprune.hls.csim import compile_library
-
-        exported = shipped_export(run_dir)
-        hls_model = convert_model(stage_model(config, run_dir, "quantize"), exported.config, scratch,
-                                  io_type=exported.manifest["io_type"], backend=exported.manifest["backend"],
-                                  part=exported.board.part, clock_period=exported.board.clock_period_ns)
-        with elapsed("g++ build of a tracing copy (per-layer outputs)"):
-            compile_library(hls_model)
-        return hls_model.trace(xq)[1]
-
-    return trace
-
-
 class CsimMismatch(fp.FpgapruneError):
     """C-sim of the shipped project differs from QKeras where float32 is exact."""
 
@@ -136,7 +117,7 @@ def csim(config, run_dir: Path, out: Path) -> dict:
         shipped.check_synthesis_branch(build)
     quantized, dataset = stage_model(config, run_dir, "quantize"), dataset_of(config)
     simulate = shipped.simulator(build, quantized)
-    tracer = _tracer(config, run_dir, out / "scratch" / "traced")
+    tracer = shipped.tracer(build, quantized, manifest["traced_outputs"])
     if logits_layer(quantized)[1]:  # a table activation follows the logits: only a trace shows them
         result = compare_with_qkeras(simulate, quantized, dataset.x_test, fixed, tracer)
     else:
