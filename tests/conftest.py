@@ -3,6 +3,20 @@ import os
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import fpgaprune  # noqa: E402,F401  (sets TF_USE_LEGACY_KERAS before TensorFlow loads)
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def digits_cnn_and_dense():
+    """The valid-padded digits CNN (seed 0, untrained) and its dense QKeras twin: the one base that the resource,
+    report and figure tests prune, each in its own way (`hls_helpers.trained(base, selections, None, epochs=0)`)."""
+    from fpgaprune.quantize import to_qkeras
+    from fpgaprune.tfk import keras
+    from hls_helpers import SPEC8, digits_cnn
+
+    keras.utils.set_random_seed(0)
+    base = digits_cnn(padding="valid")
+    return base, to_qkeras(fpgaprune.hold(base), SPEC8)
 
 
 def pytest_xdist_auto_num_workers(config):

@@ -28,7 +28,7 @@ _POOLING = ("MaxPooling1D", "MaxPooling2D", "GlobalMaxPooling1D", "GlobalMaxPool
 
 
 # Softmax (a table-based activation): probabilities with 16 fractional bits, exp and 1/sum tables of 4096
-# entries with 17 and 14 fractional bits. Measured on the digits MLP (tests/test_export_csim.py): argmax
+# entries with 17 and 14 fractional bits. Measured on the digits MLP (tests/hls/test_export_csim.py): argmax
 # agreement with QKeras 99.6% at hls4ml's defaults (ties in the 10-bit result), 100% with these.
 SOFTMAX_TYPES = {"result": FixedType(16, 0, False, True), "exp_table_t": FixedType(18, 1, False, True),
                  "inv_table_t": FixedType(18, 4, False, True)}

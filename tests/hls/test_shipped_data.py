@@ -10,7 +10,7 @@ from fpgaprune.hls import yaml_files
 from fpgaprune.hls.boards import boards, load_board
 from fpgaprune.hls.presets import load_preset
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_wheel_ships_every_board_and_preset(tmp_path):

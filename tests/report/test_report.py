@@ -11,22 +11,18 @@ from markupsafe import escape
 
 import fpgaprune as fp
 from fpgaprune.hls import find_hls_tool
-from fpgaprune.quantize import to_qkeras
 from fpgaprune.report import write_report
 from fpgaprune.resources import estimate_resources
 from fpgaprune.resources.estimate import COLUMN_SOURCES
-from fpgaprune.tfk import keras
-from hls_helpers import SPEC8, X8, digits_cnn, trained
+from hls_helpers import X8, trained
 from text_helpers import negative_zeros
 
 X = X8
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    keras.utils.set_random_seed(0)
-    base = digits_cnn(padding="valid")
-    dense = to_qkeras(fp.hold(base), SPEC8)
+def report(tmp_path_factory, digits_cnn_and_dense):
+    base, dense = digits_cnn_and_dense
     pruned = trained(base, ["conv2[:, :, 1, :]", "conv2[:, :, 3, 2]", "fc[0:30, 4]"], None, epochs=0)
     root = tmp_path_factory.mktemp("report")
     exported = fp.export(pruned, "resource_parallel", "pynq-z2", root / "prj", x=X)
@@ -68,7 +64,7 @@ def test_no_negative_zero_anywhere(report):
         assert not any(re.fullmatch(r"-0(\.0*)?", value.strip()) for value in row.values()), row
 
 
-ARTIFACTS = Path(os.environ.get("FPGAPRUNE_TEST_ARTIFACTS", Path(__file__).parent.parent / "test-artifacts"))
+ARTIFACTS = Path(os.environ.get("FPGAPRUNE_TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "test-artifacts"))
 # Elements whose right edge passes the viewport, unless a scrolling container (overflow-x: auto) holds them.
 OVERFLOW_JS = """
 const width = document.documentElement.clientWidth;

@@ -57,22 +57,15 @@ def test_resource_bars_have_no_overlapping_text_and_no_empty_panel(report_estima
 
 
 @pytest.fixture(scope="module")
-def report_estimate():
+def report_estimate(digits_cnn_and_dense, tmp_path_factory):
     import fpgaprune as fp
-    from fpgaprune.quantize import to_qkeras
     from fpgaprune.resources import estimate_resources
-    from hls_helpers import SPEC8, digits_cnn, trained
+    from hls_helpers import X8, trained
 
-    x = np.round(np.random.default_rng(0).random((40, 8, 8, 1)) * 16) / 16
-    base = digits_cnn(padding="valid")
-    dense = to_qkeras(fp.hold(base), SPEC8)
+    base, dense = digits_cnn_and_dense
     pruned = trained(base, ["conv2[:, :, 1, :]", "fc[0:30, 4]"], None, epochs=0)
-    import tempfile
-    from pathlib import Path
-
-    with tempfile.TemporaryDirectory() as scratch:
-        exported = fp.export(pruned, "latency_parallel", "pynq-z2", Path(scratch) / "prj", x=x)
-        return estimate_resources(exported, dense)
+    exported = fp.export(pruned, "latency_parallel", "pynq-z2", tmp_path_factory.mktemp("figures") / "prj", x=X8)
+    return estimate_resources(exported, dense)
 
 
 @pytest.mark.parametrize("shape", [(64, 64), (1, 64), (64, 3)])
