@@ -3,6 +3,11 @@
 A 0/1 integer program solved exactly by scipy's HiGHS: maximise the kept groups' values subject to one row
 per constraint (cost of the kept groups <= capacity). Groups that must stay removed (already pruned) or kept
 (frozen) are fixed by their bounds. On a time-out HiGHS returns its best feasible choice, marked not optimal.
+
+Above `EXACT_MAX_GROUPS` groups (element pruning of a real CNN has tens of thousands) the exact program takes
+HiGHS its whole time limit at every step of a gradual schedule. There the LP relaxation is solved instead: a
+vertex of it has at most one fractional group per constraint, so rounding it down and filling greedily loses
+at most the values of m groups against the optimum (`bound`, the LP's value, says how close it came).
 """
 
 from dataclasses import dataclass
@@ -12,6 +17,7 @@ import numpy as np
 from fpgaprune.errors import FpgapruneError
 
 TIME_LIMIT_S = 30.0
+EXACT_MAX_GROUPS = 5000
 
 
 class BudgetInfeasible(FpgapruneError):
@@ -28,6 +34,7 @@ class KnapsackResult:
     value: float  # the kept groups' summed value
     cost: np.ndarray  # the kept groups' summed cost, per constraint
     optimal: bool
+    bound: float | None = None  # the LP relaxation's value, an upper bound on the optimum (large problems only)
 
 
 def minimum_cost(costs: np.ndarray, must_keep: np.ndarray) -> np.ndarray:
@@ -51,6 +58,8 @@ def solve(values, costs, capacity, must_keep=None, must_remove=None, time_limit=
                                floor)
     if n == 0:
         return KnapsackResult(np.zeros(0, bool), 0.0, np.zeros(capacity.size), True)
+    if n > EXACT_MAX_GROUPS:
+        return _relaxed(values, costs, capacity, must_keep, must_remove)
     result = milp(-values, integrality=np.ones(n), bounds=Bounds(must_keep.astype(float), (~must_remove).astype(float)),
                   constraints=LinearConstraint(costs, -np.inf, capacity),
                   options={"time_limit": time_limit, "mip_rel_gap": 1e-9})
@@ -59,6 +68,24 @@ def solve(values, costs, capacity, must_keep=None, must_remove=None, time_limit=
         return KnapsackResult(keep, float(values[keep].sum()), costs @ keep, False)
     keep = np.round(result.x).astype(bool)
     return KnapsackResult(keep, float(values[keep].sum()), costs @ keep, result.status == 0)
+
+
+def _relaxed(values, costs, capacity, must_keep, must_remove) -> KnapsackResult:
+    """The LP relaxation rounded down (the groups it keeps whole), then filled greedily by value per unit cost;
+    or the greedy fill alone, where that keeps more."""
+    from scipy.optimize import linprog
+
+    bounds = np.column_stack([must_keep.astype(float), (~must_remove).astype(float)])
+    relaxed = linprog(-values, A_ub=costs, b_ub=capacity, bounds=bounds, method="highs")
+    start = must_keep.copy()
+    if relaxed.status == 0:
+        start |= (relaxed.x > 1 - 1e-9) & ~must_remove
+        if np.any(costs @ start > capacity + 1e-9):  # rounding noise: start from what must stay
+            start = must_keep.copy()
+    keep = max(_greedy_fill(values, costs, capacity, start, must_remove),
+               _greedy_fill(values, costs, capacity, must_keep, must_remove), key=lambda k: values[k].sum())
+    bound = float(-relaxed.fun) if relaxed.status == 0 else None
+    return KnapsackResult(keep, float(values[keep].sum()), costs @ keep, False, bound)
 
 
 def _greedy_fill(values, costs, capacity, must_keep, must_remove) -> np.ndarray:

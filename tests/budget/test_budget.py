@@ -54,6 +54,27 @@ def test_knapsack_finds_the_brute_force_optimum(seed):
     assert result.value == pytest.approx(best, abs=1e-6)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_large_knapsack_comes_within_m_groups_of_the_lp_bound(seed):
+    """Above EXACT_MAX_GROUPS groups: the LP relaxation rounded down and filled greedily fits, respects the fixed
+    groups, and loses at most the m largest values against the LP bound (which bounds the optimum)."""
+    from fpgaprune.pruning.knapsack import EXACT_MAX_GROUPS, _greedy_fill
+
+    rng = np.random.default_rng(seed)
+    n, m = EXACT_MAX_GROUPS * 3, 2
+    values = rng.gamma(2.0, 1.0, n) * (rng.random(n) > 0.05)
+    costs = np.stack([rng.integers(20, 60, n) * (rng.random(n) > 0.1), rng.random(n) < 0.2]).astype(float)
+    capacity = costs.sum(axis=1) * rng.uniform(0.2, 0.6, m)
+    must_keep, must_remove = rng.random(n) < 0.02, rng.random(n) < 0.05
+    result = solve(values, costs, capacity, must_keep, must_remove)
+    assert not result.optimal and result.bound is not None
+    assert np.all(costs @ result.keep <= capacity + 1e-9) and np.all(result.keep[must_keep])
+    assert not np.any(result.keep & must_remove & ~must_keep)
+    assert result.bound - np.sort(values)[-m:].sum() <= result.value <= result.bound + 1e-6
+    greedy = _greedy_fill(values, costs, capacity, must_keep, must_remove & ~must_keep)
+    assert result.value >= values[greedy].sum() - 1e-9  # never worse than the greedy fill alone
+
+
 def _magnitude_only(values, costs, capacity):
     """Remove the lowest values first until the rest fits (a sparsity-driven pruner reaching the budget)."""
     keep = np.ones(values.size, bool)
