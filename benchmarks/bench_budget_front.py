@@ -107,7 +107,6 @@ def run_point(method, level, pretrained, dataset, args, costs) -> dict:
                                       costs)
         except BudgetError as error:
             return {"accuracy": None, "cost": None, "infeasible": str(error)}
-        model, pruner = by_budget(pretrained, dataset, args.epochs, method.split()[1].rstrip(","), budget, costs)
         return quantized_point(model, dataset, args.qat_epochs, costs, budget, pruner)
     if method.startswith("fpgaprune"):
         model, _ = by_sparsity(pretrained, dataset, args.epochs, method.split()[1].rstrip(","), level)
