@@ -7,15 +7,17 @@ from Vitis HLS 2024.1 (xcu250) and Vivado HLS 2019.2 (xczu3eg), each a C-synthes
 The jet data set cannot be fetched here, so each network is trained on synthetic data (five Gaussian classes
 in 16 features), pruned to the published sparsity (magnitude, per layer, then retrained with the zeros held),
 and its weights rounded to the published grid (no QKeras training: the trained float weights are rounded).
-The rules then price it as stock hls4ml builds it: every nonzero weight a product (the HLS compiler drops
-the zeros of the Latency strategy), on the part's DSP48E2. Printed: estimate / published per resource; then,
-per tool, a scale per resource fitted on two designs (dense and pruned, 16 bits, reuse 1) and the error on the
-two held out (reuse 2, and 6-bit QKeras). Target: held-out LUT within +-25%, DSP within +-15%.
+Each is priced as stock hls4ml builds it, by the per-tool C-synthesis model (`fpgaprune/resources/csynth.py`),
+against the published figures of its dense layers (the reports' Instance rows; the activations are left out).
+Printed: model / published per resource, and fpgaprune's own LUT rules beside it; then, per tool, the model's
+two LUT coefficients refitted on two designs (dense and 75% pruned, 16 bits, reuse 1) and its error on the two
+held out (reuse 2, and 6-bit QKeras). Target: held-out LUT within +-25%, DSP within +-15%.
 
     python benchmarks/bench_published.py [--seeds 3]
 """
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,12 +25,12 @@ import yaml
 
 import fpgaprune as fp
 from fpgaprune.pruning import Pruner
-from fpgaprune.resources.estimator import Cost, LayerTypes, layer_cost
+from fpgaprune.resources import csynth
+from fpgaprune.resources.estimator import LayerTypes, layer_cost
 from fpgaprune.text_table import format_rows
 from fpgaprune.tfk import keras
 
 DESIGNS = Path(__file__).parent / "published" / "hls4ml_tutorial_jet_tagger.yaml"
-RESOURCES = ("DSP", "LUT", "FF")
 FIT = ("dense-16b-rf1", "pruned75-16b-rf1")  # the designs each tool's scales are fitted on; the rest are held out
 # (weight bits, weight fraction bits, hidden activation bits): ap_fixed<16,6>, or QKeras quantized_bits(6,0) with
 # quantized_relu(6). The input is ap_fixed<16,6> and the accumulator hls4ml's default ap_fixed<16,6> in both.
@@ -64,65 +66,96 @@ def trained_network(network: dict, sparsity: float, seed: int) -> list:
     return [np.asarray(layer.kernel) for layer in model.layers]
 
 
-def estimate(kernels: list, precision: str, reuse: int) -> Cost:
-    """The rules' estimate of the design as stock hls4ml builds it (zeros dropped by the HLS compiler)."""
+def layer_features(kernels: list, precision: str, reuse: int) -> list:
+    """`csynth.LayerFeatures` of each dense layer, its weights rounded to the design's grid (zeros kept)."""
     weight_bits, frac, hidden_bits = PRECISIONS[precision]
-    total = Cost()
+    lo, hi = -(2 ** (weight_bits - 1)), 2 ** (weight_bits - 1) - 1
+    return [csynth.layer_features(np.clip(np.round(kernel * 2.0**frac), lo, hi), weight_bits,
+                                  INPUT_BITS if i == 0 else hidden_bits, reuse, DSP_A, DSP_B)
+            for i, kernel in enumerate(kernels)]
+
+
+def rules_luts(kernels: list, precision: str, reuse: int) -> float:
+    """fpgaprune's own rules (`estimator.layer_cost`: zeros dropped, CSD multipliers), for comparison."""
+    weight_bits, frac, hidden_bits = PRECISIONS[precision]
+    total = 0
     for i, kernel in enumerate(kernels):
         lo, hi = -(2 ** (weight_bits - 1)), 2 ** (weight_bits - 1) - 1
         codes = np.clip(np.round(kernel * 2.0**frac), lo, hi).astype(np.int64)
         inputs, outputs = np.nonzero(codes)
         types = LayerTypes(weight_bits, frac, INPUT_BITS if i == 0 else hidden_bits, ACCUM_BITS, reuse, "latency",
                            "io_parallel", 1, DSP_A, DSP_B)
-        cost = layer_cost(codes[inputs, outputs], outputs, types)
-        for key in ("products", "dsp", "lut", "ff"):
-            setattr(total, key, getattr(total, key) + getattr(cost, key))
+        total += layer_cost(codes[inputs, outputs], outputs, types).lut
     return total
+
+
+def model_of(design: dict) -> csynth.CsynthModel:
+    return csynth.MODELS[f"{design['tool']} {design['version']}"]
+
+
+def published(design: dict, resource: str) -> int:
+    """The design's dense layers' figure (the sum of their Instance rows)."""
+    return sum(layer[resource] for layer in design["layers"].values())
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
-    published = yaml.safe_load(DESIGNS.read_text())
-    designs = published["designs"]
-    networks = {}
-    for design in designs:
-        key = (design["sparsity"],)
-        if key not in networks:
-            networks[key] = [trained_network(published["network"], design["sparsity"], seed)
-                             for seed in range(args.seeds)]
-    ratios, rows = {}, []
-    for design in designs:
-        costs = [estimate(k, design["precision"], design["reuse_factor"]) for k in networks[(design["sparsity"],)]]
-        mean = {"DSP": np.mean([c.dsp for c in costs]), "LUT": np.mean([c.lut for c in costs]),
-                "FF": np.mean([c.ff for c in costs])}
-        ratios[design["name"]] = {r: mean[r] / design["resources"][r] for r in RESOURCES}
-        rows.append((design["name"], f"{design['tool']} {design['version']}", int(np.mean([c.products for c in costs])),
-                     *(f"{mean[r]:.0f} / {design['resources'][r]} = {ratios[design['name']][r]:.2f}"
-                       for r in RESOURCES)))
-    print(f"rules' estimate / published C-synthesis figure ({args.seeds} seeds of synthetic-data training)")
-    print("\n".join(format_rows(("design", "tool", "products", "DSP", "LUT", "FF"), rows)))
-    _calibrate(designs, ratios)
+    data = yaml.safe_load(DESIGNS.read_text())
+    networks = {s: [trained_network(data["network"], s, seed) for seed in range(args.seeds)]
+                for s in sorted({d["sparsity"] for d in data["designs"]})}
+    features = {d["name"]: [layer_features(k, d["precision"], d["reuse_factor"]) for k in networks[d["sparsity"]]]
+                for d in data["designs"]}
+    rows = []
+    for design in data["designs"]:
+        model = model_of(design)
+        estimates = [[csynth.csynth_estimate(f, model) for f in seed] for seed in features[design["name"]]]
+        lut = np.mean([sum(e["LUT"] for e in seed) for seed in estimates])
+        dsp = np.mean([sum(e["DSP"] for e in seed) for seed in estimates]) if model.dsp_modelled else None
+        rules = np.mean([rules_luts(k, design["precision"], design["reuse_factor"]) for k in networks[design["sparsity"]]])
+        rows.append((design["name"], model.tool, int(np.mean([sum(f.products for f in s) for s in features[design["name"]]])),
+                     "not modelled" if dsp is None else _ratio(dsp, published(design, "DSP")),
+                     _ratio(lut, published(design, "LUT")), _ratio(rules, published(design, "LUT"))))
+    print(f"C-synthesis model / published, the dense layers ({args.seeds} seeds of synthetic-data training)")
+    print("\n".join(format_rows(("design", "tool", "products", "DSP (model)", "LUT (model)", "LUT (fpgaprune rules)"),
+                                rows)))
+    _print_held_out(data["designs"], features)
 
 
-def _calibrate(designs: list, ratios: dict) -> None:
-    """Per tool and resource: scale = published / estimate, the geometric mean over the fit designs; then the
-    held-out designs' error after scaling."""
-    print("\nper tool, scales fitted on", ", ".join(FIT), "; error on the designs held out:")
+def _ratio(estimate: float, published_figure: int) -> str:
+    return f"{estimate:.0f} / {published_figure} = {estimate / published_figure:.2f}"
+
+
+def held_out(designs: list, features: dict) -> list:
+    """Per tool: (its model, the model with the two LUT coefficients refitted on FIT, {(design, resource): error
+    of the refitted model on a design held out}), on the dense layers."""
+    results = []
     for tool in sorted({d["tool"] for d in designs}):
         mine = [d for d in designs if d["tool"] == tool]
-        fit = [d for d in mine if d["name"].split("-", 1)[1] in FIT]
-        held = [d for d in mine if d not in fit]
-        for resource in RESOURCES:
-            logs = [np.log(ratios[d["name"]][resource]) for d in fit if ratios[d["name"]][resource] > 0]
-            scale = float(np.exp(-np.mean(logs))) if logs else float("nan")
-            errors = [ratios[d["name"]][resource] * scale - 1 for d in held]
-            target = TARGETS.get(resource)
-            verdict = "" if target is None else (" within" if all(abs(e) <= target for e in errors) else " OUTSIDE") + \
-                f" the +-{target:.0%} target"
-            print(f"  {tool:<10} {resource:<3} scale {scale:6.3f}  held out: " +
-                  ", ".join(f"{d['name']} {e:+.0%}" for d, e in zip(held, errors)) + verdict)
+        model = model_of(mine[0])
+        fit_rows = [(f, layer["LUT"], model) for d in mine if d["name"].split("-", 1)[1] in FIT
+                    for seed in features[d["name"]] for f, layer in zip(seed, d["layers"].values())]
+        per_site, per_product = csynth.fit_lut_coefficients(fit_rows)
+        refit = replace(model, lut_per_site=per_site, lut_per_product=per_product)
+        errors = {}
+        for design in [d for d in mine if d["name"].split("-", 1)[1] not in FIT]:
+            for resource in ("LUT", "DSP") if model.dsp_modelled else ("LUT",):
+                estimate = np.mean([sum(csynth.csynth_estimate(f, refit)[resource] for f in seed)
+                                    for seed in features[design["name"]]])
+                errors[(design["name"], resource)] = estimate / published(design, resource) - 1
+        results.append((model, refit, errors))
+    return results
+
+
+def _print_held_out(designs: list, features: dict) -> None:
+    print("\nper tool, LUT coefficients fitted on", ", ".join(FIT), "; error on the designs held out:")
+    for model, refit, errors in held_out(designs, features):
+        print(f"  {model.tool}: per site {refit.lut_per_site:.3f} LUT, per product {refit.lut_per_product:.3f} LUT "
+              f"(csynth.MODELS: {model.lut_per_site}, {model.lut_per_product})")
+        for (name, resource), error in errors.items():
+            verdict = "within" if abs(error) <= TARGETS[resource] else "OUTSIDE"
+            print(f"    held out {name:<28} {resource}: {error:+.1%} ({verdict} the +-{TARGETS[resource]:.0%} target)")
 
 
 if __name__ == "__main__":

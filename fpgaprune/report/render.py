@@ -9,7 +9,7 @@ import numpy as np
 from fpgaprune.atomic import write_text_atomic
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.report import figures
-from fpgaprune.resources.estimate import COLUMN_SOURCES
+from fpgaprune.resources.estimate import COLUMN_SOURCES, CSYNTH_SOURCE
 from fpgaprune.resources.estimate import SOURCE as ESTIMATE_SOURCE
 from fpgaprune.resources.estimator import kernel_cost_grid, layer_types, live_products
 from fpgaprune.resources.yosys import SOURCE as YOSYS_SOURCE
@@ -118,6 +118,7 @@ def report_context(exported, estimate, model, *, dense_model=None, accuracies=No
         "notes": estimate.notes,
         "savings": sorted(estimate.savings(), key=lambda s: (-s.lut, -s.products, s.name)), "top_rows": TOP_ROWS,
         "estimate_source": ESTIMATE_SOURCE, "column_sources": COLUMN_SOURCES,
+        "csynth_rows": estimate.csynth, "csynth_source": CSYNTH_SOURCE,
         "yosys_source": _yosys_source(measurements), "measured_rows": _measured_rows(estimate, measurements),
         "removals": measurements.removals, "vendor": measurements.vendor,
         "calibration": measurements.calibration.format() if measurements.calibration else None,

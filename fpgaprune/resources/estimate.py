@@ -4,6 +4,9 @@ import csv
 import io
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from fpgaprune.resources import csynth
 from fpgaprune.resources.estimator import (
     Cost,
     dense_products,
@@ -19,14 +22,20 @@ SOURCE = "estimate (fpgaprune rules, see fpgaprune/resources/rules.py)"
 # Where each estimated column stands against published vendor results of stock hls4ml designs
 # (benchmarks/bench_published.py on benchmarks/published/; the README's table).
 COLUMN_SOURCES = {
-    "DSP": "rule estimate, checked against Vivado HLS 2019.2 C-synthesis: within 5% on 4 published hls4ml designs "
-           "(held-out error -5% and +1%); Vitis HLS 2024.1 builds more constant products from LUTs",
-    "LUT": "rule estimate (multipliers and adders), not calibrated: 27-77% of published C-synthesis LUT figures "
-           "(held-out error after a fitted scale: -42% and -40%)",
+    "DSP": "rule estimate, checked against Vivado HLS 2019.2 C-synthesis of 4 published hls4ml designs (dense "
+           "layers: held-out error -3.1% and +4.9%, resources/csynth.py); Vitis HLS 2024.1 builds 34-72% of "
+           "constant products from LUTs, which no rule here predicts",
+    "LUT": "rule estimate (multipliers and adders of the live products), not calibrated. C-synthesis reports more: "
+           "its per-tool model (resources/csynth.py, two coefficients fitted on published designs) holds out at "
+           "-4.6% and +2.5% (Vivado HLS 2019.2) and -2.5% and +21% (Vitis HLS 2024.1)",
     "FF": "rule estimate (adder-tree pipeline registers), not calibrated: 12-40% of Vivado HLS and 65-220% of "
           "Vitis HLS C-synthesis FF figures",
     "BRAM_18K": "rule estimate (the Resource strategy's weight ROM), not checked against a vendor tool",
 }
+CSYNTH_SOURCE = ("C-synthesis model per tool (fpgaprune/resources/csynth.py): two coefficients fitted on published "
+                 "reports of stock hls4ml designs, the rest rules. Stock hls4ml leaves each zero to the HLS compiler; "
+                 "fpgaprune's figure assumes what its code does, no site for a zero, which no vendor tool has "
+                 "checked here")
 
 
 @dataclass
@@ -44,6 +53,7 @@ class ResourceEstimate:
     board: object
     layers: list
     notes: list = field(default_factory=list)
+    csynth: list = field(default_factory=list)  # `csynth_rows`: the C-synthesis model's view of the Dense layers
 
     def total(self, which: str) -> Cost:
         total = Cost()
@@ -124,4 +134,25 @@ def estimate_resources(exported, dense_model=None) -> ResourceEstimate:
             estimate.dense = layer_cost(dense[0], dense[2], types)
             estimate.savings = kernel_savings(plan.origin.layer, plan.kind, live, dense, types)
         layers.append(estimate)
-    return ResourceEstimate(exported.board, layers, notes)
+    return ResourceEstimate(exported.board, layers, notes, csynth_rows(exported))
+
+
+def csynth_rows(exported) -> list[dict]:
+    """Per Dense node in the Latency strategy with io_parallel (the published designs' kind) and per tool, the
+    C-synthesis model's figures (`resources/csynth.py`) for stock hls4ml of the same weights, which leaves every
+    zero a site for the HLS compiler, and for fpgaprune's export, whose code has no site for a zero."""
+    rows = []
+    for record in exported.nodes.values():
+        if (record.plan.kind, record.strategy, record.io_type) != ("dense", "latency", "io_parallel"):
+            continue
+        types = layer_types(record, exported.board)
+        live = live_products(record)[0]
+        stock = np.concatenate([live, np.zeros(record.plan.n_in * record.plan.n_out - live.size, np.int64)])
+        for model in csynth.MODELS.values():
+            stock_figures, export_figures = (csynth.csynth_estimate(csynth.layer_features(
+                codes, types.weight_bits, types.input_bits, types.reuse, types.dsp_a_bits, types.dsp_b_bits), model)
+                for codes in (stock, live))
+            rows.append({"layer": record.name, "tool": model.tool, "stock_LUT": round(stock_figures["LUT"]),
+                         "fpgaprune_LUT": round(export_figures["LUT"]), "stock_DSP": stock_figures["DSP"],
+                         "fpgaprune_DSP": export_figures["DSP"], "held_out": model.held_out})
+    return rows

@@ -97,6 +97,27 @@ def test_estimate_names_every_pruned_kernel_by_original_index(exported_pair):
     assert "LUT" in estimate.format() and estimate.to_csv().splitlines()[0].startswith("layer,original_layer")
 
 
+def test_the_csynth_view_prices_the_zeros_stock_hls4ml_leaves_to_the_compiler(exported_pair, tmp_path):
+    """Per tool, the Dense layer (Latency, io_parallel) as C-synthesis would report it: stock hls4ml pays the
+    model's per-site LUTs for every zero weight, fpgaprune's export for none; a zero makes no DSP in either."""
+    from fpgaprune.report import write_report
+    from fpgaprune.resources.csynth import MODELS
+
+    dense, pruned, exported = exported_pair
+    estimate = estimate_resources(exported, dense)
+    assert [(r["layer"], r["tool"]) for r in estimate.csynth] == [("fc", m.tool) for m in MODELS.values()]
+    plan = exported.nodes["fc"].plan
+    zeros = plan.n_in * plan.n_out - plan.n_live
+    assert zeros > 0  # weights that quantize to zero: the case exists
+    for row, model in zip(estimate.csynth, MODELS.values()):
+        assert abs(row["stock_LUT"] - row["fpgaprune_LUT"] - model.lut_per_site * zeros) <= 1
+        assert row["stock_DSP"] == row["fpgaprune_DSP"] and (row["stock_DSP"] is None) != model.dsp_modelled
+    assert estimate_resources(load_export(exported.path), dense).csynth == estimate.csynth
+    md = write_report(tmp_path / "report", exported, estimate, pruned, dense_model=dense)["md"].read_text()
+    assert "What C-synthesis would report for the Dense layers" in md
+    assert f"| fc | Vivado HLS 2019.2 | {estimate.csynth[0]['stock_LUT']} | {estimate.csynth[0]['fpgaprune_LUT']} |" in md
+
+
 def test_a_reloaded_export_holds_what_the_fresh_one_prices(exported_pair, tmp_path):
     """Later stages read the project's manifest, not hls4ml: its records hold the header's live weights exactly."""
     dense, _, exported = exported_pair

@@ -1,0 +1,100 @@
+"""What an HLS tool's C-synthesis reports for a stock hls4ml layer (Latency strategy, io_parallel), per tool.
+
+Stock hls4ml leaves a pruned weight's zero to the HLS compiler. The published reports of the hls4ml tutorial
+(benchmarks/published/) show that the tools treat those zeros differently, so each tool has its own model:
+
+- LUT = lut_per_site x weight sites (every weight of the layer, zero or not)
+      + lut_per_product x live products (nonzero weights)
+      + the LUT multipliers + the multiplexers of shared multipliers.
+  The two coefficients are fitted per tool on two designs (dense and 75% pruned, 16 bits, reuse factor 1);
+  `benchmarks/bench_published.py` refits them and prints the error on the designs held out.
+- Vivado HLS 2019.2 keeps about 11 LUTs per zero weight (its adder), prices a LUT multiplier as a generic
+  w x i array (w * i LUTs) and, with reuse factor R, shares the multipliers: each shared one has an R:1
+  multiplexer on both operands, two bits per LUT6 ((R - 1) * (w + i) / 2 LUTs).
+- Vitis HLS 2024.1 drops the zeros, prices a LUT multiplier by its constant (`rules.lut_multiplier_luts`) and
+  does not share constant products under the Latency strategy's reuse factor (the tutorial's fc1-fc3 report
+  the same DSPs and LUTs at R = 1 and R = 2).
+- DSP: the rules' count (`rules.product_kind`), divided by R where the tool shares. Vitis HLS 2024.1 builds
+  34-72% of 16-bit constant products from LUTs by a choice no rule found here predicts: its DSPs are not
+  modelled (`dsp_modelled`).
+
+The two rules (multipliers, multiplexers) were written after reading all four designs of each tool; only the
+two coefficients are fitted, on two of them.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from fpgaprune.resources import rules
+
+
+@dataclass(frozen=True)
+class CsynthModel:
+    tool: str
+    lut_per_site: float
+    lut_per_product: float
+    generic_lut_multipliers: bool  # a LUT product costs w * i LUTs (else the CSD rule)
+    shares_under_reuse: bool  # Latency strategy, R > 1: multipliers shared behind multiplexers
+    dsp_modelled: bool
+    held_out: str  # the fit's error on the designs held out, as bench_published.py printed it
+
+
+MODELS = {
+    "vivado_hls 2019.2": CsynthModel("Vivado HLS 2019.2", 11.277, 8.547, True, True, True,
+                                     "dense-layer LUT: reuse 2 -4.6%, 6-bit QKeras +2.5%; DSP -3.1%, +4.9%"),
+    "vitis 2024.1": CsynthModel("Vitis HLS 2024.1", 1.770, 20.439, False, False, False,
+                                "dense-layer LUT: reuse 2 -2.5%, 6-bit QKeras +21.1%; DSP not modelled"),
+}
+
+
+@dataclass
+class LayerFeatures:
+    """What the model reads of one layer: counts of its weight sites and of its products by kind."""
+
+    sites: int
+    products: int
+    dsp_slices: int  # DSP slices of the DSP products, before any sharing
+    generic_multiplier_luts: int  # the LUT products as w x i arrays
+    csd_multiplier_luts: int  # the LUT products by the CSD rule
+    mux_luts_per_product: float  # what one product adds in multiplexers at reuse R when multipliers are shared
+    reuse: int
+
+
+def layer_features(codes: np.ndarray, weight_bits: int, input_bits: int, reuse: int, dsp_a_bits: int = 27,
+                   dsp_b_bits: int = 18) -> LayerFeatures:
+    """Features of a layer whose weights (zeros included) have integer codes `codes`."""
+    codes = np.asarray(codes, np.int64).ravel()
+    live = codes[codes != 0]
+    kinds = [rules.product_kind(int(c), weight_bits, input_bits) for c in live]
+    lut_codes = [int(c) for c, kind in zip(live, kinds) if kind == "lut"]
+    reuse = max(int(reuse), 1)
+    return LayerFeatures(
+        sites=int(codes.size), products=int(live.size),
+        dsp_slices=kinds.count("dsp") * rules.dsp_slices(weight_bits, input_bits, dsp_a_bits, dsp_b_bits),
+        generic_multiplier_luts=len(lut_codes) * weight_bits * input_bits,
+        csd_multiplier_luts=sum(rules.lut_multiplier_luts(c, input_bits) for c in lut_codes),
+        mux_luts_per_product=(reuse - 1) / reuse * (weight_bits + input_bits) / 2, reuse=reuse)
+
+
+def rule_luts(features: LayerFeatures, model: CsynthModel) -> float:
+    """The LUTs the rules give (multipliers, multiplexers), before the fitted terms."""
+    multipliers = features.generic_multiplier_luts if model.generic_lut_multipliers else features.csd_multiplier_luts
+    mux = features.products * features.mux_luts_per_product if model.shares_under_reuse else 0.0
+    return multipliers + mux
+
+
+def csynth_estimate(features: LayerFeatures, model: CsynthModel) -> dict:
+    """{"LUT": ..., "DSP": ... or None} as `model`'s tool would report the layer in C-synthesis."""
+    lut = model.lut_per_site * features.sites + model.lut_per_product * features.products + rule_luts(features, model)
+    share = features.reuse if model.shares_under_reuse else 1
+    return {"LUT": lut, "DSP": math.ceil(features.dsp_slices / share) if model.dsp_modelled else None}
+
+
+def fit_lut_coefficients(rows: list) -> tuple[float, float]:
+    """(lut_per_site, lut_per_product) by least squares over rows of (LayerFeatures, published LUT, model)."""
+    matrix = np.array([[f.sites, f.products] for f, _, _ in rows], np.float64)
+    target = np.array([lut - rule_luts(f, model) for f, lut, model in rows], np.float64)
+    (per_site, per_product), *_ = np.linalg.lstsq(matrix, target, rcond=None)
+    return float(per_site), float(per_product)
