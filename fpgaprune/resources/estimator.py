@@ -51,6 +51,12 @@ class Cost:
         return Cost(**{k: getattr(self, k) - getattr(other, k) for k in keys})
 
 
+def adder_share(types: LayerTypes) -> int:
+    """How many products share one adder: the reuse factor, except in the Latency strategy, where hls4ml limits
+    only the multipliers (`ALLOCATION operation instances=mul`) and every adder is built."""
+    return 1 if types.strategy == "latency" else max(types.reuse, 1)
+
+
 def layer_cost(codes: np.ndarray, outputs: np.ndarray, types: LayerTypes) -> Cost:
     """The estimate of a layer whose live products have weight codes `codes` into outputs `outputs`."""
     codes, outputs = np.asarray(codes, np.int64), np.asarray(outputs)
@@ -65,8 +71,9 @@ def layer_cost(codes: np.ndarray, outputs: np.ndarray, types: LayerTypes) -> Cos
     ff = sum(rules.adder_tree_levels(t + 1) for t in terms) * types.accum_bits
     bram = rules.rom_bram_18k(len(codes), types.weight_bits, reuse) if types.strategy == "resource" else 0
     ii = reuse * types.positions
+    share = adder_share(types)
     return Cost(products=len(codes), multipliers=-(-(n_dsp + n_lut) // reuse), dsp=-(-n_dsp * per_dsp // reuse),
-                lut=-(-(mult_luts + adder_luts) // reuse), ff=-(-ff // reuse), bram_18k=bram,
+                lut=-(-mult_luts // reuse) - (-adder_luts // share), ff=-(-ff // share), bram_18k=bram,
                 latency_cycles=ii + levels + 1, ii_cycles=ii,
                 kinds={k: int(np.sum(kinds == k)) for k in KINDS})
 
@@ -96,15 +103,15 @@ def dense_products(layer, frac: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def product_cost(code: int, types: LayerTypes) -> tuple[float, float]:
-    """(DSP, LUT) of one product with weight code `code`: its multiplier (or shift) and its adder, shared by the
-    reuse factor. A zero code costs nothing. A layer's products sum to its estimate up to rounding."""
+    """(DSP, LUT) of one product with weight code `code`: its multiplier (or shift), shared by the reuse factor,
+    and its adder (shared only outside the Latency strategy). A zero code costs nothing. A layer's products sum to its estimate up to rounding."""
     kind = rules.product_kind(code, types.weight_bits, types.input_bits)
     if kind == "none":
         return 0.0, 0.0
     reuse = max(types.reuse, 1)
     per_dsp = rules.dsp_slices(types.weight_bits, types.input_bits, types.dsp_a_bits, types.dsp_b_bits)
     multiplier = rules.lut_multiplier_luts(code, types.input_bits) if kind == "lut" else 0
-    return (per_dsp / reuse if kind == "dsp" else 0.0), (multiplier + types.accum_bits) / reuse
+    return (per_dsp / reuse if kind == "dsp" else 0.0), multiplier / reuse + types.accum_bits / adder_share(types)
 
 
 def kernel_cost_grid(live: tuple, types: LayerTypes, shape: tuple) -> np.ndarray:
@@ -172,5 +179,6 @@ def kernel_savings(layer: str, kind: str, live: tuple, dense: tuple, types: Laye
                     - rules.rom_bram_18k(n_live, types.weight_bits, reuse))
         savings.append(KernelSaving(layer, _group_name(layer, group, kind), len(codes),
                                     round(kinds.count("dsp") * per_dsp / reuse, 2),
-                                    round((mult + len(codes) * types.accum_bits) / reuse, 1), bram, group))
+                                    round(mult / reuse + len(codes) * types.accum_bits / adder_share(types), 1),
+                                    bram, group))
     return savings

@@ -16,8 +16,10 @@ These are estimates, not measurements; every figure that uses them is labelled "
   canonical signed-digit form (CSD), so it costs (digits - 1) adders of (input bits + log2|constant|) bits,
   one LUT per bit on the carry chain (UG474/UG574: one LUT6 + carry per adder bit).
 - Summing n terms (the live products and the bias) takes n - 1 adders of the accumulator's width, one LUT
-  per bit. Products that share a multiplier (reuse factor R) share the adders as well: a layer's
-  multipliers and adders are divided by R.
+  per bit. With reuse factor R, a layer's multipliers are divided by R. Its adders (and their pipeline
+  registers) are divided by R in the Resource strategies, which accumulate a block of products per cycle, but
+  not in the Latency strategy, where hls4ml limits only the multiplications: there the published Vivado HLS
+  2019.2 reports grow from 88k to 128k LUT between R = 1 and R = 2 (`resources/csynth.py`).
 - Pipeline registers: one accumulator-wide register per adder-tree level per output (FFs).
 - Weights in ROM (Resource strategy, R > 1): each cycle reads ceil(live / R) weights, so the ROM is that
   many weights wide and R deep; it takes ceil(width / 36) * ceil(R / 512) BRAM_18K when it holds more than

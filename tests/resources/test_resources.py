@@ -53,7 +53,13 @@ def test_estimate_of_one_kernel_by_hand():
     wide = LayerTypes(16, 15, 16, 36, 1, "latency", "io_parallel", 1)
     assert layer_cost(CODES[live] * 3, np.zeros(8, int), wide).dsp == 8  # 3*64 = 192 is not a power of two
     shared = layer_cost(CODES[live], np.zeros(8, int), LayerTypes(8, 7, 8, 18, 4, "resource", "io_parallel", 1))
-    assert shared.multipliers == 2 and shared.lut == 69 and shared.ii_cycles == 4  # ceil(7/4), ceil(276/4)
+    assert shared.multipliers == 2 and shared.lut == 69 and shared.ii_cycles == 4  # ceil(7/4), 33 + 36
+    assert shared.ff == 18  # the Resource strategy accumulates a block per cycle: adders and registers shared
+    latency = layer_cost(CODES[live], np.zeros(8, int), LayerTypes(8, 7, 8, 18, 4, "latency", "io_parallel", 1))
+    assert latency.multipliers == 2 and latency.lut == 33 + 144 and latency.ff == 4 * 18  # only products shared
+    (share,) = kernel_savings("conv2", "conv2d", (np.zeros(0, int),) * 4, (CODES[live], np.zeros(8, int),
+                              np.zeros(8, int), np.nonzero(CODES)[0]), LayerTypes(8, 7, 8, 18, 4, "latency", "io_parallel", 1))
+    assert share.lut == 132 / 4 + 8 * 18  # a kernel's saving follows the same sharing
 
 
 def test_savings_of_a_pruned_kernel_by_hand():
