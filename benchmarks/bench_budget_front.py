@@ -4,7 +4,9 @@ structures by sparsity and by budget, tfmot's unstructured pruning, and hls4ml's
 For each CNN (`--widths`, default 16-32-32 and 64-128-128) and seed, one pretrained model; then every method
 trains the same `--epochs` more epochs (gradual schedules ramp over the first 60%), is quantized with the same
 QKeras spec and `--qat-epochs` of QAT, and is priced by fpgaprune's rules on its quantized weights
-(`resources/entry_costs.py`, the run's board and preset). Methods:
+(`resources/entry_costs.py`) on a ZCU102 in the Resource strategy, at the smallest power-of-two reuse factor at
+which each CNN's dense design fits the board (what a user would pick for a design that size; the 16-32-32 CNN
+takes 6.5 boards of DSPs fully parallel). Methods:
 - fpgaprune kernel / element / hybrid, each by budget (`--budgets`: fractions of the dense design's LUT + DSP
   estimate; a budget that cannot be met is recorded as infeasible), with a repair
   after QAT; kernel and element also by uniform sparsity (`--sparsities`);
@@ -18,6 +20,7 @@ equal or higher cost (mean of the seeds), and writes `front.png`. `--quick` runs
 """
 
 import argparse
+import copy
 import json
 from pathlib import Path
 
@@ -30,7 +33,8 @@ from fpgaprune import data
 from fpgaprune.text_table import format_rows
 from fpgaprune.tfk import keras
 
-BOARD, PRESET = "zcu102", "latency_parallel"
+BOARD, PRESET = "zcu102", "resource_parallel"
+MAX_REUSE = 4096
 LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
@@ -87,6 +91,24 @@ def points_for(args) -> list:
     plan += [(f"fpgaprune {s}, sparsity", x) for s in ("kernel", "element") for x in args.sparsities]
     plan += [("tfmot unstructured, sparsity", x) for x in args.sparsities]
     return plan + [("hls4ml dsp_aware_pruning, rtol", r) for r in args.rtols]
+
+
+def fitting_costs(pretrained, dataset):
+    """(HardwareCosts, reuse factor): the run's pricing at the smallest power-of-two reuse factor at which the
+    dense design's DSP and LUT estimates fit the board."""
+    from fpgaprune.budget import HardwareCosts
+    from fpgaprune.hls import load_board, load_preset
+    from fpgaprune.quantize import input_type
+
+    reuse = 1
+    while True:
+        config = copy.deepcopy(load_preset(PRESET)["HLSConfig"])
+        config["Model"]["ReuseFactor"] = reuse
+        costs = HardwareCosts(SPEC, config, input_type(dataset.x_test), load_board(BOARD))
+        usage, board = costs(pretrained).total(), costs.board.resources
+        if (usage["DSP"] <= board["DSP"] and usage["LUT"] <= board["LUT"]) or reuse >= MAX_REUSE:
+            return costs, reuse
+        reuse *= 2
 
 
 def dense_cost(pretrained, costs) -> float:
@@ -177,6 +199,33 @@ def plot(rows: list, path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def run_points(args, widths: str, dataset, records: list, log: Path) -> list:
+    """Every missing point of one CNN (all seeds), appended to `log` as it finishes; returns the records, those of
+    this CNN priced otherwise (an earlier pricing) left out."""
+    costs = reuse = None
+    for seed in range(args.seeds):
+        pretrained = pretrained_model(args, tuple(map(int, widths.split(","))), seed, dataset, args.out)
+        if costs is None:  # one pricing per CNN, from its first seed
+            costs, reuse = fitting_costs(pretrained, dataset)
+            print(f"CNN {widths}: {PRESET}, reuse factor {reuse}", flush=True)
+        pricing = f"{PRESET} R{reuse}"
+        done = {(r["method"], r["level"]) for r in records
+                if (r["cnn"], r["seed"], r.get("pricing")) == (widths, seed, pricing)}
+        for method, level in points_for(args):
+            if (method, level) in done:
+                continue
+            keras.utils.set_random_seed(seed)
+            point = run_point(method, level, pretrained, dataset, args, costs)
+            record = {"cnn": widths, "seed": seed, "method": method, "level": level, "pricing": pricing, **point}
+            with log.open("a") as handle:
+                handle.write(json.dumps(record) + "\n")
+            records.append(record)
+            print(f"{widths} seed {seed} {method} {level}: " + (
+                f"accuracy {point['accuracy']:.4f}, LUT+DSP {point['cost']:.3f}" if point["accuracy"] is not None
+                else f"infeasible: {point['infeasible']}"), flush=True)
+    return [r for r in records if r["cnn"] != widths or r.get("pricing") == f"{PRESET} R{reuse}"]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--widths", nargs="+", default=["16,32,32", "64,128,128"])
@@ -194,33 +243,12 @@ def main(argv=None):
     if args.quick:
         args.widths, args.seeds, args.pretrain_epochs, args.epochs, args.qat_epochs = ["4,8"], 1, 4, 2, 1
         args.budgets, args.sparsities, args.rtols = [0.4], [0.6], [0.97]
-    from fpgaprune.budget import HardwareCosts
-    from fpgaprune.hls import load_board, load_preset
-    from fpgaprune.quantize import input_type
-
     args.out.mkdir(parents=True, exist_ok=True)
     log = args.out / "points.jsonl"
     records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    done = {(r["cnn"], r["seed"], r["method"], r["level"]) for r in records}
     dataset = data.digits(seed=0) if args.quick else data.fashion_mnist()
-    costs = HardwareCosts(SPEC, load_preset(PRESET)["HLSConfig"], input_type(dataset.x_test), load_board(BOARD))
     for widths in args.widths:
-        for seed in range(args.seeds):
-            pretrained = None
-            for method, level in points_for(args):
-                if (widths, seed, method, level) in done:
-                    continue
-                pretrained = pretrained or pretrained_model(args, tuple(map(int, widths.split(","))), seed, dataset,
-                                                            args.out)
-                keras.utils.set_random_seed(seed)
-                point = run_point(method, level, pretrained, dataset, args, costs)
-                record = {"cnn": widths, "seed": seed, "method": method, "level": level, **point}
-                with log.open("a") as handle:
-                    handle.write(json.dumps(record) + "\n")
-                records.append(record)
-                print(f"{widths} seed {seed} {method} {level}: " + (
-                    f"accuracy {point['accuracy']:.4f}, LUT+DSP {point['cost']:.3f}" if point["accuracy"] is not None
-                    else f"infeasible: {point['infeasible']}"), flush=True)
+        records = run_points(args, widths, dataset, records, log)
     rows = summary(records)
     print("\n".join(format_rows(("cnn", "method", "level", "seeds", "LUT+DSP", "accuracy"),
                                 [(r["cnn"], r["method"], r["level"], r["seeds"], f"{r['cost']:.3f}",
