@@ -10,8 +10,9 @@ takes 6.5 boards of DSPs fully parallel). Methods:
 - fpgaprune kernel / element / hybrid, each by budget (`--budgets`: fractions of the dense design's LUT + DSP
   estimate; a budget that cannot be met is recorded as infeasible), with a repair
   after QAT; kernel and element also by uniform sparsity (`--sparsities`);
-- tfmot unstructured (`prune_low_magnitude`) by uniform sparsity, priced as fpgaprune's export builds it
-  (tfmot's zeros become removed products there too);
+- tfmot unstructured (`prune_low_magnitude`) by uniform sparsity, priced twice: as fpgaprune's export builds
+  it (tfmot's zeros become removed products there too), and as stock hls4ml's Resource strategy builds it (every
+  weight read from ROM and multiplied, zeros included: the dense design's cost);
 - hls4ml's `dsp_aware_pruning` at `--rtols` (see bench_budget_peer.py for how it is run with tf_keras).
 
 Every finished point is appended to `<out>/points.jsonl`; a re-run skips them, so the hours this takes on
@@ -35,6 +36,10 @@ from fpgaprune.tfk import keras
 
 BOARD, PRESET = "zcu102", "resource_parallel"
 MAX_REUSE = 4096
+TFMOT = "tfmot unstructured, sparsity"
+# tfmot's model exported by stock hls4ml in the Resource strategy: every weight, zero or not, is read from ROM and
+# multiplied, so the design costs what the dense one does (the CNN's dense cost, the same bits and reuse factor)
+TFMOT_STOCK = "tfmot unstructured, sparsity, stock hls4ml"
 LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
@@ -89,7 +94,7 @@ def points_for(args) -> list:
     """(method, level) of every point, per CNN and seed."""
     plan = [(f"fpgaprune {s}, budget", b) for s in ("kernel", "element", "hybrid") for b in args.budgets]
     plan += [(f"fpgaprune {s}, sparsity", x) for s in ("kernel", "element") for x in args.sparsities]
-    plan += [("tfmot unstructured, sparsity", x) for x in args.sparsities]
+    plan += [(TFMOT, x) for x in args.sparsities]
     return plan + [("hls4ml dsp_aware_pruning, rtol", r) for r in args.rtols]
 
 
@@ -159,6 +164,8 @@ def summary(records: list) -> list:
     groups = {}
     for r in records:
         groups.setdefault((r["cnn"], r["method"], r["level"]), []).append(r)
+        if "stock_cost" in r and r["accuracy"] is not None:
+            groups.setdefault((r["cnn"], TFMOT_STOCK, r["level"]), []).append({**r, "cost": r["stock_cost"]})
     return [{"cnn": cnn_name, "method": method, "level": level, "seeds": len(rs),
              "accuracy": float(np.mean([r["accuracy"] for r in rs])), "cost": float(np.mean([r["cost"] for r in rs]))}
             for (cnn_name, method, level), rs in sorted(groups.items())
@@ -223,6 +230,10 @@ def run_points(args, widths: str, dataset, records: list, log: Path) -> list:
             print(f"{widths} seed {seed} {method} {level}: " + (
                 f"accuracy {point['accuracy']:.4f}, LUT+DSP {point['cost']:.3f}" if point["accuracy"] is not None
                 else f"infeasible: {point['infeasible']}"), flush=True)
+        stock = dense_cost(pretrained, costs)
+        for record in records:
+            if (record["cnn"], record["seed"], record["method"]) == (widths, seed, TFMOT):
+                record["stock_cost"] = stock
     return [r for r in records if r["cnn"] != widths or r.get("pricing") == f"{PRESET} R{reuse}"]
 
 
