@@ -46,7 +46,7 @@ class ShippedBuild:
 
 def build_shipped(project: Path, scratch: Path, project_name: str = "myproject") -> ShippedBuild:
     """Copy `project` into `scratch/build` and build it: one object, linked into the bridge and the test bench."""
-    build = Path(scratch) / "build"
+    build = Path(scratch).resolve() / "build"  # absolute: the tools below run inside it
     shutil.rmtree(build, ignore_errors=True)
     shutil.copytree(project, build)
     weights = f'-DWEIGHTS_DIR="{build / "firmware" / "weights"}"'
