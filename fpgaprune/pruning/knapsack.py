@@ -1,7 +1,7 @@
 """The knapsack: which groups to keep so that their summed costs fit, keeping the most importance.
 
-A 0/1 integer program solved by scipy's HiGHS to within MIP_GAP of the optimum: maximise the kept groups' values subject to one row
-per constraint (cost of the kept groups <= capacity). Groups that must stay removed (already pruned) or kept
+A 0/1 integer program solved by scipy's HiGHS to within MIP_GAP of the optimum: maximise the kept groups'
+values subject to one row per constraint (cost of the kept groups <= capacity). Groups that must stay removed (already pruned) or kept
 (frozen) are fixed by their bounds. On a time-out HiGHS returns its best feasible choice, marked not optimal.
 
 Above `EXACT_MAX_GROUPS` groups (element pruning of a real CNN has tens of thousands) the exact program takes
@@ -18,7 +18,7 @@ from fpgaprune.errors import FpgapruneError
 
 TIME_LIMIT_S = 10.0
 EXACT_MAX_GROUPS = 5000
-MIP_GAP = 1e-6  # relative; at 1e-9 HiGHS ran to its time limit at the gradual steps of the Fashion-MNIST CNN
+MIP_GAP = 1e-6  # relative; at 1e-9 HiGHS ran on toward its limit at the gradual steps of a Fashion-MNIST CNN
 
 
 class BudgetInfeasible(FpgapruneError):
