@@ -1,8 +1,9 @@
 """The knapsack: which groups to keep so that their summed costs fit, keeping the most importance.
 
 A 0/1 integer program solved by scipy's HiGHS to within MIP_GAP of the optimum: maximise the kept groups'
-values subject to one row per constraint (cost of the kept groups <= capacity). Groups that must stay removed (already pruned) or kept
-(frozen) are fixed by their bounds. On a time-out HiGHS returns its best feasible choice, marked not optimal.
+values subject to one row per constraint (cost of the kept groups <= capacity). Groups that must stay removed
+(already pruned) or kept (frozen) are fixed by their bounds. On a time-out HiGHS returns its best feasible
+choice, marked not optimal.
 
 Above `EXACT_MAX_GROUPS` groups (element pruning of a real CNN has tens of thousands) the exact program takes
 HiGHS its whole time limit at every step of a gradual schedule. There the LP relaxation is solved instead: a
