@@ -13,7 +13,7 @@ from fpgaprune.errors import FpgapruneError
 from fpgaprune.masking import PRUNE, HoldConstraint, HoldEntry, MaskManifest, check_quantizers_keep_zero, enforce, hold
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.knapsack import KnapsackResult, solve
-from fpgaprune.pruning.scores import NORMS, group_scores
+from fpgaprune.pruning.scores import NORMS, group_scores, lamp_scores
 from fpgaprune.pruning.structures import ALLOWED, Structure, parse_structure, structure_for
 from fpgaprune.selection import parse_selector, resolve
 
@@ -88,9 +88,10 @@ class Pruner:
 
     def select_to_fit(self, model, entry_costs, capacity) -> tuple[dict, KnapsackResult]:
         """({(layer, weight): mask}, the knapsack's result): keep the groups worth the most whose summed costs
-        fit `capacity` (one value per constraint). A group is worth its score over the layer's mean score, times
-        its entries: a weight of its layer's typical size is worth 1, in any layer and structure. Each layer keeps
-        its strongest MIN_KEPT_FRACTION of groups: a layer pruned to nothing would cut the network.
+        fit `capacity` (one value per constraint). A group is worth its LAMP score (`scores.lamp_scores`): at
+        equal prices the knapsack keeps what LAMP's global ranking keeps, so a narrow first layer's few kernels
+        outweigh a wide layer's weak tail. Each layer keeps its strongest MIN_KEPT_FRACTION of groups: a layer
+        pruned to nothing would cut the network.
 
         `entry_costs(target)` gives each entry's cost per constraint, shape (constraints, *weight shape); a
         group costs the sum over its entries. Pruned groups stay pruned and frozen ones stay kept."""
@@ -98,7 +99,7 @@ class Pruner:
         capacity = np.atleast_1d(np.asarray(capacity, np.float64))
         costs = [np.stack([np.bincount(v.labels.ravel(), np.asarray(row, np.float64).ravel(), v.scores.size)
                            for row in np.reshape(entry_costs(v.target), (capacity.size, -1))]) for v in views]
-        result = solve(np.concatenate([v.normalised_scores() * v.sizes for v in views] or [np.zeros(0)]),
+        result = solve(np.concatenate([lamp_scores(v.scores, ~v.already) for v in views] or [np.zeros(0)]),
                        np.concatenate(costs, axis=1) if costs else np.zeros((capacity.size, 0)), capacity,
                        must_keep=np.concatenate([(v.protected | v.strongest(MIN_KEPT_FRACTION)) & ~v.already
                                                  for v in views] or [np.zeros(0, bool)]),

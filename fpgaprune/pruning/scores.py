@@ -1,4 +1,5 @@
-"""Importance scores: one number per group of a weight (L1, L2 or max-abs; AVG/MAX pooling for blocks)."""
+"""Importance scores: one number per group of a weight (L1, L2 or max-abs; AVG/MAX pooling for blocks), and
+LAMP, which makes them comparable across layers."""
 
 import numpy as np
 
@@ -20,6 +21,18 @@ def group_scores(weights: np.ndarray, labels: np.ndarray, groups: int, norm: str
     if norm == "avg":
         return np.bincount(labels, magnitude, groups) / np.maximum(np.bincount(labels, minlength=groups), 1)
     raise ValueError(f"unknown norm {norm!r}; choose one of {NORMS}")
+
+
+def lamp_scores(scores: np.ndarray, live: np.ndarray) -> np.ndarray:
+    """Layer-adaptive magnitude (LAMP; Lee et al., ICLR 2021) of one layer's groups: a group's squared score over
+    the summed squared scores of the live groups at least as strong. The strongest live group scores 1 in every
+    layer, a wide layer's weak tail nearly 0: comparable across layers without data. Pruned groups score 0."""
+    squared = np.where(live, np.asarray(scores, np.float64) ** 2, 0.0)
+    order = np.argsort(squared, kind="stable")
+    at_least = np.cumsum(squared[order][::-1])[::-1]  # for each group in order: it and every stronger one
+    out = np.zeros(squared.size)
+    out[order] = squared[order] / np.where(at_least > 0, at_least, 1.0)
+    return out
 
 
 def kernel_scores(kernel: np.ndarray, norm: str = "l1") -> np.ndarray:

@@ -16,6 +16,8 @@ from fpgaprune.pipeline.runner import run
 from fpgaprune.pipeline.schema import ConfigError, parse_config
 from fpgaprune.pruning import Pruner
 from fpgaprune.pruning.knapsack import BudgetInfeasible, solve
+from fpgaprune.pruning.pruner import _GroupView
+from fpgaprune.pruning.scores import lamp_scores
 from fpgaprune.quantize.fixed_types import input_type
 from fpgaprune.tfk import keras
 from hls_helpers import SPEC8
@@ -129,10 +131,14 @@ def test_a_fit_meets_the_budget_and_keeps_more_value_than_magnitude_only(trained
     achieved = budget.fractions(costs(attached).total())[0]
     assert achieved <= list(step.estimate.values())[0] + 1e-12 <= aim + 1e-9
 
+    views = {target.layer: _GroupView(target, pruner.score) for target in pruner.targets(model)}
+    lamp = {name: lamp_scores(view.scores, np.ones(view.scores.size, bool)) for name, view in views.items()}
+
     def kept_value_and_cost(pruned):
+        """The kept groups' LAMP value (what the knapsack maximises) and their price."""
         kept = {name: pruned.get_layer(name).kernel.numpy() != 0 for name in prices.lut}
-        magnitude = {name: np.abs(model.get_layer(name).kernel.numpy()) for name in prices.lut}
-        value = sum((magnitude[n] * kept[n]).sum() / magnitude[n].mean() for n in kept)
+        value = sum(lamp[n][np.bincount(views[n].labels.ravel(), kept[n].ravel(), lamp[n].size) > 0].sum()
+                    for n in kept)
         return value, budget.fractions({"LUT": sum((prices.lut[n] * kept[n]).sum() for n in kept),
                                         "DSP": sum((prices.dsp[n] * kept[n]).sum() for n in kept)})[0]
 

@@ -208,3 +208,25 @@ def test_global_multiplier_budget_counts_output_positions():
     assert abs((before - after) / before - 0.6) < 0.01
     with pytest.raises(fp.FpgapruneError, match="pruning cost 'flops'"):
         Pruner(cost="flops")
+
+
+def test_a_fit_at_equal_prices_keeps_lamps_global_ranking():
+    """Every entry priced 1: the knapsack keeps the groups with the highest LAMP scores over all layers, so the
+    narrow first layer (16 kernels, each one of its 16 feature maps) keeps more than the wide second layer."""
+    from fpgaprune.pruning.pruner import MIN_KEPT_FRACTION, _GroupView
+    from fpgaprune.pruning.scores import lamp_scores
+
+    model = small_cnn()
+    pruner = Pruner(structure="kernel", layers=["conv1", "conv2"])
+    views = [_GroupView(target, "l1") for target in pruner.targets(model)]
+    capacity = 0.3 * sum(v.target.variable.numpy().size for v in views)
+    masks, result = pruner.select_to_fit(model, lambda t: np.ones((1, *t.variable.shape)), [capacity])
+    assert result.optimal and result.cost[0] <= capacity
+    lamp = np.concatenate([lamp_scores(v.scores, np.ones(v.scores.size, bool)) for v in views])
+    forced = np.concatenate([v.strongest(MIN_KEPT_FRACTION) for v in views])  # each layer's strongest 10%
+    kept = result.keep
+    assert kept.sum() == capacity // 9  # as many kernels as fit
+    assert lamp[kept & ~forced].min() >= lamp[~kept].max() - 1e-12  # the rest: the highest LAMP scores
+    shares = [np.mean(~masks[(name, "kernel")].reshape(-1, *masks[(name, "kernel")].shape[-2:]).any(axis=0))
+              for name in ("conv1", "conv2")]
+    assert shares[0] > shares[1], shares
