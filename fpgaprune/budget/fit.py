@@ -61,7 +61,8 @@ def fit_to_budget(pruner: Pruner, model, costs: HardwareCosts, budget: Budget, m
         if floor > limit:
             kept = sorted(set(priced.dsp) - targets) or ["none"]
             raise BudgetError(f"pruning.budget: {constraint.describe(budget.board)} cannot be met: the layers that "
-                              f"are not pruned ({', '.join(kept)}) alone need {floor:.1%}")
+                              f"are not pruned ({', '.join(kept)}) alone need {_over(floor, limit)} aimed at "
+                              "(the limit less the margin)")
 
     def entry_rows(target):
         if target.layer not in priced.dsp:  # not a layer the export generates products for
@@ -74,12 +75,20 @@ def fit_to_budget(pruner: Pruner, model, costs: HardwareCosts, budget: Budget, m
         worst = int(np.argmax(fixed + error.floor - aim))
         raise BudgetError(f"pruning.budget: {budget.constraints[worst].describe(budget.board)} cannot be met: each "
                           f"pruned layer keeps its strongest {MIN_KEPT_FRACTION:.0%} of groups, and with only those "
-                          f"the design still needs {fixed[worst] + error.floor[worst]:.1%}, over the {aim[worst]:.1%} "
+                          f"the design still needs {_over(fixed[worst] + error.floor[worst], aim[worst])} "
                           "aimed at (the limit less the margin)") from None
     estimate = dict(zip([c.name for c in budget.constraints], (fixed + result.cost).tolist()))
     pruned = int((~result.keep).sum())
     return masks, BudgetStep(dict(zip([c.name for c in budget.constraints], aim.tolist())), estimate, result.optimal,
                              pruned)
+
+
+def _over(need: float, limit: float) -> str:
+    """'need, over the limit' as percentages, with as many decimals as it takes to tell them apart."""
+    for digits in range(1, 5):
+        if f"{need:.{digits}%}" != f"{limit:.{digits}%}":
+            break
+    return f"{need:.{digits}%}, over the {limit:.{digits}%}"
 
 
 @dataclass

@@ -162,6 +162,13 @@ def test_an_impossible_budget_is_one_line_naming_the_limit(trained):
     assert "\n" not in str(error.value)
 
 
+def test_an_infeasible_fit_tells_need_and_aim_apart():
+    from fpgaprune.budget.fit import _over
+
+    assert _over(0.10512, 0.10498) == "10.51%, over the 10.50%"  # at one decimal both read 10.5%
+    assert _over(0.34, 0.2) == "34.0%, over the 20.0%"
+
+
 @pytest.mark.parametrize("budget,message", [
     ({"BRAM": 0.5}, "a budget limits LUT, DSP or their sum"),
     ({"LUT+DSP": 300}, "a sum of resources takes a sum of fractions"),
