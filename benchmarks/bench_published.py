@@ -113,8 +113,10 @@ def main():
         estimates = [[csynth.csynth_estimate(f, model) for f in seed] for seed in features[design["name"]]]
         lut = np.mean([sum(e["LUT"] for e in seed) for seed in estimates])
         dsp = np.mean([sum(e["DSP"] for e in seed) for seed in estimates]) if model.dsp_modelled else None
-        rules = np.mean([rules_luts(k, design["precision"], design["reuse_factor"]) for k in networks[design["sparsity"]]])
-        rows.append((design["name"], model.tool, int(np.mean([sum(f.products for f in s) for s in features[design["name"]]])),
+        rules = np.mean([rules_luts(k, design["precision"], design["reuse_factor"])
+                         for k in networks[design["sparsity"]]])
+        products = int(np.mean([sum(f.products for f in s) for s in features[design["name"]]]))
+        rows.append((design["name"], model.tool, products,
                      "not modelled" if dsp is None else _ratio(dsp, published(design, "DSP")),
                      _ratio(lut, published(design, "LUT")), _ratio(rules, published(design, "LUT"))))
     print(f"C-synthesis model / published, the dense layers ({args.seeds} seeds of synthetic-data training)")

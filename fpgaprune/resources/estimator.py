@@ -104,7 +104,8 @@ def dense_products(layer, frac: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 def product_cost(code: int, types: LayerTypes) -> tuple[float, float]:
     """(DSP, LUT) of one product with weight code `code`: its multiplier (or shift), shared by the reuse factor,
-    and its adder (shared only outside the Latency strategy). A zero code costs nothing. A layer's products sum to its estimate up to rounding."""
+    and its adder (shared only outside the Latency strategy). A zero code costs nothing. A layer's products sum
+    to its estimate up to rounding."""
     kind = rules.product_kind(code, types.weight_bits, types.input_bits)
     if kind == "none":
         return 0.0, 0.0

@@ -55,10 +55,11 @@ def test_estimate_of_one_kernel_by_hand():
     shared = layer_cost(CODES[live], np.zeros(8, int), LayerTypes(8, 7, 8, 18, 4, "resource", "io_parallel", 1))
     assert shared.multipliers == 2 and shared.lut == 69 and shared.ii_cycles == 4  # ceil(7/4), 33 + 36
     assert shared.ff == 18  # the Resource strategy accumulates a block per cycle: adders and registers shared
-    latency = layer_cost(CODES[live], np.zeros(8, int), LayerTypes(8, 7, 8, 18, 4, "latency", "io_parallel", 1))
+    latency_types = LayerTypes(8, 7, 8, 18, 4, "latency", "io_parallel", 1)
+    latency = layer_cost(CODES[live], np.zeros(8, int), latency_types)
     assert latency.multipliers == 2 and latency.lut == 33 + 144 and latency.ff == 4 * 18  # only products shared
     (share,) = kernel_savings("conv2", "conv2d", (np.zeros(0, int),) * 4, (CODES[live], np.zeros(8, int),
-                              np.zeros(8, int), np.nonzero(CODES)[0]), LayerTypes(8, 7, 8, 18, 4, "latency", "io_parallel", 1))
+                              np.zeros(8, int), np.nonzero(CODES)[0]), latency_types)
     assert share.lut == 132 / 4 + 8 * 18  # a kernel's saving follows the same sharing
 
 
@@ -121,7 +122,8 @@ def test_the_csynth_view_prices_the_zeros_stock_hls4ml_leaves_to_the_compiler(ex
     assert estimate_resources(load_export(exported.path), dense).csynth == estimate.csynth
     md = write_report(tmp_path / "report", exported, estimate, pruned, dense_model=dense)["md"].read_text()
     assert "What C-synthesis would report for the Dense layers" in md
-    assert f"| fc | Vivado HLS 2019.2 | {estimate.csynth[0]['stock_LUT']} | {estimate.csynth[0]['fpgaprune_LUT']} |" in md
+    first = estimate.csynth[0]
+    assert f"| fc | Vivado HLS 2019.2 | {first['stock_LUT']} | {first['fpgaprune_LUT']} |" in md
 
 
 def test_a_reloaded_export_holds_what_the_fresh_one_prices(exported_pair, tmp_path):
