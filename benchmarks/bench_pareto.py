@@ -71,10 +71,11 @@ def tfmot_run(pretrained, dataset, sparsity, epochs, steps_per_epoch, layers=PRU
     end = int(0.6 * epochs * steps_per_epoch)
     schedule = tfmot.sparsity.keras.PolynomialDecay(0.0, sparsity, 0, end, frequency=max(1, end // 30))
 
-    def wrap(layer):
+    def wrap(layer):  # a fresh layer: wrapping `layer` itself would train and prune `pretrained` in place
+        fresh = layer.__class__.from_config(layer.get_config())
         if layer.name in layers:
-            return tfmot.sparsity.keras.prune_low_magnitude(layer, pruning_schedule=schedule)
-        return layer.__class__.from_config(layer.get_config())
+            return tfmot.sparsity.keras.prune_low_magnitude(fresh, pruning_schedule=schedule)
+        return fresh
 
     model = keras.models.clone_model(pretrained, clone_function=wrap)
     model.set_weights(_tfmot_weights(model, pretrained))
@@ -83,12 +84,16 @@ def tfmot_run(pretrained, dataset, sparsity, epochs, steps_per_epoch, layers=PRU
 
 
 def _tfmot_weights(wrapped, pretrained):
-    """Pretrained kernels/biases into the wrapped model (whose extra mask/threshold variables keep their init)."""
-    by_name = {w.name: v for w, v in zip(pretrained.weights, pretrained.get_weights())}
-    values = []
-    for weight, value in zip(wrapped.weights, wrapped.get_weights()):
-        key = weight.name.replace("prune_low_magnitude_", "")
-        values.append(by_name.get(key, value))
+    """Pretrained kernels/biases into the wrapped model, by layer and weight name (the wrappers' extra
+    mask/threshold/step variables keep their init); every pretrained weight must find its place."""
+    def key(weight):
+        layer, _, name = weight.name.replace("prune_low_magnitude_", "").partition("/")
+        return layer, name.split("/")[-1]
+
+    by_key = {key(w): v for w, v in zip(pretrained.weights, pretrained.get_weights())}
+    values = [by_key.pop(key(w), value) for w, value in zip(wrapped.weights, wrapped.get_weights())]
+    if by_key:
+        raise RuntimeError(f"tfmot's wrapped model has no place for {sorted(by_key)}")
     return values
 
 

@@ -1,7 +1,8 @@
 """fpgaprune's kernel-sparse export against hls4ml 1.3's own ways of building a pruned model, side by side.
 
-One CNN (Fashion-MNIST, 16-16 channels at stride 2, as `bench_sparse_products.py`) is trained for one epoch,
-its conv2 kernels and fc weights pruned one-shot by L1 to `--sparsity`, quantized to 8 bits, and exported as:
+One CNN (Fashion-MNIST, `--filters` channels, 16-16 by default, at stride 2, as `bench_sparse_products.py`) is
+trained for one epoch, its conv2 kernels and fc weights pruned one-shot by L1 to `--sparsity`, quantized to 8 bits,
+and exported as:
 - fpgaprune: kernel-sparse, Latency, io_parallel, reuse factor 1;
 - stock Latency, io_parallel, RF 1: hls4ml leaves the zeros to the HLS compiler;
 - stock Resource, io_parallel, RF `--reuse`: the zeros are stored in ROM and multiplied;
@@ -147,9 +148,10 @@ def main():
     parser.add_argument("--sparsity", type=float, default=0.75)
     parser.add_argument("--reuse", type=int, default=4)
     parser.add_argument("--no-yosys", action="store_true")
+    parser.add_argument("--filters", default="16,16", help="conv1,conv2 channels (8,8: small enough for yosys)")
     args = parser.parse_args()
     dataset = data.fashion_mnist()
-    pretrained = cnn()
+    pretrained = cnn(tuple(int(f) for f in args.filters.split(",")))
     pretrained.compile(keras.optimizers.Adam(1e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     pretrained.fit(dataset.x_train, dataset.y_train, batch_size=128, epochs=1, verbose=0)
     model, x = pruned_qkeras(pretrained, dataset, args.sparsity), dataset.x_test[:50]
@@ -160,7 +162,8 @@ def main():
             print("  " + " | ".join(rows[-1]), flush=True)
     header = ("design", "executed / (live x positions)", "C-sim build s", "C-sim vs QKeras",
               "estimate (rules)", "measured")
-    print(f"\nsparsity {args.sparsity}, {live_products(model)} live products per inference, board {BOARD}")
+    print(f"\nfilters {args.filters}, sparsity {args.sparsity}, {live_products(model)} live products per inference, "
+          f"board {BOARD}")
     print("\n".join(format_rows(header, rows)))
 
 

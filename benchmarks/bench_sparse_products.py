@@ -28,12 +28,12 @@ SPEC = {"default": {"kernel": "quantized_bits(8,0,alpha=1)", "bias": "quantized_
 PRESETS = ("latency_parallel", "resource_parallel", "latency_stream", "resource_stream")
 
 
-def cnn():
+def cnn(filters=(16, 16)):
     keras.utils.set_random_seed(0)
     L = keras.layers
     return keras.Sequential([
-        keras.Input((28, 28, 1)), L.Conv2D(16, 3, strides=2, activation="relu", name="conv1"),
-        L.Conv2D(16, 3, strides=2, activation="relu", name="conv2"), L.Flatten(), L.Dense(10, name="fc"),
+        keras.Input((28, 28, 1)), L.Conv2D(filters[0], 3, strides=2, activation="relu", name="conv1"),
+        L.Conv2D(filters[1], 3, strides=2, activation="relu", name="conv2"), L.Flatten(), L.Dense(10, name="fc"),
     ])
 
 
