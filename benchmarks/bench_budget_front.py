@@ -197,12 +197,13 @@ def plot(rows: list, path: Path) -> None:
     for axis, name in zip(axes[0], cnns):
         for method in sorted({r["method"] for r in rows}):
             points = sorted((r["cost"], r["accuracy"]) for r in rows if r["cnn"] == name and r["method"] == method)
-            axis.plot(*zip(*points), marker="o", ms=4, lw=1, label=method)
+            one_cost = len({cost for cost, _ in points}) == 1  # stock hls4ml: every point at the dense cost
+            axis.plot(*zip(*points), marker="o", ms=4, lw=0 if one_cost else 1, label=method)
         axis.set_title(f"CNN {name}", fontsize=10)
         axis.set_xlabel("LUT + DSP (sum of board fractions, estimate)")
         axis.set_ylabel("accuracy after QAT")
         axis.grid(alpha=0.3)
-    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=8)
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncols=2 * len(cnns), fontsize=8)
     fig.savefig(path, dpi=110)
 
 
