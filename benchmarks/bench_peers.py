@@ -13,7 +13,8 @@ and exported as:
 Printed per design, measured in this run: products executed per inference (instrumented C-sim) / live weights x
 positions, the g++ build time of the C-sim library, C-sim against QKeras, the rules' estimate (DSP, LUT: the
 products each design executes, zeros that a Resource design multiplies priced as multipliers) and, for the DA
-design, yosys' LUTs of each layer's adder graph (one output pixel).
+design, yosys' LUTs of each layer's adder graph (one output pixel; a wide layer in parts of its output columns,
+which share no logic: an upper bound).
 """
 
 import argparse
@@ -88,20 +89,18 @@ def node_types(hls_model) -> dict:
     return found
 
 
-def da_luts(model, x, family: str) -> int:
-    """yosys LUTs of every conv/dense layer's DA adder graph (one output pixel), summed."""
+def da_luts(model, x, family: str) -> str:
+    """yosys LUTs of every conv/dense layer's DA adder graph (one output pixel), summed; a wide layer is measured in
+    parts of its output columns (no logic shared between parts: an upper bound), and the text says so."""
     from fpgaprune.hls.precision import derive_precisions
-    from fpgaprune.resources.yosys import fixed_kif, synthesize
+    from fpgaprune.resources.yosys import fixed_kif, synthesize_all
 
     plan = derive_precisions(model, input_type(x))
-    total = 0
-    for layer in model.layers:
-        kernel = quantized_kernel(layer)
-        if kernel is None:
-            continue
-        total += synthesize(kernel.reshape(-1, kernel.shape[-1]), fixed_kif(_input_of(model, layer, plan, x)),
-                            family).luts
-    return total
+    circuits = {layer.name: (kernel.reshape(-1, kernel.shape[-1]), fixed_kif(_input_of(model, layer, plan, x)))
+                for layer in model.layers if (kernel := quantized_kernel(layer)) is not None}
+    layers = dict(synthesize_all(circuits, family))
+    parts = [f"{name} in {s.parts} parts" for name, s in layers.items() if s.parts > 1]
+    return f"{sum(s.luts for s in layers.values())} LUT" + (f" ({', '.join(parts)})" if parts else "")
 
 
 def _input_of(model, layer, plan, x):
@@ -117,7 +116,7 @@ def _measured_da(model, x) -> str:
     from fpgaprune.tools import ToolError
 
     try:
-        return f"{da_luts(model, x, load_board(BOARD).family)} LUT (yosys)"
+        return f"{da_luts(model, x, load_board(BOARD).family)}, yosys"
     except ToolError as error:  # a wide layer's adder graph can outlast yosys' time limit
         return f"not measured: {error}"
 

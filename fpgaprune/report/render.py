@@ -81,8 +81,15 @@ def _measured_rows(estimate, measurements: Measurements) -> list:
         calibration = measurements.calibration
         rows.append({"layer": layer.name, "estimate": layer.pruned.lut,
                      "da_estimate": f"{calibration.estimate(synthesis.da4ml_cost):.0f}" if synthesis and calibration
-                     else "-", "yosys": synthesis.luts if synthesis else "-"})
+                     else "-", "yosys": _measured_luts(synthesis)})
     return rows
+
+
+def _measured_luts(synthesis) -> str:
+    """A layer's measured LUTs; "(in N parts)" when yosys took its output columns in parts (an upper bound)."""
+    if synthesis is None:
+        return "-"
+    return f"{synthesis.luts} (in {synthesis.parts} parts)" if synthesis.parts > 1 else str(synthesis.luts)
 
 
 def _yosys_source(measurements: Measurements) -> str:
@@ -120,6 +127,7 @@ def report_context(exported, estimate, model, *, dense_model=None, accuracies=No
         "estimate_source": ESTIMATE_SOURCE, "column_sources": COLUMN_SOURCES,
         "csynth_rows": estimate.csynth, "csynth_source": CSYNTH_SOURCE,
         "yosys_source": _yosys_source(measurements), "measured_rows": _measured_rows(estimate, measurements),
+        "measured_in_parts": any(s.parts > 1 for s in measurements.yosys.values()),
         "removals": measurements.removals, "vendor": measurements.vendor,
         "calibration": measurements.calibration.format() if measurements.calibration else None,
         "figures": {"bars": _b64(figures.resource_bars(estimate))},

