@@ -30,7 +30,8 @@ def pruner_of(config):
     from fpgaprune.pruning import Pruner
 
     return Pruner(structure=config.pruning.structure, score=config.pruning.score, scope=config.pruning.scope,
-                  layers=list(config.pruning.targets) or None, do_not_prune=config.pruning.do_not_prune)
+                  layers=list(config.pruning.targets) or None, do_not_prune=config.pruning.do_not_prune,
+                  min_kept=config.pruning.budget_min_kept)
 
 
 def scheduled(config, held, dataset):
@@ -77,7 +78,8 @@ def budget_fit(config, dataset):
     from fpgaprune.budget import BudgetFit, hybrid_pruners
 
     if config.pruning.structure == "hybrid":
-        pruners = hybrid_pruners(score=config.pruning.score, do_not_prune=config.pruning.do_not_prune)
+        pruners = hybrid_pruners(score=config.pruning.score, do_not_prune=config.pruning.do_not_prune,
+                                 min_kept=config.pruning.budget_min_kept)
     else:
         pruners = (pruner_of(config),)
     return BudgetFit(pruners, hardware_costs(config, dataset), budget_of(config), config.pruning.budget_margin)

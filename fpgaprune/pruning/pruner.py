@@ -18,7 +18,7 @@ from fpgaprune.pruning.structures import ALLOWED, Structure, parse_structure, st
 from fpgaprune.selection import parse_selector, resolve
 
 
-MIN_KEPT_FRACTION = 0.1  # a budget fit keeps at least this share of each layer's groups (its strongest)
+MIN_KEPT_FRACTION = 0.1  # by default a budget fit keeps at least this share of each layer's groups (its strongest)
 
 
 @dataclass
@@ -33,7 +33,8 @@ class PruneTarget:
 class Pruner:
     """structure: one for all layers, or {layer: structure}; score: l1 | l2 | max; scope: layer | global;
     cost: what a sparsity counts, "weights" or "multipliers" (weights x output positions, so that a global
-    target spends its budget where the hardware does)."""
+    target spends its budget where the hardware does); min_kept: the share of each layer's groups (its strongest)
+    that a budget fit keeps."""
 
     structure: Union[str, Structure, dict, None] = None
     score: str = "l1"
@@ -41,6 +42,7 @@ class Pruner:
     layers: Optional[Sequence[str]] = None
     do_not_prune: Sequence[str] = ()
     cost: str = "weights"
+    min_kept: float = MIN_KEPT_FRACTION
 
     def __post_init__(self):
         if self.cost not in ("weights", "multipliers"):
@@ -51,6 +53,8 @@ class Pruner:
             parse_structure(self.structure)  # a typo fails here, not at the first training step
         if self.scope not in ("layer", "global"):
             raise FpgapruneError(f"pruning scope {self.scope!r} is not 'layer' or 'global'")
+        if not 0 < self.min_kept <= 1:
+            raise FpgapruneError(f"pruning min_kept {self.min_kept!r} is not a fraction in (0, 1]")
 
     def targets(self, model) -> list[PruneTarget]:
         """The weights this pruner prunes, with their structures; unknown names are one-line errors."""
@@ -90,8 +94,8 @@ class Pruner:
         """({(layer, weight): mask}, the knapsack's result): keep the groups worth the most whose summed costs
         fit `capacity` (one value per constraint). A group is worth its LAMP score (`scores.lamp_scores`): at
         equal prices the knapsack keeps what LAMP's global ranking keeps, so a narrow first layer's few kernels
-        outweigh a wide layer's weak tail. Each layer keeps its strongest MIN_KEPT_FRACTION of groups: a layer
-        pruned to nothing would cut the network.
+        outweigh a wide layer's weak tail. Each layer keeps its strongest `min_kept` share of groups (at least
+        one): a layer pruned to nothing would cut the network.
 
         `entry_costs(target)` gives each entry's cost per constraint, shape (constraints, *weight shape); a
         group costs the sum over its entries. Pruned groups stay pruned and frozen ones stay kept."""
@@ -101,7 +105,7 @@ class Pruner:
                            for row in np.reshape(entry_costs(v.target), (capacity.size, -1))]) for v in views]
         result = solve(np.concatenate([lamp_scores(v.scores, ~v.already) for v in views] or [np.zeros(0)]),
                        np.concatenate(costs, axis=1) if costs else np.zeros((capacity.size, 0)), capacity,
-                       must_keep=np.concatenate([(v.protected | v.strongest(MIN_KEPT_FRACTION)) & ~v.already
+                       must_keep=np.concatenate([(v.protected | v.strongest(self.min_kept)) & ~v.already
                                                  for v in views] or [np.zeros(0, bool)]),
                        must_remove=np.concatenate([v.already for v in views] or [np.zeros(0, bool)]))
         start = 0

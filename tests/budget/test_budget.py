@@ -162,6 +162,47 @@ def test_an_impossible_budget_is_one_line_naming_the_limit(trained):
     assert "\n" not in str(error.value)
 
 
+def test_each_layer_keeps_its_strongest_min_kept_share_and_a_lower_share_reaches_lower_budgets(trained):
+    """The per-layer floor is a setting: at the floor's own cost a fit keeps exactly each layer's strongest
+    `min_kept` share of groups (at least one); below it the fit is infeasible, and a lower share fits there."""
+    model, _ = trained
+    ones = lambda target: np.ones((1, *target.variable.shape))  # noqa: E731  every entry costs 1
+    floors = {}
+    for min_kept in (0.02, 0.1, 0.5):
+        pruner = Pruner(structure="kernel", min_kept=min_kept)
+        attached = pruner.attach(fp.hold(model))
+        with pytest.raises(BudgetInfeasible) as error:
+            pruner.select_to_fit(attached, ones, [0.0])
+        floors[min_kept] = float(error.value.floor[0])
+        masks, result = pruner.select_to_fit(attached, ones, [floors[min_kept]])
+        for view in (_GroupView(t, "l1") for t in pruner.targets(attached)):
+            kept_groups = np.bincount(view.labels.ravel(), ~masks[(view.target.layer, "kernel")].ravel(),
+                                      view.scores.size) > 0
+            strongest = view.strongest(min_kept)
+            assert kept_groups.sum() == max(1, int(np.ceil(min_kept * view.scores.size)))
+            assert np.array_equal(kept_groups, strongest), (min_kept, view.target.layer)
+    assert floors[0.02] < floors[0.1] < floors[0.5]
+    between = (floors[0.02] + floors[0.5]) / 2
+    Pruner(structure="kernel", min_kept=0.02).select_to_fit(model, ones, [between])
+    with pytest.raises(BudgetInfeasible):
+        Pruner(structure="kernel", min_kept=0.5).select_to_fit(model, ones, [between])
+    with pytest.raises(fp.FpgapruneError, match="min_kept 0 is not a fraction"):
+        Pruner(min_kept=0)
+
+
+def test_the_min_kept_setting_reaches_the_fit_and_its_error(trained, tmp_path):
+    from fpgaprune.pipeline.pruning_policy import pruner_of
+
+    model, dataset = trained
+    raw = _budget_config(tmp_path, {"LUT": 0.001}, "one_shot", "kernel")
+    raw["pruning"]["budget_min_kept"] = 0.25
+    pruner = pruner_of(parse_config(yaml.safe_dump(raw))[0])
+    assert pruner.min_kept == 0.25
+    with pytest.raises(BudgetError, match=r"keeps its strongest 25% of groups \(pruning.budget_min_kept\)"):
+        fit_to_budget(pruner, pruner.attach(fp.hold(model)), _costs(dataset),
+                      parse_budget({"LUT": 0.001}, load_board("pynq-z2")))
+
+
 def test_an_infeasible_fit_tells_need_and_aim_apart():
     from fpgaprune.budget.fit import _over
 
