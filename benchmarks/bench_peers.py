@@ -99,8 +99,10 @@ def da_luts(model, x, family: str) -> str:
     circuits = {layer.name: (kernel.reshape(-1, kernel.shape[-1]), fixed_kif(_input_of(model, layer, plan, x)))
                 for layer in model.layers if (kernel := quantized_kernel(layer)) is not None}
     layers = dict(synthesize_all(circuits, family))
-    parts = [f"{name} in {s.parts} parts" for name, s in layers.items() if s.parts > 1]
-    return f"{sum(s.luts for s in layers.values())} LUT" + (f" ({', '.join(parts)})" if parts else "")
+    # a layer in parts: its parts' da4ml cost against the whole layer's tells how much sharing the parts lost
+    parts = [f"{name} in {s.parts} parts, da4ml cost {s.da4ml_cost:.0f} vs {s.layer_da4ml_cost:.0f} whole"
+             for name, s in layers.items() if s.parts > 1]
+    return f"{sum(s.luts for s in layers.values())} LUT" + (f" ({'; '.join(parts)})" if parts else "")
 
 
 def _input_of(model, layer, plan, x):
