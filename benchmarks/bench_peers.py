@@ -14,7 +14,7 @@ Printed per design, measured in this run: products executed per inference (instr
 positions, the g++ build time of the C-sim library, C-sim against QKeras, the rules' estimate (DSP, LUT: the
 products each design executes, zeros that a Resource design multiplies priced as multipliers) and, for the DA
 design, yosys' LUTs of each layer's adder graph (one output pixel; a wide layer in parts of its output columns,
-which share no logic: an upper bound).
+which share no logic; their da4ml cost against the whole layer's is printed beside it).
 """
 
 import argparse
@@ -91,7 +91,7 @@ def node_types(hls_model) -> dict:
 
 def da_luts(model, x, family: str) -> str:
     """yosys LUTs of every conv/dense layer's DA adder graph (one output pixel), summed; a wide layer is measured in
-    parts of its output columns (no logic shared between parts: an upper bound), and the text says so."""
+    parts of its output columns (no logic shared between parts), and the text says so."""
     from fpgaprune.hls.precision import derive_precisions
     from fpgaprune.resources.yosys import fixed_kif, synthesize_all
 

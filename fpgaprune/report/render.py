@@ -86,10 +86,14 @@ def _measured_rows(estimate, measurements: Measurements) -> list:
 
 
 def _measured_luts(synthesis) -> str:
-    """A layer's measured LUTs; "(in N parts)" when yosys took its output columns in parts (an upper bound)."""
+    """A layer's measured LUTs; when yosys took its output columns in parts, how many, and the parts' da4ml cost
+    against the layer's as one circuit."""
     if synthesis is None:
         return "-"
-    return f"{synthesis.luts} (in {synthesis.parts} parts)" if synthesis.parts > 1 else str(synthesis.luts)
+    if synthesis.parts == 1:
+        return str(synthesis.luts)
+    change = synthesis.da4ml_cost / synthesis.layer_da4ml_cost - 1
+    return f"{synthesis.luts} (in {synthesis.parts} parts; their da4ml cost {change:+.1%} against one circuit)"
 
 
 def _yosys_source(measurements: Measurements) -> str:

@@ -306,4 +306,6 @@ def test_a_wide_layer_is_measured_in_parts_of_its_columns_and_the_report_says_so
     paths = write_report(tmp_path, exported, estimate_resources(exported, dense), pruned, dense_model=dense,
                          measurements=Measurements(measured, []))
     for text in (paths["html"].read_text(), paths["md"].read_text()):
-        assert f"{wide.luts} (in 3 parts)" in text and "upper bound of the one circuit" in text
+        change = wide.da4ml_cost / whole - 1
+        assert f"{wide.luts} (in 3 parts; their da4ml cost {change:+.1%} against one circuit)" in text
+        assert "how far the sum may be from the one" in text
