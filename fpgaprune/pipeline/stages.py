@@ -148,6 +148,7 @@ def synth(config, run_dir: Path, out: Path) -> dict:
     from fpgaprune.hls import csynth, find_hls_tool
     from fpgaprune.resources.vendor import vendor_report
     from fpgaprune.resources.yosys import find_yosys, yosys_available
+    from fpgaprune.tools import ToolError
 
     tool = find_hls_tool()
     if tool is not None:
@@ -157,8 +158,13 @@ def synth(config, run_dir: Path, out: Path) -> dict:
         record = SynthRecord(ran=tool, vendor=vendor_report(out / "project"))
     elif yosys_available() and config.outputs.synthesize_layers:
         yosys = find_yosys()
+        try:
+            measured = yosys_measurements(config, run_dir)
+        except ToolError as error:  # a layer too large for yosys' time limit: say how to go on without it
+            raise ToolError(f"{error} (outputs.synthesize_layers: false skips this measurement; a re-run resumes "
+                            "here)") from None
         record = SynthRecord(ran="yosys", yosys=yosys.describe(), yosys_first_call_seconds=yosys.first_call_seconds,
-                             **yosys_measurements(config, run_dir))
+                             **measured)
     else:
         record = SynthRecord(ran="none", reason="skipped: vitis_hls not found, and yosys is not installed or disabled")
     (out / "synth.json").write_text(record.text())

@@ -268,6 +268,26 @@ def test_a_budget_run_fits_and_reports_budget_estimate_and_achieved(tmp_path):
     assert f"{100 * lut['achieved']:.1f}%" in html and f"{100 * lut['budget']:.1f}%" in md
     assert records["csim"]["metrics"]["bit_exact"]
     _synth_and_report_read_the_shipped_project(config, tmp_path / "run", records)
+    _a_failing_yosys_says_how_to_go_on(config, tmp_path / "run", tmp_path)
+
+
+def _a_failing_yosys_says_how_to_go_on(config, run_dir, tmp_path):
+    """yosys failing (or past its time limit) on a layer stops the synth stage with one line that names the
+    setting which skips the measurement."""
+    from fpgaprune.pipeline.runner import StageFailed
+    from fpgaprune.resources import yosys
+
+    failing = tmp_path / "yosys"
+    failing.write_text("#!/bin/sh\necho 'ERROR: out of memory' >&2\nexit 3\n")
+    failing.chmod(0o755)
+    measuring = config.model_copy(update={"outputs": config.outputs.model_copy(update={"synthesize_layers": True})})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(yosys, "find_yosys", lambda: yosys.YosysTool(str(failing), "Yosys 0.1", "test", 0.0))
+        with pytest.raises(StageFailed) as raised:
+            run(measuring, run_dir, from_stage="synth", echo=lambda line: None)
+    message = str(raised.value)
+    assert "\n" not in message and "exit code 3: ERROR: out of memory" in message
+    assert message.endswith("(outputs.synthesize_layers: false skips this measurement; a re-run resumes here)")
 
 
 def _synth_and_report_read_the_shipped_project(config, run_dir, records):
