@@ -73,8 +73,8 @@ def fit_to_budget(pruner: Pruner, model, costs: HardwareCosts, budget: Budget, m
     except BudgetInfeasible as error:
         worst = int(np.argmax(fixed + error.floor - aim))
         raise BudgetError(f"pruning.budget: {budget.constraints[worst].describe(budget.board)} cannot be met: each "
-                          f"pruned layer keeps its strongest {pruner.min_kept:.0%} of groups (pruning.budget_min_kept), "
-                          "and with only those "
+                          f"pruned layer keeps its strongest {pruner.min_kept:.0%} of groups "
+                          "(pruning.budget_min_kept), and with only those "
                           f"the design still needs {_over(fixed[worst] + error.floor[worst], aim[worst])} "
                           "aimed at (the limit less the margin)") from None
     estimate = dict(zip([c.name for c in budget.constraints], (fixed + result.cost).tolist()))

@@ -41,7 +41,7 @@ def yosys_measurements(config, run_dir: Path) -> dict:
     from fpgaprune.resources import estimate_resources
     from fpgaprune.resources.calibration import fit, held_out_errors
     from fpgaprune.resources.measure import live_matrix
-    from fpgaprune.resources.yosys import adder_graph, column_parts, fixed_kif, synthesize_all
+    from fpgaprune.resources.yosys import fixed_kif, layer_parts, synthesize_all
 
     exported = shipped_export(run_dir)
     records = list(exported.nodes.values())
@@ -49,10 +49,10 @@ def yosys_measurements(config, run_dir: Path) -> dict:
     circuits = {record.name: (live_matrix(record), fixed_kif(record.input)) for record in records}
     label = "yosys: each layer's DA circuit"
     removed = removed_kernel(exported, dense, estimate_resources(exported, dense))
-    if removed:  # both circuits in the same column parts (when that layer is wide), so the other parts match
+    if removed:  # both circuits in the same parts (when that layer is large), so the other parts match
         node, kernel, restored = removed
         matrix, kif = circuits[node.name]
-        parts = column_parts(matrix.shape[1], adder_graph(matrix, kif).cost)
+        parts = layer_parts(matrix, kif)
         circuits[node.name] = (matrix, kif, parts)
         circuits[("restored", kernel)] = (restored, kif, parts)
         label += f", and {node.name} with {kernel} restored"

@@ -86,8 +86,8 @@ def _measured_rows(estimate, measurements: Measurements) -> list:
 
 
 def _measured_luts(synthesis) -> str:
-    """A layer's measured LUTs; when yosys took its output columns in parts, how many, and the parts' da4ml cost
-    against the layer's as one circuit."""
+    """A layer's measured LUTs; when yosys took it in parts, how many, and the parts' da4ml cost against the
+    layer's as one circuit."""
     if synthesis is None:
         return "-"
     if synthesis.parts == 1:

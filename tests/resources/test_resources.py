@@ -267,39 +267,74 @@ def test_a_yosys_on_path_is_used_only_when_newer(tmp_path, monkeypatch, system_v
     assert tool.version.startswith("Yosys 0.")
 
 
-@pytest.mark.parametrize("n_out, cost, part_cost", [(6, 100.0, 1000.0), (6, 2500.0, 1000.0), (5, 1e6, 10.0),
-                                                    (10, 3001.0, 1000.0)])
-def test_column_parts_cover_every_output_once_in_runs(n_out, cost, part_cost):
-    from fpgaprune.resources.yosys import column_parts
+@pytest.mark.parametrize("n_in, n_out, cost, part_cost", [(9, 6, 100.0, 1000.0), (9, 6, 2500.0, 1000.0),
+                                                          (40, 5, 1e6, 10.0), (30, 10, 3001.0, 1000.0),
+                                                          (30, 2, 7001.0, 1000.0), (3, 1, 50.0, 1.0)])
+def test_circuit_parts_cover_every_weight_once_in_balanced_blocks(n_in, n_out, cost, part_cost):
+    from fpgaprune.resources.circuit_parts import circuit_parts, column_groups
 
-    parts = column_parts(n_out, cost, part_cost)
-    assert len(parts) == min(n_out, int(np.ceil(cost / part_cost)))
-    assert [c for part in parts for c in range(n_out)[part]] == list(range(n_out))
-    assert all(part.stop > part.start for part in parts)
-    widths = [part.stop - part.start for part in parts]
-    assert max(widths) - min(widths) <= 1
+    parts = circuit_parts(n_in, n_out, cost, part_cost)
+    covered = np.zeros((n_in, n_out), int)
+    for part in parts:
+        covered[part.rows, part.cols] += 1
+    assert (covered == 1).all()
+    count = int(np.ceil(cost / part_cost))
+    columns = min(n_out, count)
+    assert len(parts) == columns * min(n_in, int(np.ceil(count / columns)))
+    groups = column_groups(parts)
+    assert len(groups) == columns and {len(g) for g in groups} == {len(parts) // columns}
+    for size, axis in ((n_out, "cols"), (n_in, "rows")):
+        widths = [getattr(part, axis).stop - getattr(part, axis).start for part in parts]
+        assert min(widths) >= 1 and max(widths) - min(widths) <= 1 and max(widths) <= size
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_parts_and_their_partial_sum_adders_compute_the_layer_bit_for_bit(seed):
+    """What is measured in parts is the layer's function: the parts' outputs, added by their adders, equal the one
+    circuit's outputs on random inputs of the layer's input type."""
+    from fpgaprune.resources.circuit_parts import circuit_parts, column_groups, partial_sums_adder
+    from fpgaprune.resources.yosys import adder_graph
+
+    rng = np.random.default_rng(seed)
+    n_in, n_out = int(rng.integers(8, 30)), int(rng.integers(1, 4))
+    weights = np.round(rng.normal(0, 0.4, (n_in, n_out)) * 64) / 64
+    weights[rng.random(weights.shape) < 0.4] = 0
+    kif = (1, 1, 4)
+    whole = adder_graph(weights, kif)
+    parts = circuit_parts(n_in, n_out, whole.cost, whole.cost / (n_out + 2))  # rows split too
+    x = rng.integers(-32, 32, (16, n_in)) / 16.0
+    out = np.zeros((16, n_out))
+    for group in column_groups(parts):
+        combs = [adder_graph(weights[parts[i].rows, parts[i].cols], kif) for i in group]
+        partial = [comb.predict(x[:, parts[i].rows]) for comb, i in zip(combs, group)]
+        cols = parts[group[0]].cols
+        out[:, cols] = partial_sums_adder([np.asarray(c.out_kifs) for c in combs]).predict(np.concatenate(partial, 1))
+    assert len(parts) > n_out
+    assert np.array_equal(out, whole.predict(x))
 
 
 @needs_yosys
-def test_a_wide_layer_is_measured_in_parts_of_its_columns_and_the_report_says_so(exported_pair, tmp_path):
-    """Past `part_cost`, a layer's output columns are synthesized in runs that share no logic: its figures are the
-    sum of those runs', each measured exactly as a layer of those columns alone would be."""
+def test_a_large_layer_is_measured_in_parts_and_the_report_says_so(exported_pair, tmp_path):
+    """Past `part_cost`, a layer is synthesized in blocks (column runs, then row runs with the adders of their
+    partial sums) that share no logic: its figures are the sum of those circuits', each measured alone."""
     from fpgaprune.report import Measurements, write_report
-    from fpgaprune.resources.yosys import adder_graph, column_parts, synthesize, synthesize_all
+    from fpgaprune.resources.circuit_parts import column_groups, partial_sums_adder
+    from fpgaprune.resources.yosys import adder_graph, layer_parts, run_yosys, synthesize, write_comb
 
     weights, kif = _small_layers()["layer3"]  # 18 x 6, 60% zeros
+    weights = weights[:, :2]
     whole = adder_graph(weights, kif).cost
-    part_cost = whole / 3
-    columns = column_parts(weights.shape[1], whole, part_cost)
-    layers = dict(synthesize_all({"wide": (weights, kif), "narrow": (weights[:, :2], kif)}, "UltraScale+",
-                                 workers=2, part_cost=part_cost))
-    one_by_one = [synthesize(weights[:, cols], kif, part_cost=1e9) for cols in columns]
-    wide = layers["wide"]
-    assert wide.parts == len(columns) == 3 and all(s.parts == 1 for s in one_by_one)
+    parts = layer_parts(weights, kif, whole / 4)  # two column runs, each in two row runs
+    wide = synthesize(weights, kif, part_cost=whole / 4)
+    combs = [adder_graph(weights[part.rows, part.cols], kif) for part in parts]
+    circuits = combs + [partial_sums_adder([np.asarray(combs[i].out_kifs) for i in group])
+                        for group in column_groups(parts)]
+    one_by_one = [run_yosys(write_comb(comb, "UltraScale+", tmp_path / f"c{i}")) for i, comb in enumerate(circuits)]
+    assert wide.parts == len(parts) == 4 and len(circuits) == 6
     assert (wide.luts, wide.carry, wide.ff) == (sum(s.luts for s in one_by_one), sum(s.carry for s in one_by_one),
                                                 sum(s.ff for s in one_by_one))
     assert wide.da4ml_cost == sum(s.da4ml_cost for s in one_by_one) and wide.layer_da4ml_cost == whole
-    assert layers["narrow"] == synthesize(weights[:, :2], kif, part_cost=part_cost)
+    assert synthesize(weights, kif, part_cost=whole / 4, parts=parts) == wide  # given parts: the same circuits
 
     dense, pruned, exported = exported_pair
     measured = {"conv2": wide}
@@ -307,5 +342,5 @@ def test_a_wide_layer_is_measured_in_parts_of_its_columns_and_the_report_says_so
                          measurements=Measurements(measured, []))
     for text in (paths["html"].read_text(), paths["md"].read_text()):
         change = wide.da4ml_cost / whole - 1
-        assert f"{wide.luts} (in 3 parts; their da4ml cost {change:+.1%} against one circuit)" in text
-        assert "how far the sum may be from the one" in text
+        assert f"{wide.luts} (in 4 parts; their da4ml cost {change:+.1%} against one circuit)" in text
+        assert "says how far the sum may be" in text
