@@ -37,7 +37,7 @@ from fpgaprune.tools import YOSYS_TIMEOUT_S, YOSYS_VERSION_TIMEOUT_S, run_tool
 
 FAMILY = {"7-series": "xc7", "UltraScale+": "xcup"}
 SOURCE = "measured: yosys synth_xilinx of da4ml's adder graph"
-PART_COST = 2000  # da4ml cost of the largest circuit synthesized whole (about 30 s here); wider layers go in parts
+PART_COST = 6000  # da4ml cost of the largest circuit synthesized whole (about 90 s here); larger layers go in parts
 
 
 @dataclass(frozen=True)
