@@ -49,7 +49,7 @@ class Synthesis:
     ff: int
     da4ml_cost: float
     source: str = SOURCE
-    parts: int = 1  # output-column parts synthesized separately (no logic shared between them)
+    parts: int = 1  # blocks of the matrix synthesized separately (no logic shared between them)
     layer_da4ml_cost: float | None = None  # da4ml's cost of the layer as one circuit, when it went in parts
 
 
@@ -149,14 +149,9 @@ class Circuit:
     da4ml_cost: float
 
 
-def write_circuit(weights: np.ndarray, kif: tuple[int, int, int], family: str, root: Path, comb=None) -> Circuit:
-    """Trace `x @ weights` with da4ml (unless its trace `comb` is given) and write its Verilog under `root` (in the
-    calling thread: da4ml's tracer is plain Python)."""
-    return write_comb(comb if comb is not None else adder_graph(weights, kif), family, root)
-
-
 def write_comb(comb, family: str, root: Path) -> Circuit:
-    """Write da4ml's logic `comb` as Verilog under `root`, with the yosys script that reads it."""
+    """Write da4ml's logic `comb` (traced in the calling thread: da4ml's tracer is plain Python) as Verilog under
+    `root`, with the yosys script that reads it."""
     from da4ml.codegen import RTLModel
 
     RTLModel(comb, "layer", root / "rtl").write()
