@@ -13,7 +13,7 @@ and exported as:
 Printed per design, measured in this run: products executed per inference (instrumented C-sim) / live weights x
 positions, the g++ build time of the C-sim library, C-sim against QKeras, the rules' estimate (DSP, LUT: the
 products each design executes, zeros that a Resource design multiplies priced as multipliers) and, for the DA
-design, yosys' LUTs of each layer's adder graph (one output pixel; a wide layer in parts of its output columns,
+design, yosys' LUTs of each layer's adder graph (one output pixel; a large layer in parts, `circuit_parts.py`,
 which share no logic; their da4ml cost against the whole layer's is printed beside it).
 """
 
@@ -90,8 +90,8 @@ def node_types(hls_model) -> dict:
 
 
 def da_luts(model, x, family: str) -> str:
-    """yosys LUTs of every conv/dense layer's DA adder graph (one output pixel), summed; a wide layer is measured in
-    parts of its output columns (no logic shared between parts), and the text says so."""
+    """yosys LUTs of every conv/dense layer's DA adder graph (one output pixel), summed; a large layer is measured in
+    parts (no logic shared between parts), and the text says so."""
     from fpgaprune.hls.precision import derive_precisions
     from fpgaprune.resources.yosys import fixed_kif, synthesize_all
 
@@ -99,7 +99,7 @@ def da_luts(model, x, family: str) -> str:
     circuits = {layer.name: (kernel.reshape(-1, kernel.shape[-1]), fixed_kif(_input_of(model, layer, plan, x)))
                 for layer in model.layers if (kernel := quantized_kernel(layer)) is not None}
     layers = dict(synthesize_all(circuits, family))
-    # a layer in parts: its parts' da4ml cost against the whole layer's tells how much sharing the parts lost
+    # a layer in parts: its parts' da4ml cost against the whole layer's says how far the sum may be from one circuit
     parts = [f"{name} in {s.parts} parts, da4ml cost {s.da4ml_cost:.0f} vs {s.layer_da4ml_cost:.0f} whole"
              for name, s in layers.items() if s.parts > 1]
     return f"{sum(s.luts for s in layers.values())} LUT" + (f" ({'; '.join(parts)})" if parts else "")
