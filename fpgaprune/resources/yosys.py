@@ -193,8 +193,7 @@ def synthesize(weights: np.ndarray, kif: tuple[int, int, int], family: str = "Ul
                part_cost: float = PART_COST, parts: list[Part] | None = None) -> Synthesis:
     """Synthesize `x @ weights` (da4ml adder graph) with yosys and read its cell counts (in parts when large, or in
     the given `parts`)."""
-    entry = (weights, kif, parts) if parts else (weights, kif)
-    return next(synthesize_all({"layer": entry}, family, workers=1, part_cost=part_cost))[1]
+    return next(synthesize_all({"layer": (weights, kif, parts)}, family, workers=1, part_cost=part_cost))[1]
 
 
 def parallel_workers() -> int:
@@ -233,8 +232,7 @@ def synthesize_all(matrices: dict, family: str, workers: int | None = None, part
         try:
             for index, (name, (weights, kif, *parts)) in enumerate(matrices.items()):
                 futures, count, cost = _submit_layer(pool, np.asarray(weights), kif, family,
-                                                     Path(scratch) / str(index), parts[0] if parts else None,
-                                                     part_cost)
+                                                     Path(scratch) / str(index), next(iter(parts), None), part_cost)
                 owner.update((future, name) for future in futures)
                 layers[name] = ([], len(futures), count, cost)
             for future in as_completed(owner):
