@@ -3,7 +3,8 @@
 A 0/1 integer program solved by scipy's HiGHS to within MIP_GAP of the optimum: maximise the kept groups'
 values subject to one row per constraint (cost of the kept groups <= capacity). Groups that must stay removed
 (already pruned) or kept (frozen) are fixed by their bounds. On a time-out HiGHS returns its best feasible
-choice, marked not optimal.
+choice so far, which on a busy machine can be its trivial one (keep only what must stay: a budget fit pruned to
+the floor). So a choice not proven optimal is compared with the LP rounding below, and the better one returned.
 
 Above `EXACT_MAX_GROUPS` groups (element pruning of a real CNN has tens of thousands) the exact program takes
 HiGHS its whole time limit at every step of a gradual schedule. There the LP relaxation is solved instead: a
@@ -65,11 +66,19 @@ def solve(values, costs, capacity, must_keep=None, must_remove=None, time_limit=
     result = milp(-values, integrality=np.ones(n), bounds=Bounds(must_keep.astype(float), (~must_remove).astype(float)),
                   constraints=LinearConstraint(costs, -np.inf, capacity),
                   options={"time_limit": time_limit, "mip_rel_gap": MIP_GAP})
-    if result.x is None:  # no feasible point found in time: keep only what must stay, then add greedily
-        keep = _greedy_fill(values, costs, capacity, must_keep, must_remove)
-        return KnapsackResult(keep, float(values[keep].sum()), costs @ keep, False)
-    keep = np.round(result.x).astype(bool)
-    return KnapsackResult(keep, float(values[keep].sum()), costs @ keep, result.status == 0)
+    keep = None if result.x is None else np.round(result.x).astype(bool)
+    if keep is not None and result.status == 0:
+        return KnapsackResult(keep, float(values[keep].sum()), costs @ keep, True)
+    return _early_stop(keep, values, costs, capacity, must_keep, must_remove)
+
+
+def _early_stop(incumbent, values, costs, capacity, must_keep, must_remove) -> KnapsackResult:
+    """HiGHS stopped before proving its choice (`incumbent`, or None) optimal: that choice or the LP rounding,
+    whichever keeps more value (the rounding is within m groups of the optimum; the incumbent may be trivial)."""
+    rounded = _relaxed(values, costs, capacity, must_keep, must_remove)
+    if incumbent is None or np.any(costs @ incumbent > capacity + 1e-9) or values[incumbent].sum() <= rounded.value:
+        return rounded
+    return KnapsackResult(incumbent, float(values[incumbent].sum()), costs @ incumbent, False, rounded.bound)
 
 
 def _relaxed(values, costs, capacity, must_keep, must_remove) -> KnapsackResult:

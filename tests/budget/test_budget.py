@@ -77,6 +77,49 @@ def test_a_large_knapsack_comes_within_m_groups_of_the_lp_bound(seed):
     assert result.value >= values[greedy].sum() - 1e-9  # never worse than the greedy fill alone
 
 
+def _random_knapsack(seed, n, m=2):
+    rng = np.random.default_rng(seed)
+    values = rng.gamma(2.0, 1.0, n) * (rng.random(n) > 0.05)
+    costs = np.stack([rng.integers(20, 60, n) * (rng.random(n) > 0.1), rng.random(n) < 0.2]).astype(float)[:m]
+    capacity = costs.sum(axis=1) * rng.uniform(0.2, 0.6, m)
+    return values, costs, capacity, rng.random(n) < 0.03, rng.random(n) < 0.05
+
+
+def _lp_bound(values, costs, capacity, must_keep, must_remove):
+    from scipy.optimize import linprog
+
+    bounds = np.column_stack([must_keep, ~must_remove | must_keep]).astype(float)
+    return -linprog(-values, A_ub=costs, b_ub=capacity, bounds=bounds, method="highs").fun
+
+
+def test_a_trivial_incumbent_at_the_time_limit_is_replaced_by_the_lp_rounding():
+    """Under load HiGHS hit its time limit holding only its trivial heuristic's choice (keep what must stay): a
+    budget run of the front benchmark was pruned to the floor (0.114 of the board at a 0.3 budget, 81% accuracy).
+    An early stop now returns the better of that choice and the LP rounding."""
+    from fpgaprune.pruning.knapsack import _early_stop
+
+    values, costs, capacity, must_keep, must_remove = _random_knapsack(0, 400)
+    trivial = _early_stop(must_keep.copy(), values, costs, capacity, must_keep, must_remove & ~must_keep)
+    bound = _lp_bound(values, costs, capacity, must_keep, must_remove & ~must_keep)
+    assert not trivial.optimal and trivial.bound == pytest.approx(bound)
+    assert trivial.value >= bound - np.sort(values)[-2:].sum() > 10 * values[must_keep].sum()
+    good = solve(values, costs, capacity, must_keep, must_remove)
+    kept = _early_stop(good.keep, values, costs, capacity, must_keep, must_remove & ~must_keep)
+    assert kept.value >= good.value and not kept.optimal  # a better incumbent is kept as it is
+
+
+@pytest.mark.parametrize("time_limit", [0.0, 0.05, 0.2, 0.5])
+def test_a_knapsack_stopped_at_any_time_limit_stays_within_m_groups_of_the_lp_bound(time_limit):
+    """Whatever HiGHS holds when its time runs out (nothing, a trivial or a good choice), the result fits and
+    loses at most the m largest values against the LP bound."""
+    values, costs, capacity, must_keep, must_remove = _random_knapsack(1, 3000)
+    result = solve(values, costs, capacity, must_keep, must_remove, time_limit=time_limit)
+    bound = _lp_bound(values, costs, capacity, must_keep, must_remove & ~must_keep)
+    assert np.all(costs @ result.keep <= capacity + 1e-9) and np.all(result.keep[must_keep])
+    assert not np.any(result.keep & must_remove & ~must_keep)
+    assert bound - np.sort(values)[-2:].sum() <= result.value <= bound + 1e-6
+
+
 def _magnitude_only(values, costs, capacity):
     """Remove the lowest values first until the rest fits (a sparsity-driven pruner reaching the budget)."""
     keep = np.ones(values.size, bool)
