@@ -245,9 +245,9 @@ def main(argv=None):
     parser.add_argument("--pretrain-epochs", type=int, default=8)
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--qat-epochs", type=int, default=2)
-    parser.add_argument("--budgets", type=float, nargs="+", default=[0.15, 0.3, 0.5],
+    parser.add_argument("--budgets", type=float, nargs="+", default=[0.1, 0.15, 0.3, 0.5],
                         help="LUT + DSP budgets as fractions of the dense (unpruned, quantized) design's estimate")
-    parser.add_argument("--sparsities", type=float, nargs="+", default=[0.5, 0.7, 0.9])
+    parser.add_argument("--sparsities", type=float, nargs="+", default=[0.5, 0.7, 0.9, 0.93])
     parser.add_argument("--rtols", type=float, nargs="+", default=[0.99, 0.97])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/budget_front"))
     parser.add_argument("--quick", action="store_true", help="digits, one small CNN, one seed, few points")
