@@ -120,6 +120,24 @@ def test_a_knapsack_stopped_at_any_time_limit_stays_within_m_groups_of_the_lp_bo
     assert bound - np.sort(values)[-2:].sum() <= result.value <= bound + 1e-6
 
 
+def test_a_real_fit_stops_at_the_node_limit_with_the_same_choice_whatever_the_time_limit():
+    """A gradual step of the Fashion-MNIST 16-32-32 CNN's kernel fit (4,432 groups, captured from the front
+    benchmark): HiGHS ends its search at NODE_LIMIT, not at a time limit, so two time limits give the same
+    groups, within 1e-5 of the LP bound (3e-6 here)."""
+    from pathlib import Path
+
+    with np.load(Path(__file__).parent / "data" / "knapsack-fashion-cnn-step.npz") as instance:
+        values, costs, capacity, must_keep, must_remove = (instance[key] for key in (
+            "values", "costs", "capacity", "must_keep", "must_remove"))
+    first = solve(values, costs, capacity, must_keep, must_remove, time_limit=60.0)
+    second = solve(values, costs, capacity, must_keep, must_remove, time_limit=40.0)
+    assert not first.optimal and np.array_equal(first.keep, second.keep)
+    assert np.all(costs @ first.keep <= capacity + 1e-9) and np.all(first.keep[must_keep])
+    assert not np.any(first.keep & must_remove)
+    bound = _lp_bound(values, costs, capacity, must_keep, must_remove & ~must_keep)
+    assert bound * (1 - 1e-5) <= first.value <= bound + 1e-9
+
+
 def _magnitude_only(values, costs, capacity):
     """Remove the lowest values first until the rest fits (a sparsity-driven pruner reaching the budget)."""
     keep = np.ones(values.size, bool)
