@@ -16,8 +16,10 @@ takes 6.5 boards of DSPs fully parallel). Methods:
 - hls4ml's `dsp_aware_pruning` at `--rtols` (see bench_budget_peer.py for how it is run with tf_keras).
 
 Every finished point is appended to `<out>/points.jsonl`; a re-run skips them, so the hours this takes on
-2 cores may be spread over several runs. Prints, per budget, fpgaprune's best point against every peer point of
-equal or higher cost (mean of the seeds), and writes `front.png`. `--quick` runs a small digits version.
+2 cores may be spread over several runs, and over machines: the default `<out>` is in `benchmarks/results/`, which
+is in git with the pretrained models, so a fresh clone resumes where the last commit stopped. Prints, per budget,
+fpgaprune's best point against every peer point of equal or higher cost (mean over the same seeds), and writes
+`front.png`. `--quick` runs a small digits version.
 """
 
 import argparse
@@ -146,16 +148,24 @@ def run_point(method, level, pretrained, dataset, args, costs) -> dict:
     return quantized_point(model, dataset, args.qat_epochs, costs)
 
 
+def pretrained_path(out: Path, widths: str, seed: int) -> Path:
+    return out / f"pretrained-{widths.replace(',', '-')}-seed{seed}.keras"
+
+
 def pretrained_model(args, widths, seed, dataset, out: Path):
     """The shared starting point of every method for one CNN and seed (saved, so a re-run does not retrain)."""
     from fpgaprune.architectures import small_cnn
 
-    path = out / f"pretrained-{'-'.join(map(str, widths))}-seed{seed}.keras"
+    path = pretrained_path(out, ",".join(map(str, widths)), seed)
     if path.exists():
         return fp.load_model(path)
     keras.utils.set_random_seed(seed)
     model = small_cnn(dataset.x_train.shape[1:], widths, dataset.classes) if args.quick else cnn(seed, widths)
-    fp.save_model(_train(model, dataset, args.pretrain_epochs, lr=3e-3), path)
+    _train(model, dataset, args.pretrain_epochs, lr=3e-3)
+    # saved uncompiled (a third of the size in git): every method compiles its own optimizer
+    uncompiled = keras.models.clone_model(model)
+    uncompiled.set_weights(model.get_weights())
+    fp.save_model(uncompiled, path)
     return fp.load_model(path)
 
 
@@ -166,24 +176,30 @@ def summary(records: list) -> list:
         groups.setdefault((r["cnn"], r["method"], r["level"]), []).append(r)
         if "stock_cost" in r and r["accuracy"] is not None:
             groups.setdefault((r["cnn"], TFMOT_STOCK, r["level"]), []).append({**r, "cost": r["stock_cost"]})
-    return [{"cnn": cnn_name, "method": method, "level": level, "seeds": len(rs),
+    return [{"cnn": cnn_name, "method": method, "level": level, "seeds": tuple(sorted(r["seed"] for r in rs)),
              "accuracy": float(np.mean([r["accuracy"] for r in rs])), "cost": float(np.mean([r["cost"] for r in rs]))}
             for (cnn_name, method, level), rs in sorted(groups.items())
             if all(r["accuracy"] is not None for r in rs)]
 
 
 def verdicts(rows: list) -> list:
-    """Per peer point: fpgaprune's most accurate point of equal or lower cost, and whether it is as accurate."""
+    """Per peer point: fpgaprune's most accurate point of equal or lower cost over the same seeds (a run still under
+    way has points with fewer seeds), and whether it is as accurate."""
     lines = []
     for peer in (r for r in rows if not r["method"].startswith("fpgaprune")):
-        ours = [r for r in rows if r["cnn"] == peer["cnn"] and r["method"].startswith("fpgaprune")
-                and r["cost"] <= peer["cost"] + 1e-12]
+        ours = [r for r in rows if (r["cnn"], r["seeds"]) == (peer["cnn"], peer["seeds"])
+                and r["method"].startswith("fpgaprune") and r["cost"] <= peer["cost"] + 1e-12]
         best = max(ours, key=lambda r: r["accuracy"], default=None)
-        lines.append((peer["cnn"], f"{peer['method']} {peer['level']}", f"{peer['cost']:.3f}", f"{peer['accuracy']:.4f}",
+        lines.append((peer["cnn"], _seeds(peer), f"{peer['method']} {peer['level']}", f"{peer['cost']:.3f}",
+                      f"{peer['accuracy']:.4f}",
                       f"{best['method']} {best['level']}" if best else "none at <= cost",
                       f"{best['cost']:.3f}" if best else "-", f"{best['accuracy']:.4f}" if best else "-",
                       "yes" if best and best["accuracy"] >= peer["accuracy"] else "NO"))
     return lines
+
+
+def _seeds(row) -> str:
+    return ",".join(map(str, row["seeds"]))
 
 
 def plot(rows: list, path: Path) -> None:
@@ -192,18 +208,25 @@ def plot(rows: list, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    cnns = sorted({r["cnn"] for r in rows})
+    cnns, methods = sorted({r["cnn"] for r in rows}), sorted({r["method"] for r in rows})
+    colors = dict(zip(methods, plt.rcParams["axes.prop_cycle"].by_key()["color"] * 3))  # the same in every panel
     fig, axes = plt.subplots(1, len(cnns), figsize=(6 * len(cnns), 4.5), layout="constrained", squeeze=False)
+    handles = {}
     for axis, name in zip(axes[0], cnns):
-        for method in sorted({r["method"] for r in rows}):
-            points = sorted((r["cost"], r["accuracy"]) for r in rows if r["cnn"] == name and r["method"] == method)
+        mine = [r for r in rows if r["cnn"] == name]
+        for method in sorted({r["method"] for r in mine}):
+            points = sorted((r["cost"], r["accuracy"]) for r in mine if r["method"] == method)
             one_cost = len({cost for cost, _ in points}) == 1  # stock hls4ml: every point at the dense cost
-            axis.plot(*zip(*points), marker="o", ms=4, lw=0 if one_cost else 1, label=method)
-        axis.set_title(f"CNN {name}", fontsize=10)
+            handles[method], = axis.plot(*zip(*points), marker="o", ms=4, lw=0 if one_cost else 1,
+                                         color=colors[method], label=method)
+        seeds = sorted({seed for r in mine for seed in r["seeds"]})
+        partial = any(len(r["seeds"]) < len(seeds) for r in mine)
+        axis.set_title(f"CNN {name}: mean of seeds {', '.join(map(str, seeds))}"
+                       + (" (a run under way: some points have fewer)" if partial else ""), fontsize=10)
         axis.set_xlabel("LUT + DSP (sum of board fractions, estimate)")
         axis.set_ylabel("accuracy after QAT")
         axis.grid(alpha=0.3)
-    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncols=2 * len(cnns), fontsize=8)
+    fig.legend([handles[m] for m in methods], methods, loc="outside lower center", ncols=2 * len(cnns), fontsize=8)
     fig.savefig(path, dpi=110)
 
 
@@ -212,6 +235,8 @@ def run_points(args, widths: str, dataset, records: list, log: Path) -> list:
     this CNN priced otherwise (an earlier pricing) left out."""
     costs = reuse = None
     for seed in range(args.seeds):
+        if args.report and not pretrained_path(args.out, widths, seed).exists():
+            continue
         pretrained = pretrained_model(args, tuple(map(int, widths.split(","))), seed, dataset, args.out)
         if costs is None:  # one pricing per CNN, from its first seed
             costs, reuse = fitting_costs(pretrained, dataset)
@@ -220,7 +245,7 @@ def run_points(args, widths: str, dataset, records: list, log: Path) -> list:
         done = {(r["method"], r["level"]) for r in records
                 if (r["cnn"], r["seed"], r.get("pricing")) == (widths, seed, pricing)}
         for method, level in points_for(args):
-            if (method, level) in done:
+            if (method, level) in done or args.report:
                 continue
             keras.utils.set_random_seed(seed)
             point = run_point(method, level, pretrained, dataset, args, costs)
@@ -249,12 +274,16 @@ def main(argv=None):
                         help="LUT + DSP budgets as fractions of the dense (unpruned, quantized) design's estimate")
     parser.add_argument("--sparsities", type=float, nargs="+", default=[0.5, 0.7, 0.9, 0.93])
     parser.add_argument("--rtols", type=float, nargs="+", default=[0.99, 0.97])
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/out/budget_front"))
+    parser.add_argument("--out", type=Path, help="default benchmarks/results/budget_front, in git: records, "
+                        "pretrained models and plot, so a fresh clone resumes (--quick: benchmarks/out/, ignored)")
     parser.add_argument("--quick", action="store_true", help="digits, one small CNN, one seed, few points")
+    parser.add_argument("--report", action="store_true", help="run nothing: the tables and plot of the records")
     args = parser.parse_args(argv)
     if args.quick:
         args.widths, args.seeds, args.pretrain_epochs, args.epochs, args.qat_epochs = ["4,8"], 1, 4, 2, 1
         args.budgets, args.sparsities, args.rtols = [0.4], [0.6], [0.97]
+    here = Path(__file__).parent
+    args.out = args.out or (here / "out" / "budget_front_quick" if args.quick else here / "results" / "budget_front")
     args.out.mkdir(parents=True, exist_ok=True)
     log = args.out / "points.jsonl"
     records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
@@ -263,10 +292,10 @@ def main(argv=None):
         records = run_points(args, widths, dataset, records, log)
     rows = summary(records)
     print("\n".join(format_rows(("cnn", "method", "level", "seeds", "LUT+DSP", "accuracy"),
-                                [(r["cnn"], r["method"], r["level"], r["seeds"], f"{r['cost']:.3f}",
+                                [(r["cnn"], r["method"], r["level"], _seeds(r), f"{r['cost']:.3f}",
                                   f"{r['accuracy']:.4f}") for r in rows])))
-    print("\n".join(format_rows(("cnn", "peer point", "cost", "accuracy", "fpgaprune's best at <= cost", "cost",
-                                 "accuracy", "as accurate"), verdicts(rows))))
+    print("\n".join(format_rows(("cnn", "seeds", "peer point", "cost", "accuracy", "fpgaprune's best at <= cost",
+                                 "cost", "accuracy", "as accurate"), verdicts(rows))))
     plot(rows, args.out / "front.png")
     print(f"wrote {args.out / 'front.png'}")
 
