@@ -138,6 +138,8 @@ class BudgetPruning(keras.callbacks.Callback):
 
     def on_train_begin(self, logs=None):
         self.start = self.fit.budget.fractions(self.fit.costs(self.model).total())
+        # An impossible budget is one line now, not epochs into training: the last fit, tried on the start weights.
+        fit_to_budget(self.fit.pruners[-1], self.model, self.fit.costs, self.fit.budget, aim=self.fit.final_aim())
 
     def on_train_batch_begin(self, batch, logs=None):
         step = int(self.model.optimizer.iterations.numpy())

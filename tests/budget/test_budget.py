@@ -223,6 +223,27 @@ def test_an_impossible_budget_is_one_line_naming_the_limit(trained):
     assert "\n" not in str(error.value)
 
 
+@pytest.mark.parametrize("structure", ["kernel", "hybrid"])
+def test_an_impossible_budget_under_a_gradual_schedule_stops_before_the_first_batch(trained, structure):
+    """The schedule's aim reaches the floor only epochs into training; the callback tries the last fit first."""
+    from fpgaprune.budget import BudgetFit, BudgetPruning, hybrid_pruners
+    from fpgaprune.pruning import PolynomialDecay
+
+    model, dataset = trained
+    pruners = hybrid_pruners() if structure == "hybrid" else (Pruner(structure=structure),)
+    fit = BudgetFit(pruners, _costs(dataset), parse_budget({"LUT": 0.001}, load_board("pynq-z2")))
+    attached = fit.attach(fp.hold(model))
+    attached.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    batches = []
+    counter = keras.callbacks.LambdaCallback(on_train_batch_begin=lambda batch, logs: batches.append(batch))
+    before = [w.copy() for w in attached.get_weights()]
+    with pytest.raises(BudgetError, match=r"^pruning.budget: LUT <= 0.1% of PYNQ-Z2 \(53\) cannot be met") as error:
+        attached.fit(dataset.x_train, dataset.y_train, epochs=2, verbose=0,
+                     callbacks=[counter, BudgetPruning(fit, PolynomialDecay(0.0, 1.0, 0, 20, frequency=5))])
+    assert batches == [] and "\n" not in str(error.value)
+    assert all(np.array_equal(a, b) for a, b in zip(before, attached.get_weights()))
+
+
 def test_each_layer_keeps_its_strongest_min_kept_share_and_a_lower_share_reaches_lower_budgets(trained):
     """The per-layer floor is a setting: at the floor's own cost a fit keeps exactly each layer's strongest
     `min_kept` share of groups (at least one); below it the fit is infeasible, and a lower share fits there."""
