@@ -93,17 +93,38 @@ def load_npz(path, keys=NPZ_KEYS) -> Dataset:
 
 
 def _numeric(path: Path, key: str, archive) -> np.ndarray:
+    declared = _declared_bytes(path, key, archive)
     try:
         values = archive[key]
     except ValueError as error:  # object arrays need pickles, which are refused
         raise DataError(f"{path}: array {key!r} cannot be read without pickle ({error}); save numeric arrays")\
             from None
+    except MemoryError:
+        raise DataError(f"{path}: array {key!r} takes {declared / 2**30:,.1f} GiB, more than this machine can "
+                        "allocate") from None
     if values.dtype.kind not in "biuf":
         raise DataError(f"{path}: array {key!r} has dtype {values.dtype}; expected numbers")
     if values.dtype.kind == "f" and not np.isfinite(values).all():
         bad = int(values.size - np.isfinite(values).sum())
         raise DataError(f"{path}: array {key!r} holds {bad} non-finite value(s) (NaN/Inf); every value must be finite")
     return values
+
+
+def _declared_bytes(path: Path, key: str, archive) -> int:
+    """The bytes `key`'s .npy header declares, checked against what the archive stores before numpy allocates
+    them: a damaged or hostile header could ask for terabytes."""
+    from numpy.lib import format as npy
+
+    member = f"{key}.npy"
+    with archive.zip.open(member) as handle:
+        version = npy.read_magic(handle)
+        shape, _, dtype = (npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0)(handle)
+        stored = archive.zip.getinfo(member).file_size - handle.tell()
+    declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    if not dtype.hasobject and declared != stored:
+        raise DataError(f"{path}: array {key!r} declares shape {shape} of {dtype} ({declared:,} bytes) but the file "
+                        f"stores {stored:,}: a damaged .npz")
+    return declared
 
 
 def _dataset(path: Path, arrays: dict) -> Dataset:
@@ -119,5 +140,10 @@ def _dataset(path: Path, arrays: dict) -> Dataset:
     if not len(arrays["x_train"]) or not len(arrays["x_test"]):
         raise DataError(f"{path}: x_train and x_test must hold at least one sample each")
     classes = int(max(arrays["y_train"].max(), arrays["y_test"].max())) + 1
-    return Dataset(path.stem, arrays["x_train"].astype(np.float32), arrays["y_train"].astype(np.int64),
-                   arrays["x_test"].astype(np.float32), arrays["y_test"].astype(np.int64), classes)
+    as_type = {"x_train": np.float32, "y_train": np.int64, "x_test": np.float32, "y_test": np.int64}
+    try:
+        return Dataset(path.stem, *(arrays[key].astype(kind, copy=False) for key, kind in as_type.items()), classes)
+    except MemoryError:
+        total = sum(a.nbytes for a in arrays.values())
+        raise DataError(f"{path}: its arrays ({total / 2**30:,.1f} GiB) and their float32/int64 copies do not fit in "
+                        "this machine's memory") from None

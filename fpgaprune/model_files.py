@@ -18,6 +18,8 @@ CODE_LAYERS = frozenset({"Lambda", "TFOpLambda", "SlicingOpLambda"})
 ALLOWED_MODULES = ("keras", "tf_keras", "qkeras", "fpgaprune", "builtins", "numpy")
 VALUE_MARKERS = frozenset({"__tuple__", "__numpy__", "__tensor__", "__bytes__", "__typespec__", "function"})
 TRUST_HINT = "pass --trust-model-code (trust_code=True in Python) only for a file you trust"
+MAX_CONFIG_BYTES = 64 << 20  # a model config is kilobytes, a few MB for a very wide functional model
+MAX_DEPTH = 200  # levels of JSON nesting; a model config has about 10, nested models and wrappers a few more
 
 
 @lru_cache(maxsize=1)
@@ -46,7 +48,7 @@ def _h5_configs(path: Path) -> tuple[dict, list]:
     if not h5py.is_hdf5(path):
         raise ModelFileError(f"{path}: not an HDF5 file (a .h5 model is written by model.save('model.h5'))")
     try:
-        with h5py.File(path, "r") as handle:
+        with h5py.File(path, "r") as handle:  # attributes are stored uncompressed: no bomb, at most the file's size
             raw = handle.attrs.get("model_config")
             extra = [handle.attrs[key] for key in ("training_config",) if key in handle.attrs]
     except OSError as error:
@@ -63,11 +65,20 @@ def _keras_configs(path: Path) -> tuple[dict, list]:
         with zipfile.ZipFile(path) as archive:
             if "config.json" not in archive.namelist():
                 raise ModelFileError(f"{path}: the .keras archive has no config.json")
-            raw = archive.read("config.json")
+            _check_size(path, "config.json", archive.getinfo("config.json").file_size)
+            with archive.open("config.json") as member:  # zipfile stops at the declared size
+                raw = member.read()
     except (zipfile.BadZipFile, OSError) as error:
         raise ModelFileError(f"{path}: unreadable .keras archive ({first_line(error)})") from None
     config = _json(path, raw, "config.json")
     return config, [config.pop("compile_config")] if isinstance(config.get("compile_config"), dict) else []
+
+
+def _check_size(path: Path, what: str, size: int) -> None:
+    """Refuse a config too large to be one before reading it (a zip bomb would take the machine's memory)."""
+    if size > MAX_CONFIG_BYTES:
+        raise ModelFileError(f"{path}: {what} is {size / 2**20:,.0f} MiB, over the {MAX_CONFIG_BYTES >> 20} MiB a "
+                             "model config can take (a damaged or hostile file?); refused before reading it")
 
 
 def _json(path: Path, raw, what: str):
@@ -75,6 +86,9 @@ def _json(path: Path, raw, what: str):
         value = json.loads(raw.decode() if isinstance(raw, bytes) else raw)
     except (ValueError, UnicodeDecodeError) as error:
         raise ModelFileError(f"{path}: {what} is not valid JSON ({first_line(error)})") from None
+    except RecursionError:
+        raise ModelFileError(f"{path}: {what} nests too deep to parse (a model config nests about 10 levels; a "
+                             "damaged or hostile file?)") from None
     if not isinstance(value, dict):
         raise ModelFileError(f"{path}: {what} is a {type(value).__name__}, expected a JSON object")
     return value
@@ -82,7 +96,7 @@ def _json(path: Path, raw, what: str):
 
 def check_model_config(path: Path, config, trust_code: bool = False) -> None:
     """Raise a one-line ModelFileError at the first object outside the allow-list (layer name included)."""
-    for node, layer in _objects(config, layer=None):
+    for node, layer in _objects(path, config):
         class_name = node.get("class_name")
         module = node.get("module")
         if class_name in CODE_LAYERS:
@@ -101,17 +115,23 @@ def check_model_config(path: Path, config, trust_code: bool = False) -> None:
                                  f"QKeras or fpgaprune class; refused ({TRUST_HINT})")
 
 
-def _objects(value, layer):
-    """Every serialized object (a dict with a class_name) in `value`, with the name of the layer it belongs to."""
-    if isinstance(value, dict):
-        if "class_name" in value:
-            layer = _layer_name(value) or layer
-            yield value, layer or value.get("class_name")
-        for item in value.values():
-            yield from _objects(item, layer)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _objects(item, layer)
+def _objects(path: Path, config):
+    """Every serialized object (a dict with a class_name) in `config`, depth first, with the name of the layer it
+    belongs to. Walked with a stack: a config nested past MAX_DEPTH is refused, not a RecursionError."""
+    stack = [(config, None, 0)]
+    while stack:
+        value, layer, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ModelFileError(f"{path}: the model config nests deeper than {MAX_DEPTH} levels (a model config "
+                                 "nests about 10; a damaged or hostile file?)")
+        if isinstance(value, dict):
+            if "class_name" in value:
+                layer = _layer_name(value) or layer
+                yield value, layer or value.get("class_name")
+            items = list(value.values())
+        else:
+            items = value if isinstance(value, list) else []
+        stack.extend((item, layer, depth + 1) for item in reversed(items))
 
 
 def _layer_name(node: dict):

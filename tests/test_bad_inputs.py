@@ -67,6 +67,37 @@ def _unknown_class(config: bytes) -> bytes:
     return json.dumps(parsed).encode()
 
 
+def _nested(config: bytes, depth: int = 300) -> bytes:
+    """Layer 1's config with a value nested `depth` dicts deep: valid JSON, past the walk's MAX_DEPTH."""
+    parsed = json.loads(config)
+    inner = {}
+    for _ in range(depth):
+        inner = {"a": inner}
+    parsed["config"]["layers"][1]["config"]["extra"] = inner
+    return json.dumps(parsed).encode()
+
+
+def _zip_bomb(source: Path, target: Path, megabytes: int = 80) -> None:
+    """A .keras copy whose config.json inflates to `megabytes` MB of spaces (80 KB on disk)."""
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as new:
+        for item in old.infolist():
+            if item.filename != "config.json":
+                new.writestr(item, old.read(item.filename))
+                continue
+            with new.open("config.json", "w", force_zip64=True) as member:
+                for _ in range(megabytes):
+                    member.write(b" " * 2**20)
+
+
+def _lying_header(good: Path, target: Path) -> None:
+    """An .npz whose x_train header declares a 25 TB array over 512 stored bytes."""
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 8, 8, 1), }".ljust(117) + "\n"
+    npy = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + bytes(512)
+    with zipfile.ZipFile(good) as old, zipfile.ZipFile(target, "w") as new:
+        for name in old.namelist():
+            new.writestr(name, npy if name == "x_train.npy" else old.read(name))
+
+
 def _make_files(root: Path) -> None:
     """Every input file of the table below, written once."""
     _model().save(root / "good.keras")
@@ -81,6 +112,9 @@ def _make_files(root: Path) -> None:
     _rewrite_config(root / "good.keras", root / "badjson.keras", lambda config: b"{not json")
     _rewrite_config(root / "good.keras", root / "module.keras", _foreign_module)
     _rewrite_config(root / "good.keras", root / "unknown.keras", _unknown_class)
+    _rewrite_config(root / "good.keras", root / "nested.keras", _nested)
+    _rewrite_config(root / "good.keras", root / "brackets.keras", lambda config: b"[" * 10**5 + b"]" * 10**5)
+    _zip_bomb(root / "good.keras", root / "bomb.keras")
     _model().save_weights(root / "weights_only.h5")
     (root / "dir.keras").mkdir()
     (root / "model.pt").write_bytes(good)
@@ -92,6 +126,7 @@ def _make_files(root: Path) -> None:
     _bad_weight(np.inf).save(root / "inf_weight.h5")
     _model((28, 28, 1)).save(root / "mnist_shaped.keras")
     np.savez(root / "no_x_test.npz", **_arrays(x_test=None))
+    _lying_header(root / "good.npz", root / "lying.npz")
     (root / "text.npz").write_text("x_train,y_train\n1,2\n")
     (root / "empty.npz").write_bytes(b"")
     np.savez(root / "object.npz", **_arrays(y_train=np.array([{"label": 1}] * 200, dtype=object)))
@@ -128,6 +163,12 @@ CASES = {
     "model: config.json not JSON": (lambda r: ["validate", _config(r, "badjson.keras")], "not valid JSON"),
     "model: foreign module": (lambda r: ["validate", _config(r, "module.keras")], "module 'os'"),
     "model: unknown class": (lambda r: ["validate", _config(r, "unknown.keras")], "MyCustomConv"),
+    "model: config nested past the walk's limit": (lambda r: ["validate", _config(r, "nested.keras")],
+                                                    "nests deeper than 200 levels"),
+    "model: config nested past the JSON parser": (lambda r: ["validate", _config(r, "brackets.keras")],
+                                                  "nests too deep to parse"),
+    "model: config.json inflates to 80 MB": (lambda r: ["validate", _config(r, "bomb.keras")],
+                                             "config.json is 80 MiB, over the 64 MiB"),
     "model: weights-only .h5": (lambda r: ["validate", _config(r, "weights_only.h5")], "no model config"),
     "model: a directory": (lambda r: ["validate", _config(r, "dir.keras")], "is a directory"),
     "model: wrong suffix": (lambda r: ["validate", _config(r, "model.pt")], ".keras or .h5"),
@@ -140,6 +181,8 @@ CASES = {
     "inspect: Lambda": (lambda r: ["inspect", str(r / "lambda.h5"), "--out", str(r / "inspect")], "Lambda"),
     "inspect: text": (lambda r: ["inspect", str(r / "text.h5"), "--out", str(r / "inspect")], "HDF5"),
     "data: no x_test": (lambda r: ["validate", _config(r, npz="no_x_test.npz")], "no array 'x_test'"),
+    "data: a header declaring 25 TB": (lambda r: ["validate", _config(r, npz="lying.npz")],
+                                       "'x_train' declares shape (99999999999, 8, 8, 1)"),
     "data: text": (lambda r: ["validate", _config(r, npz="text.npz")], "not a readable .npz"),
     "data: empty file": (lambda r: ["validate", _config(r, npz="empty.npz")], "not a readable .npz"),
     "data: pickled objects": (lambda r: ["validate", _config(r, npz="object.npz")], "y_train"),
@@ -193,6 +236,33 @@ def test_debug_shows_the_traceback(files):
                             text=True, env=ENV, timeout=300)
     assert result.returncode == 2 and "Traceback" in result.stderr
     assert result.stderr.strip().splitlines()[-1].startswith("error: ")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="caps the address space with RLIMIT_AS (Linux)")
+def test_data_larger_than_memory_is_one_line(tmp_path):
+    """A well-formed .npz whose x_train (600 MiB of zeros, 0.6 MB on disk) exceeds a process capped at 500 MiB:
+    one DataError line naming the array and its size, not a MemoryError."""
+    from numpy.lib import format as npy
+
+    samples = 600 * 2**20 // (64 * 4)
+    with zipfile.ZipFile(tmp_path / "big.npz", "w", zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("x_train.npy", "w", force_zip64=True) as member:
+            npy.write_array_header_1_0(member, {"descr": "<f4", "fortran_order": False, "shape": (samples, 8, 8, 1)})
+            for _ in range(samples // 4096):
+                member.write(bytes(4096 * 64 * 4))
+        for key, value in {"y_train": np.zeros(samples, np.int64), "x_test": np.zeros((2, 8, 8, 1), np.float32),
+                           "y_test": np.zeros(2, np.int64)}.items():
+            with archive.open(f"{key}.npy", "w", force_zip64=True) as member:
+                npy.write_array(member, value)
+    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (500 << 20, 500 << 20))\n"
+            "from fpgaprune.data import load_npz\n"
+            "from fpgaprune.errors import DataError\n"
+            f"try:\n    load_npz({str(tmp_path / 'big.npz')!r})\nexcept DataError as error:\n    print(error)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                            env={**ENV, "OPENBLAS_NUM_THREADS": "1"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == f"{tmp_path / 'big.npz'}: array 'x_train' takes 0.6 GiB, more than this " \
+        "machine can allocate"
 
 
 def test_there_are_at_least_25_cases():
