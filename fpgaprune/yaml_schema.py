@@ -15,23 +15,52 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def key_lines(text: str) -> dict:
-    """{key path tuple: line number} from the YAML's node marks (composed with the safe loader, not built)."""
-    lines = {}
+MAX_VALUES = 100_000  # values in a YAML file once its aliases are expanded; a run config has a few hundred
+MAX_BYTES = 4 << 20  # a YAML file fpgaprune reads is kilobytes
 
-    def walk(node, path):
+
+def _children(node) -> list:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+
+
+def expanded_size(root) -> float:
+    """How many values the composed document holds once its aliases are expanded, counted once per node (linear
+    in the file, however far `*aliases` multiply it); infinite when an alias refers to a node holding it."""
+    sizes, counting, stack = {}, set(), [(root, False)]
+    while stack:
+        node, closing = stack.pop()
+        if closing:
+            counting.discard(id(node))
+            sizes[id(node)] = 1 + sum(sizes[id(child)] for child in _children(node))
+        elif id(node) in counting:
+            return float("inf")
+        elif id(node) not in sizes:
+            counting.add(id(node))
+            stack.append((node, True))
+            stack.extend((child, False) for child in _children(node))
+    return sizes[id(root)]
+
+
+def key_lines(root) -> dict:
+    """{key path tuple: line number} from the composed document's node marks; a node reached again through an
+    alias is not walked again."""
+    lines, seen, stack = {}, set(), [(root, ())]
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                lines[path + (key.value,)] = key.start_mark.line + 1
-                walk(value, path + (key.value,))
+            entries = [((*path, key.value), key.start_mark, value) for key, value in node.value]
         elif isinstance(node, yaml.SequenceNode):
-            for i, item in enumerate(node.value):
-                lines[path + (i,)] = item.start_mark.line + 1
-                walk(item, path + (i,))
-
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
-    if root is not None:
-        walk(root, ())
+            entries = [((*path, i), item.start_mark, item) for i, item in enumerate(node.value)]
+        else:
+            entries = []
+        for where, mark, child in entries:
+            lines[where] = mark.line + 1
+            stack.append((child, where))
     return lines
 
 
@@ -94,10 +123,18 @@ def _first(errors: list) -> dict:
 def parse_yaml(text: str, source: str, schema, error_class):
     """(`schema` instance, Located) from YAML text, or `error_class` with one line naming file, line and key."""
     try:
-        raw = yaml.safe_load(text)
-        lines = key_lines(text)
+        root = yaml.compose(text, Loader=yaml.SafeLoader)  # nodes only: aliases are not expanded yet
+        values = 0 if root is None else expanded_size(root)
+        if values == float("inf"):
+            raise error_class(f"{source}: an *alias refers to a value that holds it (a cycle); refused")
+        if values > MAX_VALUES:
+            raise error_class(f"{source}: its &anchors and *aliases expand to {values:,} values, over the "
+                              f"{MAX_VALUES:,} a config may hold (a run config has a few hundred)")
+        raw, lines = yaml.safe_load(text), {} if root is None else key_lines(root)
     except yaml.YAMLError as error:
         raise error_class(f"{source}: not valid YAML ({str(error).splitlines()[0]})") from None
+    except RecursionError:
+        raise error_class(f"{source}: nests too deep to parse (a run config nests a few levels)") from None
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -118,7 +155,11 @@ def load_yaml_file(path, schema, error_class, what: str = "file"):
     """`parse_yaml` of the file at `path`; an unreadable file is one `error_class` line too."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:  # bounded: a device or a huge file is not read to its end
+            raw = handle.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            raise error_class(f"{path}: the {what} is over {MAX_BYTES >> 20} MiB; a YAML {what} is kilobytes")
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise error_class(f"{path}: cannot read the {what} ({getattr(error, 'strerror', None) or error})") from None
     return parse_yaml(text, str(path), schema, error_class)

@@ -186,3 +186,45 @@ def test_an_error_names_the_line(tmp_path, capsys):
     path.write_text("name: x\ntraining:\n  epochs: 3\n  batch_size: zero\n")
     code, err = entry(["validate", str(path)]), capsys.readouterr().err
     assert code == 2 and f"error: {path}:4: training.batch_size: found 'zero';" in err
+
+
+def _laughs() -> str:
+    """A 'billion laughs': nine levels of nine aliases, 600 bytes on disk. Expanded, level i holds
+    1 + 9 * level(i - 1) values (level 0: 10), 490,329,054 in all, and the root mapping 12 more."""
+    lines = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 9)]
+    return "\n".join(lines) + "\nname: x\n"
+
+
+HOSTILE_YAML = {
+    "billion laughs": (_laughs, "expand to 490,329,066 values, over the 100,000"),
+    "an alias cycle": (lambda: "name: x\nloop: &a [*a]\n", "an *alias refers to a value that holds it (a cycle)"),
+    "nested 50,000 deep": (lambda: "name: " + "[" * 50000 + "]" * 50000 + "\n", "nests too deep to parse"),
+    "5 MB": (lambda: "name: x\n" + "# padding\n" * 500000, "the config is over 4 MiB"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_YAML))
+def test_a_hostile_yaml_is_one_line_not_a_hang(tmp_path, case, capsys):
+    """PyYAML's safe_load shares aliased values, but anything that walks them (line numbers, validation) expands
+    them; a hostile file is refused from its composed nodes, before that."""
+    text, expected = HOSTILE_YAML[case]
+    path = tmp_path / "hostile.yaml"
+    path.write_text(text())
+    code, err = entry(["validate", str(path)]), capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and err.startswith(f"error: {path}: ") and expected in err, err
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_an_endless_file_is_read_only_up_to_the_limit(capsys):
+    code, err = entry(["validate", "/dev/zero"]), capsys.readouterr().err.strip()
+    assert code == 2 and err == "error: /dev/zero: the config is over 4 MiB; a YAML config is kilobytes", err
+
+
+def test_anchors_and_aliases_still_work_and_errors_name_their_line(tmp_path, capsys):
+    path = tmp_path / "c.yaml"
+    path.write_text("name: x\ntraining:\n  epochs: &n 3\nfinetune:\n  epochs: *n\n  learning_rate: -1\n")
+    code, err = entry(["validate", str(path)]), capsys.readouterr().err
+    assert code == 2 and f"error: {path}:6: finetune.learning_rate: found -1;" in err, err
+    path.write_text("name: x\ntraining:\n  epochs: &n 3\nfinetune:\n  epochs: *n\n")
+    assert entry(["validate", str(path)]) == 0, capsys.readouterr().err
