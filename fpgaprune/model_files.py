@@ -19,6 +19,7 @@ ALLOWED_MODULES = ("keras", "tf_keras", "qkeras", "fpgaprune", "builtins", "nump
 VALUE_MARKERS = frozenset({"__tuple__", "__numpy__", "__tensor__", "__bytes__", "__typespec__", "function"})
 TRUST_HINT = "pass --trust-model-code (trust_code=True in Python) only for a file you trust"
 MAX_CONFIG_BYTES = 64 << 20  # a model config is kilobytes, a few MB for a very wide functional model
+MAX_INFLATION = 50  # Keras stores a .keras archive uncompressed; members inflating more than this are a zip bomb
 MAX_DEPTH = 200  # levels of JSON nesting; a model config has about 10, nested models and wrappers a few more
 
 
@@ -66,6 +67,7 @@ def _keras_configs(path: Path) -> tuple[dict, list]:
             if "config.json" not in archive.namelist():
                 raise ModelFileError(f"{path}: the .keras archive has no config.json")
             _check_size(path, "config.json", archive.getinfo("config.json").file_size)
+            _check_inflation(path, sum(member.file_size for member in archive.infolist()))
             with archive.open("config.json") as member:  # zipfile stops at the declared size
                 raw = member.read()
     except (zipfile.BadZipFile, OSError) as error:
@@ -79,6 +81,15 @@ def _check_size(path: Path, what: str, size: int) -> None:
     if size > MAX_CONFIG_BYTES:
         raise ModelFileError(f"{path}: {what} is {size / 2**20:,.0f} MiB, over the {MAX_CONFIG_BYTES >> 20} MiB a "
                              "model config can take (a damaged or hostile file?); refused before reading it")
+
+
+def _check_inflation(path: Path, inflated: int) -> None:
+    """Refuse an archive whose members inflate far past its size on disk (the weights are read from it later)."""
+    stored = path.stat().st_size
+    if inflated > MAX_INFLATION * stored + MAX_CONFIG_BYTES:
+        raise ModelFileError(f"{path}: the archive inflates to {inflated / 2**20:,.0f} MiB from "
+                             f"{stored / 2**20:,.1f} MiB on disk (over {MAX_INFLATION}x; Keras stores it "
+                             "uncompressed: a zip bomb?); refused")
 
 
 def _json(path: Path, raw, what: str):

@@ -77,14 +77,15 @@ def _nested(config: bytes, depth: int = 300) -> bytes:
     return json.dumps(parsed).encode()
 
 
-def _zip_bomb(source: Path, target: Path, megabytes: int = 80) -> None:
-    """A .keras copy whose config.json inflates to `megabytes` MB of spaces (80 KB on disk)."""
+def _zip_bomb(source: Path, target: Path, inflated: str, megabytes: int = 80) -> None:
+    """A .keras copy with `inflated` (a member's name) padded to `megabytes` MB of spaces (80 KB on disk)."""
     with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as new:
         for item in old.infolist():
-            if item.filename != "config.json":
+            if item.filename != inflated:
                 new.writestr(item, old.read(item.filename))
                 continue
-            with new.open("config.json", "w", force_zip64=True) as member:
+            with new.open(inflated, "w", force_zip64=True) as member:
+                member.write(old.read(item.filename))
                 for _ in range(megabytes):
                     member.write(b" " * 2**20)
 
@@ -114,7 +115,8 @@ def _make_files(root: Path) -> None:
     _rewrite_config(root / "good.keras", root / "unknown.keras", _unknown_class)
     _rewrite_config(root / "good.keras", root / "nested.keras", _nested)
     _rewrite_config(root / "good.keras", root / "brackets.keras", lambda config: b"[" * 10**5 + b"]" * 10**5)
-    _zip_bomb(root / "good.keras", root / "bomb.keras")
+    _zip_bomb(root / "good.keras", root / "bomb.keras", "config.json")
+    _zip_bomb(root / "good.keras", root / "weights_bomb.keras", "model.weights.h5")
     _model().save_weights(root / "weights_only.h5")
     (root / "dir.keras").mkdir()
     (root / "model.pt").write_bytes(good)
@@ -169,6 +171,8 @@ CASES = {
                                                   "nests too deep to parse"),
     "model: config.json inflates to 80 MB": (lambda r: ["validate", _config(r, "bomb.keras")],
                                              "config.json is 80 MiB, over the 64 MiB"),
+    "model: weights inflate to 80 MB": (lambda r: ["validate", _config(r, "weights_bomb.keras")],
+                                        "the archive inflates to 80 MiB from 0.1 MiB on disk (over 50x"),
     "model: weights-only .h5": (lambda r: ["validate", _config(r, "weights_only.h5")], "no model config"),
     "model: a directory": (lambda r: ["validate", _config(r, "dir.keras")], "is a directory"),
     "model: wrong suffix": (lambda r: ["validate", _config(r, "model.pt")], ".keras or .h5"),
