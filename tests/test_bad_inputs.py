@@ -127,6 +127,8 @@ def _make_files(root: Path) -> None:
     _bad_weight(np.nan).save(root / "nan_weight.keras")
     _bad_weight(np.inf).save(root / "inf_weight.h5")
     _model((28, 28, 1)).save(root / "mnist_shaped.keras")
+    keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3, name="block1.conv-a"),
+                      keras.layers.Flatten(), keras.layers.Dense(10)]).save(root / "dotted_name.keras")
     np.savez(root / "no_x_test.npz", **_arrays(x_test=None))
     _lying_header(root / "good.npz", root / "lying.npz")
     (root / "text.npz").write_text("x_train,y_train\n1,2\n")
@@ -173,6 +175,8 @@ CASES = {
                                              "config.json is 80 MiB, over the 64 MiB"),
     "model: weights inflate to 80 MB": (lambda r: ["validate", _config(r, "weights_bomb.keras")],
                                         "the archive inflates to 80 MiB from 0.1 MiB on disk (over 50x"),
+    "model: a layer name hls4ml cannot use": (lambda r: ["validate", _config(r, "dotted_name.keras")],
+                                              "layer 'block1.conv-a': hls4ml writes layer names into C++"),
     "model: weights-only .h5": (lambda r: ["validate", _config(r, "weights_only.h5")], "no model config"),
     "model: a directory": (lambda r: ["validate", _config(r, "dir.keras")], "is a directory"),
     "model: wrong suffix": (lambda r: ["validate", _config(r, "model.pt")], ".keras or .h5"),

@@ -6,12 +6,16 @@ the model, and sends tf_keras models to the Keras-3 parser, which fails on them.
 resolving to tf_keras, after hls4ml itself is fully imported; nothing outside these calls sees the switch.
 """
 
+import re
 import sys
 from contextlib import contextmanager
 
 import tf_keras
 
+from fpgaprune.errors import ModelTypeError
 from fpgaprune.tfk import require_tf_keras_model
+
+C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @contextmanager
@@ -31,11 +35,31 @@ def _keras2_for_hls4ml():
             sys.modules["keras"] = saved
 
 
+def layer_name_problem(model) -> str | None:
+    """Why hls4ml cannot take the model's layer names, or None: it writes each name into the C++ project as an
+    identifier (`layer2_t conv1_out[...]`), and TensorFlow allows names that are none ('.', '-', '/', '>')."""
+    layers = model.get_config().get("layers", [])
+    names = [layer.get("config", {}).get("name") or layer.get("name") for layer in layers]
+    bad = next((name for name in names if isinstance(name, str) and not C_IDENTIFIER.fullmatch(name)), None)
+    if bad is None:
+        return None
+    return (f"layer {bad!r}: hls4ml writes layer names into C++ as identifiers, so they may hold only letters, "
+            f"digits and '_' (not starting with a digit); rename it (e.g. {re.sub(r'[^A-Za-z0-9_]', '_', bad)!r})")
+
+
+def require_hls_layer_names(model) -> None:
+    """Raise a one-line ModelTypeError if a layer name cannot be a C++ identifier."""
+    problem = layer_name_problem(model)
+    if problem:
+        raise ModelTypeError(f"model '{model.name}': {problem}")
+
+
 def config_from_model(model, granularity: str = "name", **kwargs) -> dict:
     """hls4ml's `config_from_keras_model` for a tf_keras/QKeras model."""
     import hls4ml
 
     require_tf_keras_model(model)
+    require_hls_layer_names(model)
     with _keras2_for_hls4ml():
         return hls4ml.utils.config_from_keras_model(model, granularity=granularity, **kwargs)
 
@@ -47,6 +71,7 @@ def convert_model(model, hls_config: dict, output_dir, **kwargs):
     from fpgaprune.hls.extension import register
 
     require_tf_keras_model(model)
+    require_hls_layer_names(model)
     register()
     with _keras2_for_hls4ml():
         return hls4ml.converters.convert_from_keras_model(

@@ -229,3 +229,21 @@ def test_hard_tanh_and_sigmoid_quantizers_are_bit_exact(tmp_path):
     x = dataset.x_test[:200].reshape(-1, 64)
     assert_csim_bit_exact(hls_model, quantized, x)
     assert len(np.unique(quantized.predict(x, verbose=0))) > 10  # not saturated: the rounding is exercised
+
+
+@pytest.mark.parametrize("name", ["block1.conv", "conv-2", "head/fc", "a>b", "1conv"])
+def test_a_layer_name_that_cannot_be_a_cpp_identifier_is_one_line_before_hls4ml(tmp_path, name):
+    """TensorFlow accepts these names; hls4ml writes them into C++ identifiers and the project fails to build
+    (`firmware/defines.h: expected initializer before '.'`). Both entry points refuse them, naming the layer."""
+    model = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(2, 3, name=name), L.Flatten(name="flatten"),
+                              L.Dense(3, name="fc")])
+    expected = rf"^model '{model.name}': layer '{name}': hls4ml writes layer names into C\+\+ as identifiers"
+    with pytest.raises(fp.FpgapruneError, match=expected) as error:
+        config_from_model(model)
+    assert "\n" not in str(error.value)
+    with pytest.raises(fp.FpgapruneError, match=expected):
+        convert_model(model, {"Model": {"Precision": "ap_fixed<16,6>", "ReuseFactor": 1}}, tmp_path / "prj")
+    assert not (tmp_path / "prj").exists()
+    renamed = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(2, 3, name="conv_ok"), L.Flatten(name="flatten"),
+                                L.Dense(3, name="fc")])
+    assert config_from_model(renamed)["LayerName"].keys() >= {"conv_ok", "fc"}
