@@ -35,21 +35,34 @@ def _keras2_for_hls4ml():
             sys.modules["keras"] = saved
 
 
-def layer_name_problem(model) -> str | None:
-    """Why hls4ml cannot take the model's layer names, or None: it writes each name into the C++ project as an
-    identifier (`layer2_t conv1_out[...]`), and TensorFlow allows names that are none ('.', '-', '/', '>')."""
-    layers = model.get_config().get("layers", [])
-    names = [layer.get("config", {}).get("name") or layer.get("name") for layer in layers]
-    bad = next((name for name in names if isinstance(name, str) and not C_IDENTIFIER.fullmatch(name)), None)
-    if bad is None:
-        return None
-    return (f"layer {bad!r}: hls4ml writes layer names into C++ as identifiers, so they may hold only letters, "
-            f"digits and '_' (not starting with a digit); rename it (e.g. {re.sub(r'[^A-Za-z0-9_]', '_', bad)!r})")
+def layer_problem(model) -> str | None:
+    """Why hls4ml's Keras-2 converter cannot take one of the model's layers, or None: a class it does not parse
+    (it skips Dropout), or a name that is no C++ identifier (hls4ml writes each name into the project:
+    `layer2_t conv1_out[...]`, and TensorFlow allows '.', '-', '/' and '>' in names)."""
+    from hls4ml.converters.keras_v2_to_hls import get_supported_keras_layers
+
+    supported = {*get_supported_keras_layers(), "Dropout"}
+    for layer in model.get_config().get("layers", []):
+        name, kind = layer.get("config", {}).get("name") or layer.get("name"), layer.get("class_name")
+        if kind not in supported:
+            return (f"layer {name!r} is a {kind}, which hls4ml {_hls4ml_version()} cannot convert; remove it "
+                    "(a training-only layer such as GaussianNoise does nothing at inference) or replace it")
+        if isinstance(name, str) and not C_IDENTIFIER.fullmatch(name):
+            return (f"layer {name!r}: hls4ml writes layer names into C++ as identifiers, so they may hold only "
+                    "letters, digits and '_' (not starting with a digit); rename it "
+                    f"(e.g. {re.sub(r'[^A-Za-z0-9_]', '_', name)!r})")
+    return None
 
 
-def require_hls_layer_names(model) -> None:
-    """Raise a one-line ModelTypeError if a layer name cannot be a C++ identifier."""
-    problem = layer_name_problem(model)
+def _hls4ml_version() -> str:
+    from importlib import metadata
+
+    return metadata.version("hls4ml")
+
+
+def require_convertible_layers(model) -> None:
+    """Raise a one-line ModelTypeError if hls4ml cannot take one of the model's layers (`layer_problem`)."""
+    problem = layer_problem(model)
     if problem:
         raise ModelTypeError(f"model '{model.name}': {problem}")
 
@@ -59,7 +72,7 @@ def config_from_model(model, granularity: str = "name", **kwargs) -> dict:
     import hls4ml
 
     require_tf_keras_model(model)
-    require_hls_layer_names(model)
+    require_convertible_layers(model)
     with _keras2_for_hls4ml():
         return hls4ml.utils.config_from_keras_model(model, granularity=granularity, **kwargs)
 
@@ -71,7 +84,7 @@ def convert_model(model, hls_config: dict, output_dir, **kwargs):
     from fpgaprune.hls.extension import register
 
     require_tf_keras_model(model)
-    require_hls_layer_names(model)
+    require_convertible_layers(model)
     register()
     with _keras2_for_hls4ml():
         return hls4ml.converters.convert_from_keras_model(

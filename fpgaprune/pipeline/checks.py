@@ -117,18 +117,18 @@ def check_quantized_layers(config: RunConfig, at: Located, model) -> None:
             _fail(at.at("quantization", "layers", layer, "activation"), problem)
 
 
-def check_layer_names(config: RunConfig, at: Located, model) -> None:
-    """The model's layer names can be C++ identifiers in the hls4ml project (checked before any training)."""
-    from fpgaprune.hls.adapter import layer_name_problem
+def check_layers(config: RunConfig, at: Located, model) -> None:
+    """hls4ml can convert every layer, by class and by name (checked before any training)."""
+    from fpgaprune.hls.adapter import layer_problem
 
-    problem = layer_name_problem(model)
+    problem = layer_problem(model)
     if problem:
         _fail(at.at("model", "file") if config.model.file else at.at("model"), problem)
 
 
 def check_against_model(config: RunConfig, at: Located, model) -> None:
-    """The checks that need the run's starting model: layer names, selections, pruning keys, quantizers."""
-    check_layer_names(config, at, model)
+    """The checks that need the run's starting model: its layers, selections, pruning keys, quantizers."""
+    check_layers(config, at, model)
     check_pruning(config, at, model)
     check_quantized_layers(config, at, model)
 

@@ -247,3 +247,14 @@ def test_a_layer_name_that_cannot_be_a_cpp_identifier_is_one_line_before_hls4ml(
     renamed = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(2, 3, name="conv_ok"), L.Flatten(name="flatten"),
                                 L.Dense(3, name="fc")])
     assert config_from_model(renamed)["LayerName"].keys() >= {"conv_ok", "fc"}
+
+
+def test_a_layer_class_hls4ml_cannot_convert_is_one_line_before_hls4ml(tmp_path):
+    model = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(2, 3, name="conv1"), L.GaussianNoise(0.1, name="noise"),
+                              L.Dropout(0.1, name="drop"), L.Flatten(name="flatten"), L.Dense(3, name="fc")])
+    expected = rf"^model '{model.name}': layer 'noise' is a GaussianNoise, which hls4ml [0-9.]+ cannot convert"
+    with pytest.raises(fp.FpgapruneError, match=expected):
+        convert_model(model, {"Model": {"Precision": "ap_fixed<16,6>", "ReuseFactor": 1}}, tmp_path / "prj")
+    without = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(2, 3, name="conv1"), L.Dropout(0.1, name="drop"),
+                                L.Flatten(name="flatten"), L.Dense(3, name="fc")])  # hls4ml skips Dropout
+    assert {"conv1", "fc"} <= set(config_from_model(without)["LayerName"])
