@@ -44,8 +44,8 @@ def expanded_size(root) -> float:
 
 
 def key_lines(root) -> dict:
-    """{key path tuple: line number} from the composed document's node marks; a node reached again through an
-    alias is not walked again."""
+    """{key path tuple: line number} from the composed document's node marks, walked in document order; a node
+    reached again through an alias is not walked again (its keys keep the lines under its &anchor)."""
     lines, seen, stack = {}, set(), [(root, ())]
     while stack:
         node, path = stack.pop()
@@ -58,9 +58,9 @@ def key_lines(root) -> dict:
             entries = [((*path, i), item.start_mark, item) for i, item in enumerate(node.value)]
         else:
             entries = []
-        for where, mark, child in entries:
+        for where, mark, _ in entries:
             lines[where] = mark.line + 1
-            stack.append((child, where))
+        stack.extend((child, where) for where, _, child in reversed(entries))
     return lines
 
 

@@ -228,3 +228,7 @@ def test_anchors_and_aliases_still_work_and_errors_name_their_line(tmp_path, cap
     assert code == 2 and f"error: {path}:6: finetune.learning_rate: found -1;" in err, err
     path.write_text("name: x\ntraining:\n  epochs: &n 3\nfinetune:\n  epochs: *n\n")
     assert entry(["validate", str(path)]) == 0, capsys.readouterr().err
+    path.write_text("name: x\ntraining: &t\n  epochs: 3\n  batch_size: 8\nfinetune: *t\n")
+    code, err = entry(["validate", str(path)]), capsys.readouterr().err
+    # finetune takes no batch_size: the key is reached through the alias, so the line is the alias's
+    assert code == 2 and f"error: {path}:5: finetune.batch_size: unknown key;" in err, err
