@@ -221,7 +221,8 @@ def plot(rows: list, path: Path) -> None:
                                          color=colors[method], label=method)
         seeds = sorted({seed for r in mine for seed in r["seeds"]})
         partial = any(len(r["seeds"]) < len(seeds) for r in mine)
-        axis.set_title(f"CNN {name}: mean of seeds {', '.join(map(str, seeds))}"
+        label = f"seed {seeds[0]}" if len(seeds) == 1 else f"mean of seeds {', '.join(map(str, seeds))}"
+        axis.set_title(f"CNN {name}: {label}"
                        + (" (a run under way: some points have fewer)" if partial else ""), fontsize=10)
         axis.set_xlabel("LUT + DSP (sum of board fractions, estimate)")
         axis.set_ylabel("accuracy after QAT")
@@ -296,6 +297,9 @@ def main(argv=None):
                                   f"{r['accuracy']:.4f}") for r in rows])))
     print("\n".join(format_rows(("cnn", "seeds", "peer point", "cost", "accuracy", "fpgaprune's best at <= cost",
                                  "cost", "accuracy", "as accurate"), verdicts(rows))))
+    if not rows:
+        print(f"no finished points in {log} yet: no plot")
+        return
     plot(rows, args.out / "front.png")
     print(f"wrote {args.out / 'front.png'}")
 
