@@ -47,12 +47,12 @@ def _bad_weight(value):
     return model
 
 
-def _rewrite_config(source: Path, target: Path, change) -> None:
-    """A copy of the .keras archive `source` with its config.json passed through `change` (bytes -> bytes)."""
+def _rewrite_config(source: Path, target: Path, change, member: str = "config.json") -> None:
+    """A copy of the archive `source` (.keras or .npz) with `member` passed through `change` (bytes -> bytes)."""
     with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w") as new:
         for item in old.infolist():
             content = old.read(item.filename)
-            new.writestr(item, change(content) if item.filename == "config.json" else content)
+            new.writestr(item, change(content) if item.filename == member else content)
 
 
 def _foreign_module(config: bytes) -> bytes:
@@ -94,9 +94,7 @@ def _lying_header(good: Path, target: Path) -> None:
     """An .npz whose x_train header declares a 25 TB array over 512 stored bytes."""
     header = "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 8, 8, 1), }".ljust(117) + "\n"
     npy = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + bytes(512)
-    with zipfile.ZipFile(good) as old, zipfile.ZipFile(target, "w") as new:
-        for name in old.namelist():
-            new.writestr(name, npy if name == "x_train.npy" else old.read(name))
+    _rewrite_config(good, target, lambda _: npy, member="x_train.npy")
 
 
 def _make_files(root: Path) -> None:

@@ -107,6 +107,10 @@ class BudgetFit:
     def final_aim(self) -> np.ndarray:
         return self.budget.limits() * (1.0 - self.margin)
 
+    def check(self, model) -> None:
+        """Raise the one-line BudgetError now if the last fit at the final aim is impossible for `model`."""
+        fit_to_budget(self.pruners[-1], model, self.costs, self.budget, aim=self.final_aim())
+
     def __call__(self, model, aim=None) -> BudgetStep:
         aim = self.final_aim() if aim is None else np.asarray(aim, np.float64)
         if len(self.pruners) > 1:
@@ -138,8 +142,7 @@ class BudgetPruning(keras.callbacks.Callback):
 
     def on_train_begin(self, logs=None):
         self.start = self.fit.budget.fractions(self.fit.costs(self.model).total())
-        # An impossible budget is one line now, not epochs into training: the last fit, tried on the start weights.
-        fit_to_budget(self.fit.pruners[-1], self.model, self.fit.costs, self.fit.budget, aim=self.fit.final_aim())
+        self.fit.check(self.model)  # an impossible budget is one line now, not epochs into training
 
     def on_train_batch_begin(self, batch, logs=None):
         step = int(self.model.optimizer.iterations.numpy())

@@ -39,25 +39,20 @@ def layer_problem(model) -> str | None:
     """Why hls4ml's Keras-2 converter cannot take one of the model's layers, or None: a class it does not parse
     (it skips Dropout), or a name that is no C++ identifier (hls4ml writes each name into the project:
     `layer2_t conv1_out[...]`, and TensorFlow allows '.', '-', '/' and '>' in names)."""
+    import hls4ml
     from hls4ml.converters.keras_v2_to_hls import get_supported_keras_layers
 
     supported = {*get_supported_keras_layers(), "Dropout"}
     for layer in model.get_config().get("layers", []):
         name, kind = layer.get("config", {}).get("name") or layer.get("name"), layer.get("class_name")
         if kind not in supported:
-            return (f"layer {name!r} is a {kind}, which hls4ml {_hls4ml_version()} cannot convert; remove it "
+            return (f"layer {name!r} is a {kind}, which hls4ml {hls4ml.__version__} cannot convert; remove it "
                     "(a training-only layer such as GaussianNoise does nothing at inference) or replace it")
         if isinstance(name, str) and not C_IDENTIFIER.fullmatch(name):
             return (f"layer {name!r}: hls4ml writes layer names into C++ as identifiers, so they may hold only "
                     "letters, digits and '_' (not starting with a digit); rename it "
                     f"(e.g. {re.sub(r'[^A-Za-z0-9_]', '_', name)!r})")
     return None
-
-
-def _hls4ml_version() -> str:
-    from importlib import metadata
-
-    return metadata.version("hls4ml")
 
 
 def require_convertible_layers(model) -> None:

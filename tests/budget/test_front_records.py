@@ -30,10 +30,13 @@ def test_every_record_is_complete_and_sensible():
             assert 0.1 <= record["accuracy"] <= 1 and 0 < record["cost"] < 2, record
 
 
-def test_every_cnn_and_seed_has_its_pretrained_model_uncompiled_and_of_its_widths():
+def test_every_cnn_and_seed_has_its_pretrained_model_uncompiled_and_of_its_widths(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import bench_budget_front as front
+
     starts = {(record["cnn"], record["seed"]) for record in _records()}
     for cnn, seed in sorted(starts):
-        path = RECORDS / f"pretrained-{cnn.replace(',', '-')}-seed{seed}.keras"
+        path = front.pretrained_path(RECORDS, cnn, seed)
         assert path.exists(), f"{path} is missing: a fresh clone could not resume {cnn} seed {seed}"
         model = fp.load_model(path)
         assert model.optimizer is None, f"{path} carries optimizer state (three times the size in git)"
