@@ -129,6 +129,8 @@ def _make_files(root: Path) -> None:
                       keras.layers.Flatten(), keras.layers.Dense(10)]).save(root / "dotted_name.keras")
     keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3), keras.layers.GaussianNoise(0.1, name="noise"),
                       keras.layers.Flatten(), keras.layers.Dense(10)]).save(root / "noise.keras")
+    keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3), keras.layers.LayerNormalization(name="norm"),
+                      keras.layers.Flatten(), keras.layers.Dense(10)]).save(root / "norm4d.keras")
     np.savez(root / "no_x_test.npz", **_arrays(x_test=None))
     _lying_header(root / "good.npz", root / "lying.npz")
     (root / "text.npz").write_text("x_train,y_train\n1,2\n")
@@ -179,6 +181,8 @@ CASES = {
                                               "layer 'block1.conv-a': hls4ml writes layer names into C++"),
     "model: a layer hls4ml cannot convert": (lambda r: ["validate", _config(r, "noise.keras")],
                                              "layer 'noise' is a GaussianNoise, which hls4ml"),
+    "model: a shape hls4ml's handler refuses": (lambda r: ["validate", _config(r, "norm4d.keras")],
+                                                 "layer 'norm': hls4ml"),
     "model: weights-only .h5": (lambda r: ["validate", _config(r, "weights_only.h5")], "no model config"),
     "model: a directory": (lambda r: ["validate", _config(r, "dir.keras")], "is a directory"),
     "model: wrong suffix": (lambda r: ["validate", _config(r, "model.pt")], ".keras or .h5"),

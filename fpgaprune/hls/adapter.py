@@ -6,6 +6,7 @@ the model, and sends tf_keras models to the Keras-3 parser, which fails on them.
 resolving to tf_keras, after hls4ml itself is fully imported; nothing outside these calls sees the switch.
 """
 
+import importlib
 import re
 import sys
 from contextlib import contextmanager
@@ -52,6 +53,49 @@ def layer_problem(model) -> str | None:
             return (f"layer {name!r}: hls4ml writes layer names into C++ as identifiers, so they may hold only "
                     "letters, digits and '_' (not starting with a digit); rename it "
                     f"(e.g. {re.sub(r'[^A-Za-z0-9_]', '_', name)!r})")
+    return None
+
+
+@contextmanager
+def _naming_the_layer_at_work(current: dict):
+    """hls4ml's Keras-2 layer handlers, each wrapped to note the layer it is handling (its errors name none)."""
+    import hls4ml.converters  # noqa: F401  (registers the handlers)
+
+    # importlib, because the package's function `keras_v2_to_hls` shadows its module of that name
+    handlers = importlib.import_module("hls4ml.converters.keras_v2_to_hls").layer_handlers
+    saved = dict(handlers)
+
+    def noting(handler):
+        def handle(keras_layer, *args, **kwargs):
+            current["name"] = keras_layer.get("config", {}).get("name") or keras_layer.get("name")
+            return handler(keras_layer, *args, **kwargs)
+        return handle
+
+    handlers.update({kind: noting(handler) for kind, handler in saved.items()})
+    try:
+        yield
+    finally:
+        handlers.clear()
+        handlers.update(saved)
+
+
+def conversion_problem(model) -> str | None:
+    """`layer_problem`, then hls4ml's own layer handlers run on `model` (no project is written): the first
+    error they raise, naming its layer, or None. Catches what only the handlers know, such as a
+    LayerNormalization on a 4-D input, before any training."""
+    import hls4ml
+
+    problem = layer_problem(model)
+    if problem:
+        return problem
+    current = {}
+    try:
+        with _naming_the_layer_at_work(current), _keras2_for_hls4ml():
+            hls4ml.utils.config_from_keras_model(model, granularity="name")
+    except Exception as error:  # noqa: BLE001 - hls4ml's handlers raise bare Exceptions
+        where = f"layer {current['name']!r}: " if "name" in current else ""
+        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        return f"{where}hls4ml {hls4ml.__version__} cannot convert {'it' if where else 'the model'}: {message}"
     return None
 
 

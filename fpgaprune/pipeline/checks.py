@@ -118,10 +118,10 @@ def check_quantized_layers(config: RunConfig, at: Located, model) -> None:
 
 
 def check_layers(config: RunConfig, at: Located, model) -> None:
-    """hls4ml can convert every layer, by class and by name (checked before any training)."""
-    from fpgaprune.hls.adapter import layer_problem
+    """hls4ml can convert every layer: its class, its name, and its shapes in hls4ml's handlers (before training)."""
+    from fpgaprune.hls.adapter import conversion_problem
 
-    problem = layer_problem(model)
+    problem = conversion_problem(model)
     if problem:
         _fail(at.at("model", "file") if config.model.file else at.at("model"), problem)
 

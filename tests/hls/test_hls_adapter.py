@@ -258,3 +258,21 @@ def test_a_layer_class_hls4ml_cannot_convert_is_one_line_before_hls4ml(tmp_path)
     without = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(2, 3, name="conv1"), L.Dropout(0.1, name="drop"),
                                 L.Flatten(name="flatten"), L.Dense(3, name="fc")])  # hls4ml skips Dropout
     assert {"conv1", "fc"} <= set(config_from_model(without)["LayerName"])
+
+
+def test_a_shape_only_hls4mls_handlers_refuse_is_named_by_layer_and_the_handlers_are_left_as_they_were():
+    """LayerNormalization passes the class check, but hls4ml's handler takes only 3-D input (batch included)."""
+    from importlib import import_module
+
+    from fpgaprune.hls.adapter import conversion_problem
+
+    handlers = import_module("hls4ml.converters.keras_v2_to_hls").layer_handlers
+    before = dict(handlers)
+    four_d = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(2, 3, name="conv1"), L.LayerNormalization(name="norm"),
+                               L.Flatten(name="flatten"), L.Dense(3, name="fc")])
+    problem = conversion_problem(four_d)
+    assert problem.startswith("layer 'norm': hls4ml ") and "only three-dimensional input" in problem, problem
+    assert "\n" not in problem and handlers == before
+    three_d = keras.Sequential([keras.Input((6, 4)), L.LayerNormalization(name="norm"), L.Flatten(name="flatten"),
+                                L.Dense(3, name="fc")])
+    assert conversion_problem(three_d) is None and handlers == before
