@@ -9,6 +9,12 @@ from graphlib import TopologicalSorter
 from fpgaprune.errors import FpgapruneError
 
 MERGES = ("Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate")
+# Layers whose output at inference is their input. The first act element by element in training, so channels
+# pass through them; the random image transforms move pixels (those that change the shape are left out).
+IDENTITY_ELEMENTWISE = ("Identity", "Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D",
+                        "AlphaDropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization")
+IDENTITY_AT_INFERENCE = (*IDENTITY_ELEMENTWISE, "RandomFlip", "RandomTranslation", "RandomRotation", "RandomZoom",
+                         "RandomContrast", "RandomBrightness")
 
 
 class SharedLayerError(FpgapruneError):
@@ -47,3 +53,20 @@ class LayerGraph:
     def topological(self) -> list[str]:
         """Every layer after the layers it reads (ties in the model's own order)."""
         return list(TopologicalSorter({name: self.inbound[name] for name in self.layers}).static_order())
+
+
+def drop_from_config(config: dict, name: str) -> None:
+    """Remove the one-input layer `name` from a model config (Sequential or functional), in place: the layers
+    and outputs that read it read its input instead."""
+    entries = config["layers"]
+    index = next(i for i, entry in enumerate(entries) if entry["config"]["name"] == name)
+    removed = entries.pop(index)
+    nodes = removed.get("inbound_nodes") or []
+    if nodes:  # functional: [layer, node index, tensor index, kwargs] items
+        source = list(nodes[0][0][:3])
+        for item in [item for entry in entries for node in entry.get("inbound_nodes") or [] for item in node] + \
+                list(config.get("output_layers", [])):
+            if item[0] == name:
+                item[:3] = source
+    elif "batch_input_shape" in removed["config"] and index < len(entries):  # a Sequential without InputLayer
+        entries[index]["config"].setdefault("batch_input_shape", removed["config"]["batch_input_shape"])

@@ -127,8 +127,11 @@ def _make_files(root: Path) -> None:
     _model((28, 28, 1)).save(root / "mnist_shaped.keras")
     keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3, name="block1.conv-a"),
                       keras.layers.Flatten(), keras.layers.Dense(10)]).save(root / "dotted_name.keras")
-    keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3), keras.layers.GaussianNoise(0.1, name="noise"),
-                      keras.layers.Flatten(), keras.layers.Dense(10)]).save(root / "noise.keras")
+    keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2DTranspose(4, 3, name="up"),
+                      keras.layers.Flatten(), keras.layers.Dense(10)]).save(root / "transpose.keras")
+    keras.Sequential([keras.Input((8, 8, 1)), keras.layers.RandomFlip(), keras.layers.GaussianNoise(0.1),
+                      keras.layers.Conv2D(4, 3), keras.layers.SpatialDropout2D(0.1), keras.layers.Flatten(),
+                      keras.layers.Dense(10)]).save(root / "augmented.keras")
     keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3), keras.layers.LayerNormalization(name="norm"),
                       keras.layers.Flatten(), keras.layers.Dense(10)]).save(root / "norm4d.keras")
     np.savez(root / "no_x_test.npz", **_arrays(x_test=None))
@@ -179,8 +182,8 @@ CASES = {
                                         "the archive inflates to 80 MiB from 0.1 MiB on disk (over 50x"),
     "model: a layer name hls4ml cannot use": (lambda r: ["validate", _config(r, "dotted_name.keras")],
                                               "layer 'block1.conv-a': hls4ml writes layer names into C++"),
-    "model: a layer hls4ml cannot convert": (lambda r: ["validate", _config(r, "noise.keras")],
-                                             "layer 'noise' is a GaussianNoise, which hls4ml"),
+    "model: a layer hls4ml cannot convert": (lambda r: ["validate", _config(r, "transpose.keras")],
+                                             "layer 'up' is a Conv2DTranspose, which hls4ml"),
     "model: a shape hls4ml's handler refuses": (lambda r: ["validate", _config(r, "norm4d.keras")],
                                                  "layer 'norm': hls4ml"),
     "model: weights-only .h5": (lambda r: ["validate", _config(r, "weights_only.h5")], "no model config"),
@@ -277,6 +280,13 @@ def test_data_larger_than_memory_is_one_line(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == f"{tmp_path / 'big.npz'}: array 'x_train' takes 0.6 GiB, more than this " \
         "machine can allocate"
+
+
+def test_a_model_with_layers_that_act_only_in_training_validates(files):
+    """RandomFlip, GaussianNoise and SpatialDropout2D are identities at inference, left out for hls4ml."""
+    result = subprocess.run([str(FPGAPRUNE), "validate", _config(files, "augmented.keras")], capture_output=True,
+                            text=True, env=ENV, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
 
 
 def test_there_are_at_least_25_cases():

@@ -6,6 +6,7 @@ the model, and sends tf_keras models to the Keras-3 parser, which fails on them.
 resolving to tf_keras, after hls4ml itself is fully imported; nothing outside these calls sees the switch.
 """
 
+import copy
 import importlib
 import re
 import sys
@@ -14,7 +15,9 @@ from contextlib import contextmanager
 import tf_keras
 
 from fpgaprune.errors import ModelTypeError
-from fpgaprune.tfk import require_tf_keras_model
+from fpgaprune.layer_graph import IDENTITY_AT_INFERENCE, drop_from_config
+from fpgaprune.masking.hold_constraint import HoldConstraint
+from fpgaprune.tfk import qkeras_objects, require_tf_keras_model
 
 C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -36,19 +39,38 @@ def _keras2_for_hls4ml():
             sys.modules["keras"] = saved
 
 
+def inference_model(model):
+    """`model` without the layers that act only in training (IDENTITY_AT_INFERENCE: GaussianNoise,
+    SpatialDropout2D, ...), which hls4ml 1.3 cannot parse but for Dropout; `model` itself when it has none.
+    Its outputs are the same at inference; weights are copied by layer name."""
+    dropped = [layer.name for layer in model.layers if type(layer).__name__ in IDENTITY_AT_INFERENCE]
+    if not dropped:
+        return model
+    config = copy.deepcopy(model.get_config())
+    for name in dropped:
+        drop_from_config(config, name)
+    objects = {**qkeras_objects(), "HoldConstraint": HoldConstraint, "fpgaprune>HoldConstraint": HoldConstraint}
+    kind = tf_keras.Sequential if isinstance(model, tf_keras.Sequential) else tf_keras.Model
+    twin = kind.from_config(config, custom_objects=objects)
+    for layer in twin.layers:
+        layer.set_weights(model.get_layer(layer.name).get_weights())
+    return twin
+
+
 def layer_problem(model) -> str | None:
     """Why hls4ml's Keras-2 converter cannot take one of the model's layers, or None: a class it does not parse
-    (it skips Dropout), or a name that is no C++ identifier (hls4ml writes each name into the project:
-    `layer2_t conv1_out[...]`, and TensorFlow allows '.', '-', '/' and '>' in names)."""
+    (training-only layers are left out for it: `inference_model`), or a name that is no C++ identifier (hls4ml
+    writes each name into the project: `layer2_t conv1_out[...]`, and TensorFlow allows '.', '-', '/' and '>')."""
     import hls4ml
     from hls4ml.converters.keras_v2_to_hls import get_supported_keras_layers
 
-    supported = {*get_supported_keras_layers(), "Dropout"}
+    supported = {*get_supported_keras_layers(), *IDENTITY_AT_INFERENCE}
     for layer in model.get_config().get("layers", []):
         name, kind = layer.get("config", {}).get("name") or layer.get("name"), layer.get("class_name")
+        if kind in IDENTITY_AT_INFERENCE:
+            continue  # left out for hls4ml
         if kind not in supported:
-            return (f"layer {name!r} is a {kind}, which hls4ml {hls4ml.__version__} cannot convert; remove it "
-                    "(a training-only layer such as GaussianNoise does nothing at inference) or replace it")
+            return f"layer {name!r} is a {kind}, which hls4ml {hls4ml.__version__} cannot convert; replace it"
         if isinstance(name, str) and not C_IDENTIFIER.fullmatch(name):
             return (f"layer {name!r}: hls4ml writes layer names into C++ as identifiers, so they may hold only "
                     "letters, digits and '_' (not starting with a digit); rename it "
@@ -91,7 +113,7 @@ def conversion_problem(model) -> str | None:
     current = {}
     try:
         with _naming_the_layer_at_work(current), _keras2_for_hls4ml():
-            hls4ml.utils.config_from_keras_model(model, granularity="name")
+            hls4ml.utils.config_from_keras_model(inference_model(model), granularity="name")
     except Exception as error:  # noqa: BLE001 - hls4ml's handlers raise bare Exceptions
         where = f"layer {current['name']!r}: " if "name" in current else ""
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
@@ -113,7 +135,7 @@ def config_from_model(model, granularity: str = "name", **kwargs) -> dict:
     require_tf_keras_model(model)
     require_convertible_layers(model)
     with _keras2_for_hls4ml():
-        return hls4ml.utils.config_from_keras_model(model, granularity=granularity, **kwargs)
+        return hls4ml.utils.config_from_keras_model(inference_model(model), granularity=granularity, **kwargs)
 
 
 def convert_model(model, hls_config: dict, output_dir, **kwargs):
@@ -127,5 +149,5 @@ def convert_model(model, hls_config: dict, output_dir, **kwargs):
     register()
     with _keras2_for_hls4ml():
         return hls4ml.converters.convert_from_keras_model(
-            model, hls_config=hls_config, output_dir=str(output_dir), **kwargs
+            inference_model(model), hls_config=hls_config, output_dir=str(output_dir), **kwargs
         )

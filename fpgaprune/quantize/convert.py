@@ -14,7 +14,7 @@ import copy
 import numpy as np
 
 from fpgaprune.errors import QuantizationConfigError
-from fpgaprune.layer_graph import LayerGraph
+from fpgaprune.layer_graph import LayerGraph, drop_from_config
 from fpgaprune.layer_kinds import KINDS, classes_where
 from fpgaprune.masking import FREEZE, HoldEntry, MaskManifest, finalize, hold
 from fpgaprune.quantize import qkeras_front as front
@@ -140,7 +140,7 @@ def _fold_batchnorms(model, config: dict, weights: dict) -> None:
         gamma, beta, mean, variance = _bn_parameters(layer)
         scale = gamma / np.sqrt(variance + layer.epsilon)
         weights[source] = [(kernel * scale).astype(np.float32), ((bias - mean) * scale + beta).astype(np.float32)]
-        _drop_layer(config, name, source)
+        _fold_into(config, name, source)
 
 
 def _bn_parameters(layer):
@@ -150,16 +150,7 @@ def _bn_parameters(layer):
             values["moving_mean"], values["moving_variance"])
 
 
-def _drop_layer(config: dict, name: str, replacement: str) -> None:
-    """Remove layer `name` from a model config, pointing its consumers (and outputs) at `replacement`."""
-    config["layers"] = [e for e in config["layers"] if e["config"]["name"] != name]
-    for entry in config["layers"]:
-        if entry["config"]["name"] == replacement:
-            entry["config"]["use_bias"] = True
-        for node in entry.get("inbound_nodes", []):
-            for item in node:
-                if item[0] == name:
-                    item[0] = replacement
-    for item in config.get("output_layers", []):
-        if item[0] == name:
-            item[0] = replacement
+def _fold_into(config: dict, name: str, producer: str) -> None:
+    """Remove the folded layer `name` from a model config; `producer`, which now holds its scale, gets a bias."""
+    drop_from_config(config, name)
+    next(entry for entry in config["layers"] if entry["config"]["name"] == producer)["config"]["use_bias"] = True

@@ -1,22 +1,23 @@
 """The channel dependency graph: for each producer (Conv/Dense), the layers its output channels flow through.
 
-A producer's channels pass through per-channel layers (BatchNormalization, activations, pooling, Dropout,
-Flatten) until they reach consumers (Conv/Dense) that mix them. A merge layer, a reshape, a model output or
-any other layer makes the region opaque: its channels cannot be removed without rewiring more than we check.
+A producer's channels pass through per-channel layers (BatchNormalization, activations, pooling, Dropout and
+the other element-wise training-only layers, Flatten) until they reach consumers (Conv/Dense) that mix them. A
+merge layer, a reshape, a model output or any other layer makes the region opaque: its channels cannot be
+removed without rewiring more than we check.
 """
 
 from dataclasses import dataclass, field
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.layer_graph import MERGES, LayerGraph, SharedLayerError
+from fpgaprune.layer_graph import IDENTITY_ELEMENTWISE, MERGES, LayerGraph, SharedLayerError
 from fpgaprune.layer_kinds import BY_CLASS, classes_where
 
 # Layers whose output channels strip can remove: the float kinds with a channel-count argument (layer_kinds).
 PRODUCERS = classes_where(lambda kind: bool(kind.channels), qkeras=False)
 PASSTHROUGH = (
-    "BatchNormalization", "Activation", "ReLU", "LeakyReLU", "ELU", "Dropout", "SpatialDropout1D",
-    "SpatialDropout2D", "MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2D",
-    "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "Flatten",
+    "BatchNormalization", "Activation", "ReLU", "LeakyReLU", "ELU", "MaxPooling1D", "MaxPooling2D",
+    "AveragePooling1D", "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D",
+    "GlobalMaxPooling1D", "GlobalMaxPooling2D", "Flatten", *IDENTITY_ELEMENTWISE,
 )
 
 

@@ -106,3 +106,20 @@ def test_branching_model_with_merges_is_bit_exact_in_io_stream(tmp_path, dataset
     check = csim_check(result.hls_model, model, dataset.x_test[:150], result.input_type)
     assert check.bit_exact, check.format()
     assert product_sites(result.path) == live_weights(model)  # one multiplication site per live weight
+
+
+def test_training_only_layers_are_left_out_and_the_project_stays_bit_exact(tmp_path, dataset):
+    """Augmentation, noise and dropout act in training (QAT here) and are identities in the exported project."""
+    image = keras.Input((8, 8, 1), name="image")
+    x = L.GaussianNoise(0.05, name="noise")(L.RandomFlip("horizontal", name="flip")(image))
+    x = L.SpatialDropout2D(0.1, name="sdrop")(L.ReLU(name="relu1")(L.Conv2D(4, 3, name="conv1")(x)))
+    x = L.ReLU(name="relu2")(L.Conv2D(6, 3, padding="same", name="conv2")(x))
+    x = L.Dropout(0.1, name="drop")(L.GaussianDropout(0.1, name="gdrop")(L.Flatten(name="flatten")(x)))
+    model = trained(keras.Model(image, L.Dense(10, name="fc")(x)), ["conv2[:, :, 1, :]", "conv2[:, :, 3, 2]"],
+                    dataset)
+    result = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "prj", x=dataset.x_test)
+    assert [node.name for node in result.hls_model.get_layers()] == ["image", "conv1", "relu1", "conv2", "relu2",
+                                                                     "flatten", "fc"]
+    check = csim_check(result.hls_model, model, dataset.x_test[:150], result.input_type)
+    assert check.bit_exact, check.format()
+    assert product_sites(result.path) == live_weights(model)

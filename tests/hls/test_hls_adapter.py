@@ -250,14 +250,38 @@ def test_a_layer_name_that_cannot_be_a_cpp_identifier_is_one_line_before_hls4ml(
 
 
 def test_a_layer_class_hls4ml_cannot_convert_is_one_line_before_hls4ml(tmp_path):
-    model = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(2, 3, name="conv1"), L.GaussianNoise(0.1, name="noise"),
-                              L.Dropout(0.1, name="drop"), L.Flatten(name="flatten"), L.Dense(3, name="fc")])
-    expected = rf"^model '{model.name}': layer 'noise' is a GaussianNoise, which hls4ml [0-9.]+ cannot convert"
+    model = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2DTranspose(2, 3, name="up"), L.Flatten(name="flatten"),
+                              L.Dense(3, name="fc")])
+    expected = rf"^model '{model.name}': layer 'up' is a Conv2DTranspose, which hls4ml [0-9.]+ cannot convert"
     with pytest.raises(fp.FpgapruneError, match=expected):
         convert_model(model, {"Model": {"Precision": "ap_fixed<16,6>", "ReuseFactor": 1}}, tmp_path / "prj")
-    without = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(2, 3, name="conv1"), L.Dropout(0.1, name="drop"),
-                                L.Flatten(name="flatten"), L.Dense(3, name="fc")])  # hls4ml skips Dropout
-    assert {"conv1", "fc"} <= set(config_from_model(without)["LayerName"])
+    assert not (tmp_path / "prj").exists()
+
+
+def test_layers_that_act_only_in_training_are_left_out_for_hls4ml_and_the_outputs_stay_the_same():
+    """hls4ml 1.3 skips Dropout only; GaussianNoise, SpatialDropout2D, RandomFlip and kin are identities at
+    inference too. A Sequential model without an InputLayer keeps its input shape when its first layer goes."""
+    from fpgaprune.hls.adapter import inference_model
+    from fpgaprune.layer_graph import IDENTITY_AT_INFERENCE
+
+    keras.utils.set_random_seed(0)
+    training_only = [L.RandomFlip(name="flip", input_shape=(8, 8, 1)), L.GaussianNoise(0.3, name="noise"),
+                     L.Conv2D(3, 3, name="conv1"), L.SpatialDropout2D(0.3, name="sdrop"), L.ReLU(name="relu"),
+                     L.RandomContrast(0.5, name="contrast"), L.Flatten(name="flatten"),
+                     L.GaussianDropout(0.3, name="gdrop"), L.AlphaDropout(0.3, name="adrop"),
+                     L.ActivityRegularization(0.1, name="reg"), L.Identity(name="same"), L.Dropout(0.3, name="drop"),
+                     L.Dense(3, name="fc")]
+    model = keras.Sequential(training_only)
+    twin = inference_model(model)
+    assert [layer.name for layer in twin.layers] == ["conv1", "relu", "flatten", "fc"]
+    assert {type(layer).__name__ for layer in model.layers} - {"Conv2D", "ReLU", "Flatten", "Dense"} <= set(
+        IDENTITY_AT_INFERENCE)
+    x = np.random.default_rng(0).random((16, 8, 8, 1)).astype(np.float32)
+    assert np.array_equal(twin.predict(x, verbose=0), model.predict(x, verbose=0))
+    names = set(config_from_model(model)["LayerName"])
+    assert {"conv1", "fc"} <= names and not names & {"flip", "noise", "sdrop", "contrast", "gdrop", "drop", "same"}
+    plain = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(2, 3, name="conv1"), L.Flatten(), L.Dense(3)])
+    assert inference_model(plain) is plain
 
 
 def test_a_shape_only_hls4mls_handlers_refuse_is_named_by_layer_and_the_handlers_are_left_as_they_were():

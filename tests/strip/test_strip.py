@@ -106,9 +106,9 @@ def test_cascade_removes_a_channel_that_dies_after_folding():
 def test_conv1d_global_pooling_and_dense_mlp():
     keras.utils.set_random_seed(2)
     conv1d = randomise(keras.Sequential([
-        keras.Input((12, 4)), L.Conv1D(6, 3, name="c"), L.BatchNormalization(), L.ReLU(),
-        L.GlobalAveragePooling1D(), L.Dense(8, activation="relu", name="d1"), L.Dropout(0.2),
-        L.Dense(3, name="d2")]))
+        keras.Input((12, 4)), L.Conv1D(6, 3, name="c"), L.BatchNormalization(), L.ReLU(), L.SpatialDropout1D(0.1),
+        L.GlobalAveragePooling1D(), L.Dense(8, activation="relu", name="d1"), L.GaussianNoise(0.1), L.Dropout(0.2),
+        L.Dense(3, name="d2")]))  # channels pass through the training-only layers
     held = fp.hold(conv1d, prune=["c[..., 2]", "d1[:, 5]", "d1[3, :]"])
     result = strip(held)
     assert_equivalent(held, result)
