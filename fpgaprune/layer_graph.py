@@ -64,8 +64,8 @@ def drop_from_config(config: dict, name: str) -> None:
     nodes = removed.get("inbound_nodes") or []
     if nodes:  # functional: [layer, node index, tensor index, kwargs] items
         source = list(nodes[0][0][:3])
-        for item in [item for entry in entries for node in entry.get("inbound_nodes") or [] for item in node] + \
-                list(config.get("output_layers", [])):
+        readers = [item for entry in entries for node in entry.get("inbound_nodes") or [] for item in node]
+        for item in readers + list(config.get("output_layers", [])):
             if item[0] == name:
                 item[:3] = source
     elif "batch_input_shape" in removed["config"] and index < len(entries):  # a Sequential without InputLayer

@@ -16,8 +16,8 @@ import tf_keras
 
 from fpgaprune.errors import ModelTypeError
 from fpgaprune.layer_graph import IDENTITY_AT_INFERENCE, drop_from_config
-from fpgaprune.masking.hold_constraint import HoldConstraint
-from fpgaprune.tfk import qkeras_objects, require_tf_keras_model
+from fpgaprune.masking.saving import model_objects
+from fpgaprune.tfk import require_tf_keras_model
 
 C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -49,9 +49,8 @@ def inference_model(model):
     config = copy.deepcopy(model.get_config())
     for name in dropped:
         drop_from_config(config, name)
-    objects = {**qkeras_objects(), "HoldConstraint": HoldConstraint, "fpgaprune>HoldConstraint": HoldConstraint}
     kind = tf_keras.Sequential if isinstance(model, tf_keras.Sequential) else tf_keras.Model
-    twin = kind.from_config(config, custom_objects=objects)
+    twin = kind.from_config(config, custom_objects=model_objects())
     for layer in twin.layers:
         layer.set_weights(model.get_layer(layer.name).get_weights())
     return twin

@@ -11,6 +11,11 @@ from fpgaprune.model_files import FORMATS, check_model_file
 from fpgaprune.tfk import keras, qkeras_objects
 
 
+def model_objects() -> dict:
+    """The custom objects a held QKeras model's config names (QKeras' and the hold constraint)."""
+    return {**qkeras_objects(), "HoldConstraint": HoldConstraint, "fpgaprune>HoldConstraint": HoldConstraint}
+
+
 def save_model(model, path) -> Path:
     """Save `model` (with optimizer state when compiled) to a `.keras` or `.h5` file, atomically."""
     path = Path(path)
@@ -32,9 +37,8 @@ def load_model(path, compile: bool = True, trust_code: bool = False):
     module is refused with one line unless `trust_code=True`. Any failure to load is one ModelFileError line.
     """
     path = check_model_file(path, trust_code)
-    objects = {**qkeras_objects(), "HoldConstraint": HoldConstraint, "fpgaprune>HoldConstraint": HoldConstraint}
     try:
-        return keras.models.load_model(path, custom_objects=objects, compile=compile, safe_mode=not trust_code)
+        return keras.models.load_model(path, custom_objects=model_objects(), compile=compile, safe_mode=not trust_code)
     except Exception as error:  # noqa: BLE001 - Keras raises many types for a bad file; the user gets one line.
         raise ModelFileError(f"{path}: could not load the model ({type(error).__name__}: "
                              f"{first_line(error)})") from error
