@@ -84,4 +84,6 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    from record import run_recorded
+
+    run_recorded(main, __file__)

@@ -120,4 +120,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    from record import run_recorded
+
+    run_recorded(main, __file__)

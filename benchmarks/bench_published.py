@@ -161,4 +161,6 @@ def _print_held_out(designs: list, features: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from record import run_recorded
+
+    run_recorded(main, __file__)

@@ -80,4 +80,6 @@ def _a_pruned_kernel(estimate) -> tuple[int, int]:
 
 
 if __name__ == "__main__":
-    main()
+    from record import run_recorded
+
+    run_recorded(main, __file__)
