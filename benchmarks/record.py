@@ -31,7 +31,8 @@ class _Tee(io.TextIOBase):
 
 
 def revision() -> str:
-    """The checkout's short commit, with '-dirty' when fpgaprune/ or benchmarks/ has uncommitted changes."""
+    """The checkout's short commit, with '-dirty' when fpgaprune/ or a benchmark script has uncommitted changes
+    (results written under benchmarks/results/ do not count)."""
     root = Path(__file__).parent.parent
 
     def git(*args):
@@ -40,7 +41,7 @@ def revision() -> str:
 
     commit = git("rev-parse", "--short", "HEAD") or "unknown"
     return commit + ("-dirty" if git("status", "--porcelain", "--untracked-files=no", "--", "fpgaprune",
-                                     "benchmarks") else "")
+                                     "benchmarks/*.py", "pyproject.toml") else "")
 
 
 def run_recorded(main, script: str, argv=None, results: Path = RESULTS) -> Path | None:
