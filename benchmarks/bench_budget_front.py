@@ -9,7 +9,7 @@ which each CNN's dense design fits the board (what a user would pick for a desig
 takes 6.5 boards of DSPs fully parallel). Methods:
 - fpgaprune kernel / element / hybrid, each by budget (`--budgets`: fractions of the dense design's LUT + DSP
   estimate; a budget that cannot be met is recorded as infeasible), with a repair
-  after QAT; kernel and element also by uniform sparsity (`--sparsities`);
+  after QAT; and each by uniform sparsity (`--sparsities`; the hybrid's kernels make half of it);
 - tfmot unstructured (`prune_low_magnitude`) by uniform sparsity, priced twice: as fpgaprune's export builds
   it (tfmot's zeros become removed products there too), and as stock hls4ml's Resource strategy builds it (every
   weight read from ROM and multiplied, zeros included: the dense design's cost);
@@ -60,9 +60,10 @@ def _schedule(dataset, epochs, target):
 
 
 def by_sparsity(pretrained, dataset, epochs, structure, sparsity):
-    from fpgaprune.pruning import GradualPruning, Pruner
+    from fpgaprune.pruning import GradualPruning, HybridPruner, Pruner
 
-    pruner = Pruner(structure=structure, do_not_prune=["conv1"])
+    pruner = (HybridPruner(do_not_prune=["conv1"]) if structure == "hybrid"
+              else Pruner(structure=structure, do_not_prune=["conv1"]))
     model = pruner.attach(fp.hold(pretrained))
     return _train(model, dataset, epochs, [GradualPruning(pruner, _schedule(dataset, epochs, sparsity))]), pruner
 
@@ -95,7 +96,7 @@ def quantized_point(model, dataset, qat_epochs, costs, budget=None, pruner=None)
 def points_for(args) -> list:
     """(method, level) of every point, per CNN and seed."""
     plan = [(f"fpgaprune {s}, budget", b) for s in ("kernel", "element", "hybrid") for b in args.budgets]
-    plan += [(f"fpgaprune {s}, sparsity", x) for s in ("kernel", "element") for x in args.sparsities]
+    plan += [(f"fpgaprune {s}, sparsity", x) for s in ("kernel", "element", "hybrid") for x in args.sparsities]
     plan += [(TFMOT, x) for x in args.sparsities]
     return plan + [("hls4ml dsp_aware_pruning, rtol", r) for r in args.rtols]
 

@@ -11,12 +11,13 @@ import numpy as np
 
 from fpgaprune.budget.spec import Budget, BudgetError
 from fpgaprune.pruning import Pruner
+from fpgaprune.pruning.hybrid import FIRST_SHARE as HYBRID_FIRST_SHARE
+from fpgaprune.pruning.hybrid import HybridPruner
 from fpgaprune.pruning.knapsack import BudgetInfeasible
 from fpgaprune.resources.entry_costs import HARDWARE_LAYERS, EntryCosts, entry_costs, layer_hardware
 from fpgaprune.tfk import keras
 
 DEFAULT_MARGIN = 0.05  # prune to 95% of each limit before QAT; the exported estimate must then fit
-HYBRID_FIRST_SHARE = 0.5  # hybrid: kernels make half of the saving, elements inside the kept kernels the rest
 
 
 class HardwareCosts:
@@ -127,7 +128,7 @@ class BudgetFit:
 
 def hybrid_pruners(**options) -> tuple:
     """Kernels first (conv layers; Dense layers by element), then elements inside the kept kernels."""
-    return Pruner(structure="kernel", **options), Pruner(structure="element", **options)
+    return HybridPruner(**options).pruners
 
 
 class BudgetPruning(keras.callbacks.Callback):

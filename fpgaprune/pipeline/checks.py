@@ -64,9 +64,7 @@ def check_pruning(config: RunConfig, at: Located, model) -> None:
         except FpgapruneError as error:
             _fail(at.at("pruning", "selections", i), f"found {text!r}; {error}")
     structures = config.pruning.structure if isinstance(config.pruning.structure, dict) else {"*": config.pruning.structure}
-    if structures == {"*": "hybrid"}:
-        if not config.pruning.budget:
-            _fail(at.at("pruning", "structure"), "found 'hybrid'; it prunes to a budget: give pruning.budget")
+    if structures == {"*": "hybrid"}:  # kernels, then elements: both fit every layer
         structures = {}
     for layer, spec in structures.items():
         try:

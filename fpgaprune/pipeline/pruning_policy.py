@@ -26,12 +26,14 @@ def conv_kernel_sparsity(model) -> float:
 
 
 def pruner_of(config):
-    """The run's Pruner: its structure, score, scope, target layers and exclusions."""
-    from fpgaprune.pruning import Pruner
+    """The run's Pruner (a HybridPruner for structure `hybrid`): its score, scope, target layers and exclusions."""
+    from fpgaprune.pruning import HybridPruner, Pruner
 
-    return Pruner(structure=config.pruning.structure, score=config.pruning.score, scope=config.pruning.scope,
-                  layers=list(config.pruning.targets) or None, do_not_prune=config.pruning.do_not_prune,
-                  min_kept=config.pruning.budget_min_kept)
+    options = dict(score=config.pruning.score, scope=config.pruning.scope, layers=list(config.pruning.targets) or None,
+                   do_not_prune=config.pruning.do_not_prune, min_kept=config.pruning.budget_min_kept)
+    if config.pruning.structure == "hybrid":
+        return HybridPruner(**options)
+    return Pruner(structure=config.pruning.structure, **options)
 
 
 def scheduled(config, held, dataset):
@@ -75,14 +77,11 @@ def hardware_costs(config, dataset):
 
 def budget_fit(config, dataset):
     """How the run fits its budget: its pruner (or, for structure `hybrid`, kernels then elements)."""
-    from fpgaprune.budget import BudgetFit, hybrid_pruners
+    from fpgaprune.budget import BudgetFit
 
-    if config.pruning.structure == "hybrid":
-        pruners = hybrid_pruners(score=config.pruning.score, do_not_prune=config.pruning.do_not_prune,
-                                 min_kept=config.pruning.budget_min_kept)
-    else:
-        pruners = (pruner_of(config),)
-    return BudgetFit(pruners, hardware_costs(config, dataset), budget_of(config), config.pruning.budget_margin)
+    pruner = pruner_of(config)
+    return BudgetFit(getattr(pruner, "pruners", (pruner,)), hardware_costs(config, dataset), budget_of(config),
+                     config.pruning.budget_margin)
 
 
 def budgeted(config, held, dataset):

@@ -1,6 +1,7 @@
 """Pruning: which groups of weights to remove (structures, scores, pruner) and when (schedules, callbacks)."""
 
 from fpgaprune.pruning.callbacks import GradualPruning
+from fpgaprune.pruning.hybrid import HybridPruner
 from fpgaprune.pruning.lottery import LotteryTicket
 from fpgaprune.pruning.pruner import Pruner
 from fpgaprune.pruning.schedules import OneShot, PolynomialDecay, PruningSchedule
@@ -9,6 +10,7 @@ from fpgaprune.pruning.structures import Structure, parse_structure, structure_f
 
 __all__ = [
     "GradualPruning",
+    "HybridPruner",
     "LotteryTicket",
     "OneShot",
     "PolynomialDecay",

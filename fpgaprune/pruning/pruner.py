@@ -70,11 +70,15 @@ class Pruner:
             targets.append(PruneTarget(bound.layer.name, bound.weight.name, bound.variable, structure))
         return targets
 
-    def select(self, model, sparsity: Union[float, dict, None] = None, threshold: Optional[float] = None) -> dict:
-        """{(layer, weight): boolean mask of the entries to prune}, including those pruned already."""
+    def select(self, model, sparsity: Union[float, dict, None] = None, threshold: Optional[float] = None,
+               pruned: Optional[dict] = None) -> dict:
+        """{(layer, weight): boolean mask of the entries to prune}, including those pruned already, and those of
+        `pruned` ({(layer, weight): mask}, counted as pruned already: another pruner's choice not yet applied)."""
         if (sparsity is None) == (threshold is None):
             raise FpgapruneError("give exactly one of sparsity and threshold")
-        groups = [_GroupView(target, self.score, self._cost(model, target)) for target in self.targets(model)]
+        pruned = pruned or {}
+        groups = [_GroupView(target, self.score, self._cost(model, target), pruned.get((target.layer, target.weight)))
+                  for target in self.targets(model)]
         if self.scope == "global":
             if isinstance(sparsity, dict):
                 raise FpgapruneError("a global pruning scope takes one sparsity, not a per-layer dict")
@@ -166,10 +170,12 @@ class Pruner:
 class _GroupView:
     """One target weight seen as groups: sizes, scores, already-pruned and protected groups, the choice."""
 
-    def __init__(self, target: PruneTarget, norm: str, cost: int = 1):
+    def __init__(self, target: PruneTarget, norm: str, cost: int = 1, pruned: Optional[np.ndarray] = None):
         self.target = target
         weights = target.variable.numpy()
         self.pruned, frozen = _held_state(target.variable)
+        if pruned is not None:
+            self.pruned = self.pruned | np.asarray(pruned, bool)
         self.labels, count = target.structure.labels(weights.shape)
         flat = self.labels.ravel()
         entries = np.bincount(flat, minlength=count)

@@ -459,17 +459,3 @@ def test_hybrid_removes_whole_kernels_then_elements_inside_the_kept_ones(trained
     kernel = attached.get_layer("conv2").kernel.numpy()
     zeros = (kernel == 0).reshape(-1, *kernel.shape[-2:]).sum(axis=0)  # zeros per (ci, co) kernel of 9 taps
     assert np.any(zeros == 9) and np.any((zeros > 0) & (zeros < 9))  # whole kernels, and taps of kept ones
-
-
-def test_hybrid_needs_a_budget():
-    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
-    config["pruning"]["structure"] = "hybrid"
-    parsed, at = parse_config(yaml.safe_dump(config), "run.yaml")
-    with pytest.raises(ConfigError, match="pruning.structure: found 'hybrid'; it prunes to a budget"):
-        check_config(parsed, at, model=_digits_cnn())
-
-
-def _digits_cnn():
-    from fpgaprune.architectures import small_cnn
-
-    return small_cnn((8, 8, 1), (4, 8), 10)
