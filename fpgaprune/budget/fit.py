@@ -109,8 +109,14 @@ class BudgetFit:
         return self.budget.limits() * (1.0 - self.margin)
 
     def check(self, model) -> None:
-        """Raise the one-line BudgetError now if the last fit at the final aim is impossible for `model`."""
-        fit_to_budget(self.pruners[-1], model, self.costs, self.budget, aim=self.final_aim())
+        """Raise the one-line BudgetError now if even the cheapest design the last fit can reach misses the final
+        aim: each pruned layer at its floor (`Pruner.floor`), priced with the types derived from that design. A
+        model's own types are wider (pruning narrows accumulators), so priced with them the floor would refuse
+        budgets that a gradual run meets."""
+        pruner = self.pruners[-1]
+        floor = pruner.attach(model)
+        pruner.apply(floor, pruner.floor(floor))
+        fit_to_budget(pruner, floor, self.costs, self.budget, aim=self.final_aim())
 
     def __call__(self, model, aim=None) -> BudgetStep:
         aim = self.final_aim() if aim is None else np.asarray(aim, np.float64)

@@ -118,6 +118,14 @@ class Pruner:
             start += view.scores.size
         return {(v.target.layer, v.target.weight): v.mask() for v in views}, result
 
+    def floor(self, model) -> dict:
+        """{(layer, weight): mask} of the fewest groups a fit may keep: each layer's strongest `min_kept` share
+        (at least one) and its protected groups; groups pruned already stay pruned."""
+        views = [_GroupView(target, self.score) for target in self.targets(model)]
+        for view in views:
+            view.chosen = view.already | ~(view.protected | view.strongest(self.min_kept))
+        return {(v.target.layer, v.target.weight): v.mask() for v in views}
+
     def _structure_for(self, layer) -> Structure:
         """A per-layer entry must fit its layer; one structure for all applies where it fits, else the default."""
         if isinstance(self.structure, dict):

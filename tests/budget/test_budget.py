@@ -244,6 +244,63 @@ def test_an_impossible_budget_under_a_gradual_schedule_stops_before_the_first_ba
     assert all(np.array_equal(a, b) for a, b in zip(before, attached.get_weights()))
 
 
+@pytest.mark.parametrize("structure", ["kernel", "element"])
+@pytest.mark.parametrize("min_kept", [0.1, 0.3])
+def test_the_floor_keeps_each_layers_strongest_share_protected_groups_and_nothing_pruned(trained, structure,
+                                                                                          min_kept):
+    model, _ = trained
+    pruner = Pruner(structure=structure, min_kept=min_kept)
+    attached = pruner.prune(fp.hold(model, freeze="conv2[:, :, 0, 0]"), sparsity=0.5)
+    floor = pruner.floor(attached)
+    for view in (_GroupView(t, "l1") for t in pruner.targets(attached)):
+        mask = floor[(view.target.layer, view.target.weight)]
+        assert np.all(mask[view.pruned])  # pruned already: stays pruned
+        kept = np.bincount(view.labels.ravel(), ~mask.ravel(), view.scores.size) > 0
+        assert np.array_equal(kept, (view.strongest(min_kept) | view.protected) & ~view.already), view.target.layer
+        assert view.protected.any() == (view.target.layer == "conv2")
+        assert not np.any(mask & np.isin(view.labels, np.flatnonzero(view.protected)))  # frozen groups stay
+
+
+@pytest.mark.parametrize("structure", ["kernel", "element", "hybrid"])
+def test_the_check_refuses_only_what_the_floor_design_misses_at_its_own_types(trained, structure):
+    """Pruning narrows accumulators, so the floor priced with the dense model's types costs more than the floor
+    priced as it is. A budget between the two is refused by a fit of the dense model, passes the check, and the
+    gradual run's last fit meets it; below the floor's own cost the check refuses it before the first batch."""
+    from fpgaprune.budget import BudgetFit, BudgetPruning, hybrid_pruners
+    from fpgaprune.pruning import PolynomialDecay
+    from fpgaprune.quantize import to_qkeras
+    from fpgaprune.resources.entry_costs import entry_costs
+
+    model, dataset = trained
+    costs, board = _costs(dataset), load_board("pynq-z2")
+    pruners = hybrid_pruners() if structure == "hybrid" else (Pruner(structure=structure),)
+    attached = pruners[0].attach(fp.hold(model))
+    costs(attached)
+    dense_types, layers = costs.types, len(costs.types)
+    floor = pruners[-1].attach(attached)
+    pruners[-1].apply(floor, pruners[-1].floor(floor))
+    own = costs(floor).total()["LUT"]
+    at_dense_types = entry_costs(to_qkeras(floor, SPEC), dense_types).total()["LUT"]
+    assert own < at_dense_types
+
+    def fit_at(lut):  # margin 0: the final aim is the limit less the rounding of each layer's total
+        return BudgetFit(pruners, costs, parse_budget({"LUT": (lut + layers) / board.resources["LUT"]}, board), 0.0)
+
+    between = fit_at((own + at_dense_types) / 2)
+    with pytest.raises(BudgetError, match="keeps its strongest 10% of groups"):
+        fit_to_budget(pruners[-1], attached, costs, between.budget, margin=0.0)  # the check before 11-25
+    between.check(attached)
+    attached.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    gradual = BudgetPruning(between, PolynomialDecay(0.0, 1.0, 0, 40, frequency=5))
+    attached.fit(dataset.x_train, dataset.y_train, epochs=1, verbose=0, callbacks=[gradual])
+    last = gradual.history[-1]
+    assert last.estimate["LUT"] <= last.aimed["LUT"] + 1e-12 and last.aimed == pytest.approx(
+        {"LUT": (own + at_dense_types) / 2 / board.resources["LUT"]})
+    with pytest.raises(BudgetError, match=r"keeps its strongest 10% of groups.*still needs") as error:
+        fit_at(own * 0.99).check(pruners[0].attach(fp.hold(model)))
+    assert "\n" not in str(error.value)
+
+
 def test_each_layer_keeps_its_strongest_min_kept_share_and_a_lower_share_reaches_lower_budgets(trained):
     """The per-layer floor is a setting: at the floor's own cost a fit keeps exactly each layer's strongest
     `min_kept` share of groups (at least one); below it the fit is infeasible, and a lower share fits there."""
