@@ -53,24 +53,11 @@ def fit_to_budget(pruner: Pruner, model, costs: HardwareCosts, budget: Budget, m
     """(masks for `pruner.apply`, the step): the most important groups whose estimate fits `aim` (default: the
     budget's limits less `margin`). Raises one BudgetError line when the layers it may not prune exceed it."""
     priced = costs(model)
-    targets = {t.layer for t in pruner.targets(model)}
     aim = budget.limits() * (1.0 - margin) if aim is None else np.asarray(aim, np.float64)
     aim = np.maximum(aim - budget.rounding(len(priced.dsp)), 0.0)
-    fixed = budget.fractions(priced.total([name for name in priced.dsp if name not in targets]))
-    for constraint, floor, limit in zip(budget.constraints, fixed, aim):
-        if floor > limit:
-            kept = sorted(set(priced.dsp) - targets) or ["none"]
-            raise BudgetError(f"pruning.budget: {constraint.describe(budget.board)} cannot be met: the layers that "
-                              f"are not pruned ({', '.join(kept)}) alone need {_over(floor, limit)} aimed at "
-                              "(the limit less the margin)")
-
-    def entry_rows(target):
-        if target.layer not in priced.dsp:  # not a layer the export generates products for
-            return np.zeros((len(budget.constraints), *target.variable.shape))
-        return budget.rows({"DSP": priced.dsp[target.layer], "LUT": priced.lut[target.layer]})
-
+    fixed = _fixed_layers(pruner, model, priced, budget, aim)
     try:
-        masks, result = pruner.select_to_fit(model, entry_rows, aim - fixed)
+        masks, result = pruner.select_to_fit(model, _entry_rows(priced, budget), aim - fixed)
     except BudgetInfeasible as error:
         worst = int(np.argmax(fixed + error.floor - aim))
         raise BudgetError(f"pruning.budget: {budget.constraints[worst].describe(budget.board)} cannot be met: each "
@@ -82,6 +69,28 @@ def fit_to_budget(pruner: Pruner, model, costs: HardwareCosts, budget: Budget, m
     pruned = int((~result.keep).sum())
     return masks, BudgetStep(dict(zip([c.name for c in budget.constraints], aim.tolist())), estimate, result.optimal,
                              pruned)
+
+
+def _fixed_layers(pruner: Pruner, model, priced: EntryCosts, budget: Budget, aim: np.ndarray) -> np.ndarray:
+    """Per constraint, the board fraction of the layers `pruner` does not prune; one BudgetError line if over."""
+    targets = {t.layer for t in pruner.targets(model)}
+    fixed = budget.fractions(priced.total([name for name in priced.dsp if name not in targets]))
+    for constraint, floor, limit in zip(budget.constraints, fixed, aim):
+        if floor > limit:
+            kept = sorted(set(priced.dsp) - targets) or ["none"]
+            raise BudgetError(f"pruning.budget: {constraint.describe(budget.board)} cannot be met: the layers that "
+                              f"are not pruned ({', '.join(kept)}) alone need {_over(floor, limit)} aimed at "
+                              "(the limit less the margin)")
+    return fixed
+
+
+def _entry_rows(priced: EntryCosts, budget: Budget):
+    """target -> each entry's cost per constraint, shape (constraints, *weight shape)."""
+    def entry_rows(target):
+        if target.layer not in priced.dsp:  # not a layer the export generates products for
+            return np.zeros((len(budget.constraints), *target.variable.shape))
+        return budget.rows({"DSP": priced.dsp[target.layer], "LUT": priced.lut[target.layer]})
+    return entry_rows
 
 
 def _over(need: float, limit: float) -> str:
@@ -109,14 +118,23 @@ class BudgetFit:
         return self.budget.limits() * (1.0 - self.margin)
 
     def check(self, model) -> None:
-        """Raise the one-line BudgetError now if even the cheapest design the last fit can reach misses the final
-        aim: each pruned layer at its floor (`Pruner.floor`), priced with the types derived from that design. A
-        model's own types are wider (pruning narrows accumulators), so priced with them the floor would refuse
-        budgets that a gradual run meets."""
-        pruner = self.pruners[-1]
+        """Raise the one-line BudgetError now if even the cheapest design a fit can reach misses the final aim:
+        each pruned layer at its cheapest floor (`Pruner.floor`), priced with the types derived from that design
+        (pruning narrows accumulators). A gradual run can end at any floor, so a dearer one refuses budgets that
+        it meets; what passes here may still be refused by the last fit."""
+        pruner, budget = self.pruners[-1], self.budget
+        priced = self.costs(model)
+        aim = np.maximum(self.final_aim() - budget.rounding(len(priced.dsp)), 0.0)
+        _fixed_layers(pruner, model, priced, budget, aim)
         floor = pruner.attach(model)
-        pruner.apply(floor, pruner.floor(floor))
-        fit_to_budget(pruner, floor, self.costs, self.budget, aim=self.final_aim())
+        pruner.apply(floor, pruner.floor(floor, _entry_rows(priced, budget)))
+        need = budget.fractions(self.costs(floor).total())
+        worst = int(np.argmax(need - aim))
+        if need[worst] > aim[worst]:
+            raise BudgetError(f"pruning.budget: {budget.constraints[worst].describe(budget.board)} cannot be met: "
+                              f"even if each pruned layer kept only its cheapest {pruner.min_kept:.0%} of groups "
+                              f"(pruning.budget_min_kept), the design would need {_over(need[worst], aim[worst])} "
+                              "aimed at (the limit less the margin)")
 
     def __call__(self, model, aim=None) -> BudgetStep:
         aim = self.final_aim() if aim is None else np.asarray(aim, np.float64)

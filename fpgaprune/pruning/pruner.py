@@ -118,12 +118,17 @@ class Pruner:
             start += view.scores.size
         return {(v.target.layer, v.target.weight): v.mask() for v in views}, result
 
-    def floor(self, model) -> dict:
-        """{(layer, weight): mask} of the fewest groups a fit may keep: each layer's strongest `min_kept` share
-        (at least one) and its protected groups; groups pruned already stay pruned."""
+    def floor(self, model, entry_costs) -> dict:
+        """{(layer, weight): mask} of the cheapest design a fit may reach: each layer keeps only its cheapest
+        `min_kept` share of groups (at least one; `entry_costs` as in `select_to_fit`, summed over constraints)
+        and its protected groups; groups pruned already stay pruned. A fit keeps the strongest share of the
+        groups still live, and a gradual run may have pruned the strong, costly ones before: any share can end
+        up kept."""
         views = [_GroupView(target, self.score) for target in self.targets(model)]
         for view in views:
-            view.chosen = view.already | ~(view.protected | view.strongest(self.min_kept))
+            rows = np.reshape(entry_costs(view.target), (-1, view.labels.size)).sum(axis=0)
+            cost = np.bincount(view.labels.ravel(), np.asarray(rows, np.float64), view.scores.size)
+            view.chosen = view.already | ~(view.protected | view.strongest(self.min_kept, order=-cost))
         return {(v.target.layer, v.target.weight): v.mask() for v in views}
 
     def _structure_for(self, layer) -> Structure:
@@ -199,12 +204,14 @@ class _GroupView:
         scale = live.mean() if live.size and live.mean() > 0 else 1.0
         return self.scores / scale
 
-    def strongest(self, fraction: float) -> np.ndarray:
-        """The top `fraction` of the live groups by score (at least one while any is live)."""
+    def strongest(self, fraction: float, order: Optional[np.ndarray] = None) -> np.ndarray:
+        """The top `fraction` of the live groups by score, or by `order` (ties by score), at least one while any
+        is live."""
         live = np.flatnonzero(~self.already)
         count = min(live.size, max(1, int(np.ceil(fraction * self.scores.size))))
+        keys = (-self.scores[live],) if order is None else (-self.scores[live], -np.asarray(order)[live])
         chosen = np.zeros(self.scores.size, bool)
-        chosen[live[np.argsort(-self.scores[live], kind="stable")[:count]]] = True
+        chosen[live[np.lexsort(keys)[:count]]] = True
         return chosen
 
     def mask(self) -> np.ndarray:

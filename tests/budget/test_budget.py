@@ -245,60 +245,74 @@ def test_an_impossible_budget_under_a_gradual_schedule_stops_before_the_first_ba
 
 
 @pytest.mark.parametrize("structure", ["kernel", "element"])
-@pytest.mark.parametrize("min_kept", [0.1, 0.3])
-def test_the_floor_keeps_each_layers_strongest_share_protected_groups_and_nothing_pruned(trained, structure,
-                                                                                          min_kept):
+@pytest.mark.parametrize("min_kept,seed", [(0.1, 0), (0.3, 1), (0.5, 2)])
+def test_the_floor_keeps_each_layers_cheapest_share_protected_groups_and_nothing_pruned(trained, structure,
+                                                                                         min_kept, seed):
     model, _ = trained
+    rng = np.random.default_rng(seed)
     pruner = Pruner(structure=structure, min_kept=min_kept)
     attached = pruner.prune(fp.hold(model, freeze="conv2[:, :, 0, 0]"), sparsity=0.5)
-    floor = pruner.floor(attached)
+    prices = {t.layer: rng.integers(0, 50, (2, *t.variable.shape)).astype(float) for t in pruner.targets(model)}
+    floor = pruner.floor(attached, lambda target: prices[target.layer])
     for view in (_GroupView(t, "l1") for t in pruner.targets(attached)):
         mask = floor[(view.target.layer, view.target.weight)]
         assert np.all(mask[view.pruned])  # pruned already: stays pruned
-        kept = np.bincount(view.labels.ravel(), ~mask.ravel(), view.scores.size) > 0
-        assert np.array_equal(kept, (view.strongest(min_kept) | view.protected) & ~view.already), view.target.layer
         assert view.protected.any() == (view.target.layer == "conv2")
         assert not np.any(mask & np.isin(view.labels, np.flatnonzero(view.protected)))  # frozen groups stay
+        cost = np.bincount(view.labels.ravel(), prices[view.target.layer].sum(axis=0).ravel(), view.scores.size)
+        kept = (np.bincount(view.labels.ravel(), ~mask.ravel(), view.scores.size) > 0) & ~view.protected
+        live = ~view.already & ~view.protected
+        count = min((~view.already).sum(), max(1, int(np.ceil(min_kept * view.scores.size))))
+        assert kept.sum() == count - (view.protected & ~view.already & view.strongest(min_kept, -cost)).sum()
+        assert cost[kept].max(initial=-1) <= cost[live & ~kept].min(initial=np.inf), view.target.layer
 
 
 @pytest.mark.parametrize("structure", ["kernel", "element", "hybrid"])
-def test_the_check_refuses_only_what_the_floor_design_misses_at_its_own_types(trained, structure):
-    """Pruning narrows accumulators, so the floor priced with the dense model's types costs more than the floor
-    priced as it is. A budget between the two is refused by a fit of the dense model, passes the check, and the
-    gradual run's last fit meets it; below the floor's own cost the check refuses it before the first batch."""
+def test_the_check_refuses_only_what_the_cheapest_floor_misses(trained, structure):
+    """Pruning narrows accumulators: the strongest floor (what a fit from the dense model keeps at least) costs
+    less at its own types than at the dense model's. A budget between the two is refused by a fit from the dense
+    model, passes the check, and the gradual run's last fit meets it. Just below the cheapest floor's own cost
+    the check refuses, before the first batch, in one line; just above it passes."""
     from fpgaprune.budget import BudgetFit, BudgetPruning, hybrid_pruners
+    from fpgaprune.budget.fit import _entry_rows
     from fpgaprune.pruning import PolynomialDecay
-    from fpgaprune.quantize import to_qkeras
-    from fpgaprune.resources.entry_costs import entry_costs
 
     model, dataset = trained
     costs, board = _costs(dataset), load_board("pynq-z2")
     pruners = hybrid_pruners() if structure == "hybrid" else (Pruner(structure=structure),)
-    attached = pruners[0].attach(fp.hold(model))
-    costs(attached)
-    dense_types, layers = costs.types, len(costs.types)
-    floor = pruners[-1].attach(attached)
-    pruners[-1].apply(floor, pruners[-1].floor(floor))
-    own = costs(floor).total()["LUT"]
-    at_dense_types = entry_costs(to_qkeras(floor, SPEC), dense_types).total()["LUT"]
-    assert own < at_dense_types
+    attached, last = pruners[0].attach(fp.hold(model)), pruners[-1]
+    layers, rows = len(costs(attached).dsp), _entry_rows(costs(attached), parse_budget({"LUT": 1.0}, board))
+    with pytest.raises(BudgetInfeasible) as error:
+        last.select_to_fit(attached, rows, [0.0])
+    at_dense_types = float(error.value.floor[0]) * board.resources["LUT"]
+
+    def priced_as_it_is(masks):
+        design = last.attach(attached)
+        last.apply(design, masks)
+        return costs(design).total()["LUT"]
+
+    strongest = priced_as_it_is(last.select_to_fit(attached, rows, error.value.floor)[0])
+    cheapest = priced_as_it_is(last.floor(attached, rows))
+    assert cheapest <= strongest < at_dense_types
 
     def fit_at(lut):  # margin 0: the final aim is the limit less the rounding of each layer's total
         return BudgetFit(pruners, costs, parse_budget({"LUT": (lut + layers) / board.resources["LUT"]}, board), 0.0)
 
-    between = fit_at((own + at_dense_types) / 2)
+    between = fit_at((strongest + at_dense_types) / 2)
     with pytest.raises(BudgetError, match="keeps its strongest 10% of groups"):
-        fit_to_budget(pruners[-1], attached, costs, between.budget, margin=0.0)  # the check before 11-25
+        fit_to_budget(last, attached, costs, between.budget, margin=0.0)  # the check before 11-25
     between.check(attached)
     attached.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     gradual = BudgetPruning(between, PolynomialDecay(0.0, 1.0, 0, 40, frequency=5))
     attached.fit(dataset.x_train, dataset.y_train, epochs=1, verbose=0, callbacks=[gradual])
-    last = gradual.history[-1]
-    assert last.estimate["LUT"] <= last.aimed["LUT"] + 1e-12 and last.aimed == pytest.approx(
-        {"LUT": (own + at_dense_types) / 2 / board.resources["LUT"]})
-    with pytest.raises(BudgetError, match=r"keeps its strongest 10% of groups.*still needs") as error:
-        fit_at(own * 0.99).check(pruners[0].attach(fp.hold(model)))
+    step = gradual.history[-1]
+    assert step.estimate["LUT"] <= step.aimed["LUT"] + 1e-12
+    assert step.aimed == pytest.approx({"LUT": (strongest + at_dense_types) / 2 / board.resources["LUT"]})
+    with pytest.raises(BudgetError, match=r"cannot be met: even if each pruned layer kept only its cheapest 10% "
+                                          r"of groups \(pruning.budget_min_kept\)") as error:
+        fit_at(cheapest * 0.99).check(pruners[0].attach(fp.hold(model)))
     assert "\n" not in str(error.value)
+    fit_at(cheapest * 1.001).check(pruners[0].attach(fp.hold(model)))
 
 
 def test_each_layer_keeps_its_strongest_min_kept_share_and_a_lower_share_reaches_lower_budgets(trained):
