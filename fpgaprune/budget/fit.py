@@ -18,6 +18,7 @@ from fpgaprune.resources.entry_costs import HARDWARE_LAYERS, EntryCosts, entry_c
 from fpgaprune.tfk import keras
 
 DEFAULT_MARGIN = 0.05  # prune to 95% of each limit before QAT; the exported estimate must then fit
+FINAL_AIM = "the limit less the margin"
 
 
 class HardwareCosts:
@@ -49,13 +50,14 @@ class BudgetStep:
 
 
 def fit_to_budget(pruner: Pruner, model, costs: HardwareCosts, budget: Budget, margin: float = DEFAULT_MARGIN,
-                  aim: np.ndarray | None = None) -> tuple[dict, BudgetStep]:
+                  aim: np.ndarray | None = None, aimed: str = FINAL_AIM) -> tuple[dict, BudgetStep]:
     """(masks for `pruner.apply`, the step): the most important groups whose estimate fits `aim` (default: the
-    budget's limits less `margin`). Raises one BudgetError line when the layers it may not prune exceed it."""
+    budget's limits less `margin`). Raises one BudgetError line when the layers it may not prune exceed it;
+    `aimed` says in it what the aim is."""
     priced = costs(model)
     aim = budget.limits() * (1.0 - margin) if aim is None else np.asarray(aim, np.float64)
     aim = np.maximum(aim - budget.rounding(len(priced.dsp)), 0.0)
-    fixed = _fixed_layers(pruner, model, priced, budget, aim)
+    fixed = _fixed_layers(pruner, model, priced, budget, aim, aimed)
     try:
         masks, result = pruner.select_to_fit(model, _entry_rows(priced, budget), aim - fixed)
     except BudgetInfeasible as error:
@@ -64,14 +66,15 @@ def fit_to_budget(pruner: Pruner, model, costs: HardwareCosts, budget: Budget, m
                           f"pruned layer keeps its strongest {pruner.min_kept:.0%} of groups "
                           "(pruning.budget_min_kept), and with only those "
                           f"the design still needs {_over(fixed[worst] + error.floor[worst], aim[worst])} "
-                          "aimed at (the limit less the margin)") from None
+                          f"aimed at ({aimed})") from None
     estimate = dict(zip([c.name for c in budget.constraints], (fixed + result.cost).tolist()))
     pruned = int((~result.keep).sum())
     return masks, BudgetStep(dict(zip([c.name for c in budget.constraints], aim.tolist())), estimate, result.optimal,
                              pruned)
 
 
-def _fixed_layers(pruner: Pruner, model, priced: EntryCosts, budget: Budget, aim: np.ndarray) -> np.ndarray:
+def _fixed_layers(pruner: Pruner, model, priced: EntryCosts, budget: Budget, aim: np.ndarray,
+                  aimed: str = FINAL_AIM) -> np.ndarray:
     """Per constraint, the board fraction of the layers `pruner` does not prune; one BudgetError line if over."""
     targets = {t.layer for t in pruner.targets(model)}
     fixed = budget.fractions(priced.total([name for name in priced.dsp if name not in targets]))
@@ -80,7 +83,7 @@ def _fixed_layers(pruner: Pruner, model, priced: EntryCosts, budget: Budget, aim
             kept = sorted(set(priced.dsp) - targets) or ["none"]
             raise BudgetError(f"pruning.budget: {constraint.describe(budget.board)} cannot be met: the layers that "
                               f"are not pruned ({', '.join(kept)}) alone need {_over(floor, limit)} aimed at "
-                              "(the limit less the margin)")
+                              f"({aimed})")
     return fixed
 
 
@@ -134,18 +137,19 @@ class BudgetFit:
             raise BudgetError(f"pruning.budget: {budget.constraints[worst].describe(budget.board)} cannot be met: "
                               f"even if each pruned layer kept only its cheapest {pruner.min_kept:.0%} of groups "
                               f"(pruning.budget_min_kept), the design would need {_over(need[worst], aim[worst])} "
-                              "aimed at (the limit less the margin)")
+                              f"aimed at ({FINAL_AIM})")
 
-    def __call__(self, model, aim=None) -> BudgetStep:
+    def __call__(self, model, aim=None, aimed: str = FINAL_AIM) -> BudgetStep:
         aim = self.final_aim() if aim is None else np.asarray(aim, np.float64)
         if len(self.pruners) > 1:
             start = self.budget.fractions(self.costs(model).total())
             first = np.maximum(aim, np.minimum(start, start - HYBRID_FIRST_SHARE * (start - aim)))
-            self._apply(self.pruners[0], model, first)
-        return self._apply(self.pruners[-1], model, aim)
+            self._apply(self.pruners[0], model, first, f"the {self.pruners[0].structure} step's share of the way "
+                        f"to {aimed}")
+        return self._apply(self.pruners[-1], model, aim, aimed)
 
-    def _apply(self, pruner: Pruner, model, aim) -> BudgetStep:
-        masks, step = fit_to_budget(pruner, model, self.costs, self.budget, aim=aim)
+    def _apply(self, pruner: Pruner, model, aim, aimed: str) -> BudgetStep:
+        masks, step = fit_to_budget(pruner, model, self.costs, self.budget, aim=aim, aimed=aimed)
         pruner.apply(model, masks)
         return step
 
@@ -173,9 +177,10 @@ class BudgetPruning(keras.callbacks.Callback):
         step = int(self.model.optimizer.iterations.numpy())
         update, progress = self.schedule(step)
         if update:
-            final = self.fit.final_aim()
-            self.history.append(self.fit(self.model, np.minimum(self.start, self.start + float(progress) *
-                                                                (final - self.start))))
+            final, progress = self.fit.final_aim(), float(progress)
+            aimed = FINAL_AIM if progress >= 1 else f"step {step}'s, {progress:.0%} of the way to {FINAL_AIM}"
+            self.history.append(self.fit(self.model, np.minimum(self.start, self.start + progress *
+                                                                (final - self.start)), aimed))
 
 
 @dataclass

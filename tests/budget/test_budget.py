@@ -315,6 +315,34 @@ def test_the_check_refuses_only_what_the_cheapest_floor_misses(trained, structur
     fit_at(cheapest * 1.001).check(pruners[0].attach(fp.hold(model)))
 
 
+def test_a_step_of_the_ramp_that_cannot_be_met_names_its_own_aim(trained):
+    """Just above the cheapest floor the check passes, but a fit keeps the strongest share: a step of the ramp
+    fails first, and its line names that step's aim and progress, not the final one."""
+    from fpgaprune.budget import BudgetFit, BudgetPruning
+    from fpgaprune.budget.fit import _entry_rows
+    from fpgaprune.pruning import PolynomialDecay
+
+    model, dataset = trained
+    costs, board, pruner = _costs(dataset), load_board("pynq-z2"), Pruner(structure="kernel")
+    attached = pruner.attach(fp.hold(model))
+    floor = pruner.attach(attached)
+    pruner.apply(floor, pruner.floor(floor, _entry_rows(costs(attached), parse_budget({"LUT": 1.0}, board))))
+    lut = (costs(floor).total()["LUT"] * 1.01 + len(costs.types)) / board.resources["LUT"]
+    fit = BudgetFit((pruner,), costs, parse_budget({"LUT": lut}, board), 0.0)
+    fit.check(attached)
+    attached.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    gradual = BudgetPruning(fit, PolynomialDecay(0.0, 1.0, 0, 40, frequency=5))
+    with pytest.raises(BudgetError) as error:
+        attached.fit(dataset.x_train, dataset.y_train, epochs=1, verbose=0, callbacks=[gradual])
+    failed = len(gradual.history)  # updates at steps 0, 5, ..., 40: the one after the last recorded failed
+    progress = float(PolynomialDecay(0.0, 1.0, 0, 40, frequency=5)(failed * 5)[1])
+    assert 0 < progress < 1, "the ramp failed at its last step: pick a budget nearer the cheapest floor"
+    assert f"aimed at (step {failed * 5}'s, {progress:.0%} of the way to the limit less the margin)" in str(
+        error.value) and "\n" not in str(error.value)
+    aim = gradual.start + progress * (fit.final_aim() - gradual.start) - len(costs.types) / board.resources["LUT"]
+    assert f"over the {aim[0]:.1%}" in str(error.value) or f"over the {aim[0]:.2%}" in str(error.value)
+
+
 def test_each_layer_keeps_its_strongest_min_kept_share_and_a_lower_share_reaches_lower_budgets(trained):
     """The per-layer floor is a setting: at the floor's own cost a fit keeps exactly each layer's strongest
     `min_kept` share of groups (at least one); below it the fit is infeasible, and a lower share fits there."""
