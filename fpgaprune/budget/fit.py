@@ -55,8 +55,7 @@ def fit_to_budget(pruner: Pruner, model, costs: HardwareCosts, budget: Budget, m
     budget's limits less `margin`). Raises one BudgetError line when the layers it may not prune exceed it;
     `aimed` says in it what the aim is."""
     priced = costs(model)
-    aim = budget.limits() * (1.0 - margin) if aim is None else np.asarray(aim, np.float64)
-    aim = np.maximum(aim - budget.rounding(len(priced.dsp)), 0.0)
+    aim = _less_rounding(budget, priced, budget.limits() * (1.0 - margin) if aim is None else aim)
     fixed = _fixed_layers(pruner, model, priced, budget, aim, aimed)
     try:
         masks, result = pruner.select_to_fit(model, _entry_rows(priced, budget), aim - fixed)
@@ -71,6 +70,19 @@ def fit_to_budget(pruner: Pruner, model, costs: HardwareCosts, budget: Budget, m
     pruned = int((~result.keep).sum())
     return masks, BudgetStep(dict(zip([c.name for c in budget.constraints], aim.tolist())), estimate, result.optimal,
                              pruned)
+
+
+def cheapest_floor(pruner: Pruner, model, priced: EntryCosts, costs: HardwareCosts, budget: Budget) -> dict:
+    """The estimate ({resource: count}) of the cheapest design a fit of `pruner` can reach from `model` (priced
+    as `priced`): each pruned layer at its cheapest floor (`Pruner.floor`), priced with that design's types."""
+    floor = pruner.attach(model)
+    pruner.apply(floor, pruner.floor(floor, _entry_rows(priced, budget)))
+    return costs(floor).total()
+
+
+def _less_rounding(budget: Budget, priced: EntryCosts, aim) -> np.ndarray:
+    """The aim less one unit of each resource per layer: the exported estimate rounds each layer's total up."""
+    return np.maximum(np.asarray(aim, np.float64) - budget.rounding(len(priced.dsp)), 0.0)
 
 
 def _fixed_layers(pruner: Pruner, model, priced: EntryCosts, budget: Budget, aim: np.ndarray,
@@ -127,11 +139,9 @@ class BudgetFit:
         it meets; what passes here may still be refused by the last fit."""
         pruner, budget = self.pruners[-1], self.budget
         priced = self.costs(model)
-        aim = np.maximum(self.final_aim() - budget.rounding(len(priced.dsp)), 0.0)
+        aim = _less_rounding(budget, priced, self.final_aim())
         _fixed_layers(pruner, model, priced, budget, aim)
-        floor = pruner.attach(model)
-        pruner.apply(floor, pruner.floor(floor, _entry_rows(priced, budget)))
-        need = budget.fractions(self.costs(floor).total())
+        need = budget.fractions(cheapest_floor(pruner, model, priced, self.costs, budget))
         worst = int(np.argmax(need - aim))
         if need[worst] > aim[worst]:
             raise BudgetError(f"pruning.budget: {budget.constraints[worst].describe(budget.board)} cannot be met: "

@@ -274,14 +274,15 @@ def test_the_check_refuses_only_what_the_cheapest_floor_misses(trained, structur
     model, passes the check, and the gradual run's last fit meets it. Just below the cheapest floor's own cost
     the check refuses, before the first batch, in one line; just above it passes."""
     from fpgaprune.budget import BudgetFit, BudgetPruning, hybrid_pruners
-    from fpgaprune.budget.fit import _entry_rows
+    from fpgaprune.budget.fit import _entry_rows, cheapest_floor
     from fpgaprune.pruning import PolynomialDecay
 
     model, dataset = trained
     costs, board = _costs(dataset), load_board("pynq-z2")
     pruners = hybrid_pruners() if structure == "hybrid" else (Pruner(structure=structure),)
     attached, last = pruners[0].attach(fp.hold(model)), pruners[-1]
-    layers, rows = len(costs(attached).dsp), _entry_rows(costs(attached), parse_budget({"LUT": 1.0}, board))
+    priced, lut = costs(attached), parse_budget({"LUT": 1.0}, board)
+    layers, rows = len(priced.dsp), _entry_rows(priced, lut)
     with pytest.raises(BudgetInfeasible) as error:
         last.select_to_fit(attached, rows, [0.0])
     at_dense_types = float(error.value.floor[0]) * board.resources["LUT"]
@@ -292,7 +293,7 @@ def test_the_check_refuses_only_what_the_cheapest_floor_misses(trained, structur
         return costs(design).total()["LUT"]
 
     strongest = priced_as_it_is(last.select_to_fit(attached, rows, error.value.floor)[0])
-    cheapest = priced_as_it_is(last.floor(attached, rows))
+    cheapest = cheapest_floor(last, attached, priced, costs, lut)["LUT"]
     assert cheapest <= strongest < at_dense_types
 
     def fit_at(lut):  # margin 0: the final aim is the limit less the rounding of each layer's total
@@ -319,15 +320,14 @@ def test_a_step_of_the_ramp_that_cannot_be_met_names_its_own_aim(trained):
     """Just above the cheapest floor the check passes, but a fit keeps the strongest share: a step of the ramp
     fails first, and its line names that step's aim and progress, not the final one."""
     from fpgaprune.budget import BudgetFit, BudgetPruning
-    from fpgaprune.budget.fit import _entry_rows
+    from fpgaprune.budget.fit import cheapest_floor
     from fpgaprune.pruning import PolynomialDecay
 
     model, dataset = trained
     costs, board, pruner = _costs(dataset), load_board("pynq-z2"), Pruner(structure="kernel")
     attached = pruner.attach(fp.hold(model))
-    floor = pruner.attach(attached)
-    pruner.apply(floor, pruner.floor(floor, _entry_rows(costs(attached), parse_budget({"LUT": 1.0}, board))))
-    lut = (costs(floor).total()["LUT"] * 1.01 + len(costs.types)) / board.resources["LUT"]
+    cheapest = cheapest_floor(pruner, attached, costs(attached), costs, parse_budget({"LUT": 1.0}, board))["LUT"]
+    lut = (cheapest * 1.01 + len(costs.types)) / board.resources["LUT"]
     fit = BudgetFit((pruner,), costs, parse_budget({"LUT": lut}, board), 0.0)
     fit.check(attached)
     attached.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
