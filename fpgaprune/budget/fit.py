@@ -5,6 +5,7 @@ Pruning comes before QAT, so the price of a float model is that of its weights a
 `margin` keeps room for what QAT moves. After QAT, `repair` prices the quantized weights themselves.
 """
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -108,6 +109,11 @@ def _entry_rows(priced: EntryCosts, budget: Budget):
     return entry_rows
 
 
+def way(progress: float) -> str:
+    """A ramp's progress as a whole percentage, rounded down: 99.6% of the way is not yet the final aim."""
+    return f"{math.floor(progress * 100)}%"
+
+
 def _over(need: float, limit: float) -> str:
     """'need, over the limit' as percentages, with as many decimals as it takes to tell them apart."""
     for digits in range(1, 5):
@@ -188,7 +194,7 @@ class BudgetPruning(keras.callbacks.Callback):
         update, progress = self.schedule(step)
         if update:
             final, progress = self.fit.final_aim(), float(progress)
-            aimed = FINAL_AIM if progress >= 1 else f"step {step}'s, {progress:.0%} of the way to {FINAL_AIM}"
+            aimed = FINAL_AIM if progress >= 1 else f"step {step}'s, {way(progress)} of the way to {FINAL_AIM}"
             self.history.append(self.fit(self.model, np.minimum(self.start, self.start + progress *
                                                                 (final - self.start)), aimed))
 
