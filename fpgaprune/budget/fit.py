@@ -111,7 +111,7 @@ def _entry_rows(priced: EntryCosts, budget: Budget):
 
 def way(progress: float) -> str:
     """A ramp's progress as a whole percentage, rounded down: 99.6% of the way is not yet the final aim."""
-    return f"{math.floor(progress * 100)}%"
+    return f"{math.floor(round(progress * 100, 9))}%"  # round first: 0.29 * 100 is 28.999999999999996
 
 
 def _over(need: float, limit: float) -> str:
