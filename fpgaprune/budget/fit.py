@@ -125,12 +125,17 @@ def _over(need: float, limit: float) -> str:
 @dataclass
 class BudgetFit:
     """Fits a model to `budget` in place: with one pruner, or with two (hybrid: kernels first, then elements
-    inside the kept kernels), the first taking HYBRID_FIRST_SHARE of the saving."""
+    inside the kept kernels), the first taking `first_share` of the saving."""
 
     pruners: tuple
     costs: HardwareCosts
     budget: Budget
     margin: float = DEFAULT_MARGIN
+    first_share: float = HYBRID_FIRST_SHARE
+
+    def __post_init__(self):
+        if not 0 <= self.first_share <= 1:
+            raise BudgetError(f"pruning.hybrid_first_share: found {self.first_share!r}, expected a fraction in [0, 1]")
 
     def attach(self, model):
         return self.pruners[0].attach(model)
@@ -159,7 +164,7 @@ class BudgetFit:
         aim = self.final_aim() if aim is None else np.asarray(aim, np.float64)
         if len(self.pruners) > 1:
             start = self.budget.fractions(self.costs(model).total())
-            first = np.maximum(aim, np.minimum(start, start - HYBRID_FIRST_SHARE * (start - aim)))
+            first = np.maximum(aim, np.minimum(start, start - self.first_share * (start - aim)))
             self._apply(self.pruners[0], model, first, f"the {self.pruners[0].structure} step's share of the way "
                         f"to {aimed}")
         return self._apply(self.pruners[-1], model, aim, aimed)

@@ -32,7 +32,7 @@ def pruner_of(config):
     options = dict(score=config.pruning.score, scope=config.pruning.scope, layers=list(config.pruning.targets) or None,
                    do_not_prune=config.pruning.do_not_prune, min_kept=config.pruning.budget_min_kept)
     if config.pruning.structure == "hybrid":
-        return HybridPruner(**options)
+        return HybridPruner(**options, first_share=config.pruning.hybrid_first_share)
     return Pruner(structure=config.pruning.structure, **options)
 
 
@@ -81,7 +81,7 @@ def budget_fit(config, dataset):
 
     pruner = pruner_of(config)
     return BudgetFit(getattr(pruner, "pruners", (pruner,)), hardware_costs(config, dataset), budget_of(config),
-                     config.pruning.budget_margin)
+                     config.pruning.budget_margin, config.pruning.hybrid_first_share)
 
 
 def budgeted(config, held, dataset):

@@ -49,6 +49,7 @@ class PruningSection(Strict):
     budget: dict[str, float] = {}  # or a budget: {LUT: 0.5, DSP: 200, LUT+DSP: 0.6} of the run's board
     budget_margin: float = Field(0.05, ge=0, lt=1)  # prune to (1 - margin) of each limit before QAT
     budget_min_kept: float = Field(0.1, gt=0, le=1)  # each pruned layer keeps its strongest share of groups
+    hybrid_first_share: float = Field(0.5, ge=0, le=1)  # structure hybrid: whole kernels' share of the pruning
     do_not_prune: list[str] = []
     epochs: int = Field(0, ge=0)  # training epochs during a polynomial schedule
     lottery_rounds: int = Field(0, ge=0)

@@ -560,6 +560,29 @@ def test_hybrid_removes_whole_kernels_then_elements_inside_the_kept_ones(trained
     assert np.any(zeros == 9) and np.any((zeros > 0) & (zeros < 9))  # whole kernels, and taps of kept ones
 
 
+def test_the_hybrid_budget_fit_takes_its_kernel_share_from_the_config(trained):
+    """`pruning.hybrid_first_share` reaches the budget fit: at 1 every zero of conv2 lies in a whole dead kernel,
+    at 0 fewer whole kernels go; both meet the budget. A share outside [0, 1] is one line."""
+    from fpgaprune.budget import BudgetFit, hybrid_pruners
+    from fpgaprune.pipeline.pruning_policy import budget_fit
+
+    model, dataset = trained
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["pruning"].update(structure="hybrid", targets={}, budget={"LUT": 0.05}, hybrid_first_share=0.8)
+    assert budget_fit(parse_config(yaml.safe_dump(raw), "run.yaml")[0], dataset).first_share == 0.8
+    costs, budget = _costs(dataset), parse_budget({"LUT": 0.05}, load_board("pynq-z2"))
+    dead, partial = {}, {}
+    for share in (0.0, 1.0):
+        fit = BudgetFit(hybrid_pruners(), costs, budget, margin=0.0, first_share=share)
+        attached = fit.attach(fp.hold(model))
+        assert fit(attached).estimate["LUT"] <= 0.05
+        zeros = (attached.get_layer("conv2").kernel.numpy() == 0).reshape(-1, 8 * 4).sum(axis=0)
+        dead[share], partial[share] = int(np.sum(zeros == 9)), int(np.sum((zeros > 0) & (zeros < 9)))
+    assert partial[1.0] == 0 and dead[0.0] < dead[1.0] and partial[0.0] > 0
+    with pytest.raises(BudgetError, match=r"^pruning.hybrid_first_share: found 1.5, expected a fraction in \[0, 1\]$"):
+        BudgetFit(hybrid_pruners(), costs, budget, first_share=1.5)
+
+
 def test_a_ramp_step_short_of_the_end_never_reads_as_the_whole_way():
     """Seen in a run: 99.6% of the way printed as "100%" beside an aim above the final one."""
     from fpgaprune.budget.fit import way

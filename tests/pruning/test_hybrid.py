@@ -99,16 +99,20 @@ def test_hybrid_refuses_a_threshold_and_a_share_outside_0_1():
         HybridPruner(first_share=1.5)
 
 
-def test_a_run_prunes_hybrid_to_its_targets():
-    """`structure: hybrid` with targets (no budget) passes the checks and prunes kernels, then single weights."""
+@pytest.mark.parametrize("share", [None, 0.25, 0.8])
+def test_a_run_prunes_hybrid_to_its_targets(share):
+    """`structure: hybrid` with targets (no budget) passes the checks and prunes kernels, then single weights;
+    `pruning.hybrid_first_share` (default 0.5) is the whole kernels' share of the sparsity."""
     raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
     raw["pruning"].update(structure="hybrid", targets={"conv2": 0.6})
+    if share is not None:
+        raw["pruning"]["hybrid_first_share"] = share
     config, at = parse_config(yaml.safe_dump(raw), "run.yaml")
     model = small_cnn((8, 8, 1), (4, 8), 10)
     check_config(config, at, model=model)
     pruner = pruner_of(config)
-    assert isinstance(pruner, HybridPruner)
+    assert isinstance(pruner, HybridPruner) and pruner.first_share == (share or 0.5)
     pruned = scheduled(config, fp.hold(model), dataset=None)  # one shot: no data needed
     kernel = pruned.get_layer("conv2").kernel.numpy()
-    assert dead_kernels(pruned, "conv2").mean() == pytest.approx(0.3, abs=1 / 32)
+    assert dead_kernels(pruned, "conv2").mean() == pytest.approx((share or 0.5) * 0.6, abs=1 / 32)
     assert np.mean(kernel == 0) == pytest.approx(0.6, abs=1 / kernel.size)
