@@ -37,6 +37,8 @@ def _section(config, dotted: str):
     value = config
     for part in dotted.split("."):
         value = getattr(value, part)
+    if hasattr(value, "in_effect"):  # a section with settings that only some runs read
+        return value.in_effect()
     return value.model_dump() if hasattr(value, "model_dump") else value
 
 

@@ -55,6 +55,13 @@ class PruningSection(Strict):
     lottery_rounds: int = Field(0, ge=0)
     strip: bool = False
 
+    def in_effect(self) -> dict:
+        """The settings a run reads (its stage key hashes these): the hybrid share only for structure hybrid."""
+        settings = self.model_dump()
+        if self.structure != "hybrid":
+            settings.pop("hybrid_first_share")
+        return settings
+
 
 class FinetuneSection(Strict):
     epochs: int = Field(4, ge=0)

@@ -8,7 +8,7 @@ from pathlib import Path
 from fpgaprune.atomic import write_bytes_atomic, write_text_atomic
 
 COLUMNS = ("point", "status", "accuracy_dense", "accuracy_pruned", "accuracy_quantized", "products", "LUT", "DSP",
-           "LUT_fraction", "DSP_fraction", "fits", "bit_exact", "measured_LUT", "seconds")
+           "LUT_fraction", "DSP_fraction", "fits", "bit_exact", "measured_LUT", "seconds", "same_run_as")
 SOURCE = "LUT and DSP: estimate of the exported project (fpgaprune rules); measured_LUT: yosys, DA circuit"
 
 
@@ -25,7 +25,7 @@ def rows(outcome, board, out: Path) -> list:
     table = []
     for result in outcome.results:
         row = {"point": result.name, **result.values, "status": "failed: " + result.error if result.error else "ok",
-               "seconds": result.seconds}
+               "seconds": result.seconds, "same_run_as": result.same_as}
         metrics = result.metrics or {}
         if "report" in metrics:
             report = metrics["report"]
@@ -69,7 +69,7 @@ def to_csv(table: list, axes: list) -> str:
 
 def to_markdown(table: list, axes: list) -> str:
     columns = [*axes, "status", "accuracy_quantized", "LUT", "DSP", "LUT_fraction", "fits", "bit_exact",
-               "pareto_LUT", "pareto_DSP"]
+               "pareto_LUT", "pareto_DSP"] + (["same_run_as"] if any(row.get("same_run_as") for row in table) else [])
     lines = ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
     lines += ["| " + " | ".join(str(row.get(c)) if c in axes else _format(row.get(c)) for c in columns) + " |"
               for row in table]
@@ -80,8 +80,9 @@ def summary_line(result) -> str:
     if result.error:
         return f"{result.name}: FAILED: {result.error}"
     report, quantized = result.metrics["report"], result.metrics["quantize"]["accuracy"]
+    took = f"the run of {result.same_as}, copied" if result.same_as else f"{result.seconds:.0f} s"
     return (f"{result.name}: accuracy {quantized:.2%}, LUT {report['lut'][1]}, DSP {report['dsp'][1]} (estimate), "
-            f"{'fits' if report['fits'] else 'does NOT fit'} ({result.seconds:.0f} s)")
+            f"{'fits' if report['fits'] else 'does NOT fit'} ({took})")
 
 
 def write_results(out: Path, outcome, config) -> dict:

@@ -1,4 +1,5 @@
-"""`run_sweep()`: every point of a grid as an ordinary run, on a local Ray or a cluster, resumable."""
+"""`run_sweep()`: every point of a grid as an ordinary run, on a local Ray or a cluster, resumable; points that
+are one run (an axis the run does not read) run once."""
 
 import json
 import re
@@ -11,6 +12,7 @@ from fpgaprune.errors import FpgapruneError, first_line
 from fpgaprune.sweep.grid import SweepError, point_config, points
 from fpgaprune.sweep.results import summary_line, write_results
 from fpgaprune.sweep.trials import RESULT, TRIAL_ENV, SweepOutcome, TrialResult, archive, finished, store, trial
+from fpgaprune.sweep.twins import copy_run, split_twins
 
 
 def plan(config, grid: dict) -> list:
@@ -56,9 +58,16 @@ def run_sweep(config, grid: dict, out, address: str | None = None, cpus: int | N
     out = Path(out)
     planned = plan(config, grid)
     earlier = {point.name: finished(out / "points" / point.name) for point, _ in planned}
-    pending = [(point, parsed) for point, parsed in planned if earlier[point.name] is None]
-    echo(f"sweep: {len(planned)} points, {len(planned) - len(pending)} finished earlier, {len(pending)} to run")
+    done = {name for name, result in earlier.items() if result}
+    pending, twins = split_twins(planned, done)
+    echo(f"sweep: {len(planned)} points, {len(done)} finished earlier, {len(pending)} to run"
+         + (f", {len(twins)} the same run as another point (copied, not run again)" if twins else ""))
     results = _on_ray(pending, shared_training(pending, out / "shared", echo), out, address, cpus, echo) if pending else {}
+    for point, parsed in planned:
+        if point.name in twins:
+            source = twins[point.name]
+            results[point.name] = copy_run(out, point, parsed, earlier[source] or results[source])
+            echo(f"  {summary_line(results[point.name])}")
     outcome = SweepOutcome([earlier[point.name] or results[point.name] for point, _ in planned])
     write_results(out, outcome, config)
     return outcome

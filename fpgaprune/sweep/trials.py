@@ -35,10 +35,11 @@ class TrialResult:
     error: str | None = None
     seconds: float = 0.0
     ran: bool = True  # False: finished in an earlier sweep, read back
+    same_as: str | None = None  # the point whose run this is (copied, not run again)
 
     def to_json(self) -> str:
         return json.dumps({"name": self.name, "values": self.values, "metrics": self.metrics, "error": self.error,
-                           "seconds": self.seconds}, indent=1, default=json_value)
+                           "seconds": self.seconds, "same_as": self.same_as}, indent=1, default=json_value)
 
 
 @dataclass
@@ -47,7 +48,11 @@ class SweepOutcome:
 
     @property
     def ran(self) -> list:
-        return [r.name for r in self.results if r.ran]
+        return [r.name for r in self.results if r.ran and not r.same_as]
+
+    @property
+    def copied(self) -> list:
+        return [r.name for r in self.results if r.ran and r.same_as]
 
     @property
     def failed(self) -> list:
@@ -74,7 +79,8 @@ def finished(point_dir: Path) -> TrialResult | None:
         return None
     if raw.get("error") or not raw.get("metrics"):
         return None
-    return TrialResult(raw["name"], raw["values"], raw["metrics"], None, raw.get("seconds", 0.0), ran=False)
+    return TrialResult(raw["name"], raw["values"], raw["metrics"], None, raw.get("seconds", 0.0), ran=False,
+                       same_as=raw.get("same_as"))
 
 
 def trial(name: str, values: dict, config_json: str, train: bytes, trust_code: bool) -> dict:

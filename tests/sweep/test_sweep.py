@@ -9,6 +9,7 @@ import yaml
 from fpgaprune.cli import DEFAULT_CONFIG
 from fpgaprune.pipeline.schema import parse_config
 from fpgaprune.sweep import SweepError, parse_grid, point_config, points, run_sweep
+from fpgaprune.sweep.twins import run_key, split_twins
 
 
 def _base() -> dict:
@@ -80,13 +81,41 @@ def _mtimes(directory):
     return {str(p): p.stat().st_mtime_ns for p in directory.rglob("stage.json")}
 
 
+def test_points_that_are_one_run_are_run_once_and_a_finished_point_is_the_one_copied():
+    base, share = _base(), "pruning.hybrid_first_share"
+    planned = [(point, parse_config(yaml.safe_dump(point_config(base, point)))[0])
+               for point in points(parse_grid(["structure=kernel,hybrid", f"{share}=0.3,0.7"]))]
+    name = {(p.as_dict()["structure"], p.as_dict()[share]): p.name for p, _ in planned}
+    keys = {p.name: run_key(config) for p, config in planned}
+    assert keys[name["kernel", 0.3]] == keys[name["kernel", 0.7]]  # a kernel run does not read the hybrid share
+    assert keys[name["hybrid", 0.3]] != keys[name["hybrid", 0.7]]
+    to_run, twins = split_twins(planned, finished=set())
+    assert [p.name for p, _ in to_run] == [name["kernel", 0.3], name["hybrid", 0.3], name["hybrid", 0.7]]
+    assert twins == {name["kernel", 0.7]: name["kernel", 0.3]}
+    to_run, twins = split_twins(planned, finished={name["kernel", 0.7], name["hybrid", 0.3]})
+    assert [p.name for p, _ in to_run] == [name["hybrid", 0.7]]
+    assert twins == {name["kernel", 0.3]: name["kernel", 0.7]}  # copied from the finished one, not run again
+
+
 def test_a_sweep_on_local_ray_writes_every_point_the_table_and_the_plot_and_resumes(tmp_path):
     out, lines = tmp_path / "sweep", []
-    grid = parse_grid(["sparsity=0.3,0.6", "bits=4,6"])
+    grid = parse_grid(["sparsity=0.3,0.6", "bits=4,6", "pruning.hybrid_first_share=0.5,0.7"])  # kernel: 4 runs
     outcome = run_sweep(_quick(tmp_path), grid, out, cpus=2, echo=lines.append)
-    assert sorted(outcome.ran) == sorted(p.name for p in points(grid)) and not outcome.failed
+    by_share = {share: [p.name for p in points(grid) if p.as_dict()["pruning.hybrid_first_share"] == share]
+                for share in (0.5, 0.7)}
+    assert outcome.ran == by_share[0.5] and outcome.copied == by_share[0.7] and not outcome.failed
     assert sum("training once" in line for line in lines) == 1  # one shared train stage for all four
     assert len([line for line in lines if line.strip().startswith("[")]) == 4  # progress per trial
+    assert "8 points, 0 finished earlier, 4 to run, 4 the same run as another point" in lines[0]
+    for source, twin in zip(by_share[0.5], by_share[0.7]):
+        result = json.loads((out / "points" / twin / "result.json").read_text())
+        assert result["same_as"] == source
+        assert result["metrics"] == json.loads((out / "points" / source / "result.json").read_text())["metrics"]
+        assert json.loads((out / "points" / twin / "config.json").read_text())["pruning"]["hybrid_first_share"] == 0.7
+        assert all(json.loads((out / "points" / twin / stage / "stage.json").read_text())["key"] ==
+                   json.loads((out / "points" / source / stage / "stage.json").read_text())["key"]
+                   for stage in ("train", "prune", "report"))
+        assert (out / "points" / twin / "hls" / "project").is_dir()
     for point in points(grid):
         run_dir = out / "points" / point.name
         assert (run_dir / "report" / "report.html").exists() and (run_dir / "hls" / "project").is_dir()
@@ -96,9 +125,12 @@ def test_a_sweep_on_local_ray_writes_every_point_the_table_and_the_plot_and_resu
         bits = point.as_dict()["bits"]
         assert record["config"]["quantization"]["default"]["kernel"] == f"quantized_bits({bits},0,alpha=1)"
     table = (out / "results.csv").read_text().splitlines()
-    assert len(table) == 5 and table[0].startswith("bits,sparsity,point,status")
+    assert len(table) == 9 and table[0].startswith("bits,pruning.hybrid_first_share,sparsity,point,status")
+    assert "repeat another point's run" in (out / "sweep.html").read_text()
+    assert f"| {by_share[0.5][0]} |" in (out / "results.md").read_text()  # the same_run_as column
     assert (out / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "non-dominated" in (out / "sweep.html").read_text() and "| bits | sparsity |" in (out / "results.md").read_text()
+    assert "non-dominated" in (out / "sweep.html").read_text()
+    assert "| bits | pruning.hybrid_first_share | sparsity |" in (out / "results.md").read_text()
     rows = list(csv.DictReader(table))
     luts = {(r["bits"], r["sparsity"]): int(r["LUT"]) for r in rows}
     assert luts[("4", "0.3")] < luts[("6", "0.3")] and luts[("6", "0.6")] < luts[("6", "0.3")]
@@ -106,29 +138,31 @@ def test_a_sweep_on_local_ray_writes_every_point_the_table_and_the_plot_and_resu
 
     before = _mtimes(out / "points")
     again = run_sweep(_quick(tmp_path), grid, out, cpus=2, echo=lines.append)
-    assert again.ran == [] and _mtimes(out / "points") == before  # finished points are not run again
+    assert again.ran == again.copied == [] and _mtimes(out / "points") == before  # finished points stay
     assert [r.metrics["report"]["lut"] for r in again.results] == [r.metrics["report"]["lut"] for r in outcome.results]
 
-    redo = points(grid)[1].name
-    (out / "points" / redo / "result.json").unlink()
+    redo = [by_share[0.5][1], by_share[0.7][1]]  # a run and its copy
+    for name in redo:
+        (out / "points" / name / "result.json").unlink()
     third = run_sweep(_quick(tmp_path), grid, out, cpus=2, echo=lines.append)
-    assert third.ran == [redo]
-    assert {k: v for k, v in _mtimes(out / "points").items() if f"/{redo}/" not in k} == \
-           {k: v for k, v in before.items() if f"/{redo}/" not in k}
+    assert third.ran == redo[:1] and third.copied == redo[1:]
+    assert {k: v for k, v in _mtimes(out / "points").items() if not any(f"/{n}/" in k for n in redo)} == \
+           {k: v for k, v in before.items() if not any(f"/{n}/" in k for n in redo)}
 
 
 def test_failed_trials_are_reported_with_their_error_and_retried_on_resume(tmp_path):
     out, lines = tmp_path / "sweep", []
-    grid = parse_grid(["budget_lut=0.002", "structure=kernel,element"])
+    grid = parse_grid(["budget_lut=0.002", "structure=kernel,element", "pruning.hybrid_first_share=0.5,0.7"])
     outcome = run_sweep(_quick(tmp_path, targets={}), grid, out, cpus=2, echo=lines.append)
-    assert len(outcome.failed) == 2
+    assert len(outcome.failed) == 4 and len(outcome.ran) == len(outcome.copied) == 2  # shares: one run each
     for result in outcome.failed:
         assert "stage prune failed: pruning.budget: LUT <= 0.2%" in result.error and "\n" not in result.error
         assert any(f"{result.name}: FAILED: stage prune failed" in line for line in lines)
-        assert (out / "points" / result.name / "train" / "stage.json").exists()  # the stages done are kept
+        if not result.same_as:  # a copy of a failed run gets its error and nothing else
+            assert (out / "points" / result.name / "train" / "stage.json").exists()  # the stages done are kept
     assert "failed: stage prune failed" in (out / "results.md").read_text()
     retry = run_sweep(_quick(tmp_path, targets={}), grid, out, cpus=2, echo=lines.append)
-    assert sorted(retry.ran) == sorted(p.name for p in points(grid))  # failed points are not "finished"
+    assert (retry.ran, retry.copied) == (outcome.ran, outcome.copied)  # failed points are not "finished"
 
 
 def test_the_sweep_command_says_what_is_wrong_with_a_grid_in_one_line(tmp_path, capsys):
