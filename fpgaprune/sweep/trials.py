@@ -7,6 +7,7 @@ no shared storage; its workers need fpgaprune installed. A point is finished whe
 `result.json` without an error; a resumed sweep does not run finished points again.
 """
 
+import contextlib
 import io
 import json
 import shutil
@@ -110,14 +111,22 @@ def store(out: Path, reply: dict) -> TrialResult:
     """Unpack a trial's run directory under `<out>/points/<name>/` with its result.json, atomically."""
     raw = json.loads(reply["result"])
     result = TrialResult(raw["name"], raw["values"], raw["metrics"], raw["error"], raw["seconds"])
-    final = out / "points" / result.name
-    tmp = final.with_name(f".{result.name}.tmp-{uuid.uuid4().hex[:8]}")
-    tmp.mkdir(parents=True)
-    try:
+    with point_directory(out, result.name) as tmp:
+        tmp.mkdir()
         unpack(reply["archive"], tmp)
         write_text_atomic(tmp / RESULT, result.to_json())
+    return result
+
+
+@contextlib.contextmanager
+def point_directory(out: Path, name: str):
+    """A temporary path that becomes `<out>/points/<name>/` when the block ends without an error."""
+    final = out / "points" / name
+    tmp = final.with_name(f".{name}.tmp-{uuid.uuid4().hex[:8]}")
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        yield tmp
         replace_directory(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return result

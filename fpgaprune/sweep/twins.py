@@ -5,11 +5,10 @@ which the runner finds up to date, and their own config.json and result.json.
 
 import shutil
 import time
-import uuid
 from pathlib import Path
 
-from fpgaprune.atomic import replace_directory, write_text_atomic
-from fpgaprune.sweep.trials import RESULT, TrialResult
+from fpgaprune.atomic import write_text_atomic
+from fpgaprune.sweep.trials import RESULT, TrialResult, point_directory
 
 
 def run_key(config) -> str:
@@ -38,13 +37,12 @@ def copy_run(out: Path, point, config, source: TrialResult) -> TrialResult:
     """`point`'s directory as a copy of `source`'s run, brought up to date (nothing re-runs), atomically."""
     from fpgaprune.pipeline.runner import run
 
-    started, final = time.perf_counter(), out / "points" / point.name
+    started = time.perf_counter()
     if source.error:
         result = TrialResult(point.name, point.as_dict(), error=source.error, same_as=source.name)
-        write_text_atomic(final / RESULT, result.to_json())
+        write_text_atomic(out / "points" / point.name / RESULT, result.to_json())
         return result
-    tmp = final.with_name(f".{point.name}.tmp-{uuid.uuid4().hex[:8]}")
-    try:
+    with point_directory(out, point.name) as tmp:
         shutil.copytree(out / "points" / source.name, tmp, symlinks=True)
         (tmp / RESULT).unlink(missing_ok=True)
         records = run(config, tmp, echo=lambda line: None)
@@ -52,8 +50,4 @@ def copy_run(out: Path, point, config, source: TrialResult) -> TrialResult:
         result = TrialResult(point.name, point.as_dict(), metrics, None, round(time.perf_counter() - started, 1),
                              same_as=source.name)
         write_text_atomic(tmp / RESULT, result.to_json())
-        replace_directory(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return result
