@@ -77,11 +77,19 @@ def export(*args, **kwargs):
     return _export(*args, **kwargs)
 
 
-def csim(exported, model, x):
-    """`fpgaprune.hls.csim_check` of an export: C-simulation against the QKeras model on `x`."""
+def csim(exported, model, x, task=None):
+    """`fpgaprune.hls.csim_check` of an export: its C-simulation against the QKeras model on every sample of `x`,
+    at the logits (a `CsimResult`): bit-exact, or within the tolerance its types give where hls4ml is not exact;
+    the decisions of `task` (`fpgaprune.task.Task`; default: the argmax); the numerical profile of the pass."""
     from fpgaprune.hls import csim_check
+    from fpgaprune.hls.names import map_keys
+    from fpgaprune.hls.tolerance import export_tolerance, node_types
+    from fpgaprune.quantize.profile import ProfileCollector
 
-    return csim_check(exported.hls_model, model, x, exported.input_type)
+    names = exported.manifest.get("names", {})
+    collector = ProfileCollector(model, map_keys(node_types(exported.config), names), exported.input_type)
+    return csim_check(exported.hls_model, model, x, exported.input_type, task=task, names=names,
+                      tolerance=export_tolerance(model, exported.config, names), collector=collector)
 
 
 def estimate(exported, dense_model=None):

@@ -49,37 +49,69 @@ def _summary(records: dict, seconds: float) -> str:
 
 
 def _headline(metrics: dict) -> list:
+    """What the run answers, one line each: the metric by stage, what pruning removed, the resources against the
+    board, what was measured, C-sim, and any layer that saturates."""
+    from fpgaprune.hls.csim import CsimResult
+    from fpgaprune.pipeline.records import stage_score
+
     report, csim = metrics.get("report"), metrics.get("csim")
     if not report:
         return []
-    accuracy = " -> ".join(f"{label} {metrics[stage]['accuracy']:.2%}" for label, stage in
-                           (("dense", "train"), ("pruned", "finetune"), ("quantized", "quantize")) if stage in metrics)
+    scores = {label: stage_score(metrics[stage]) for label, stage in
+              (("dense", "train"), ("pruned", "finetune"), ("quantized", "quantize")) if stage in metrics}
     (p0, p1), (l0, l1), (d0, d1) = report["products"], report["lut"], report["dsp"]
-    lines = [f"report:    {report['report']}", f"accuracy:  {accuracy}",
-             f"products:  {p0} -> {p1} per inference (live weights x output positions)",
+    weights = report.get("live_weights", [p0, p1])
+    lines = [f"report:    {report['report']}", _score_line(scores),
+             f"products:  {p0} -> {p1} per inference (live weights x output positions); live weights {weights[0]} -> "
+             f"{weights[1]}",
              f"resources: LUT {l0} -> {l1}, DSP {d0} -> {d1} (estimate, fpgaprune rules); "
              f"{'fits' if report.get('fits') else 'does NOT fit'} on the board"]
     for row in report.get("budget", []):
-        lines.append(f"budget:    {row['describe']}: estimate {row['pruning']:.1%} at pruning -> {row['after_qat']:.1%} "
+        lines.append(f"budget:    {row['describe']}: estimate {row['pruning']:.1%} at pruning -> "
+                     f"{row['after_qat']:.1%} "
                      f"after QAT -> {row['final']:.1%} after repair; exported {row['achieved']:.1%} (estimate): "
                      f"{'fits' if row['fits'] else 'does NOT fit'}")
     synth = metrics.get("synth", {})
     if synth.get("yosys"):
-        lines.append(f"measured:  the DA circuit of every layer by {synth['yosys']}: see the report")
+        measured, layers = synth.get("measured_layers"), report.get("layers")
+        which = "every layer" if measured is None or measured == layers else f"{measured} of {layers} layers"
+        lines.append(f"measured:  the DA circuit of {which} by {synth['yosys']}: see the report")
     if csim:
-        lines.append(f"C-sim:     {'bit-exact' if csim['bit_exact'] else 'NOT bit-exact'} against QKeras "
-                     f"(argmax agreement {csim['argmax_agreement']:.2%})")
-    return lines
+        result = CsimResult.from_metrics(csim)
+        agreement = f" ({result.agreement_text()})" if result.argmax_agreement is not None else ""
+        lines.append(f"C-sim:     {result.verdict()} against QKeras at the logits{agreement}")
+    return lines + [f"saturates: {line}" for line in (csim or {}).get("saturation", [])]
+
+
+def _score_line(scores: dict) -> str:
+    """"accuracy:  dense 96.67% -> ...", or for regression "RMSE:      dense 0.1234 -> ... (lower is better)"."""
+    from fpgaprune.task import METRICS
+
+    metric = next(iter(scores.values()))[0] if scores else "accuracy"
+    shown = (lambda v: f"{v:.2%}") if "accuracy" in metric else (lambda v: f"{v:.4g}")
+    values = " -> ".join(f"{label} {shown(value)}" for label, (_, value) in scores.items())
+    label = f"{METRICS.get(metric, metric)}:"
+    return f"{label:<10} {values}" + (" (lower is better)" if metric in ("rmse", "mae") else "")
 
 
 def _describe(stage: str, m: dict) -> str:
-    if "accuracy" in m:
-        extra = f", {m['conv_kernels_pruned']:.0%} of conv kernels pruned" if "conv_kernels_pruned" in m else ""
-        return f"accuracy {m['accuracy']:.2%}{extra}"
+    from fpgaprune.hls.csim import CsimResult
+    from fpgaprune.pipeline.records import stage_score
+
+    if "metric" in m or "accuracy" in m:
+        metric, value = stage_score(m)
+        parts = [f"{metric.replace('_', ' ')} {value:.2%}" if "accuracy" in metric else f"{metric} {value:.4g}"]
+        if "weights_pruned" in m:
+            parts.append(f"{m['weights_pruned']:.0%} of weights pruned")
+        if "conv_kernels_pruned" in m:
+            parts.append(f"{m['conv_kernels_pruned']:.0%} of conv kernels removed whole")
+        return ", ".join(parts)
     if stage == "hls":
         return f"{m['live_weights']} live of {m['weights']} weights"
     if stage == "csim":
-        return f"{'bit-exact' if m['bit_exact'] else 'NOT bit-exact'} logits, argmax agreement {m['argmax_agreement']:.2%}"
+        result = CsimResult.from_metrics(m)
+        agreement = f", {result.agreement_text().split(' after ')[0]}" if result.argmax_agreement is not None else ""
+        return f"{result.verdict()} logits{agreement}"
     if stage == "synth":
         return f"ran: {m['ran']}" + (f", {m['yosys']}" if m.get("yosys") else "")
     return ""
@@ -116,7 +148,8 @@ def run(config, from_stage, out, trust_model_code):
 @click.option("--cpus", type=click.IntRange(min=1), help="CPUs of the local Ray: one point runs per CPU")
 @click.option("--trust-model-code", is_flag=True, help=TRUST_HELP)
 def sweep(config, grid, out, address, cpus, trust_model_code):
-    """Run every point of a grid as an ordinary run (on Ray), resumable; write results.csv/.md, pareto.png, sweep.html."""
+    """Run every point of a grid as an ordinary run (on Ray), resumable; write results.csv/.md, pareto.png and
+    sweep.html."""
     from fpgaprune.sweep import parse_grid, run_sweep
 
     parsed = _config(config or DEFAULT_CONFIG, trust_model_code)
@@ -186,7 +219,8 @@ def prune(model, selections, sparsity, layers, out):
 
 @main.command()
 @click.argument("model", type=click.Path(exists=True, dir_okay=False))
-@click.option("--data", "dataset", default="digits", help="digits, fashion_mnist or an .npz (x_test) for the input type")
+@click.option("--data", "dataset", default="digits",
+              help="digits, fashion_mnist or an .npz (x_test) for the input type")
 @click.option("--preset", default="latency_parallel")
 @click.option("--board", default="pynq-z2")
 @click.option("--out", type=click.Path(file_okay=False), required=True)
@@ -196,7 +230,7 @@ def export(model, dataset, preset, board, out, overwrite):
     from fpgaprune import data
 
     x = (data.digits().x_test if dataset == "digits" else data.fashion_mnist().x_test if dataset == "fashion_mnist"
-         else data.load_npz(dataset, keys=("x_test",)).x_test)
+         else data.read_npz(dataset, ("x_test",))["x_test"])
     exported = fp.export(fp.load_model(model), preset, board, out, x=x, overwrite=overwrite)
     click.echo(exported.summary())
 

@@ -13,7 +13,8 @@ FASHION_MNIST_DIR = Path("/usr/share/datasets/fashion-mnist")
 
 @dataclass(frozen=True)
 class Dataset:
-    """Images as float32 NHWC in [0, 1), integer labels."""
+    """Inputs as float32 (images NHWC); labels as int64 classes (a vector, or one-hot/multi-hot rows) or float32
+    targets. `classes`: the output units the labels ask for (classes, or the width of the label rows)."""
 
     name: str
     x_train: np.ndarray
@@ -67,8 +68,14 @@ def _read_idx(path: Path) -> np.ndarray:
 NPZ_KEYS = ("x_train", "y_train", "x_test", "y_test")
 
 
-def load_npz(path, keys=NPZ_KEYS) -> Dataset:
-    """A dataset from an `.npz` file (no pickles): numeric, finite `keys`, x and y of equal length, labels >= 0."""
+def load_npz(path) -> Dataset:
+    """A dataset from an `.npz` file (no pickles): numeric, finite arrays, x and y of equal length; labels are
+    classes, label rows or float targets (`fpgaprune.task` reads which)."""
+    return _dataset(Path(path), read_npz(path, NPZ_KEYS))
+
+
+def read_npz(path, keys) -> dict:
+    """{key: array} of the `keys` of an `.npz` file: numeric, finite, readable without pickle."""
     import zipfile
 
     path = Path(path)
@@ -89,7 +96,7 @@ def load_npz(path, keys=NPZ_KEYS) -> Dataset:
     except (OSError, EOFError, ValueError, zipfile.BadZipFile) as error:  # numpy's message for a non-npz file
         detail = "it would need pickle" if "pickle" in str(error) else first_line(error)
         raise DataError(f"{path}: not a readable .npz file of numeric arrays ({detail})") from None
-    return _dataset(path, arrays)
+    return arrays
 
 
 def _numeric(path: Path, key: str, archive) -> np.ndarray:
@@ -132,18 +139,33 @@ def _dataset(path: Path, arrays: dict) -> Dataset:
         if arrays[x].ndim < 2 or len(arrays[x]) != len(arrays[y]):
             raise DataError(f"{path}: {x} has shape {arrays[x].shape} and {y} {arrays[y].shape}; expected samples "
                             f"along the first axis, as many in both")
-        if arrays[y].ndim != 1 or (arrays[y].dtype.kind == "f" and np.any(arrays[y] != np.round(arrays[y]))):
-            raise DataError(f"{path}: {y} must be a vector of integer class labels (found shape {arrays[y].shape}, "
-                            f"dtype {arrays[y].dtype})")
-        if len(arrays[y]) and arrays[y].min() < 0:
-            raise DataError(f"{path}: {y} holds the label {int(arrays[y].min())}; labels must be 0 or more")
+        if arrays[y].ndim not in (1, 2):
+            raise DataError(f"{path}: {y} has shape {arrays[y].shape}; expected a label (or target) per sample, or "
+                            "a row of them (one-hot, multi-hot, several targets)")
+    if arrays["y_train"].shape[1:] != arrays["y_test"].shape[1:]:
+        raise DataError(f"{path}: y_train has shape {arrays['y_train'].shape} and y_test {arrays['y_test'].shape}; "
+                        "give both splits labels of the same form")
     if not len(arrays["x_train"]) or not len(arrays["x_test"]):
         raise DataError(f"{path}: x_train and x_test must hold at least one sample each")
-    classes = int(max(arrays["y_train"].max(), arrays["y_test"].max())) + 1
-    as_type = {"x_train": np.float32, "y_train": np.int64, "x_test": np.float32, "y_test": np.int64}
+    label_type = np.int64 if all(_integral(arrays[y]) for y in ("y_train", "y_test")) else np.float32
+    as_type = {"x_train": np.float32, "y_train": label_type, "x_test": np.float32, "y_test": label_type}
     try:
-        return Dataset(path.stem, *(arrays[key].astype(kind, copy=False) for key, kind in as_type.items()), classes)
+        converted = {key: arrays[key].astype(kind, copy=False) for key, kind in as_type.items()}
     except MemoryError:
         total = sum(a.nbytes for a in arrays.values())
         raise DataError(f"{path}: its arrays ({total / 2**30:,.1f} GiB) and their float32/int64 copies do not fit in "
                         "this machine's memory") from None
+    return Dataset(path.stem, *converted.values(), _outputs(converted["y_train"], converted["y_test"]))
+
+
+def _integral(y: np.ndarray) -> bool:
+    return y.dtype.kind in "biu" or bool(np.all(y == np.round(y)))
+
+
+def _outputs(y_train: np.ndarray, y_test: np.ndarray) -> int:
+    """The output units the labels ask for: classes (largest label + 1), or the width of their rows."""
+    if y_train.ndim == 2:
+        return int(y_train.shape[1])
+    if y_train.dtype.kind == "f":
+        return 1
+    return max(int(max(y_train.max(), y_test.max())) + 1, 1)

@@ -13,43 +13,65 @@ from fpgaprune.selection import maskable_weights
 from fpgaprune.text_table import format_rows
 
 KERNEL_LAYERS = classes_where(lambda kind: "kernel" in kind.structures)  # conv layers: (ci, co) kernels
-_COLUMNS = ("layer", "class", "shape", "structure", "groups", "pruned", "multipliers_before", "multipliers_after")
+_COLUMNS = ("layer", "class", "shape", "structure", "groups", "pruned", "products_before", "products_after")
+
+
+def _weight_matrices(model):
+    """(layer, weight name, values) of every kernel fpgaprune can prune (biases left out), recurrent ones too."""
+    for layer in model.layers:
+        for weight in maskable_weights(type(layer).__name__) or ():
+            variable = weight.variable(layer)
+            if weight.name != "bias" and variable is not None:
+                yield layer, weight.name, np.asarray(variable)
 
 
 def sparsity_table(model, structures=None) -> list[dict]:
-    """One row per prunable layer: groups and pruned groups of its structure, multipliers dense -> now.
-
-    A multiplier is one weight times one output position; a weight that is exactly 0 needs none.
-    """
+    """One row per prunable weight: groups and pruned groups of its structure (recurrent weights: elements),
+    and its products per inference dense -> now (one per weight and output position; a 0 weight needs none)."""
     rows = []
-    for layer in model.layers:
+    for layer, name, kernel in _weight_matrices(model):
         class_name = type(layer).__name__
         if class_name not in ALLOWED:
-            continue
-        if isinstance(structures, dict):
+            structure = structure_for(None, layer.name, class_name)
+        elif isinstance(structures, dict):
             structure = structure_for(structures.get(layer.name), layer.name, class_name)
         else:
             structure = structure_for(structures, layer.name, class_name, strict=False)
-        kernel = maskable_weights(class_name)[0].variable(layer).numpy()
         labels, count = structure.labels(kernel.shape)
         live = np.bincount(labels.ravel(), (kernel != 0).ravel(), count) > 0
         positions = output_positions(layer)
         rows.append({
-            "layer": layer.name, "class": class_name, "shape": "x".join(map(str, kernel.shape)),
+            "layer": layer.name if name in ("kernel", "depthwise_kernel") else f"{layer.name}/{name}",
+            "class": class_name, "shape": "x".join(map(str, kernel.shape)),
             "structure": str(structure), "groups": int(count), "pruned": int(count - live.sum()),
-            "multipliers_before": int(kernel.size * positions),
-            "multipliers_after": int(np.count_nonzero(kernel) * positions),
+            "products_before": int(kernel.size * positions),
+            "products_after": int(np.count_nonzero(kernel) * positions),
         })
     return rows
 
 
 def format_table(rows: list[dict]) -> str:
     """The sparsity table as aligned text, with a total line."""
-    total_before = sum(r["multipliers_before"] for r in rows)
-    total_after = sum(r["multipliers_after"] for r in rows)
+    total_before = sum(r["products_before"] for r in rows)
+    total_after = sum(r["products_after"] for r in rows)
     body = [tuple(r[c] for c in _COLUMNS) for r in rows]
     body.append(("total", "", "", "", "", "", total_before, total_after))
     return "\n".join(format_rows(_COLUMNS, body))
+
+
+def pruned_fractions(model) -> dict:
+    """What pruning removed: the fraction of prunable weights that are 0, and, when the model has conv layers,
+    the fraction of conv (ci, co) kernels that are 0 as a whole (partly pruned kernels are not counted)."""
+    zero = total = dead = kernels = 0
+    for layer, name, kernel in _weight_matrices(model):
+        zero, total = zero + int(np.sum(kernel == 0)), total + kernel.size
+        if type(layer).__name__ in KERNEL_LAYERS and name == "kernel":
+            whole = ~kernel.reshape(-1, *kernel.shape[-2:]).any(axis=0)
+            dead, kernels = dead + int(whole.sum()), kernels + whole.size
+    fractions = {"weights_pruned": zero / max(total, 1)}
+    if kernels:
+        fractions["conv_kernels_pruned"] = dead / kernels
+    return fractions
 
 
 def kernel_heatmaps(model, out_dir) -> list[Path]:

@@ -115,7 +115,7 @@ def check_model_config(path: Path, config, trust_code: bool = False) -> None:
                 continue
             raise ModelFileError(f"{path}: layer {layer!r} is a {class_name}, which runs Python code when loaded; "
                                  f"refused ({TRUST_HINT})")
-        if isinstance(module, str) and not module.split(".")[0] in ALLOWED_MODULES and not trust_code:
+        if isinstance(module, str) and module.split(".")[0] not in ALLOWED_MODULES and not trust_code:
             raise ModelFileError(f"{path}: layer {layer!r} names module {module!r}, which loading would import; "
                                  f"only {', '.join(ALLOWED_MODULES)} are allowed ({TRUST_HINT})")
         if not isinstance(class_name, str):

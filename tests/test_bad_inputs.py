@@ -125,8 +125,10 @@ def _make_files(root: Path) -> None:
     _bad_weight(np.nan).save(root / "nan_weight.keras")
     _bad_weight(np.inf).save(root / "inf_weight.h5")
     _model((28, 28, 1)).save(root / "mnist_shaped.keras")
-    keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3, name="block1.conv-a"),
-                      keras.layers.Flatten(), keras.layers.Dense(10)]).save(root / "dotted_name.keras")
+    keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3, name="block1.conv-a"),  # two names that
+                      keras.layers.ReLU(name="block1_conv_a"), keras.layers.Conv2D(2, 3, name="conv.2"),  # clash as C++
+                      keras.layers.ReLU(name="conv-2"), keras.layers.Flatten(),  # identifiers: each pair named
+                      keras.layers.Dense(10)]).save(root / "dotted_name.keras")
     keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2DTranspose(4, 3, name="up"),
                       keras.layers.Flatten(), keras.layers.Dense(10)]).save(root / "transpose.keras")
     keras.Sequential([keras.Input((8, 8, 1)), keras.layers.RandomFlip(), keras.layers.GaussianNoise(0.1),
@@ -148,6 +150,12 @@ def _make_files(root: Path) -> None:
     np.savez(root / "negative.npz", **_arrays(y_test=np.full(50, -1)))
     np.savez(root / "lengths.npz", **_arrays(y_train=np.zeros(150, np.int64)))
     np.savez(root / "fractional.npz", **_arrays(y_train=np.full(200, 0.5)))
+    keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3, name="conv1"), keras.layers.Flatten(),
+                      keras.layers.Dense(10, activation="softmax", name="fc")]).save(root / "softmax.keras")
+    np.savez(root / "targets.npz", **_arrays(y_train=np.linspace(0, 1, 200), y_test=np.linspace(0, 1, 50)))
+    np.savez(root / "multi_hot.npz", **_arrays(y_train=np.tile([1, 1, 0, 0, 0, 0, 0, 0, 0, 0], (200, 1)),
+                                               y_test=np.tile([0, 1, 0, 0, 0, 0, 0, 0, 0, 1], (50, 1))))
+    np.savez(root / "mixed_forms.npz", **_arrays(y_test=np.eye(10)[np.zeros(50, np.int64)]))
     np.save(root / "single.npy", np.zeros(3))
     shutil.copy(root / "single.npy", root / "single.npz")
     (root / "dir.npz").mkdir()
@@ -156,9 +164,9 @@ def _make_files(root: Path) -> None:
     (root / "configdir.yaml").mkdir()
 
 
-def _config(root: Path, model="good.keras", npz="good.npz") -> str:
-    path = root / f"run-{model}-{npz}.yaml"
-    path.write_text(f"model: {{file: {root / model}}}\ndata: {{dataset: npz, file: {root / npz}}}\n")
+def _config(root: Path, model="good.keras", npz="good.npz", extra="") -> str:
+    path = root / f"run-{model}-{npz}{'-' + str(abs(hash(extra))) if extra else ''}.yaml"
+    path.write_text(f"model: {{file: {root / model}}}\ndata: {{dataset: npz, file: {root / npz}}}\n{extra}")
     return str(path)
 
 
@@ -180,8 +188,9 @@ CASES = {
                                              "config.json is 80 MiB, over the 64 MiB"),
     "model: weights inflate to 80 MB": (lambda r: ["validate", _config(r, "weights_bomb.keras")],
                                         "the archive inflates to 80 MiB from 0.1 MiB on disk (over 50x"),
-    "model: a layer name hls4ml cannot use": (lambda r: ["validate", _config(r, "dotted_name.keras")],
-                                              "layer 'block1.conv-a': hls4ml writes layer names into C++"),
+    "model: layer names that clash in C++": (lambda r: ["validate", _config(r, "dotted_name.keras")],
+                                             "'block1.conv-a' and 'block1_conv_a' would both be 'block1_conv_a'; "
+                                             "'conv.2' and 'conv-2' would both be 'conv_2'"),
     "model: a layer hls4ml cannot convert": (lambda r: ["validate", _config(r, "transpose.keras")],
                                              "layer 'up' is a Conv2DTranspose, which hls4ml"),
     "model: a shape hls4ml's handler refuses": (lambda r: ["validate", _config(r, "norm4d.keras")],
@@ -208,9 +217,22 @@ CASES = {
     "data: Inf input": (lambda r: ["validate", _config(r, npz="inf_x.npz")], "'x_test' holds 1 non-finite"),
     "data: shape": (lambda r: ["validate", _config(r, npz="shape.npz")], "expects (8, 8, 1)"),
     "data: labels above the classes": (lambda r: ["validate", _config(r, npz="labels.npz")], "0..9"),
-    "data: negative labels": (lambda r: ["validate", _config(r, npz="negative.npz")], "label -1"),
+    "data: negative labels": (lambda r: ["validate", _config(r, npz="negative.npz")], "the label -1"),
     "data: x and y lengths": (lambda r: ["validate", _config(r, npz="lengths.npz")], "as many in both"),
-    "data: fractional labels": (lambda r: ["validate", _config(r, npz="fractional.npz")], "integer class labels"),
+    "data: fractional labels": (lambda r: ["validate", _config(r, npz="fractional.npz")],
+                                 "y_train holds 1 float target(s) per sample; the output layer 'fc' has 10 units"),
+    "task: float targets for a softmax": (lambda r: ["validate", _config(r, "softmax.keras", "targets.npz")],
+                                          "y_train holds float targets, but the output layer 'fc' is a softmax"),
+    "task: multi-hot rows for a softmax": (lambda r: ["validate", _config(r, "softmax.keras", "multi_hot.npz")],
+                                           "rows hold several 1s (multi-label), but the output layer 'fc' is a "
+                                           "softmax"),
+    "task: one-hot and integer splits": (lambda r: ["validate", _config(r, npz="mixed_forms.npz")],
+                                         "y_train has shape (200,) and y_test (50, 10); give both splits labels"),
+    "task: a loss for another task": (lambda r: ["validate", _config(r, extra="training: {loss: mse}\n")],
+                                      "training.loss 'mse' does not train a classification task"),
+    "task: regression with a softmax": (lambda r: ["validate", _config(r, "softmax.keras",
+                                                                       extra="training: {task: regression}\n")],
+                                        "training.task 'regression' needs a linear output"),
     "data: a single .npy": (lambda r: ["validate", _config(r, npz="single.npz")], "single .npy"),
     "data: a directory": (lambda r: ["validate", _config(r, npz="dir.npz")], "is a directory"),
     "config: binary garbage": (lambda r: ["validate", str(r / "garbage.yaml")], "garbage.yaml"),

@@ -18,10 +18,10 @@ def test_sparsity_table_counts_by_hand():
     rows = {row["layer"]: row for row in sparsity_table(held, {"conv": "kernel", "fc": "neuron"})}
     conv, fc = rows["conv"], rows["fc"]
     assert (conv["groups"], conv["pruned"]) == (6, 2)
-    assert conv["multipliers_before"] == 3 * 3 * 2 * 3 * 16  # 4x4 output positions
-    assert conv["multipliers_after"] == 3 * 3 * 4 * 16
+    assert conv["products_before"] == 3 * 3 * 2 * 3 * 16  # 4x4 output positions
+    assert conv["products_after"] == 3 * 3 * 4 * 16
     assert (fc["groups"], fc["pruned"]) == (4, 0)
-    assert (fc["multipliers_before"], fc["multipliers_after"]) == (48 * 4, 43 * 4)
+    assert (fc["products_before"], fc["products_after"]) == (48 * 4, 43 * 4)
     text = format_table(list(rows.values()))
     assert text.splitlines()[-1].split() == ["total", str(3 * 3 * 2 * 3 * 16 + 48 * 4), str(3 * 3 * 4 * 16 + 43 * 4)]
 

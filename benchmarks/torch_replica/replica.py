@@ -34,7 +34,9 @@ def load(limit=None):
     yte = idx("t10k-labels-idx1-ubyte.gz", 8)
     if limit:
         xtr, ytr, xte, yte = xtr[:limit], ytr[:limit], xte[:limit], yte[:limit]
-    t = lambda a, d: torch.tensor(a, dtype=d, device=DEV)
+    def t(array, dtype):
+        return torch.tensor(array, dtype=dtype, device=DEV)
+
     return t(xtr, torch.float32), t(ytr, torch.long), t(xte, torch.float32), t(yte, torch.long)
 
 
@@ -96,7 +98,8 @@ def select_mask(name, w, mask, structure, sparsity):
     mag = w.detach().abs().reshape(-1).double()
     score = torch.zeros(count, device=w.device, dtype=torch.float64).index_add_(0, flat, mag)
     sizes = torch.zeros(count, device=w.device, dtype=torch.float64).index_add_(0, flat, torch.ones_like(mag))
-    pruned = torch.zeros(count, device=w.device, dtype=torch.float64).index_add_(0, flat, (mask.reshape(-1) == 0).double())
+    zeros = (mask.reshape(-1) == 0).double()
+    pruned = torch.zeros(count, device=w.device, dtype=torch.float64).index_add_(0, flat, zeros)
     already = pruned == sizes
     chosen = choose(score, sizes, already, sparsity)
     return (~chosen[labels]).float()

@@ -75,7 +75,8 @@ def run(args) -> list[dict]:
     queue = mp.Queue()
     for name, variant in variants(args.plan).items():  # the most important first
         for seed in args.seeds:
-            queue.put({"seed": seed, "name": name, "variant": {**variant, **({"epochs": args.epochs} if args.epochs else {})}})
+            epochs = {"epochs": args.epochs} if args.epochs else {}
+            queue.put({"seed": seed, "name": name, "variant": {**variant, **epochs}})
     for _ in range(args.workers):
         queue.put(None)
     procs = [mp.Process(target=replica.worker, args=(r, queue, args.seeds, args.limit, args.pre_epochs, args.out))

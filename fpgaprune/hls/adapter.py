@@ -8,19 +8,16 @@ resolving to tf_keras, after hls4ml itself is fully imported; nothing outside th
 
 import copy
 import importlib
-import re
 import sys
 from contextlib import contextmanager
 
 import tf_keras
 
 from fpgaprune.errors import ModelTypeError
+from fpgaprune.hls.names import cpp_names
 from fpgaprune.layer_graph import IDENTITY_AT_INFERENCE, drop_from_config
 from fpgaprune.masking.saving import model_objects
 from fpgaprune.tfk import require_tf_keras_model
-
-C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
 
 @contextmanager
 def _keras2_for_hls4ml():
@@ -57,23 +54,24 @@ def inference_model(model):
 
 
 def layer_problem(model) -> str | None:
-    """Why hls4ml's Keras-2 converter cannot take one of the model's layers, or None: a class it does not parse
-    (training-only layers are left out for it: `inference_model`), or a name that is no C++ identifier (hls4ml
-    writes each name into the project: `layer2_t conv1_out[...]`, and TensorFlow allows '.', '-', '/' and '>')."""
+    """Why hls4ml's Keras-2 converter cannot take the model's layers, or None: every class it does not parse
+    (training-only layers are left out for it: `inference_model`), and every pair of names that would become
+    the same C++ identifier (the export writes names that are no identifiers as identifiers: `names.py`)."""
     import hls4ml
     from hls4ml.converters.keras_v2_to_hls import get_supported_keras_layers
 
     supported = {*get_supported_keras_layers(), *IDENTITY_AT_INFERENCE}
-    for layer in model.get_config().get("layers", []):
-        name, kind = layer.get("config", {}).get("name") or layer.get("name"), layer.get("class_name")
-        if kind in IDENTITY_AT_INFERENCE:
-            continue  # left out for hls4ml
-        if kind not in supported:
-            return f"layer {name!r} is a {kind}, which hls4ml {hls4ml.__version__} cannot convert; replace it"
-        if isinstance(name, str) and not C_IDENTIFIER.fullmatch(name):
-            return (f"layer {name!r}: hls4ml writes layer names into C++ as identifiers, so they may hold only "
-                    "letters, digits and '_' (not starting with a digit); rename it "
-                    f"(e.g. {re.sub(r'[^A-Za-z0-9_]', '_', name)!r})")
+    layers = [(layer.get("config", {}).get("name") or layer.get("name"), layer.get("class_name"))
+              for layer in model.get_config().get("layers", [])]
+    refused = [f"'{name}' is a {kind}" for name, kind in layers if kind not in supported]
+    if refused:
+        which = "layer " + refused[0] if len(refused) == 1 else "layers " + ", ".join(refused)
+        return (f"{which}, which hls4ml {hls4ml.__version__} cannot convert; replace "
+                f"{'it' if len(refused) == 1 else 'them'}")
+    try:
+        cpp_names(model)
+    except ModelTypeError as error:
+        return str(error).split(": ", 1)[1]
     return None
 
 

@@ -1,11 +1,13 @@
-"""C-simulation against the QKeras model: `compile()` + `predict()` through g++, compared at the logits.
+"""C-simulation against the QKeras model, compared at the logits over every held-out sample.
 
 The reference gets its input converted exactly as the hardware's input type converts a float (ap_fixed:
 truncation and wrap-around unless the type says RND_CONV/SAT). The logits are the output of the last
 Conv/Dense layer, before any table-based activation (softmax, sigmoid, tanh); there the outputs must be
-bit-identical wherever QKeras' float32 accumulation is exact. After a table-based activation only argmax
-agreement is expected. On a disagreement, a per-layer diff from `hls_model.trace()` names the first
-layer, index and values that differ.
+bit-identical wherever QKeras' float32 accumulation is exact, or within a tolerance derived from the types
+where hls4ml is not exact (`tolerance.py`: averaging k values, k not a power of 2; recurrent tables). After a
+table activation only the decisions are compared. One pass gives the hardware's outputs and its traced
+layers (hls4ml's trace calls), and one QKeras pass every layer's values: the per-layer diff of a
+disagreement and the numerical profile read both.
 """
 
 import math
@@ -14,12 +16,15 @@ from pathlib import Path
 
 import numpy as np
 
+from fpgaprune.hls.tolerance import Tolerance
 from fpgaprune.quantize import qkeras_front as front
 from fpgaprune.quantize.fixed_types import FixedType
+from fpgaprune.quantize.layer_values import LayerValuesProbe, activation_name
 from fpgaprune.text_table import format_rows
-from fpgaprune.tfk import keras
 
 TABLE_ACTIVATIONS = ("softmax", "sigmoid", "tanh", "hard_sigmoid", "softsign")
+CHUNK = 256  # samples per pass: the traces and layer values of one chunk are held at a time
+DIFF_HEADER = ("layer", "values differing", "max |diff|", "first (sample, index)", "C-sim", "QKeras")
 
 
 def hardware_input(x: np.ndarray, fixed: FixedType) -> np.ndarray:
@@ -34,29 +39,13 @@ def hardware_input(x: np.ndarray, fixed: FixedType) -> np.ndarray:
     return (steps / 2.0**fixed.frac).astype(np.float32)
 
 
-def _activation_name(layer) -> str:
-    activation = getattr(layer, "activation", None)
-    return str(getattr(activation, "__name__", activation) or "").lower()
-
-
 def logits_layer(model):
     """The last layer with a kernel, and whether a table-based activation follows (inside it or after it)."""
     with_kernel = [layer for layer in model.layers if getattr(layer, "kernel", None) is not None]
     last = with_kernel[-1]
     after = model.layers[model.layers.index(last) + 1:]
-    names = [_activation_name(last)] + [_activation_name(layer) for layer in after]
+    names = [activation_name(last)] + [activation_name(layer) for layer in after]
     return last, any(table in name for name in names for table in TABLE_ACTIVATIONS)
-
-
-def _linear_output(model, layer, x):
-    """The layer's output before its own activation."""
-    inputs = keras.Model(model.input, layer.input).predict(x, verbose=0)
-    activation = layer.activation
-    layer.activation = keras.activations.linear
-    try:
-        return np.asarray(layer(inputs))
-    finally:
-        layer.activation = activation
 
 
 def exactness_bound(layer, fixed_bits: int) -> int:
@@ -68,45 +57,196 @@ def exactness_bound(layer, fixed_bits: int) -> int:
 
 @dataclass
 class CsimResult:
+    """C-sim against QKeras over `samples` held-out samples, at the logits `layer` (what `fp.csim` returns)."""
+
     layer: str
     bit_exact: bool
     mismatches: int
     max_abs_diff: float
-    argmax_agreement: float
+    argmax_agreement: float | None  # how often the decisions agree (the task's: argmax, 0/1; None: regression)
     table_activation: bool
     float32_exact: bool
-    diff: list = field(default_factory=list)
+    diff: list = field(default_factory=list)  # the first layers that differ, as a table with its header
+    samples: int = 0
+    agreement: str | None = "argmax agreement"
+    logits_agreement: float | None = None  # argmax of the logits, before a table activation
+    ties: int = 0  # samples whose C-sim outputs tie at the top where QKeras' do not
+    tolerance: Tolerance | None = None
+    tolerance_bound: float | None = None
+    first_difference: str = ""  # one labelled line: the first layer that differs
+    profile: object = None  # quantize.profile.Profile of the same pass, when collected
+
+    @property
+    def within_tolerance(self) -> bool | None:
+        return None if self.tolerance_bound is None else self.max_abs_diff <= self.tolerance_bound
+
+    @property
+    def passed(self) -> bool:
+        return self.bit_exact or bool(self.within_tolerance)
+
+    def verdict(self) -> str:
+        if self.bit_exact:
+            return "bit-exact"
+        if self.within_tolerance:
+            return (f"within its tolerance (max |diff| {self.max_abs_diff:.3g} <= {self.tolerance_bound:.3g}: "
+                    f"{self.tolerance.reason})")
+        return f"NOT bit-exact ({self.mismatches} values differ, max |diff| {self.max_abs_diff:.3g})"
+
+    def agreement_text(self) -> str:
+        """The decisions compared, and why they differ where the logits agree (a table's ties)."""
+        if self.argmax_agreement is None:
+            return ""
+        text = f"{self.agreement} {self.argmax_agreement:.2%}"
+        if self.table_activation and self.argmax_agreement < 1 and self.logits_agreement is not None:
+            text += (f" after the output's table activation (at the logits {self.logits_agreement:.2%}): its "
+                     f"rounded outputs tie at the top in {self.ties} sample(s) where QKeras' float ones do not")
+        return text
 
     def format(self) -> str:
-        verdict = "bit-exact" if self.bit_exact else f"{self.mismatches} values differ (max |diff| {self.max_abs_diff})"
-        lines = [f"C-sim vs QKeras at the logits ({self.layer}): {verdict}; "
-                 f"argmax agreement {self.argmax_agreement:.4f}"]
+        lines = [f"C-sim vs QKeras at the logits ({self.layer}), {self.samples} samples: {self.verdict()}"
+                 + (f"; {self.agreement_text()}" if self.argmax_agreement is not None else "")]
+        if self.tolerance is not None and not self.bit_exact:
+            lines.append(f"the tolerance: {self.tolerance.reason}; to be exact: {self.tolerance.advice}")
         return "\n".join(lines + self.diff)
 
+    def metrics(self) -> dict:
+        """What the csim stage records (JSON-ready); `from_metrics` reads it back for the report."""
+        return {"bit_exact": self.bit_exact, "argmax_agreement": self.argmax_agreement, "agreement": self.agreement,
+                "logits_agreement": self.logits_agreement, "ties": self.ties, "mismatches": self.mismatches,
+                "max_abs_diff": self.max_abs_diff, "logits_layer": self.layer, "samples": self.samples,
+                "table_activation": self.table_activation, "float32_exact": self.float32_exact,
+                "tolerance": self.tolerance_bound, "within_tolerance": self.within_tolerance,
+                "tolerance_reason": self.tolerance.reason if self.tolerance else None,
+                "tolerance_advice": self.tolerance.advice if self.tolerance else None}
 
-def _reference_of(model, layer, x):
-    if _activation_name(layer) not in ("", "linear", "none"):
-        return _linear_output(model, layer, x)
-    return np.asarray(keras.Model(model.input, layer.output).predict(x, verbose=0))
+    @classmethod
+    def from_metrics(cls, metrics: dict) -> "CsimResult":
+        reason = metrics.get("tolerance_reason")
+        advice = metrics.get("tolerance_advice") or ""
+        tolerance = Tolerance(metrics.get("tolerance") or 0.0, 0.0, reason, advice) if reason else None
+        return cls(metrics.get("logits_layer", "?"), metrics["bit_exact"], metrics.get("mismatches", 0),
+                   metrics.get("max_abs_diff", 0.0), metrics.get("argmax_agreement"),
+                   metrics.get("table_activation", False), metrics.get("float32_exact", True),
+                   samples=metrics.get("samples", 0), agreement=metrics.get("agreement", "argmax agreement"),
+                   logits_agreement=metrics.get("logits_agreement"), ties=metrics.get("ties", 0),
+                   tolerance=tolerance, tolerance_bound=metrics.get("tolerance"))
+
+
+class _LayerDiff:
+    """Per traced layer: how many values differ from QKeras, the largest difference and the first one."""
+
+    def __init__(self):
+        self.counts, self.largest, self.first = {}, {}, {}
+
+    def add(self, name: str, start: int, traced: np.ndarray, reference: np.ndarray) -> None:
+        traced = traced.reshape(reference.shape)
+        differs = traced != reference
+        count = int(differs.sum())
+        self.counts[name] = self.counts.get(name, 0) + count
+        if count:
+            self.largest[name] = max(self.largest.get(name, 0.0), float(np.abs(traced - reference).max()))
+            if name not in self.first:
+                index = tuple(int(i) for i in np.argwhere(differs)[0])
+                self.first[name] = ((start + index[0], *index[1:]), float(traced[index]), float(reference[index]))
+
+    def rows(self, order: list, limit: int = 3) -> list:
+        names = [name for name in order if self.counts.get(name)][:limit]
+        return [(name, self.counts[name], f"{self.largest[name]:g}", str(self.first[name][0]),
+                 f"{self.first[name][1]:g}", f"{self.first[name][2]:g}") for name in names]
+
+
+class _Comparison:
+    """The logits, the decisions and the per-layer diff, accumulated chunk by chunk."""
+
+    def __init__(self, model, task):
+        self.model, self.task = model, task
+        self.logits, self.table = logits_layer(model)
+        self.samples = self.mismatches = self.agree = self.decided = self.logits_agree = self.ties = 0
+        self.largest_diff = self.largest_logit = 0.0
+        self.layers = _LayerDiff()
+
+    def add(self, start: int, outputs: np.ndarray, traces: dict, values) -> None:
+        n = len(outputs)
+        reference = values.outputs.reshape(n, -1)
+        final = np.asarray(outputs).reshape(reference.shape)
+        hardware_logits, reference_logits = final, reference
+        if self.table:
+            if self.logits.name not in (traces or {}):
+                raise ValueError(f"a table activation follows {self.logits.name}: comparing its logits needs its trace")
+            reference_logits = values.traced(self.logits.name).reshape(n, -1)
+            hardware_logits = np.asarray(traces[self.logits.name]).reshape(reference_logits.shape)
+        self.samples += n
+        self.mismatches += int(np.sum(hardware_logits != reference_logits))
+        self.largest_diff = max(self.largest_diff, float(np.abs(hardware_logits - reference_logits).max()))
+        self.largest_logit = max(self.largest_logit, float(np.abs(reference_logits).max()))
+        self._decisions(final, reference, hardware_logits, reference_logits)
+        for layer in self.model.layers:
+            if layer.name in (traces or {}) and layer.name in values.layer_outputs:
+                self.layers.add(layer.name, start, np.asarray(traces[layer.name]), values.traced(layer.name))
+
+    def _decisions(self, final, reference, hardware_logits, reference_logits) -> None:
+        """Classes: how many argmaxes agree (and ties of a table); 0/1 outputs: how many decisions agree."""
+        kind = self.task.kind if self.task is not None else "classification"
+        if kind in ("binary", "multilabel"):
+            same = self.task.decisions(final) == self.task.decisions(reference)
+            self.agree, self.decided = self.agree + int(same.sum()), self.decided + same.size
+        elif kind == "classification":
+            self.agree += int(np.sum(final.argmax(1) == reference.argmax(1)))
+            self.logits_agree += int(np.sum(hardware_logits.argmax(1) == reference_logits.argmax(1)))
+            self.decided += len(final)
+            top, reference_top = np.sort(final, axis=1)[:, -2:], np.sort(reference, axis=1)[:, -2:]
+            if final.shape[1] > 1:
+                self.ties += int(np.sum((top[:, 0] == top[:, 1]) & (reference_top[:, 0] != reference_top[:, 1])))
+
+    def result(self, fixed: FixedType, tolerance: Tolerance | None) -> CsimResult:
+        agreement = self.agree / self.decided if self.decided else None
+        rows = self.layers.rows([layer.name for layer in self.model.layers])
+        result = CsimResult(
+            self.logits.name, self.mismatches == 0, self.mismatches, self.largest_diff, agreement, self.table,
+            exactness_bound(self.logits, fixed.width) <= 24, format_rows(DIFF_HEADER, rows) if rows else [],
+            self.samples, self.task.agreement if self.task is not None else "argmax agreement",
+            self.logits_agree / self.samples if self.table else None, self.ties, tolerance,
+            tolerance.bound(self.largest_logit) if tolerance else None)
+        if rows:
+            name, count, largest, first, csim, qkeras = rows[0]
+            result.first_difference = (f"the first layer that differs is '{name}': {count} values, max |diff| "
+                                       f"{largest}, the first at (sample, index) {first}: C-sim {csim}, "
+                                       f"QKeras {qkeras}")
+        return result
 
 
 def layer_diff(trace: dict, model, x, limit: int = 3) -> list:
-    """Readable lines for the first layers whose C-sim trace ({layer: outputs}) differs from QKeras' outputs."""
-    rows = []
+    """Readable lines (a table with its header) for the first layers whose C-sim trace ({layer: outputs})
+    differs from QKeras' values for the same inputs `x`."""
+    values = LayerValuesProbe(model)(x)
+    diff = _LayerDiff()
     for layer in model.layers:
-        if layer.name not in trace:
-            continue
-        reference = _reference_of(model, layer, x)
-        traced = np.asarray(trace[layer.name]).reshape(reference.shape)
-        differs = np.argwhere(traced != reference)
-        if len(differs):
-            first = tuple(int(i) for i in differs[0])
-            rows.append((layer.name, len(differs), f"{np.abs(traced - reference).max():g}", str(first),
-                         f"{traced[first]:g}", f"{reference[first]:g}"))
-        if len(rows) == limit:
-            break
-    header = ("layer", "values differing", "max |diff|", "first index", "C-sim", "QKeras")
-    return format_rows(header, rows) if rows else ["no traced layer differs"]
+        if layer.name in trace and layer.name in values.layer_outputs:
+            diff.add(layer.name, 0, np.asarray(trace[layer.name]), values.traced(layer.name))
+    rows = diff.rows([layer.name for layer in model.layers], limit)
+    return format_rows(DIFF_HEADER, rows) if rows else ["no traced layer differs"]
+
+
+def compare_with_qkeras(run, model, x, fixed: FixedType, *, task=None, tolerance: Tolerance | None = None,
+                        collector=None, chunk: int = CHUNK) -> CsimResult:
+    """Compare a C-simulation with the QKeras model at the logits, bit for bit, over all of `x`.
+
+    `run(xq)` returns (outputs, {traced layer: outputs}) of the C-simulation for the hardware inputs `xq`.
+    `task` (`fpgaprune.task.Task`) says which decisions to compare (default: the argmax); `tolerance` is where
+    hls4ml is not exact; `collector` (`quantize.profile.ProfileCollector`) reads the same pass.
+    """
+    probe, comparison = LayerValuesProbe(model), _Comparison(model, task)
+    for start in range(0, len(x), chunk):
+        raw = np.asarray(x[start:start + chunk])
+        xq = np.ascontiguousarray(hardware_input(raw, fixed))
+        outputs, traces = run(xq)
+        values = probe(xq)
+        comparison.add(start, outputs, traces, values)
+        if collector is not None:
+            collector.add(raw, values)
+    result = comparison.result(fixed, tolerance)
+    result.profile = collector.profile() if collector is not None else None
+    return result
 
 
 def compile_library(hls_model) -> None:
@@ -123,35 +263,28 @@ def compile_library(hls_model) -> None:
     hls_model._top_function_lib = ctypes.cdll.LoadLibrary(str(library))
 
 
-def csim_check(hls_model, model, x, fixed: FixedType) -> CsimResult:
-    """Compile (if needed) and compare hls4ml's C-simulation of `hls_model` with the QKeras model on `x`."""
+def named_traces(run, names: dict):
+    """`run` with its traces keyed by the user's layer names ({hls4ml node: user's name}, the manifest's)."""
+    from fpgaprune.hls.names import map_keys
+
+    if not names:
+        return run
+    return lambda xq: (lambda outputs, traces: (outputs, map_keys(traces, names)))(*run(xq))
+
+
+def csim_check(hls_model, model, x, fixed: FixedType, task=None, tolerance: Tolerance | None = None,
+               collector=None, names: dict | None = None) -> CsimResult:
+    """Compile `hls_model` with hls4ml's trace calls (if needed) and compare its C-simulation with the QKeras
+    model on `x` (`compare_with_qkeras`); `names`: the export's {hls4ml node: user's layer name}."""
+    from fpgaprune.hls.shipped import traced_runner
+
+    if not hls_model.config.trace_output:
+        hls_model.config.trace_output, hls_model._top_function_lib = True, None
     if hls_model._top_function_lib is None:
         compile_library(hls_model)
-    return compare_with_qkeras(hls_model.predict, model, x, fixed, lambda xq: hls_model.trace(xq)[1])
-
-
-def compare_with_qkeras(simulate, model, x, fixed: FixedType, trace=None) -> CsimResult:
-    """Compare a C-simulation with the QKeras model at the logits, bit for bit, over all of `x`.
-
-    `simulate(xq)` returns the C-sim outputs for the hardware inputs `xq`; `trace(xq)` (optional) the traced
-    layer outputs {layer name: array}, needed when a table activation follows the logits, and used for the
-    per-layer diff on a disagreement.
-    """
-    xq = np.ascontiguousarray(hardware_input(x, fixed))
-    reference = np.asarray(model.predict(xq, verbose=0)).reshape(len(xq), -1)
-    layer, table = logits_layer(model)
-    if table and trace is None:
-        raise ValueError(f"a table activation follows {layer.name}: comparing its logits needs a trace")
-    final = np.asarray(simulate(xq)).reshape(reference.shape)
-    csim_logits, reference_logits = final, reference
-    if table:
-        reference_logits = _linear_output(model, layer, xq).reshape(len(xq), -1)
-        csim_logits = np.asarray(trace(xq)[layer.name]).reshape(reference_logits.shape)
-    differs = csim_logits != reference_logits
-    result = CsimResult(layer.name, not differs.any(), int(differs.sum()),
-                        float(np.abs(csim_logits - reference_logits).max()),
-                        float(np.mean(final.argmax(1) == reference.argmax(1))), table,
-                        exactness_bound(layer, fixed.width) <= 24)
-    if not result.bit_exact and trace is not None:
-        result.diff = layer_diff(trace(xq), model, xq)
-    return result
+    sizes = {layer.name: int(np.prod(layer.get_output_variable().shape)) for layer in hls_model.get_layers()
+             if layer.get_attr("function_cpp", None) and layer.get_attr("trace", False)}
+    run = traced_runner(hls_model._top_function_lib, hls_model.config.get_project_name(),
+                        int(np.prod(model.output_shape[1:])), sizes)
+    return compare_with_qkeras(named_traces(run, names or {}), model, x, fixed, task=task, tolerance=tolerance,
+                               collector=collector)

@@ -21,6 +21,7 @@ from fpgaprune.hls.attribute_keys import PLAN
 from fpgaprune.hls.boards import Board, load_board
 from fpgaprune.hls.config import derived_hls_config
 from fpgaprune.hls.manifest import FORMAT, SPARSE, build_manifest
+from fpgaprune.hls.names import cpp_names, map_keys, renamed
 from fpgaprune.hls.node_record import record_from_json
 from fpgaprune.hls.presets import load_preset
 from fpgaprune.quantize.fixed_types import FixedType, input_type
@@ -48,20 +49,23 @@ class Export:
         return {name: record_from_json(name, entry["hardware"]) for name, entry in self.manifest["hls_nodes"].items()
                 if "hardware" in entry}
 
-    def summary(self) -> str:
-        """Per hls4ml node with weights: the code it got, weights, live weights, multiplication sites."""
+    def summary(self, shown_path=None) -> str:
+        """Per hls4ml node with weights (by the user's layer names): the code it got, weights, live weights,
+        multiplication sites. `shown_path`: the project's final place, where it is written elsewhere first."""
         rows = []
-        for name, node in self.manifest["hls_nodes"].items():
+        for name, node in map_keys(self.manifest["hls_nodes"], self.manifest.get("names", {})).items():
             sparse = node["code"] == SPARSE
             rows.append((name, node["class"], node.get("weights", "-"), node.get("live_weights", "-"),
                          node.get("multiplication_sites", "-"), "kernel-sparse" if sparse else node["code"]))
         header = ("node", "class", "weights", "live", "mult. sites", "code")
-        lines = [f"hls4ml project {self.path} for {self.board.name} ({self.board.part})"]
+        lines = [f"hls4ml project {shown_path or self.path} for {self.board.name} ({self.board.part})"]
         return "\n".join(lines + format_rows(header, rows) + [f"note: {n}" for n in self.notes])
 
 
-def export_config(model, preset, x, overrides=None, index_map=None, kernel_sparse=True) -> tuple[dict, str, list]:
-    """(HLSConfig, io_type, notes): hls4ml defaults < preset < derived precisions < overrides."""
+def export_config(model, preset, x, overrides=None, index_map=None, kernel_sparse=True,
+                  origins=None) -> tuple[dict, str, list]:
+    """(HLSConfig, io_type, notes): hls4ml defaults < preset < derived precisions < overrides. `index_map`: a
+    strip's {layer: {"in", "out"}}; `origins`: {layer: the user's name} where the export renamed it."""
     preset = load_preset(preset)
     hls = preset.get("HLSConfig", {})
     reuse = int(hls.get("Model", {}).get("ReuseFactor", 1))
@@ -69,10 +73,10 @@ def export_config(model, preset, x, overrides=None, index_map=None, kernel_spars
     config["Model"].setdefault("KernelSparse", kernel_sparse)
     for name, layer_config in config["LayerName"].items():
         layer_config["Trace"] = True  # C-sim only (`#ifndef __SYNTHESIS__`): per-layer outputs from the shipped code
-        if name in (index_map or {}):
-            maps = index_map[name]
-            layer_config["KernelOrigin"] = {"layer": name, **{k: [int(i) for i in maps[k]] for k in ("in", "out")
-                                                               if k in maps}}
+        if name in (index_map or {}) or name in (origins or {}):
+            maps = (index_map or {}).get(name, {})
+            layer_config["KernelOrigin"] = {"layer": (origins or {}).get(name, name),
+                                            **{k: [int(i) for i in maps[k]] for k in ("in", "out") if k in maps}}
     return config, preset.get("IOType", "io_parallel"), notes
 
 
@@ -105,7 +109,8 @@ def export(model, hls_config="latency_parallel", board="pynq-z2", output_dir="hl
 
     `hls_config`: a preset name, a YAML path or a dict in hls4ml's format. `x`: held-out inputs, for the
     input type (unless `input_fixed` is given) and the test-bench vectors in `tb_data/`. `strip`: the
-    StripResult (or its index map), so that the manifest and the code name kernels by original index.
+    StripResult (or its index map), so that the manifest and the code name kernels by original index. Layer
+    names that are not C++ identifiers are written as identifiers (`hls/names.py`); the manifest keeps the map.
     """
     require_tf_keras_model(model)
     check_finite_weights(model, "export")
@@ -116,21 +121,28 @@ def export(model, hls_config="latency_parallel", board="pynq-z2", output_dir="hl
     board = load_board(board)
     index_map = getattr(strip, "index_map", strip) or {}
     fixed = input_fixed or input_type(x)
-    config, io_type, notes = export_config(model, hls_config, fixed, overrides, index_map, kernel_sparse)
+    names = cpp_names(model)  # {user's name: C++ identifier}, for the names that are not identifiers
+    named, layer_overrides = renamed(model, names), dict(overrides or {})
+    if names and "LayerName" in layer_overrides:
+        layer_overrides["LayerName"] = map_keys(layer_overrides["LayerName"], names)
+    config, io_type, notes = export_config(named, hls_config, fixed, layer_overrides, map_keys(index_map, names),
+                                           kernel_sparse, {new: old for old, new in names.items()})
     output_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = output_dir.with_name(f".{output_dir.name}.tmp-{uuid.uuid4().hex[:8]}")
     try:
         (tmp / "tb_data").mkdir(parents=True)
         tb_in, tb_out = _testbench_files(model, x, fixed, tmp / "tb_data", tb_samples)
-        hls_model = convert_model(model, config, tmp, io_type=io_type, backend=backend, part=board.part,
+        hls_model = convert_model(named, config, tmp, io_type=io_type, backend=backend, part=board.part,
                                   clock_period=board.clock_period_ns, project_name=project_name,
                                   input_data_tb=tb_in, output_data_tb=tb_out)
         hls_model.config.trace_output = True  # hls4ml's trace calls in the shipped code, under #ifndef __SYNTHESIS__
         hls_model.write()
         notes += [n for node in hls_model.get_layers() for n in getattr(node.get_attr(PLAN), "notes", [])]
+        notes = [_named_note(note, {new: old for old, new in names.items()}) for note in notes]
         extra = {"board": board.key, "board_spec": asdict(board), "part": board.part, "backend": backend,
                  "io_type": io_type, "project_name": project_name, "input_type": fixed.hls(), "hls_config": config,
-                 "traced_outputs": traced_outputs(hls_model), "notes": notes}
+                 "traced_outputs": traced_outputs(hls_model), "notes": notes,
+                 "names": {new: old for old, new in names.items()}}
         manifest = build_manifest(model, hls_model, tmp, index_map, extra)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, default=str))
         _retarget(hls_model, tmp, output_dir)
@@ -139,6 +151,12 @@ def export(model, hls_config="latency_parallel", board="pynq-z2", output_dir="hl
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return Export(output_dir, hls_model, manifest, config, fixed, board, notes)
+
+
+def _named_note(note: str, names: dict) -> str:
+    """A note "<node>: ..." with the node named by the user's layer name."""
+    node, colon, rest = note.partition(":")
+    return f"{next(iter(map_keys({node: 0}, names)))}{colon}{rest}" if colon and names else note
 
 
 def load_export(project) -> Export:

@@ -101,5 +101,6 @@ def live_plan(node, origin_config: dict | None = None) -> LivePlan:
     plan = LivePlan(window, n_out, rows, cols, exact[rows, cols], origin, kind)
     rounded = int(np.count_nonzero(matrix) - len(rows))
     if rounded:
-        plan.notes.append(f"{node.name}: {rounded} nonzero weights round to 0 in the weight type; they make no hardware")
+        plan.notes.append(f"{node.name}: {rounded} nonzero weights round to 0 in the weight type; they make no "
+                          "hardware")
     return plan

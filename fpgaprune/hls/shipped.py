@@ -2,10 +2,10 @@
 byte-identical), with one g++ object of `firmware/myproject.cpp` linked into both the Python bridge and the
 project's own test bench. What Vitis' `csim_design` does, with g++ and the bundled ap_types.
 
-- `bridge_predict` runs the bridge over the whole held-out set (bit-exactness is judged there);
-  `bridge_trace` reads each layer's outputs from hls4ml's trace calls, which the shipped code carries (C-sim
-  only, `#ifndef __SYNTHESIS__`): the per-layer diff of a disagreement, and the logits before a table
-  activation, come from the same build;
+- `runner` runs the bridge over the held-out set (bit-exactness is judged over all of it), reading each
+  layer's outputs from hls4ml's trace calls in the same pass, which the shipped code carries (C-sim only,
+  `#ifndef __SYNTHESIS__`): the logits before a table activation, the per-layer diff of a disagreement and
+  the profile come from the same build;
 - `run_testbench` runs `myproject_test.cpp` over `tb_data/` (its log holds 6 significant digits: argmax and a
   tolerance only);
 - `check_synthesis_branch` compiles the `__SYNTHESIS__` branch with `g++ -fsyntax-only`, so that a C++ error
@@ -60,66 +60,48 @@ def build_shipped(project: Path, scratch: Path, project_name: str = "myproject")
     return ShippedBuild(build, project_name, build / "bridge.so", build / "csim_tb")
 
 
-def _bridge(build: ShippedBuild):
-    """The bridge library and its `<project>_float(inputs, outputs)` top function."""
-    library = ctypes.cdll.LoadLibrary(str(build.library))
-    top = getattr(library, f"{build.project_name}_float")
-    top.restype = None
-    top.argtypes = [np.ctypeslib.ndpointer(ctypes.c_float, flags="C_CONTIGUOUS")] * 2
-    return library, top
-
-
 def _samples(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(x, np.float32).reshape(len(x), -1))
-
-
-def bridge_predict(build: ShippedBuild, x: np.ndarray, output_size: int) -> np.ndarray:
-    """The bridge's outputs for each sample of `x` (on the input grid), through `<project>_float`."""
-    _, top = _bridge(build)
-    x = _samples(x)
-    outputs = np.zeros((len(x), output_size), np.float32)
-    for i in range(len(x)):
-        top(x[i], outputs[i])
-    return outputs
 
 
 class _TraceData(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("data", ctypes.c_void_p)]
 
 
-def bridge_trace(build: ShippedBuild, x: np.ndarray, output_size: int, sizes: dict) -> dict:
-    """{layer: outputs per sample} from hls4ml's trace calls in the shipped code, for the layers of `sizes`
-    ({layer: output size}, the manifest's `traced_outputs`): what `ModelGraph.trace` reads, from this build."""
-    library, top = _bridge(build)
+def traced_runner(library, project_name: str, output_size: int, sizes: dict):
+    """`run(xq) -> (outputs, {layer: outputs})` through a loaded C-sim library: its `<project>_float` top function
+    and hls4ml's trace calls for the layers of `sizes` ({layer: output size}). One pass gives both."""
+    top = getattr(library, f"{project_name}_float")
+    top.restype = None
+    top.argtypes = [np.ctypeslib.ndpointer(ctypes.c_float, flags="C_CONTIGUOUS")] * 2
     library.allocate_trace_storage.argtypes = [ctypes.c_size_t]
     library.collect_trace_output.argtypes = [ctypes.POINTER(_TraceData)]
-    x = _samples(x)
-    traced = {name: np.zeros((len(x), size), np.float32) for name, size in sizes.items()}
-    slots, output = (_TraceData * len(sizes))(), np.zeros(output_size, np.float32)
-    library.allocate_trace_storage(ctypes.sizeof(ctypes.c_float))
-    try:
-        for i in range(len(x)):
-            top(x[i], output)
-            library.collect_trace_output(slots)
-            for slot in slots:
-                name = slot.name.decode()
-                values = ctypes.cast(slot.data, ctypes.POINTER(ctypes.c_float))
-                traced[name][i] = np.ctypeslib.as_array(values, shape=(sizes[name],))
-    finally:
-        library.free_trace_storage()
-    return traced
+
+    def run(x: np.ndarray) -> tuple[np.ndarray, dict]:
+        x = _samples(x)
+        outputs = np.zeros((len(x), output_size), np.float32)
+        traced = {name: np.zeros((len(x), size), np.float32) for name, size in sizes.items()}
+        slots = (_TraceData * len(sizes))()
+        library.allocate_trace_storage(ctypes.sizeof(ctypes.c_float))
+        try:
+            for i in range(len(x)):
+                top(x[i], outputs[i])
+                library.collect_trace_output(slots)
+                for slot in slots:
+                    name = slot.name.decode()
+                    values = ctypes.cast(slot.data, ctypes.POINTER(ctypes.c_float))
+                    traced[name][i] = np.ctypeslib.as_array(values, shape=(sizes[name],))
+        finally:
+            library.free_trace_storage()
+        return outputs, traced
+
+    return run
 
 
-def simulator(build: ShippedBuild, model):
-    """`simulate(xq)` for `csim.compare_with_qkeras`, running the shipped project's bridge."""
+def runner(build: ShippedBuild, model, sizes: dict):
+    """`run(xq)` for `csim.compare_with_qkeras`: the shipped project's bridge, outputs and traces in one pass."""
     output_size = int(np.prod(model.output_shape[1:]))
-    return lambda xq: bridge_predict(build, xq, output_size)
-
-
-def tracer(build: ShippedBuild, model, sizes: dict):
-    """`trace(xq)` for `csim.compare_with_qkeras`: each traced layer's outputs, from the same build."""
-    output_size = int(np.prod(model.output_shape[1:]))
-    return lambda xq: bridge_trace(build, xq, output_size, sizes)
+    return traced_runner(ctypes.cdll.LoadLibrary(str(build.library)), build.project_name, output_size, sizes)
 
 
 @dataclass

@@ -19,7 +19,8 @@ class HoldConstraint(keras.constraints.Constraint):
     """Hold the entries named by `entries` at their targets; `inner` is the layer's own constraint, applied first."""
 
     def __init__(self, entries, inner=None):
-        self.entries = tuple(e if isinstance(e, HoldEntry) else HoldEntry.from_json(e, "HoldConstraint") for e in entries)
+        self.entries = tuple(e if isinstance(e, HoldEntry) else HoldEntry.from_json(e, "HoldConstraint")
+                             for e in entries)
         if isinstance(inner, dict):
             inner = keras.constraints.deserialize(inner, custom_objects=qkeras_objects())
         self.inner = inner

@@ -63,7 +63,8 @@ def check_pruning(config: RunConfig, at: Located, model) -> None:
             resolve(model, parse_selector(text))
         except FpgapruneError as error:
             _fail(at.at("pruning", "selections", i), f"found {text!r}; {error}")
-    structures = config.pruning.structure if isinstance(config.pruning.structure, dict) else {"*": config.pruning.structure}
+    structure = config.pruning.structure
+    structures = structure if isinstance(structure, dict) else {"*": structure}
     if structures == {"*": "hybrid"}:  # kernels, then elements: both fit every layer
         structures = {}
     for layer, spec in structures.items():

@@ -88,6 +88,40 @@ def measurements(run_dir: Path):
     return measured
 
 
+INPUT_SCALE_HINT = 16.0  # inputs reaching beyond this are likely unscaled (pixels 0-255, raw energies)
+
+
+def saturation_lines(config, profile, dataset) -> list[str]:
+    """One line per layer whose values fall outside their range more often than `outputs.saturation_threshold`
+    (its worst row), saying what to change."""
+    lines, seen = [], set()
+    for row in profile.over(config.outputs.saturation_threshold):
+        layer = row.layer.split("/")[0]
+        if layer not in seen:
+            seen.add(layer)
+            lines.append(f"{row.describe()}; {_advice(row, float(abs(dataset.x_train).max()))}")
+    return lines
+
+
+def _advice(row, input_peak: float) -> str:
+    layer, _, weight = row.layer.partition("/")
+    if row.what == "weights":
+        key = {"kernel": "kernel", "bias": "bias"}.get(weight, weight)
+        return (f"give its quantizer more integer bits (quantization.layers.{layer}.{key}, now {row.limit}), or keep "
+                "the weights smaller in training")
+    if row.what == "accumulator":
+        return f"widen its accumulator (hls.config LayerName.{layer}.Precision.accum, now {row.limit})"
+    scale = ""
+    if input_peak > INPUT_SCALE_HINT:
+        scale = f"scale the inputs (they reach {input_peak:g}; e.g. to [0, 1]), or "
+    if row.what == "input":
+        return f"{scale}widen the input type (now {row.limit})"
+    if row.where == "after export":
+        return f"{scale}widen its type in hls.config (LayerName.{layer}, now {row.limit})"
+    return (f"{scale}give its activation quantizer more integer bits (quantization.layers.{layer}.activation, "
+            f"now {row.limit})")
+
+
 def budget_rows(config, run_dir: Path, estimate) -> list:
     """Per constraint: the budget, the estimates at pruning, after QAT and after repair, and the exported estimate."""
     budget = budget_of(config)

@@ -14,17 +14,6 @@ PRUNE_RAMP_FRACTION = 0.7
 PRUNE_UPDATES = 20
 
 
-def conv_kernel_sparsity(model) -> float:
-    """Fraction of all Conv (ci, co) kernels whose weights are all zero."""
-    pruned = total = 0
-    for layer in model.layers:
-        kernel = getattr(layer, "kernel", None)
-        if kernel is not None and len(kernel.shape) >= 3:
-            dead = ~np.asarray(kernel).reshape(-1, *kernel.shape[-2:]).any(axis=0)
-            pruned, total = pruned + int(dead.sum()), total + dead.size
-    return pruned / max(total, 1)
-
-
 def pruner_of(config):
     """The run's Pruner (a HybridPruner for structure `hybrid`): its score, scope, target layers and exclusions."""
     from fpgaprune.pruning import HybridPruner, Pruner

@@ -7,7 +7,8 @@ from pydantic import BaseModel, ConfigDict
 
 # Each stage's key hashes these sections of the run config (and the key of the stage before it).
 STAGE_SECTIONS = {"train": ("seed", "model", "data", "training"), "prune": ("pruning",), "finetune": ("finetune",),
-                  "quantize": ("quantization",), "hls": ("hls", "board", "outputs.tb_samples"), "csim": (),
+                  "quantize": ("quantization",), "hls": ("hls", "board", "outputs.tb_samples"),
+                  "csim": ("outputs.saturation_threshold",),
                   "synth": ("outputs.synthesize_layers",), "report": ()}
 STAGE_NAMES = tuple(STAGE_SECTIONS)  # the one list of stages, in order
 # A budget prices weights with the quantizers, the hls config and the board: pruning and its repair after QAT
@@ -57,6 +58,12 @@ def stage_metrics(run_dir: Path, stage: str) -> dict:
     if record is None:
         raise FileNotFoundError(f"{Path(run_dir) / stage / 'stage.json'}: no record of stage {stage}; run it first")
     return record.metrics
+
+
+def stage_score(metrics: dict) -> tuple[str, float]:
+    """(metric, value) that a stage recorded: its task's metric (records written before tasks: an accuracy)."""
+    metric = metrics.get("metric", "accuracy")
+    return metric, metrics[metric]
 
 
 class SynthRecord(BaseModel):

@@ -10,12 +10,14 @@ from pathlib import Path
 
 import fpgaprune as fp
 from fpgaprune.guards import check_finite_weights
-from fpgaprune.pipeline.measurements import budget_rows, measurements, shipped_export, yosys_measurements
+from fpgaprune.inspection import pruned_fractions
+from fpgaprune.pipeline.measurements import (budget_rows, measurements, saturation_lines, shipped_export,
+                                             yosys_measurements)
 from fpgaprune.pipeline.progress import elapsed
-from fpgaprune.pipeline.pruning_policy import budgeted, conv_kernel_sparsity, repaired, scheduled
-from fpgaprune.pipeline.records import STAGE_NAMES, SynthRecord, stage_metrics
+from fpgaprune.pipeline.pruning_policy import budgeted, repaired, scheduled
+from fpgaprune.pipeline.records import STAGE_NAMES, SynthRecord, stage_metrics, stage_score
 from fpgaprune.pipeline.settings import hls_preset, quantization_spec
-from fpgaprune.pipeline.training import accuracy, build_model, dataset_of, fit_model, stage_model
+from fpgaprune.pipeline.training import build_model, dataset_of, fit_model, scores, stage_model, task_of
 from fpgaprune.quantize.reference import dense_reference
 
 
@@ -28,7 +30,8 @@ def train(config, run_dir: Path, out: Path) -> dict:
     if not config.model.file:
         fit_model(model, dataset, config.training.epochs, config.training.learning_rate, config, "train")
     fp.save_model(model, out / "model.keras")
-    return {"accuracy": accuracy(model, dataset), "trained": not config.model.file}
+    return {**scores(config, model, dataset), "task": task_of(config, model, dataset).describe(),
+            "trained": not config.model.file}
 
 
 def prune(config, run_dir: Path, out: Path) -> dict:
@@ -42,8 +45,7 @@ def prune(config, run_dir: Path, out: Path) -> dict:
         held, budget = budgeted(config, held, dataset)
     else:
         held = scheduled(config, held, dataset)
-    metrics = {"accuracy": accuracy(held, dataset), "conv_kernels_pruned": conv_kernel_sparsity(held),
-               **({"budget": budget} if budget else {})}
+    metrics = {**scores(config, held, dataset), **pruned_fractions(held), **({"budget": budget} if budget else {})}
     (out / "sparsity.txt").write_text(format_table(sparsity_table(held)) + "\n")
     index_map = {}
     if config.pruning.strip:
@@ -62,7 +64,7 @@ def finetune(config, run_dir: Path, out: Path) -> dict:
     model = stage_model(config, run_dir, "prune")
     fit_model(model, dataset, config.finetune.epochs, config.finetune.learning_rate, config, "finetune")
     fp.save_model(model, out / "model.keras")
-    return {"accuracy": accuracy(model, dataset), "conv_kernels_pruned": conv_kernel_sparsity(model)}
+    return {**scores(config, model, dataset), **pruned_fractions(model)}
 
 
 def quantize(config, run_dir: Path, out: Path) -> dict:
@@ -78,9 +80,10 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
     fp.save_model(quantized, out / "model.keras")
     trained = stage_model(config, run_dir, "train")
     fp.save_model(dense_reference(quantized, trained, spec, batchnorm), out / "dense.keras")
-    report = quantization_report(quantized, finetuned, dataset.x_test, dataset.y_test)
+    report = quantization_report(quantized, finetuned, dataset.x_test, dataset.y_test,
+                                 task_of(config, quantized, dataset))
     (out / "quantization.txt").write_text(report.format() + "\n")
-    return {"accuracy": accuracy(quantized, dataset), "conv_kernels_pruned": conv_kernel_sparsity(quantized),
+    return {**scores(config, quantized, dataset), **pruned_fractions(quantized),
             **({"budget": budget} if budget else {})}
 
 
@@ -90,24 +93,25 @@ def hls(config, run_dir: Path, out: Path) -> dict:
     exported = fp.export(stage_model(config, run_dir, "quantize"), hls_preset(config), config.board, out / "project",
                          x=dataset.x_test, overrides=config.hls.config, strip=index_map or None,
                          backend=config.hls.backend, tb_samples=config.outputs.tb_samples)
-    (out / "summary.txt").write_text(exported.summary() + "\n")
+    (out / "summary.txt").write_text(exported.summary(run_dir / "hls" / "project") + "\n")
     nodes = exported.manifest["hls_nodes"].values()
     return {"live_weights": sum(n.get("live_weights", 0) for n in nodes),
             "weights": sum(n.get("weights", 0) for n in nodes), "notes": exported.notes}
 
 
 class CsimMismatch(fp.FpgapruneError):
-    """C-sim of the shipped project differs from QKeras where float32 is exact."""
+    """C-sim of the shipped project differs from QKeras where float32 is exact (beyond any stated tolerance)."""
 
 
 def csim(config, run_dir: Path, out: Path) -> dict:
-    """C-simulate `hls/project` itself (built in a scratch copy), with the weights synthesis reads."""
+    """C-simulate `hls/project` itself (built in a scratch copy), with the weights synthesis reads; profile the
+    values against their types from the same pass."""
     from fpgaprune.hls import shipped
-    from fpgaprune.hls.csim import compare_with_qkeras, hardware_input, layer_diff, logits_layer
+    from fpgaprune.hls.names import original_name
 
     exported = shipped_export(run_dir)
-    project, manifest, fixed = exported.path, exported.manifest, exported.input_type
-    owners = {array: node for node, entry in manifest["hls_nodes"].items()
+    project, manifest = exported.path, exported.manifest
+    owners = {array: original_name(node, manifest) for node, entry in manifest["hls_nodes"].items()
               for array in entry.get("weight_headers_sha256", {})}
     weight_problems = shipped.check_weight_files(project, owners)
     with elapsed("g++ build of hls/project (one object: the C-sim library and the test bench)"):
@@ -116,30 +120,48 @@ def csim(config, run_dir: Path, out: Path) -> dict:
     with elapsed("g++ -fsyntax-only of the __SYNTHESIS__ branch"):
         shipped.check_synthesis_branch(build)
     quantized, dataset = stage_model(config, run_dir, "quantize"), dataset_of(config)
-    simulate = shipped.simulator(build, quantized)
-    tracer = shipped.tracer(build, quantized, manifest["traced_outputs"])
-    if logits_layer(quantized)[1]:  # a table activation follows the logits: only a trace shows them
-        result = compare_with_qkeras(simulate, quantized, dataset.x_test, fixed, tracer)
-    else:
-        result = compare_with_qkeras(simulate, quantized, dataset.x_test, fixed)
-        if not result.bit_exact:
-            result.diff = layer_diff(tracer(hardware_input(dataset.x_test, fixed)), quantized,
-                                     hardware_input(dataset.x_test, fixed))
+    result = simulated(config, quantized, dataset, exported,
+                       shipped.runner(build, quantized, manifest["traced_outputs"]))
     bench = shipped.run_testbench(build)
     shutil.rmtree(out / "scratch", ignore_errors=True)
+    argmax = result.agreement == "argmax agreement"  # other tasks: no argmax to compare
+    bench_argmax = bench.argmax_agreement if argmax else None
     lines = [result.format(), f"the project's test bench over tb_data/ ({bench.samples} samples, 6 significant "
-             f"digits): argmax agreement {bench.argmax_agreement:.4f}, max |diff| {bench.max_abs_diff:g}",
+             f"digits): {f'argmax agreement {bench_argmax:.4f}, ' if argmax else ''}max |diff| {bench.max_abs_diff:g}",
              "the __SYNTHESIS__ branch: g++ -fsyntax-only passed",
              *(["weights/*.h and weights/*.txt hold the same values"] if not weight_problems else weight_problems)]
     (out / "csim.txt").write_text("\n".join(lines) + "\n")
-    if not result.bit_exact and result.float32_exact:
-        where = weight_problems[0] if weight_problems else "; ".join(result.diff[2:3]) or result.layer
-        raise CsimMismatch(f"C-sim of hls/project differs from QKeras at the logits ({result.layer}: "
-                           f"{result.mismatches} values) although float32 is exact there: {where}")
-    return {"bit_exact": result.bit_exact, "argmax_agreement": result.argmax_agreement,
-            "mismatches": result.mismatches, "max_abs_diff": result.max_abs_diff, "logits_layer": result.layer,
-            "testbench_argmax_agreement": bench.argmax_agreement, "testbench_max_abs_diff": bench.max_abs_diff,
-            "synthesis_branch_compiles": True, "weight_files_agree": not weight_problems}
+    (out / "profile.json").write_text(json.dumps(result.profile.to_json(), indent=1))
+    if not result.passed and (result.float32_exact or result.tolerance is not None):
+        raise CsimMismatch(_mismatch(result, weight_problems))
+    return {**result.metrics(), "testbench_argmax_agreement": bench_argmax,
+            "testbench_max_abs_diff": bench.max_abs_diff, "synthesis_branch_compiles": True,
+            "weight_files_agree": not weight_problems,
+            "saturation": saturation_lines(config, result.profile, dataset)}
+
+
+def simulated(config, quantized, dataset, exported, run):
+    """C-sim through `run` against the QKeras model over the held-out set: its task's decisions, the tolerance
+    its types give, and the profile of the same pass."""
+    from fpgaprune.hls.csim import compare_with_qkeras, named_traces
+    from fpgaprune.hls.names import map_keys
+    from fpgaprune.hls.tolerance import export_tolerance, node_types
+    from fpgaprune.quantize.profile import ProfileCollector
+
+    hls_config, names = exported.manifest["hls_config"], exported.manifest.get("names", {})
+    collector = ProfileCollector(quantized, map_keys(node_types(hls_config), names), exported.input_type)
+    return compare_with_qkeras(named_traces(run, names), quantized, dataset.x_test, exported.input_type,
+                               task=task_of(config, quantized, dataset),
+                               tolerance=export_tolerance(quantized, hls_config, names), collector=collector)
+
+
+def _mismatch(result, weight_problems: list) -> str:
+    """The csim stage's one line: where C-sim and QKeras part, and why that is a failure."""
+    found = f"({result.layer}: {result.mismatches} values, max |diff| {result.max_abs_diff:.3g})"
+    why = (f"beyond its tolerance {result.tolerance_bound:.3g} ({result.tolerance.reason})" if result.tolerance
+           else "although float32 is exact there")
+    where = weight_problems[0] if weight_problems else result.first_difference or f"at {result.layer}"
+    return f"C-sim of hls/project differs from QKeras at the logits {found} {why}: {where}"
 
 
 def synth(config, run_dir: Path, out: Path) -> dict:
@@ -168,7 +190,8 @@ def synth(config, run_dir: Path, out: Path) -> dict:
     else:
         record = SynthRecord(ran="none", reason="skipped: vitis_hls not found, and yosys is not installed or disabled")
     (out / "synth.json").write_text(record.text())
-    return {"ran": record.ran, **({"yosys": record.yosys} if record.yosys else {})}
+    measured = {"yosys": record.yosys, "measured_layers": len(record.layers)} if record.yosys else {}
+    return {"ran": record.ran, **measured}
 
 
 def report(config, run_dir: Path, out: Path) -> dict:
@@ -178,18 +201,31 @@ def report(config, run_dir: Path, out: Path) -> dict:
     exported, quantized = shipped_export(run_dir), stage_model(config, run_dir, "quantize")
     dense = stage_model(config, run_dir, "quantize", "dense.keras")
     estimate = estimate_resources(exported, dense)
-    accuracies = {label: stage_metrics(run_dir, stage)["accuracy"]
-                  for label, stage in (("dense", "train"), ("pruned", "finetune"), ("quantized", "quantize"))}
+    scores = {label: stage_score(stage_metrics(run_dir, stage)) for label, stage in
+              (("dense", "train"), ("pruned", "finetune"), ("quantized", "quantize"))}
     csim_metrics = stage_metrics(run_dir, "csim")
     budget = budget_rows(config, run_dir, estimate) if config.pruning.budget else None
-    write_report(out, exported, estimate, quantized, dense_model=dense, accuracies=accuracies,
-                 measurements=measurements(run_dir), title=f"fpgaprune report: {config.name}", csim=csim_metrics,
-                 budget=budget)
+    write_report(out, exported, estimate, quantized, dense_model=dense, measurements=measurements(run_dir),
+                 accuracies={label: value for label, (_, value) in scores.items()}, metric=scores["quantized"][0],
+                 task=task_of(config, quantized, dataset_of(config)), title=f"fpgaprune report: {config.name}",
+                 csim=csim_metrics, budget=budget, saturation=csim_metrics.get("saturation", []),
+                 profile=_profile(run_dir),
+                 saturation_threshold=config.outputs.saturation_threshold)
     dense_total, pruned_total = estimate.total("dense"), estimate.total("pruned")
     return {"report": str(run_dir / "report" / "report.html"), "fits": estimate.fits(),
-            "products": [dense_total.products, pruned_total.products], "dsp": [dense_total.dsp, pruned_total.dsp],
-            "lut": [dense_total.lut, pruned_total.lut], "kernel_savings": len(estimate.savings()),
+            "products": [dense_total.per_inference, pruned_total.per_inference],
+            "live_weights": [dense_total.products, pruned_total.products], "dsp": [dense_total.dsp, pruned_total.dsp],
+            "lut": [dense_total.lut, pruned_total.lut], "groups_removed": estimate.removed_groups(),
+            "kernel_savings": len(estimate.savings()), "layers": len(estimate.layers),
             **({"budget": budget} if budget else {})}
+
+
+def _profile(run_dir: Path):
+    """The csim stage's numerical profile (None for a run directory from before profiles)."""
+    from fpgaprune.quantize.profile import Profile
+
+    path = run_dir / "csim" / "profile.json"
+    return Profile.from_json(json.loads(path.read_text())) if path.exists() else None
 
 
 STAGES = {name: globals()[name] for name in STAGE_NAMES}  # each stage is the function of its name

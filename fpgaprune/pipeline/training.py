@@ -1,16 +1,13 @@
-"""Training in a run: its dataset, its model, `fit_model` with the run's optimizer and progress, accuracy, and
-the models that earlier stages saved."""
+"""Training in a run: its dataset, its model and its task (`fpgaprune.task`: the loss and the metric), `fit_model`
+with the run's optimizer and progress, the metric, and the models that earlier stages saved."""
 
 from pathlib import Path
-
-import numpy as np
 
 import fpgaprune as fp
 from fpgaprune import data
 from fpgaprune.guards import StopOnNonFiniteLoss, check_data_fits_model, check_finite_weights
 from fpgaprune.pipeline.progress import EpochBar
-
-LOSS_FROM_LOGITS = True
+from fpgaprune.task import Task, infer_task
 
 
 def dataset_of(config):
@@ -22,23 +19,31 @@ def dataset_of(config):
     return data.load_npz(config.data.file)
 
 
+def task_of(config, model, dataset) -> Task:
+    """The run's task: `training.task`/`training.loss`, or what the model's output and the labels make."""
+    return infer_task(model, dataset.y_train, dataset.y_test, str(config.data.file or config.data.dataset),
+                      config.training.task, config.training.loss)
+
+
 def fit_model(model, dataset, epochs, learning_rate, config, label, callbacks=()):
-    """`model` compiled with the run's optimizer and trained `epochs` epochs, with a progress bar."""
+    """`model` compiled with the run's optimizer and its task's loss, trained `epochs` epochs with a progress bar."""
     from fpgaprune.tfk import keras
 
     optimizers = {"adam": keras.optimizers.Adam, "sgd": keras.optimizers.SGD, "rmsprop": keras.optimizers.RMSprop,
                   "adamw": keras.optimizers.AdamW}
-    model.compile(optimizers[config.training.optimizer](learning_rate),
-                  keras.losses.SparseCategoricalCrossentropy(from_logits=LOSS_FROM_LOGITS))
+    task = task_of(config, model, dataset)
+    model.compile(optimizers[config.training.optimizer](learning_rate), task.keras_loss(keras))
     if epochs:
-        model.fit(dataset.x_train, dataset.y_train, batch_size=config.training.batch_size, epochs=epochs, verbose=0,
-                  callbacks=[StopOnNonFiniteLoss(label), EpochBar(epochs, label), *callbacks])
+        model.fit(dataset.x_train, task.labels_for_training(dataset.y_train), batch_size=config.training.batch_size,
+                  epochs=epochs, verbose=0, callbacks=[StopOnNonFiniteLoss(label), EpochBar(epochs, label), *callbacks])
     return model
 
 
-def accuracy(model, dataset) -> float:
-    logits = model.predict(dataset.x_test, batch_size=256, verbose=0)
-    return float(np.mean(np.argmax(logits, axis=1) == dataset.y_test))
+def scores(config, model, dataset) -> dict:
+    """The task's metric on the held-out data, as a stage records it: {"metric": "accuracy", "accuracy": 0.97}."""
+    task = task_of(config, model, dataset)
+    outputs = model.predict(dataset.x_test, batch_size=256, verbose=0)
+    return {"metric": task.metric, task.metric: task.score(outputs, dataset.y_test)}
 
 
 def build_model(config, dataset):
@@ -49,10 +54,12 @@ def build_model(config, dataset):
         model = fp.load_model(config.model.file, trust_code=config.model.trust_code)
         check_finite_weights(model, str(config.model.file))
         check_data_fits_model(dataset, model, str(config.data.file or config.data.dataset))
-        return model
-    if config.model.architecture == "original_question_cnn":
-        return original_question_cnn(dataset.x_train.shape[1:], dataset.classes)
-    return small_cnn(dataset.x_train.shape[1:], tuple(config.model.filters), dataset.classes)
+    elif config.model.architecture == "original_question_cnn":
+        model = original_question_cnn(dataset.x_train.shape[1:], dataset.classes)
+    else:
+        model = small_cnn(dataset.x_train.shape[1:], tuple(config.model.filters), dataset.classes)
+    task_of(config, model, dataset)  # the output and the labels fit each other
+    return model
 
 
 def stage_model(config, run_dir: Path, stage: str, name: str = "model.keras"):

@@ -60,7 +60,8 @@ def solve(values, costs, capacity, must_keep=None, must_remove=None, time_limit=
     must_remove = np.zeros(n, bool) if must_remove is None else np.asarray(must_remove, bool) & ~must_keep
     floor = minimum_cost(costs, must_keep)
     if np.any(floor > capacity + 1e-9):
-        raise BudgetInfeasible(f"the groups that must stay cost {floor.tolist()}, over the capacity {capacity.tolist()}",
+        raise BudgetInfeasible(f"the groups that must stay cost {floor.tolist()}, over the capacity "
+                               f"{capacity.tolist()}",
                                floor)
     if n == 0:
         return KnapsackResult(np.zeros(0, bool), 0.0, np.zeros(capacity.size), True)

@@ -58,7 +58,8 @@ class Pruner:
 
     def targets(self, model) -> list[PruneTarget]:
         """The weights this pruner prunes, with their structures; unknown names are one-line errors."""
-        names = self.layers if self.layers is not None else [l.name for l in model.layers if type(l).__name__ in ALLOWED]
+        names = self.layers if self.layers is not None else [
+            layer.name for layer in model.layers if type(layer).__name__ in ALLOWED]
         for name in self.do_not_prune:
             resolve(model, parse_selector(name.split("/")[0]))  # the name must exist
         targets = []

@@ -4,9 +4,10 @@ Conv1D/Conv2D/DepthwiseConv2D/SeparableConv2D/Dense/LSTM become their Q layers w
 QuantizationSpec. Activations (as layers or inside a non-recurrent layer) take the `activation` quantizer
 that computes their function: quantized_relu for relu, quantized_tanh for tanh, quantized_sigmoid for sigmoid
 (QKeras' hard tanh/sigmoid unless use_real_tanh/use_real_sigmoid is set). A default that computes another
-function leaves the activation in float; a per-layer one is an error. BatchNormalization right after a linear Conv/Dense is folded into its weights
-(batchnorm="fold"); with batchnorm="quantize" every BatchNormalization becomes a QBatchNormalization instead,
-with float parameters (QKeras' default po2 parameter quantizers are ignored by hls4ml 1.3, so C-sim would differ).
+function leaves the activation in float; a per-layer one is an error. BatchNormalization right after a linear
+Conv/Dense is folded into its weights (batchnorm="fold"); with batchnorm="quantize" every BatchNormalization
+becomes a QBatchNormalization instead, with float parameters (QKeras' default po2 parameter quantizers are
+ignored by hls4ml 1.3, so C-sim would differ).
 """
 
 import copy
@@ -38,7 +39,7 @@ def to_qkeras(model, spec: QuantizationSpec | dict, batchnorm: str = "fold"):
         raise QuantizationConfigError(f"batchnorm must be 'fold' or 'quantize', got {batchnorm!r}")
     plain, manifest = finalize(model)
     spec.check_layers(layer.name for layer in plain.layers)
-    config, weights = copy.deepcopy(plain.get_config()), {l.name: l.get_weights() for l in plain.layers}
+    config, weights = copy.deepcopy(plain.get_config()), {layer.name: layer.get_weights() for layer in plain.layers}
     if batchnorm == "fold":
         _fold_batchnorms(plain, config, weights)
     for entry in config["layers"]:
@@ -134,7 +135,8 @@ def _fold_batchnorms(model, config: dict, weights: dict) -> None:
         source = graph.inbound[name][0]
         producer = graph.layers[source]
         if (graph.class_of(source) not in _FOLDABLE or graph.outbound[source] != [name]
-                or producer.get_config()["activation"] != "linear" or layer.axis not in ([-1], [len(layer.input_shape) - 1])):
+                or producer.get_config()["activation"] != "linear"
+                or layer.axis not in ([-1], [len(layer.input_shape) - 1])):
             continue
         kernel, bias = weights[source][0], (weights[source][1] if producer.use_bias else 0.0)
         gamma, beta, mean, variance = _bn_parameters(layer)

@@ -1,4 +1,4 @@
-"""The quantization report: bits per layer, which weights are zero and why, and accuracy before and after."""
+"""The quantization report: bits per layer, which weights are zero and why, and the task's metric before and after."""
 
 from dataclasses import dataclass, field
 
@@ -16,19 +16,24 @@ _COLUMNS = ("layer", "weight", "quantizer", "bits", "entries", "pruned", "quanti
 @dataclass
 class QuantizationReport:
     rows: list = field(default_factory=list)
-    accuracy_float: float | None = None
-    accuracy_quantized: float | None = None
+    metric: str = "accuracy"
+    float_score: float | None = None
+    quantized_score: float | None = None
+    task: object = None
 
     def format(self) -> str:
         lines = format_rows(_COLUMNS, [tuple(row[c] for c in _COLUMNS) for row in self.rows])
-        if self.accuracy_float is not None:
-            lines.append(f"accuracy: float {self.accuracy_float:.2%} -> quantized {self.accuracy_quantized:.2%}")
+        if self.quantized_score is not None:
+            shown = self.task.format_score if self.task is not None else (lambda value: f"{value:.2%}")
+            before = f"float {shown(self.float_score)} -> " if self.float_score is not None else ""
+            lines.append(f"{self.metric.replace('_', ' ')}: {before}quantized {shown(self.quantized_score)}")
         return "\n".join(lines)
 
 
-def quantization_report(quantized, float_model=None, x=None, y=None) -> QuantizationReport:
+def quantization_report(quantized, float_model=None, x=None, y=None, task=None) -> QuantizationReport:
     """Per quantized weight: its quantizer and bits, and how many entries are pruned (held at 0), quantized to
-    0 though not pruned, and nonzero. With data, the accuracy of the float and the quantized model."""
+    0 though not pruned, and nonzero. With data, the metric of the float and the quantized model: the `task`'s
+    (`fpgaprune.task.Task`), or the argmax accuracy of integer labels."""
     report = QuantizationReport()
     for layer in quantized.layers:
         if type(layer).__name__ not in _Q_CLASSES:
@@ -46,8 +51,11 @@ def quantization_report(quantized, float_model=None, x=None, y=None) -> Quantiza
                 "quantized_to_zero": int((zero & ~pruned).sum()), "nonzero": int((~zero).sum()),
             })
     if x is not None and y is not None:
-        report.accuracy_quantized = _accuracy(quantized, x, y)
-        report.accuracy_float = _accuracy(float_model, x, y) if float_model is not None else None
+        score = task.score if task is not None else _accuracy
+        report.metric, report.task = (task.metric if task is not None else "accuracy"), task
+        report.quantized_score = score(quantized.predict(x, verbose=0, batch_size=512), y)
+        if float_model is not None:
+            report.float_score = score(float_model.predict(x, verbose=0, batch_size=512), y)
     return report
 
 
@@ -59,5 +67,5 @@ def _pruned_mask(variable) -> np.ndarray:
     return mask & (target == 0)
 
 
-def _accuracy(model, x, y) -> float:
-    return float(np.mean(np.argmax(model.predict(x, verbose=0, batch_size=512), axis=1) == y))
+def _accuracy(outputs, y) -> float:
+    return float(np.mean(np.argmax(outputs, axis=1) == y))

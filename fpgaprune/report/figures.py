@@ -111,10 +111,13 @@ def pareto(table: list, board_name: str) -> bytes:
 
 
 def pareto_figure(table: list, board_name: str):
-    """Accuracy against the LUT and the DSP share of the board, one dot per finished point; the non-dominated
-    points ringed and joined. Measured DA figures (yosys), where a point has them, as hollow triangles."""
+    """The task's metric (accuracy, or an error) against the LUT and the DSP share of the board, one dot per
+    finished point; the non-dominated points ringed and joined. Measured DA figures (yosys), where a point has
+    them, as hollow triangles."""
     plt = _pyplot()
     done = [row for row in table if row["status"] == "ok"]
+    metric = next((row["metric"] for row in done), "accuracy")
+    scale = 100 if "accuracy" in metric else 1
     panels = [("LUT", "LUT_fraction", "pareto_LUT")]
     if any(row["DSP"] for row in done):
         panels.append(("DSP", "DSP_fraction", "pareto_DSP"))
@@ -122,21 +125,71 @@ def pareto_figure(table: list, board_name: str):
                              sharey=True)
     for axis, (name, cost, front) in zip(axes[0], panels):
         x = [100 * row[cost] for row in done]
-        y = [100 * row["accuracy_quantized"] for row in done]
+        y = [scale * row["score_quantized"] for row in done]
         axis.scatter(x, y, s=22, color="#7f7f7f", label="point (estimate)", zorder=2)
-        best = sorted((100 * row[cost], 100 * row["accuracy_quantized"]) for row in done if row[front])
+        best = sorted((100 * row[cost], scale * row["score_quantized"]) for row in done if row[front])
         if best:
             axis.plot(*zip(*best), color="#d62728", lw=1, zorder=1)
             axis.scatter(*zip(*best), s=70, facecolors="none", edgecolors="#d62728", label="non-dominated", zorder=3)
-        measured = [(100 * row["measured_LUT_fraction"], 100 * row["accuracy_quantized"])
+        measured = [(100 * row["measured_LUT_fraction"], scale * row["score_quantized"])
                     for row in done if name == "LUT" and row.get("measured_LUT_fraction") is not None]
         if measured:
             axis.scatter(*zip(*measured), marker="^", s=30, facecolors="none", edgecolors="#2ca02c",
                          label="measured (yosys, DA circuit)", zorder=2)
         axis.set_xlabel(f"{name} (% of {board_name}, estimate)")
         axis.grid(alpha=0.3)
-    axes[0][0].set_ylabel("accuracy after QAT (%)")
+    label = (f"{metric.replace('_', ' ')} after QAT (%)" if scale == 100
+             else f"{metric.upper()} after QAT (lower is better)")
+    axes[0][0].set_ylabel(label)
     handles = {label: handle for axis in axes[0] for handle, label in zip(*axis.get_legend_handles_labels())}
     fig.legend(list(handles.values()), list(handles), fontsize=8, loc="outside lower center", ncols=len(handles))
-    fig.suptitle("Sweep: accuracy against hardware" + ("" if len(panels) > 1 else " (DSP: none used)"), fontsize=10)
+    fig.suptitle(f"Sweep: {metric.replace('_', ' ') if scale == 100 else metric.upper()} against hardware"
+                 + ("" if len(panels) > 1 else " (DSP: none used)"), fontsize=10)
     return fig
+
+
+def profile_boxes(profile, threshold: float | None = None) -> bytes:
+    """`profile_figure` as PNG bytes."""
+    return _png(profile_figure(profile, threshold))
+
+
+def profile_figure(profile, threshold: float | None = None):
+    """One box per profile row (whiskers at the 1st and 99th percentiles, dots at the extremes) over a grey band:
+    the range its quantizer or type holds. After QAT and after export side by side; a row with more than
+    `threshold` of its values outside is labelled in red with that share."""
+    plt = _pyplot()
+    panels = [where for where in ("after QAT", "after export") if any(r.where == where for r in profile.rows)]
+    tallest = max(sum(r.where == where for r in profile.rows) for where in panels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 1.0 + 0.34 * tallest), squeeze=False,
+                             layout="constrained")
+    for axis, where in zip(axes[0], panels):
+        rows = [row for row in profile.rows if row.where == where and row.quantiles]
+        _profile_panel(axis, rows, threshold)
+        axis.set_title(f"{where}: values against their range (held-out data)", fontsize=9)
+    return fig
+
+
+def _profile_panel(axis, rows: list, threshold: float | None) -> None:
+    positions = np.arange(len(rows))
+    for y, row in zip(positions, rows):
+        axis.barh(y, row.hi - row.lo, left=row.lo, height=0.8, color="#e3e3e3", zorder=0)
+    stats = [{"whislo": r.quantiles[1], "q1": r.quantiles[2], "med": r.quantiles[3], "q3": r.quantiles[4],
+              "whishi": r.quantiles[5], "fliers": [r.quantiles[0], r.quantiles[6]]} for r in rows]
+    if stats:
+        axis.bxp(stats, positions=positions, vert=False, widths=0.5, showfliers=True, patch_artist=True,
+                 boxprops={"facecolor": "#9ecae1"}, flierprops={"marker": ".", "markersize": 4})
+    over = [threshold is not None and row.clipped > threshold for row in rows]
+    labels = [f"{r.layer}{'' if r.what == r.layer else ' ' + r.what} ({r.limit})"
+              + (f": {r.clipped:.1%} outside" if flagged else "") for r, flagged in zip(rows, over)]
+    axis.set_yticks(positions, labels, fontsize=7)
+    for tick, flagged in zip(axis.get_yticklabels(), over):
+        tick.set_color("#d62728" if flagged else "#222222")
+    from matplotlib.ticker import FuncFormatter, SymmetricalLogLocator
+
+    axis.set_xscale("symlog", linthresh=1.0)
+    axis.xaxis.set_major_locator(SymmetricalLogLocator(base=10, linthresh=1.0))
+    axis.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axis.tick_params(axis="x", labelsize=7)
+    axis.invert_yaxis()
+    axis.grid(axis="x", alpha=0.3)
+    axis.set_xlabel("value (linear in [-1, 1], log beyond); grey: what its type holds", fontsize=8)

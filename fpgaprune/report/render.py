@@ -42,7 +42,7 @@ def _heatmaps(exported, estimate, dense_model) -> dict:
     """{original layer: [(part, PNG)]}: each conv layer's kernel map, split into tiles beyond 64 x 64."""
     maps = {}
     for layer in estimate.layers:
-        record = exported.nodes[layer.name]
+        record = exported.nodes[layer.node]
         if layer.kind != "conv2d":
             continue
         reference = dense_model.get_layer(layer.original) if dense_model is not None else None
@@ -68,8 +68,11 @@ def _layer_sections(estimate, maps: dict) -> list:
     for layer in estimate.layers:
         dense = layer.dense or layer.pruned
         top = sorted(layer.savings, key=lambda s: (-s.lut, -s.products, s.name))[:3]
+        partial = [saving for saving in layer.savings if not saving.whole]
         sections.append({"name": layer.name, "original": layer.original, "kind": layer.kind, "dense": dense,
-                         "pruned": layer.pruned, "removed": len(layer.savings), "top": top,
+                         "pruned": layer.pruned, "removed": len(layer.savings) - len(partial), "partial": len(partial),
+                         "partial_weights": sum(saving.products for saving in partial), "top": top,
+                         "group": "output" if layer.kind == "dense" else "kernel",
                          "maps": maps.get(layer.original, [])})
     return sections
 
@@ -77,7 +80,7 @@ def _layer_sections(estimate, maps: dict) -> list:
 def _measured_rows(estimate, measurements: Measurements) -> list:
     rows = []
     for layer in estimate.layers:
-        synthesis = measurements.yosys.get(layer.name)
+        synthesis = measurements.yosys.get(layer.node)
         calibration = measurements.calibration
         rows.append({"layer": layer.name, "estimate": layer.pruned.lut,
                      "da_estimate": f"{calibration.estimate(synthesis.da4ml_cost):.0f}" if synthesis and calibration
@@ -108,24 +111,45 @@ def removed(value, fmt: str = "%g") -> str:
     return text if text == "0" else f"\u2212{text}"
 
 
-def _headline(estimate, measurements: Measurements, csim: dict | None) -> dict:
-    """The first screen: kernels and products removed, the resources against the board, what was measured."""
+def _headline(estimate, measurements: Measurements, csim) -> dict:
+    """The first screen: groups, weights and products removed, the resources against the board, what was
+    measured, and C-sim (a `CsimResult`, as `fp.csim` returns it, or the csim stage's metrics)."""
+    from fpgaprune.hls.csim import CsimResult
+
     dense, pruned = estimate.total("dense"), estimate.total("pruned")
     measured = sum(s.luts for s in measurements.yosys.values()) if measurements.yosys else None
-    return {"kernels": len(estimate.savings()), "products": (dense.products, pruned.products),
-            "removed_fraction": 1 - pruned.products / dense.products if dense.products else 0.0,
+    if isinstance(csim, dict):
+        csim = CsimResult.from_metrics(csim)
+    return {"groups": estimate.removed_groups(), "weights": (dense.products, pruned.products),
+            "products": (dense.per_inference, pruned.per_inference),
+            "removed_fraction": 1 - pruned.per_inference / dense.per_inference if dense.per_inference else 0.0,
             "lut": (dense.lut, pruned.lut), "dsp": (dense.dsp, pruned.dsp), "measured_lut": measured,
+            "measured_layers": len(measurements.yosys), "layers": len(estimate.layers),
             "measured_source": _yosys_source(measurements), "csim": csim}
 
 
-def report_context(exported, estimate, model, *, dense_model=None, accuracies=None,
-                   measurements: Measurements | None = None, title="fpgaprune report", csim: dict | None = None,
-                   budget: list | None = None) -> dict:
+def _scores(accuracies: dict | None, metric: str, task) -> dict:
+    """The headline metric of each stage, formatted: {"name": "accuracy", "values": {stage: "97.33%"}, ...}."""
+    from fpgaprune.task import METRICS
+
+    shown = task.format_score if task is not None else (
+        (lambda v: f"{v:.2%}") if "accuracy" in metric else (lambda v: f"{v:.4g}"))
+    return {"name": METRICS.get(metric, metric), "values": {k: shown(v) for k, v in (accuracies or {}).items()},
+            "lower_is_better": metric in ("rmse", "mae"), "task": task.describe() if task is not None else None}
+
+
+def report_context(exported, estimate, model, *, dense_model=None, accuracies=None, metric: str = "accuracy",
+                   task=None, measurements: Measurements | None = None, title="fpgaprune report", csim=None,
+                   budget: list | None = None, profile=None, saturation: list | None = None,
+                   saturation_threshold: float | None = None) -> dict:
     measurements = measurements or Measurements()
     return {"headline": _headline(estimate, measurements, csim), "budget": budget or [],
         "title": title, "board": exported.board, "project": str(exported.path), "model_summary": _model_summary(model),
-        "accuracies": accuracies or {}, "resource_rows": estimate.rows(), "dense_total": estimate.total("dense"),
-        "pruned_total": estimate.total("pruned"), "board_fraction": estimate.board_fraction(estimate.total("pruned")), "fits": estimate.fits(),
+        "accuracies": accuracies or {}, "scores": _scores(accuracies, metric, task),
+        "profile": _profile_section(profile, saturation, saturation_threshold),
+        "resource_rows": estimate.rows(), "dense_total": estimate.total("dense"),
+        "pruned_total": estimate.total("pruned"), "board_fraction": estimate.board_fraction(estimate.total("pruned")),
+        "fits": estimate.fits(),
         "notes": estimate.notes,
         "savings": sorted(estimate.savings(), key=lambda s: (-s.lut, -s.products, s.name)), "top_rows": TOP_ROWS,
         "estimate_source": ESTIMATE_SOURCE, "column_sources": COLUMN_SOURCES,
@@ -139,12 +163,28 @@ def report_context(exported, estimate, model, *, dense_model=None, accuracies=No
     }
 
 
+def _profile_section(profile, saturation: list | None, threshold: float | None) -> dict | None:
+    """The profile's box plot and its rows over the threshold (None without a profile)."""
+    if profile is None or not profile.rows:
+        return None
+    over = profile.over(threshold) if threshold is not None else []
+    return {"figure": _b64(figures.profile_boxes(profile, threshold)), "over": over, "threshold": threshold,
+            "lines": saturation or [], "rows": profile.rows}
+
+
 def write_report(out_dir, exported, estimate, model, **options) -> dict:
-    """Write report.html, report.md and resources.csv into `out_dir`; returns their paths."""
+    """Write report.html, report.md, resources.csv and savings.csv into `out_dir`; returns their paths.
+
+    Options: `dense_model` (the model before pruning: dense figures and savings), `accuracies` ({stage: the
+    task's metric}) with `metric` ("accuracy", "label_accuracy", "rmse", "mae") and `task`
+    (`fpgaprune.task.Task`), `csim` (what `fp.csim` returns, or the csim stage's metrics), `measurements`,
+    `budget`, `profile` (`quantize.profile.Profile`) with `saturation` (its console lines) and
+    `saturation_threshold`, and `title`."""
     import jinja2
 
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-                                     autoescape=jinja2.select_autoescape(["html", "html.j2"]), keep_trailing_newline=True)
+                                     autoescape=jinja2.select_autoescape(["html", "html.j2"]),
+                                     keep_trailing_newline=True)
     environment.filters["removed"] = removed
     context = report_context(exported, estimate, model, **options)
     out_dir = Path(out_dir)

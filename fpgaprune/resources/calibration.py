@@ -27,7 +27,8 @@ class Calibration:
         return max((abs(error) for _, _, error in self.held_out.values()), default=float("nan"))
 
     def format(self) -> str:
-        lines = [f"DA LUT estimate = {self.scale:.3f} x da4ml cost (calibrated on {', '.join(self.calibration_layers)})"]
+        lines = [f"DA LUT estimate = {self.scale:.3f} x da4ml cost (calibrated on "
+                 f"{', '.join(self.calibration_layers)})"]
         for name, (estimate, measured, error) in self.held_out.items():
             lines.append(f"  held out {name}: estimate {estimate:.0f}, yosys {measured}, error {error:+.1%}")
         verdict = "within" if self.max_error <= TARGET else "outside"

@@ -33,7 +33,8 @@ class EntryCosts:
 
     def total(self, layers=None) -> dict:
         names = self.dsp if layers is None else [name for name in layers if name in self.dsp]
-        return {"DSP": float(sum(self.dsp[n].sum() for n in names)), "LUT": float(sum(self.lut[n].sum() for n in names))}
+        return {"DSP": float(sum(self.dsp[n].sum() for n in names)),
+                "LUT": float(sum(self.lut[n].sum() for n in names))}
 
 
 def _setting(hls_config: dict, layer: str, key: str, default):

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fpgaprune.hls.names import original_name
 from fpgaprune.resources import csynth
 from fpgaprune.resources.estimator import (
     Cost,
@@ -40,12 +41,16 @@ CSYNTH_SOURCE = ("C-synthesis model per tool (fpgaprune/resources/csynth.py): tw
 
 @dataclass
 class LayerEstimate:
-    name: str
-    original: str
+    name: str  # the hls4ml node, by the user's layer name
+    original: str  # the user's layer whose kernels it holds (its name before a strip or a split)
     kind: str
     pruned: Cost
     dense: Cost | None = None
     savings: list = field(default_factory=list)
+    node: str = ""  # the hls4ml node's own name (a C++ identifier), where the export renamed the layer
+
+    def __post_init__(self):
+        self.node = self.node or self.name
 
 
 @dataclass
@@ -59,7 +64,7 @@ class ResourceEstimate:
         total = Cost()
         for layer in self.layers:
             cost = getattr(layer, which) or layer.pruned
-            for key in ("products", "multipliers", "dsp", "lut", "ff", "bram_18k", "latency_cycles"):
+            for key in ("products", "per_inference", "multipliers", "dsp", "lut", "ff", "bram_18k", "latency_cycles"):
                 setattr(total, key, getattr(total, key) + getattr(cost, key))
         return total
 
@@ -74,13 +79,18 @@ class ResourceEstimate:
     def savings(self) -> list:
         return [saving for layer in self.layers for saving in layer.savings]
 
+    def removed_groups(self) -> int:
+        """Kernels (conv) and outputs (Dense) removed as a whole; partly pruned ones are not counted."""
+        return sum(saving.whole for saving in self.savings())
+
     def rows(self) -> list:
         rows = []
         for layer in self.layers:
             for label, cost in (("dense", layer.dense), ("pruned", layer.pruned)):
                 if cost is not None:
                     rows.append({"layer": layer.name, "original_layer": layer.original, "model": label,
-                                 "products": cost.products, "multipliers": cost.multipliers, "DSP": cost.dsp,
+                                 "live_weights": cost.products, "products_per_inference": cost.per_inference,
+                                 "multipliers": cost.multipliers, "DSP": cost.dsp,
                                  "LUT": cost.lut, "FF": cost.ff, "BRAM_18K": cost.bram_18k,
                                  "latency_cycles": cost.latency_cycles, "II_cycles": cost.ii_cycles,
                                  "source": SOURCE})
@@ -98,15 +108,18 @@ class ResourceEstimate:
         """Every kernel's saving, largest LUT saving first: the full list behind the report's table."""
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow(("layer", "kernel", "products_removed", "DSP_saved", "LUT_saved", "BRAM_18K_saved", "source"))
+        writer.writerow(("layer", "group", "removed_whole", "weights_removed", "products_per_inference_removed",
+                         "DSP_saved", "LUT_saved", "BRAM_18K_saved", "source"))
         for s in sorted(self.savings(), key=lambda s: (-s.lut, -s.products, s.name)):
-            writer.writerow((s.layer, s.name, s.products, number(s.dsp), number(s.lut, "%.0f"), number(s.bram_18k),
-                             SOURCE))
+            writer.writerow((s.layer, s.name, s.whole, s.products, s.per_inference, number(s.dsp),
+                             number(s.lut, "%.0f"), number(s.bram_18k), SOURCE))
         return out.getvalue()
 
     def format(self) -> str:
-        header = ("layer", "model", "products", "multipliers", "DSP", "LUT", "FF", "BRAM_18K", "latency", "II")
-        table = [(r["layer"], r["model"], r["products"], r["multipliers"], r["DSP"], r["LUT"], r["FF"],
+        header = ("layer", "model", "live weights", "products/inference", "multipliers", "DSP", "LUT", "FF", "BRAM_18K",
+                  "latency", "II")
+        table = [(r["layer"], r["model"], r["live_weights"], r["products_per_inference"], r["multipliers"], r["DSP"],
+                  r["LUT"], r["FF"],
                   r["BRAM_18K"], r["latency_cycles"], r["II_cycles"]) for r in self.rows()]
         pruned = self.total("pruned")
         share = ", ".join(f"{name} {fraction:.1%}" for name, fraction in self.board_fraction(pruned).items())
@@ -122,13 +135,14 @@ def estimate_resources(exported, dense_model=None) -> ResourceEstimate:
     manifest); with `dense_model` (the same QKeras model before pruning, original layer names), the dense
     figures and the per-kernel savings too."""
     layers = []
-    notes = [f"{name}: {entry['class']} runs hls4ml's stock code; not estimated"
+    notes = [f"{original_name(name, exported.manifest)}: {entry['class']} runs hls4ml's stock code; not estimated"
              for name, entry in exported.manifest["hls_nodes"].items() if name not in exported.nodes]
     dense_layers = {layer.name for layer in dense_model.layers} if dense_model is not None else set()
     for record in exported.nodes.values():
         plan, types = record.plan, layer_types(record, exported.board)
         live = live_products(record)
-        estimate = LayerEstimate(record.name, plan.origin.layer, plan.kind, layer_cost(live[0], live[2], types))
+        estimate = LayerEstimate(original_name(record.name, exported.manifest), plan.origin.layer, plan.kind,
+                                 layer_cost(live[0], live[2], types), node=record.name)
         if plan.origin.layer in dense_layers:
             dense = dense_products(dense_model.get_layer(plan.origin.layer), types.weight_frac)
             estimate.dense = layer_cost(dense[0], dense[2], types)
@@ -152,7 +166,8 @@ def csynth_rows(exported) -> list[dict]:
             stock_figures, export_figures = (csynth.csynth_estimate(csynth.layer_features(
                 codes, types.weight_bits, types.input_bits, types.reuse, types.dsp_a_bits, types.dsp_b_bits), model)
                 for codes in (stock, live))
-            rows.append({"layer": record.name, "tool": model.tool, "stock_LUT": round(stock_figures["LUT"]),
+            rows.append({"layer": original_name(record.name, exported.manifest), "tool": model.tool,
+                         "stock_LUT": round(stock_figures["LUT"]),
                          "fpgaprune_LUT": round(export_figures["LUT"]), "stock_DSP": stock_figures["DSP"],
                          "fpgaprune_DSP": export_figures["DSP"], "held_out": model.held_out})
     return rows

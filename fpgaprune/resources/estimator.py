@@ -33,9 +33,11 @@ class LayerTypes:
 
 @dataclass
 class Cost:
-    """An estimate of one layer (or one kernel's share); `source` says where the figures come from."""
+    """An estimate of one layer (or one kernel's share); `source` says where the figures come from. `products`
+    counts live weights (one product each per output position), `per_inference` the products of one inference."""
 
     products: int = 0
+    per_inference: int = 0
     multipliers: int = 0
     dsp: int = 0
     lut: int = 0
@@ -47,7 +49,7 @@ class Cost:
     kinds: dict = field(default_factory=dict)
 
     def minus(self, other: "Cost") -> "Cost":
-        keys = ("products", "multipliers", "dsp", "lut", "ff", "bram_18k")
+        keys = ("products", "per_inference", "multipliers", "dsp", "lut", "ff", "bram_18k")
         return Cost(**{k: getattr(self, k) - getattr(other, k) for k in keys})
 
 
@@ -72,7 +74,8 @@ def layer_cost(codes: np.ndarray, outputs: np.ndarray, types: LayerTypes) -> Cos
     bram = rules.rom_bram_18k(len(codes), types.weight_bits, reuse) if types.strategy == "resource" else 0
     ii = reuse * types.positions
     share = adder_share(types)
-    return Cost(products=len(codes), multipliers=-(-(n_dsp + n_lut) // reuse), dsp=-(-n_dsp * per_dsp // reuse),
+    return Cost(products=len(codes), per_inference=len(codes) * types.positions,
+                multipliers=-(-(n_dsp + n_lut) // reuse), dsp=-(-n_dsp * per_dsp // reuse),
                 lut=-(-mult_luts // reuse) - (-adder_luts // share), ff=-(-ff // share), bram_18k=bram,
                 latency_cycles=ii + levels + 1, ii_cycles=ii,
                 kinds={k: int(np.sum(kinds == k)) for k in KINDS})
@@ -130,16 +133,18 @@ class KernelSaving:
 
     layer: str
     name: str
-    products: int
+    products: int  # the weights removed: one product each per output position
     dsp: float
     lut: float
     bram_18k: int
     group: tuple = ()  # (ci, co) of a conv kernel in original indices; (None, co) for a Dense output
+    per_inference: int = 0  # the products one inference no longer computes
+    whole: bool = True  # the whole group (kernel, or Dense output) is removed, not only some of its weights
 
     def format(self) -> str:
-        """One line: the products removed and what they saved (a saving of nothing reads 0, never -0)."""
-        return (f"{self.name}: {self.products} products removed, saving {number(self.dsp)} DSP, "
-                f"{number(self.lut, '%.0f')} LUT, {number(self.bram_18k)} BRAM")
+        """One line: the weights removed and what they saved (a saving of nothing reads 0, never -0)."""
+        return (f"{self.name}: {self.products} weights removed ({self.per_inference} products per inference), "
+                f"saving {number(self.dsp)} DSP, {number(self.lut, '%.0f')} LUT, {number(self.bram_18k)} BRAM")
 
 
 def _items(products: tuple, kind: str) -> list:
@@ -156,15 +161,17 @@ def _group_name(layer: str, group, kind: str) -> str:
 
 
 def kernel_savings(layer: str, kind: str, live: tuple, dense: tuple, types: LayerTypes) -> list[KernelSaving]:
-    """Per pruned kernel: the products, DSP, LUT and BRAM it no longer costs.
+    """Per pruned kernel: the weights, DSP, LUT and BRAM it no longer costs.
 
     A conv kernel (ci, co) counts when it has products in `dense` and none in `live`; a Dense output counts
-    the products it lost. Each product is one multiplier (or shift) and one adder, so a kernel's share adds up exactly under the
-    rules; the layer's own totals round up after dividing by the reuse factor.
+    the weights it lost (`whole` when it lost all of them). Each weight is one multiplier (or shift) and one
+    adder, so a kernel's share adds up exactly under the rules; the layer's own totals round up after dividing
+    by the reuse factor.
     """
     per_dsp = rules.dsp_slices(types.weight_bits, types.input_bits, types.dsp_a_bits, types.dsp_b_bits)
     live_keys = set(_items(live, kind)[0])
-    live_groups = {group for group, _ in live_keys} if kind != "dense" else set()
+    alive = {group for group, _ in live_keys}
+    live_groups = alive if kind != "dense" else set()
     removed = {}
     for (group, position), code in zip(*_items(dense, kind)):
         if (group, position) not in live_keys and group not in live_groups:
@@ -181,5 +188,5 @@ def kernel_savings(layer: str, kind: str, live: tuple, dense: tuple, types: Laye
         savings.append(KernelSaving(layer, _group_name(layer, group, kind), len(codes),
                                     round(kinds.count("dsp") * per_dsp / reuse, 2),
                                     round(mult / reuse + len(codes) * types.accum_bits / adder_share(types), 1),
-                                    bram, group))
+                                    bram, group, len(codes) * types.positions, group not in alive))
     return savings

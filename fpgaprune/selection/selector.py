@@ -11,7 +11,8 @@ from fpgaprune.errors import SelectionError, UnsupportedLayerError
 from fpgaprune.selection.index_expr import IndexSyntaxError, index_to_mask, parse_index
 from fpgaprune.selection.registry import MaskableWeight, default_weight, maskable_weights, supported_classes
 
-_SELECTOR = re.compile(r"^\s*(?P<layer>[A-Za-z_][\w.\-]*)\s*(?:/\s*(?P<variable>\w+))?\s*(?P<index>\[.*\])?\s*$", re.S)
+# A layer name is anything TensorFlow allows but spaces and '['; a '/' in it (`head/fc`) is resolved against the model.
+_SELECTOR = re.compile(r"^\s*(?P<layer>[^\s\[]+?)\s*(?:/\s*(?P<variable>\w+))?\s*(?P<index>\[.*\])?\s*$", re.S)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,10 @@ def parse_selector(text: str, where: Optional[np.ndarray] = None) -> Selector:
 
 def resolve(model, selector: Selector) -> ResolvedSelection:
     """Bind a selector to the model's variable and compute its boolean mask; one-line errors otherwise."""
+    names = {layer.name for layer in model.layers}
+    joined = f"{selector.layer}/{selector.variable}"
+    if selector.variable and selector.layer not in names and joined in names:  # a layer named `head/fc`
+        selector = Selector(joined, None, selector.index, selector.where)
     layer = _find_layer(model, selector.layer)
     weight = _find_weight(layer, selector)
     variable = weight.variable(layer)
@@ -91,7 +96,8 @@ def _find_weight(layer, selector: Selector) -> MaskableWeight:
     weights = maskable_weights(class_name)
     if weights is None:
         raise UnsupportedLayerError(
-            f"layer '{layer.name}' is a {class_name}, which fpgaprune cannot mask; maskable classes: {supported_classes()}"
+            f"layer '{layer.name}' is a {class_name}, which fpgaprune cannot mask; maskable classes: "
+            f"{supported_classes()}"
         )
     by_name = {weight.name: weight for weight in weights}
     wanted = selector.variable or default_weight(class_name)

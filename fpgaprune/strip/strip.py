@@ -42,7 +42,7 @@ def strip(model, on_unsafe: str = "raise") -> StripResult:
     if on_unsafe not in ("raise", "keep"):
         raise StripError(f"on_unsafe must be 'raise' or 'keep', got {on_unsafe!r}")
     plain, manifest = finalize(model)
-    maps = {l.name: {"in": _identity(l, "in"), "out": _identity(l, "out")} for l in plain.layers}
+    maps = {layer.name: {"in": _identity(layer, "in"), "out": _identity(layer, "out")} for layer in plain.layers}
     result = StripResult(plain, maps)
     current = plain
     while True:

@@ -7,9 +7,11 @@ from pathlib import Path
 
 from fpgaprune.atomic import write_bytes_atomic, write_text_atomic
 
-COLUMNS = ("point", "status", "accuracy_dense", "accuracy_pruned", "accuracy_quantized", "products", "LUT", "DSP",
+COLUMNS = ("point", "status", "score_dense", "score_pruned", "score_quantized", "products", "LUT", "DSP",
            "LUT_fraction", "DSP_fraction", "fits", "bit_exact", "measured_LUT", "seconds", "same_run_as")
-SOURCE = "LUT and DSP: estimate of the exported project (fpgaprune rules); measured_LUT: yosys, DA circuit"
+SOURCE = ("LUT and DSP: estimate of the exported project (fpgaprune rules); measured_LUT: yosys, DA circuit; "
+          "products: per inference (live weights x output positions)")
+LOWER_IS_BETTER = ("rmse", "mae")
 
 
 def _measured_lut(point_dir: Path):
@@ -21,7 +23,10 @@ def _measured_lut(point_dir: Path):
 
 
 def rows(outcome, board, out: Path) -> list:
-    """One dict per point (grid order): its values, status, accuracies, estimated and measured resources."""
+    """One dict per point (grid order): its values, status, the task's metric by stage (`score_*`, with `metric`
+    naming it), estimated and measured resources."""
+    from fpgaprune.pipeline.records import stage_score
+
     table = []
     for result in outcome.results:
         row = {"point": result.name, **result.values, "status": "failed: " + result.error if result.error else "ok",
@@ -29,8 +34,10 @@ def rows(outcome, board, out: Path) -> list:
         metrics = result.metrics or {}
         if "report" in metrics:
             report = metrics["report"]
-            row.update(accuracy_dense=metrics["train"]["accuracy"], accuracy_pruned=metrics["finetune"]["accuracy"],
-                       accuracy_quantized=metrics["quantize"]["accuracy"], products=report["products"][1],
+            (metric, quantized), dense, pruned = (stage_score(metrics[stage]) for stage in ("quantize", "train",
+                                                                                               "finetune"))
+            row.update(metric=metric, score_dense=dense[1], score_pruned=pruned[1], score_quantized=quantized,
+                       products=report["products"][1],
                        LUT=report["lut"][1], DSP=report["dsp"][1], fits=report["fits"],
                        LUT_fraction=report["lut"][1] / board.resources["LUT"],
                        DSP_fraction=report["dsp"][1] / max(board.resources["DSP"], 1),
@@ -41,15 +48,28 @@ def rows(outcome, board, out: Path) -> list:
     return table
 
 
+def metric_of(table: list) -> str:
+    """The metric the finished points share ("accuracy" when none finished)."""
+    return next((row["metric"] for row in table if row.get("metric")), "accuracy")
+
+
 def pareto(table: list, cost: str) -> set:
-    """Points no other point beats: at least as accurate and at most as costly, better in one."""
+    """Points no other point beats: at least as good in the metric (higher, or lower for an error) and at most
+    as costly, better in one."""
     done = [r for r in table if r["status"] == "ok"]
+    sign = -1.0 if metric_of(table) in LOWER_IS_BETTER else 1.0
+    good = {r["point"]: sign * r["score_quantized"] for r in done}
     front = set()
     for r in done:
-        if not any(o["accuracy_quantized"] >= r["accuracy_quantized"] and o[cost] <= r[cost]
-                   and (o["accuracy_quantized"] > r["accuracy_quantized"] or o[cost] < r[cost]) for o in done):
+        if not any(good[o["point"]] >= good[r["point"]] and o[cost] <= r[cost]
+                   and (good[o["point"]] > good[r["point"]] or o[cost] < r[cost]) for o in done):
             front.add(r["point"])
     return front
+
+
+def _named(column: str, metric: str) -> str:
+    """A `score_*` column under the metric's name: accuracy_quantized, rmse_quantized."""
+    return column.replace("score", metric, 1) if column.startswith("score_") else column
 
 
 def _format(value) -> str:
@@ -59,29 +79,34 @@ def _format(value) -> str:
 
 
 def to_csv(table: list, axes: list) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=[*axes, *COLUMNS, "pareto_LUT", "pareto_DSP"], extrasaction="ignore")
+    metric, buffer = metric_of(table), io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=[*axes, *(_named(c, metric) for c in COLUMNS), "pareto_LUT",
+                                                "pareto_DSP"], extrasaction="ignore")
     writer.writeheader()
     for row in table:
-        writer.writerow({k: v if k in axes else _format(v) for k, v in row.items()})
+        writer.writerow({_named(k, metric): v if k in axes else _format(v) for k, v in row.items()})
     return buffer.getvalue()
 
 
 def to_markdown(table: list, axes: list) -> str:
-    columns = [*axes, "status", "accuracy_quantized", "LUT", "DSP", "LUT_fraction", "fits", "bit_exact",
+    columns = [*axes, "status", "score_quantized", "LUT", "DSP", "LUT_fraction", "fits", "bit_exact",
                "pareto_LUT", "pareto_DSP"] + (["same_run_as"] if any(row.get("same_run_as") for row in table) else [])
-    lines = ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
+    metric = metric_of(table)
+    lines = ["| " + " | ".join(_named(c, metric) for c in columns) + " |", "|" + " --- |" * len(columns)]
     lines += ["| " + " | ".join(str(row.get(c)) if c in axes else _format(row.get(c)) for c in columns) + " |"
               for row in table]
     return "\n".join(lines) + f"\n\n{SOURCE}.\n"
 
 
 def summary_line(result) -> str:
+    from fpgaprune.pipeline.records import stage_score
+
     if result.error:
         return f"{result.name}: FAILED: {result.error}"
-    report, quantized = result.metrics["report"], result.metrics["quantize"]["accuracy"]
+    report, (metric, quantized) = result.metrics["report"], stage_score(result.metrics["quantize"])
     took = f"the run of {result.same_as}, copied" if result.same_as else f"{result.seconds:.0f} s"
-    return (f"{result.name}: accuracy {quantized:.2%}, LUT {report['lut'][1]}, DSP {report['dsp'][1]} (estimate), "
+    score = f"{metric.replace('_', ' ')} {quantized:.2%}" if "accuracy" in metric else f"{metric} {quantized:.4g}"
+    return (f"{result.name}: {score}, LUT {report['lut'][1]}, DSP {report['dsp'][1]} (estimate), "
             f"{'fits' if report['fits'] else 'does NOT fit'} ({took})")
 
 
@@ -98,7 +123,8 @@ def write_results(out: Path, outcome, config) -> dict:
         row["pareto_DSP"] = row["point"] in fronts["DSP_fraction"]
     axes = sorted({axis for result in outcome.results for axis in result.values})
     png, html = sweep_page(table, axes, board, SOURCE)
-    return {"png": write_bytes_atomic(out / "pareto.png", png),"csv": write_text_atomic(out / "results.csv", to_csv(table, axes)),
+    return {"png": write_bytes_atomic(out / "pareto.png", png),
+            "csv": write_text_atomic(out / "results.csv", to_csv(table, axes)),
             "md": write_text_atomic(out / "results.md", to_markdown(table, axes)),
             "html": write_text_atomic(out / "sweep.html", html)}
 

@@ -33,7 +33,8 @@ def plan(config, grid: dict) -> list:
                 models[key] = build_model(parsed, dataset_of(parsed))
             check_against_model(parsed, at, models[key])
         except FpgapruneError as error:  # the line numbers of a generated config mean nothing to the user
-            raise SweepError(re.sub(rf"^(sweep point {re.escape(point.name)}):\d+:", r"\1:", first_line(error))) from None
+            message = re.sub(rf"^(sweep point {re.escape(point.name)}):\d+:", r"\1:", first_line(error))
+            raise SweepError(message) from None
         planned.append((point, parsed))
     return planned
 
@@ -62,7 +63,9 @@ def run_sweep(config, grid: dict, out, address: str | None = None, cpus: int | N
     pending, twins = split_twins(planned, done)
     echo(f"sweep: {len(planned)} points, {len(done)} finished earlier, {len(pending)} to run"
          + (f", {len(twins)} the same run as another point (copied, not run again)" if twins else ""))
-    results = _on_ray(pending, shared_training(pending, out / "shared", echo), out, address, cpus, echo) if pending else {}
+    results = {}
+    if pending:
+        results = _on_ray(pending, shared_training(pending, out / "shared", echo), out, address, cpus, echo)
     for point, parsed in planned:
         if point.name in twins:
             source = twins[point.name]

@@ -537,7 +537,7 @@ def test_a_dsp_count_budget_at_widths_that_use_dsps(trained):
     costs = HardwareCosts(wide, load_preset("latency_parallel")["HLSConfig"], input_type(dataset.x_test),
                           load_board("pynq-z2"))
     dense_dsp = costs(model).total()["DSP"]
-    assert dense_dsp > 220  # more than the board has: conv2 and fc read 12-bit activations: their 12-bit products go to DSPs
+    assert dense_dsp > 220  # more than the board has: conv2 and fc read 12-bit activations, 12-bit products: DSPs
     pruner = Pruner(structure="kernel")
     budget = parse_budget({"DSP": 150}, load_board("pynq-z2"))  # a count: 150 of the board's 220
     attached = pruner.attach(fp.hold(model))

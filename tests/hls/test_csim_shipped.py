@@ -36,8 +36,10 @@ def test_the_shipped_project_simulates_bit_exact_and_stays_unchanged(exported, t
     assert shipped.check_weight_files(export.path, _owners(export)) == []
     shipped.simulate_synthesized_weights(build)
     shipped.check_synthesis_branch(build)
-    result = compare_with_qkeras(shipped.simulator(build, model), model, dataset.x_test, export.input_type)
+    run = shipped.runner(build, model, export.manifest["traced_outputs"])
+    result = compare_with_qkeras(run, model, dataset.x_test, export.input_type)
     assert result.bit_exact and result.argmax_agreement == 1.0, result.format()
+    assert result.samples == len(dataset.x_test) and result.diff == []
     _the_same_build_traces_every_layer(export, model, build, dataset.x_test[:40])
     bench = shipped.run_testbench(build)
     assert bench.samples == 30 and bench.argmax_agreement == 1.0 and bench.max_abs_diff < 1e-4
@@ -51,11 +53,11 @@ def _the_same_build_traces_every_layer(export, model, build, x):
     sizes = export.manifest["traced_outputs"]
     assert {"conv1", "conv2", "fc"} <= set(sizes)
     xq = hardware_input(x, export.input_type)
-    traced = shipped.tracer(build, model, sizes)(xq)
+    outputs, traced = shipped.runner(build, model, sizes)(xq)  # one pass: the outputs and every traced layer
     assert set(traced) == set(sizes) and all(v.shape == (len(x), sizes[k]) for k, v in traced.items())
     assert layer_diff(traced, model, xq) == ["no traced layer differs"]
     logits = model.predict(xq, verbose=0).reshape(len(x), -1)
-    assert np.array_equal(traced["fc"], logits)
+    assert np.array_equal(traced["fc"], logits) and np.array_equal(outputs, logits)
 
 
 def _copy(export, tmp_path) -> Path:
@@ -80,10 +82,12 @@ def test_a_weight_changed_in_the_header_only_is_found_and_simulated(exported, tm
     assert len(problems) == 1 and problems[0].startswith(f"layer 'fc': {array}[0] is"), problems
     build = shipped.build_shipped(project, tmp_path / "scratch")
     shipped.simulate_synthesized_weights(build)
-    result = compare_with_qkeras(shipped.simulator(build, model), model, dataset.x_test, export.input_type,
-                                 shipped.tracer(build, model, export.manifest["traced_outputs"]))
+    result = compare_with_qkeras(shipped.runner(build, model, export.manifest["traced_outputs"]), model,
+                                 dataset.x_test, export.input_type)
     assert not result.bit_exact and result.float32_exact and result.mismatches > 0
+    assert result.diff[0].startswith("layer ") and "values differing" in result.diff[0]  # a table with its header
     assert result.diff[2].startswith("fc "), result.diff  # the first differing layer, from the shipped build
+    assert result.first_difference.startswith("the first layer that differs is 'fc': ")
 
 
 def test_a_cpp_error_in_the_synthesis_branch_only_is_caught(exported, tmp_path):

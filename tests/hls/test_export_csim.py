@@ -72,7 +72,8 @@ def test_a_disagreement_is_shown_layer_by_layer(tmp_path, dataset):
     check = csim_check(result.hls_model, model, dataset.x_test[:40], result.input_type)
     assert not check.bit_exact
     table = check.format()
-    assert "conv1" in check.diff[2] and "first index" in check.diff[0], table
+    assert "conv1" in check.diff[2] and "first (sample, index)" in check.diff[0], table
+    assert check.first_difference.startswith("the first layer that differs is 'conv1'"), check.first_difference
 
 
 def test_distributed_arithmetic_export_is_bit_exact(tmp_path, dataset):
@@ -96,6 +97,28 @@ def test_average_pooling_is_bit_exact_when_its_window_is_a_power_of_two(tmp_path
     assert layers["gap"]["Precision"]["accum"].startswith("ufixed<") and not result.notes
     check = csim_check(result.hls_model, quantized, dataset.x_test, result.input_type)
     assert check.bit_exact, check.format()
+
+
+def test_one_dimensional_averages_are_exact_over_a_power_of_two_and_within_the_types_tolerance_otherwise(
+        tmp_path, dataset):
+    """Digits as 8 rows of 8: AveragePooling1D(2) is exact; a global average over 3 positions (not a power of 2)
+    is judged by the tolerance its accum and result types give, which the result states."""
+    from fpgaprune.hls.tolerance import export_tolerance
+
+    rows = type(dataset)(dataset.name, dataset.x_train[..., 0], dataset.y_train, dataset.x_test[..., 0],
+                         dataset.y_test, dataset.classes)
+    model = keras.Sequential([keras.Input((8, 8)), L.Conv1D(6, 3, name="conv1"), L.ReLU(name="relu1"),
+                              L.AveragePooling1D(2, name="avg"), L.GlobalAveragePooling1D(name="gap"),
+                              L.Dense(10, name="fc")])
+    quantized = trained(model, ["conv1[:, 0, 2]"], rows)
+    result = fp.export(quantized, "latency_parallel", "pynq-z2", tmp_path / "prj", x=rows.x_test)
+    tolerance = export_tolerance(quantized, result.config)
+    assert "'gap' (3 values)" in tolerance.reason and "'avg'" not in tolerance.reason
+    check = csim_check(result.hls_model, quantized, rows.x_test, result.input_type, tolerance=tolerance)
+    assert check.within_tolerance and check.passed, check.format()
+    assert check.max_abs_diff <= tolerance.absolute and check.argmax_agreement > 0.97
+    traced_avg = [line for line in check.diff if line.startswith("avg ")]
+    assert not traced_avg, check.diff  # the power-of-2 average agrees bit for bit
 
 
 def test_branching_model_with_merges_is_bit_exact_in_io_stream(tmp_path, dataset):

@@ -168,7 +168,8 @@ def test_qkeras_conv2d_batchnorm_nodes_are_kernel_sparse(tmp_path):
     keras.utils.set_random_seed(0)
     quantizer, bias = "quantized_bits(6,0,alpha=1)", "quantized_bits(8,3,alpha=1)"
     model = keras.Sequential([keras.Input((8, 8, 1)),
-                              qkeras.QConv2DBatchnorm(4, 3, kernel_quantizer=quantizer, bias_quantizer=bias, name="cbn"),
+                              qkeras.QConv2DBatchnorm(4, 3, kernel_quantizer=quantizer, bias_quantizer=bias,
+                                                      name="cbn"),
                               qkeras.QActivation("quantized_relu(6,2)", name="r"), L.Flatten(name="f"),
                               qkeras.QDense(3, kernel_quantizer=quantizer, bias_quantizer=bias, name="fc")])
     weights = model.get_layer("cbn").get_weights()

@@ -146,14 +146,16 @@ BROKEN = {
                              "quantization.default.kernel"),
     "unknown quantizer": (lambda c: c["quantization"].update(layers={"fc": {"kernel": "quantised_bits(4)"}}),
                           "quantization.layers.fc.kernel"),
-    "quantizers for an unknown layer": (lambda c: c["quantization"].update(layers={"conv9": {"kernel": "quantized_bits(4,0)"}}),
+    "quantizers for an unknown layer": (lambda c: c["quantization"].update(
+        layers={"conv9": {"kernel": "quantized_bits(4,0)"}}),
                                         "quantization.layers.conv9"),
     "activation quantizer for another function": (
         lambda c: c["quantization"].update(layers={"relu2": {"activation": "quantized_tanh(8)"}}),
         "quantization.layers.relu2.activation"),
     "sparsity of 1.5": (lambda c: c["pruning"].update(targets={"conv2": 1.5}), "pruning.targets.conv2"),
     "target on an unknown layer": (lambda c: c["pruning"].update(targets={"conv7": 0.5}), "pruning.targets.conv7"),
-    "global scope with two targets": (lambda c: c["pruning"].update(scope="global", targets={"conv1": 0.3, "conv2": 0.6}),
+    "global scope with two targets": (lambda c: c["pruning"].update(scope="global",
+                                                                    targets={"conv1": 0.3, "conv2": 0.6}),
                                       "pruning.targets"),
     "unknown structure": (lambda c: c["pruning"].update(structure="kernels"), "pruning.structure"),
     "unknown inline hls key": (lambda c: c["hls"].update(config={"Model": {"ReuseFacter": 2}}), "hls.config"),

@@ -203,8 +203,8 @@ def test_global_multiplier_budget_counts_output_positions():
     model = small_cnn()  # conv1 weights are used at 6x6 positions, conv2 at 4x4, fc once
     pruner = Pruner(structure="kernel", scope="global", cost="multipliers", layers=["conv1", "conv2", "fc"])
     rows = sparsity_table(pruner.prune(model, sparsity=0.6))
-    before = sum(r["multipliers_before"] for r in rows)
-    after = sum(r["multipliers_after"] for r in rows)
+    before = sum(r["products_before"] for r in rows)
+    after = sum(r["products_after"] for r in rows)
     assert abs((before - after) / before - 0.6) < 0.01
     with pytest.raises(fp.FpgapruneError, match="pruning cost 'flops'"):
         Pruner(cost="flops")

@@ -68,7 +68,8 @@ def test_conversion_maps_layers_folds_batchnorm_and_keeps_holds(tmp_path):
     model = randomise_bn(digits_cnn())
     held = fp.hold(model, prune=["conv2[:, :, 1, :]"], freeze=["fc[0, :]"])
     wide = {"default": {"kernel": "quantized_bits(16,5,alpha=1)", "bias": "quantized_bits(16,5,alpha=1)",
-                        "activation": "quantized_relu(16,6)"}, "layers": {"fc": {"kernel": "quantized_bits(8,1,alpha=1)"}}}
+                        "activation": "quantized_relu(16,6)"},
+            "layers": {"fc": {"kernel": "quantized_bits(8,1,alpha=1)"}}}
     quantized = to_qkeras(held, wide)
     assert [(l.name, type(l).__name__) for l in quantized.layers] == [
         ("conv1", "QConv2D"), ("relu1", "QActivation"), ("conv2", "QConv2D"), ("flatten", "Flatten"), ("fc", "QDense")]
@@ -86,7 +87,8 @@ def test_conversion_maps_layers_folds_batchnorm_and_keeps_holds(tmp_path):
     np.testing.assert_allclose(ours, reference, atol=1e-2)  # 16-bit quantizers: the 2^-10 grid, not the fold
     assert [e.selection for e in fp.manifest_of(quantized)] == ["conv2/kernel[:, :, 1, :]", "fc/kernel[0, :]"]
     loaded = fp.load_model(fp.save_model(quantized, tmp_path / "q.keras"))
-    assert str(loaded.get_layer("fc").kernel_quantizer_internal) == str(quantized.get_layer("fc").kernel_quantizer_internal)
+    assert (str(loaded.get_layer("fc").kernel_quantizer_internal)
+            == str(quantized.get_layer("fc").kernel_quantizer_internal))
     assert fp.manifest_of(loaded).to_json() == fp.manifest_of(quantized).to_json()
     loaded.compile(OPTIMIZERS["Adam"](), LOSS)
     loaded.fit(x, np.zeros(32), epochs=1, verbose=0)
@@ -125,7 +127,8 @@ def test_activations_take_the_quantizer_that_computes_them():
 def test_a_layer_quantizer_for_another_activation_is_rejected():
     wrong = {"default": spec(8)["default"], "layers": {"fc1": {"activation": "quantized_sigmoid(8)"}}}
     with pytest.raises(fp.QuantizationConfigError, match=r"quantization\.layers\.fc1\.activation: "
-                       r"'quantized_sigmoid\(8\)' does not compute 'tanh', the activation of layer 'fc1'; expected quantized_tanh$"):
+                       r"'quantized_sigmoid\(8\)' does not compute 'tanh', the activation of layer 'fc1'; "
+                       r"expected quantized_tanh$"):
         to_qkeras(fp.hold(tanh_sigmoid_mlp()), wrong)
 
 
@@ -150,7 +153,8 @@ def test_pruning_on_the_qkeras_model_directly():
     model.compile(OPTIMIZERS["Adam"](), LOSS)
     rng = np.random.default_rng(0)
     gradual = GradualPruning(pruner, PolynomialDecay(0.0, 0.75, 0, 8, frequency=2))
-    model.fit(rng.random((64, 8, 8, 1)), rng.integers(0, 10, 64), batch_size=8, epochs=2, verbose=0, callbacks=[gradual])
+    model.fit(rng.random((64, 8, 8, 1)), rng.integers(0, 10, 64), batch_size=8, epochs=2, verbose=0,
+              callbacks=[gradual])
     layer = model.get_layer("conv2")
     dead = np.all(layer.kernel.numpy().reshape(9, -1) == 0, axis=0)
     assert dead.mean() == 0.75
@@ -158,7 +162,8 @@ def test_pruning_on_the_qkeras_model_directly():
 
 
 @pytest.mark.parametrize("data, message", [
-    ({"default": {"kernel": "quantized_bitz(6,0)"}}, "quantization.default.kernel: 'quantized_bitz(6,0)' is not a QKeras"),
+    ({"default": {"kernel": "quantized_bitz(6,0)"}},
+     "quantization.default.kernel: 'quantized_bitz(6,0)' is not a QKeras"),
     ({"default": {"kernel": "quantized_bits(6,0,alpha=__import__('os'))"}}, "may only take literal arguments"),
     ({"default": {"kernal": "quantized_bits(6,0)"}}, "quantization.default: unknown role 'kernal'"),
     ({"defaults": {}}, "quantization: unknown key(s) ['defaults']"),

@@ -90,3 +90,21 @@ def test_layers_wider_than_a_tile_are_split_into_tiles_with_original_channel_tic
     assert _integer_ticks(xticks) and min(xticks) >= 64 and max(xticks) <= 127
     assert _integer_ticks(yticks) and min(yticks) >= 64 and max(yticks) <= 99
     assert _overlaps(fig) == []
+
+
+def test_the_profile_has_no_overlapping_text_and_marks_the_rows_over_the_threshold():
+    from fpgaprune.quantize.profile import Profile, ProfileRow
+    from fpgaprune.report.figures import profile_figure
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for where in ("after QAT", "after export"):
+        for i, (lo, hi, scale) in enumerate([(-1.0, 0.96875, 0.4), (0.0, 3.9375, 60.0), (-64.0, 63.99, 20.0)]):
+            row = ProfileRow(f"layer{i}", "pre-activation", f"quantized_relu(6,{i})", where, lo, hi)
+            row.add(rng.normal(0, scale, 5000))
+            rows.append(row.finish())
+    fig = profile_figure(Profile(rows), 0.05)
+    assert _overlaps(fig) == []
+    labels = [tick.get_text() for axis in fig.axes for tick in axis.get_yticklabels()]
+    flagged = [text for text in labels if text.endswith("outside")]
+    assert len(flagged) == 2 and all(text.startswith("layer1 pre-activation") for text in flagged), labels

@@ -40,12 +40,17 @@ def test_report_files_carry_the_same_figures(report):
     assert [(r["layer"], r["model"]) for r in rows] == [(layer.name, m) for layer in estimate.layers
                                                         for m in ("dense", "pruned")]
     for saving in estimate.savings():
-        assert f"<code>{saving.name}</code>" in html and f"`{saving.name}`: {saving.products} products removed" in md
+        partly = "" if saving.whole else " (partly)"
+        assert f"<code>{saving.name}</code>{partly}" in html
+        assert (f"`{saving.name}`{partly}: {saving.products} weights removed ({saving.per_inference} products per "
+                "inference)") in md
     assert "fc[:, 4]" in md and "conv2[:, :, 3, 2]" in md
     for layer in estimate.layers:  # a section per layer, with its totals
         assert f'<section class="layer" id="layer-{layer.name}">' in html
-        assert f"- **{layer.name}** ({layer.kind}): products {layer.dense.products} → {layer.pruned.products}" in md
-    assert "dense 95.00% &rarr; pruned 94.00% &rarr; quantized 93.00%" in html
+        assert (f"- **{layer.name}** ({layer.kind}): live weights {layer.dense.products} → {layer.pruned.products}, "
+                f"products per inference {layer.dense.per_inference} → {layer.pruned.per_inference}") in md
+    assert "dense <b>95.00%</b> &rarr; pruned <b>94.00%</b> &rarr; quantized <b>93.00%</b>" in html
+    assert "Accuracy: dense 95.00% → pruned 94.00% → quantized 93.00%" in md
     assert "estimate (fpgaprune rules" in html
     for column, source in COLUMN_SOURCES.items():  # each column says where it stands against vendor results
         assert f"<li>{column}: {escape(source)}</li>" in html and f"- {column}: {source}" in md
@@ -105,14 +110,15 @@ def test_html_report_renders_in_headless_chromium(report):
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
     try:
         driver.get(paths["html"].resolve().as_uri())
-        images = driver.execute_script("return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth])")
+        images = driver.execute_script(
+            "return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth])")
         failed = driver.execute_script(
             "return performance.getEntriesByType('resource').filter(r => r.responseStatus >= 400).map(r => r.name)")
         errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
         tables = driver.execute_script("return document.querySelectorAll('table').length")
         first = "return document.querySelector('#savings tbody tr:not([hidden]) td code').textContent"
         by_lut = driver.execute_script(first)
-        driver.execute_script("document.querySelectorAll('#savings th')[1].click()")  # products, largest first
+        driver.execute_script("document.querySelectorAll('#savings th')[1].click()")  # weights, largest first
         by_products = driver.execute_script(first)
         driver.execute_script("const f = document.getElementById('savings-filter'); f.value = 'fc';"
                               "f.dispatchEvent(new Event('input'))")
@@ -123,8 +129,8 @@ def test_html_report_renders_in_headless_chromium(report):
         driver.quit()
     assert overflow == {1300: [], 800: []}, overflow
     rows = list(csv.DictReader(paths["savings_csv"].open()))
-    assert by_lut == rows[0]["kernel"]  # the page opens sorted as savings.csv is: largest LUT saving first
-    assert by_products == max(rows, key=lambda r: (int(r["products_removed"]), -rows.index(r)))["kernel"]
+    assert by_lut == rows[0]["group"]  # the page opens sorted as savings.csv is: largest LUT saving first
+    assert by_products == max(rows, key=lambda r: (int(r["weights_removed"]), -rows.index(r)))["group"]
     assert filtered and all(name.startswith("fc") for name in filtered)
     assert len(images) == 1 + sum(1 for layer in estimate.layers if layer.kind == "conv2d")
     assert all(complete and width > 0 for _, complete, width in images), images

@@ -70,9 +70,27 @@ def test_savings_of_a_pruned_kernel_by_hand():
     (saving,) = kernel_savings("conv2", "conv2d", empty, dense, EIGHT_BIT)
     assert saving.name == "conv2[:, :, 0, 0]" and saving.products == 8
     assert saving.lut == 132 + 8 * 18 and saving.dsp == 0 and saving.bram_18k == 0
-    assert saving.format() == "conv2[:, :, 0, 0]: 8 products removed, saving 0 DSP, 276 LUT, 0 BRAM"
+    assert saving.per_inference == 8 * EIGHT_BIT.positions and saving.whole
+    assert saving.format() == ("conv2[:, :, 0, 0]: 8 weights removed (288 products per inference), saving 0 DSP, "
+                               "276 LUT, 0 BRAM")
     negative = KernelSaving("conv2", "conv2[:, :, 0, 1]", 1, -0.0, -0.2, 0)  # rounds to zero: reads 0
     assert not negative_zeros(negative.format()) and "saving 0 DSP, 0 LUT, 0 BRAM" in negative.format()
+
+
+def test_a_dense_output_that_lost_some_weights_is_partly_pruned_not_a_removed_kernel():
+    """Dense groups are outputs: one that lost every weight is removed whole; one that lost some is "partly"."""
+    from fpgaprune.resources.estimate import LayerEstimate, ResourceEstimate
+    from fpgaprune.resources.estimator import Cost
+
+    codes = np.full(6, 40)
+    dense = (codes, np.array([0, 1, 2, 0, 1, 2]), np.array([0, 0, 0, 1, 1, 1]), np.zeros(6, int))
+    live = (codes[:1], np.array([0]), np.array([0]), np.zeros(1, int))  # output 0 keeps one weight, output 1 none
+    one = LayerTypes(8, 7, 8, 18, 1, "latency", "io_parallel", 1)
+    savings = {s.name: s for s in kernel_savings("fc", "dense", live, dense, one)}
+    assert (savings["fc[:, 0]"].products, savings["fc[:, 0]"].whole) == (2, False)
+    assert (savings["fc[:, 1]"].products, savings["fc[:, 1]"].whole) == (3, True)
+    estimate = ResourceEstimate(None, [LayerEstimate("fc", "fc", "dense", Cost(), savings=list(savings.values()))])
+    assert estimate.removed_groups() == 1
 
 
 def test_rom_in_block_ram_for_resource_strategy():
