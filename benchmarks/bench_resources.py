@@ -2,8 +2,10 @@
 
 A 16-16 CNN trains one epoch; its conv2 kernels and fc weights are pruned one-shot by L1 at several
 sparsities and quantized to 8 bits. For each pruned model and layer: the multiplier-export estimate, and the
-DA circuit (da4ml adder graph) synthesized by yosys. The DA LUT estimator is fitted on the layers of some
-sparsities and its error reported on the layers of the others. Also: one conv2 kernel removed, measured.
+DA circuit (da4ml's adder graph of `x @ W + b` with the settings of hls4ml's distributed_arithmetic pass)
+synthesized by yosys, all circuits side by side in watched workers (one per core) under a generous budget.
+The DA LUT estimator is fitted on the layers of some sparsities and its error reported on the layers of the
+others: `fpgaprune/resources/calibration.py` RECORD keeps the result. Also: one conv2 kernel removed, measured.
 """
 
 import argparse
@@ -18,7 +20,8 @@ from fpgaprune.pruning import Pruner
 from fpgaprune.quantize import to_qkeras
 from fpgaprune.resources import estimate_resources
 from fpgaprune.resources.calibration import fit, held_out_errors
-from fpgaprune.resources.measure import kernel_removal, measure_node
+from fpgaprune.resources.measure import kernel_removal, live_matrix
+from fpgaprune.resources.yosys import MeasurementBudget, Synthesis, fixed_kif, synthesize_all
 from fpgaprune.text_table import format_rows
 from fpgaprune.tfk import keras
 
@@ -46,7 +49,8 @@ def main():
     pretrained.compile(keras.optimizers.Adam(1e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     pretrained.fit(dataset.x_train, dataset.y_train, batch_size=128, epochs=1, verbose=0)
     dense = to_qkeras(fp.hold(pretrained), SPEC)
-    measured, rows = {}, []
+    budget = MeasurementBudget(seconds=6 * 3600, memory=12 << 30)
+    circuits, estimates, rows = {}, {}, []
     with tempfile.TemporaryDirectory() as scratch:
         for sparsity in args.fit + args.held_out:
             pruner = Pruner(structure={"conv2": "kernel", "fc": "element"}, layers=["conv2", "fc"])
@@ -55,14 +59,24 @@ def main():
                                  x=dataset.x_test[:200])
             estimate = estimate_resources(exported, dense)
             for layer in estimate.layers:
-                start = time.perf_counter()
-                synthesis = measure_node(exported.nodes[layer.name], exported.board.family)
-                measured[f"{layer.name}@{sparsity}"] = synthesis
-                rows.append((layer.name, f"{sparsity:.2f}", layer.pruned.products, layer.pruned.lut, synthesis.luts,
-                             f"{synthesis.da4ml_cost:.0f}", f"{time.perf_counter() - start:.1f}"))
+                record = exported.nodes[layer.node]
+                circuits[f"{layer.name}@{sparsity}"] = (live_matrix(record), fixed_kif(record.input), None,
+                                                        record.bias)
+                estimates[f"{layer.name}@{sparsity}"] = layer
             if sparsity == args.held_out[-1]:
-                removal = kernel_removal(exported.nodes["conv2"], dense.get_layer("conv2"),
-                                         *_a_pruned_kernel(estimate), exported.board.family)
+                last, last_estimate = exported, estimate
+        log, started = [], time.perf_counter()
+        measured = dict(synthesize_all(circuits, "UltraScale+", budget=budget, log=log))
+        removal = kernel_removal(last.nodes["conv2"], dense.get_layer("conv2"), *_a_pruned_kernel(last_estimate),
+                                 last.board.family)
+    seconds = {entry["circuit"]: entry["seconds"] for entry in log}
+    for name, synthesis in measured.items():
+        layer, sparsity = name.split("@")
+        if isinstance(synthesis, Synthesis):
+            rows.append((layer, f"{float(sparsity):.2f}", estimates[name].pruned.products, estimates[name].pruned.lut,
+                         synthesis.luts, f"{synthesis.da4ml_cost:.0f}", f"{seconds.get(name, 0):.1f}"))
+    measured = {name: s for name, s in measured.items() if isinstance(s, Synthesis)}
+    print(f"all circuits side by side: {time.perf_counter() - started:.0f} s")
     header = ("layer", "sparsity", "products", "LUT estimate (multiplier export)", "LUT yosys (DA, measured)",
               "da4ml cost", "synthesis s")
     print("\n".join(format_rows(header, rows)))

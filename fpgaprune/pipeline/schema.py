@@ -93,7 +93,12 @@ class HlsSection(Strict):
 class OutputsSection(Strict):
     dir: str = "runs/digits"
     tb_samples: PositiveInt = 100
-    synthesize_layers: bool = True  # yosys measurement of the DA circuit per layer
+    synthesize_layers: bool = True  # yosys measurement of the DA circuit (false: none)
+    # What yosys measures: "sample" (one removed kernel's output column, with and without it; every layer's DA
+    # LUTs from the calibrated da4ml cost) or "all" (every layer's DA circuit).
+    measure: Literal["sample", "all"] = "sample"
+    synth_time_budget_s: float = Field(300.0, gt=0)  # the synth stage's circuits together, wall time
+    synth_memory_budget_mb: int = Field(2048, ge=256)  # the circuits running at once together
     # A layer whose values fall outside their quantizer's or type's range more often than this (a fraction of
     # the held-out values) gets a console line and is marked in the report's profile. Measured: the default
     # digits run clips 1.4% of relu2's pre-activations at quantized_relu(6,2)'s 3.94 (its largest share; the

@@ -6,6 +6,7 @@ for the library and the measurements live beside this file.
 
 import json
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import fpgaprune as fp
@@ -117,11 +118,13 @@ def csim(config, run_dir: Path, out: Path) -> dict:
     with elapsed("g++ build of hls/project (one object: the C-sim library and the test bench)"):
         build = shipped.build_shipped(project, out / "scratch", project_name=manifest.get("project_name", "myproject"))
     shipped.simulate_synthesized_weights(build)
-    with elapsed("g++ -fsyntax-only of the __SYNTHESIS__ branch"):
-        shipped.check_synthesis_branch(build)
-    quantized, dataset = stage_model(config, run_dir, "quantize"), dataset_of(config)
-    result = simulated(config, quantized, dataset, exported,
-                       shipped.runner(build, quantized, manifest["traced_outputs"]))
+    with ThreadPoolExecutor(max_workers=1) as side:  # the __SYNTHESIS__ branch compiles beside the simulation
+        syntax = side.submit(shipped.check_synthesis_branch, build)
+        quantized, dataset = stage_model(config, run_dir, "quantize"), dataset_of(config)
+        with elapsed(f"C-sim of hls/project over {len(dataset.x_test)} samples against QKeras"):
+            result = simulated(config, quantized, dataset, exported,
+                               shipped.runner(build, quantized, manifest["traced_outputs"]))
+        syntax.result()
     bench = shipped.run_testbench(build)
     shutil.rmtree(out / "scratch", ignore_errors=True)
     argmax = result.agreement == "argmax agreement"  # other tasks: no argmax to compare
@@ -143,14 +146,15 @@ def csim(config, run_dir: Path, out: Path) -> dict:
 def simulated(config, quantized, dataset, exported, run):
     """C-sim through `run` against the QKeras model over the held-out set: its task's decisions, the tolerance
     its types give, and the profile of the same pass."""
-    from fpgaprune.hls.csim import compare_with_qkeras, named_traces
+    from fpgaprune.hls.csim import compare_with_qkeras
     from fpgaprune.hls.names import map_keys
     from fpgaprune.hls.tolerance import export_tolerance, node_types
     from fpgaprune.quantize.profile import ProfileCollector
 
     hls_config, names = exported.manifest["hls_config"], exported.manifest.get("names", {})
     collector = ProfileCollector(quantized, map_keys(node_types(hls_config), names), exported.input_type)
-    return compare_with_qkeras(named_traces(run, names), quantized, dataset.x_test, exported.input_type,
+    run.names = names
+    return compare_with_qkeras(run, quantized, dataset.x_test, exported.input_type,
                                task=task_of(config, quantized, dataset),
                                tolerance=export_tolerance(quantized, hls_config, names), collector=collector)
 
@@ -164,9 +168,10 @@ def _mismatch(result, weight_problems: list) -> str:
     return f"C-sim of hls/project differs from QKeras at the logits {found} {why}: {where}"
 
 
-def synth(config, run_dir: Path, out: Path) -> dict:
-    """The vendor's C-synthesis of a copy of `hls/project` where vitis_hls exists; else yosys on each layer's DA
-    circuit, from the project's manifest."""
+def synth(config, run_dir: Path, out: Path, cancel=None) -> dict:
+    """The vendor's C-synthesis of a copy of `hls/project` where vitis_hls exists; else yosys on the layers' DA
+    circuits (a sample, or all; `outputs.measure`) within the stage's budgets, from the project's manifest.
+    `cancel` (an event): the stage runs beside others (no progress bar), and stops when it is set."""
     from fpgaprune.hls import csynth, find_hls_tool
     from fpgaprune.resources.vendor import vendor_report
     from fpgaprune.resources.yosys import find_yosys, yosys_available
@@ -178,11 +183,11 @@ def synth(config, run_dir: Path, out: Path) -> dict:
         with elapsed(f"{tool} C-synthesis of a copy of hls/project"):
             csynth(out / "project")
         record = SynthRecord(ran=tool, vendor=vendor_report(out / "project"))
-    elif yosys_available() and config.outputs.synthesize_layers:
+    elif config.outputs.synthesize_layers and yosys_available():
         yosys = find_yosys()
         try:
-            measured = yosys_measurements(config, run_dir)
-        except ToolError as error:  # a layer too large for yosys' time limit: say how to go on without it
+            measured = yosys_measurements(config, run_dir, cancel, progress=cancel is None)
+        except ToolError as error:
             raise ToolError(f"{error} (outputs.synthesize_layers: false skips this measurement; a re-run resumes "
                             "here)") from None
         record = SynthRecord(ran="yosys", yosys=yosys.describe(), yosys_first_call_seconds=yosys.first_call_seconds,
@@ -190,8 +195,17 @@ def synth(config, run_dir: Path, out: Path) -> dict:
     else:
         record = SynthRecord(ran="none", reason="skipped: vitis_hls not found, and yosys is not installed or disabled")
     (out / "synth.json").write_text(record.text())
-    measured = {"yosys": record.yosys, "measured_layers": len(record.layers)} if record.yosys else {}
-    return {"ran": record.ran, **measured}
+    return {"ran": record.ran, **(_measured_metrics(record) if record.yosys else {})}
+
+
+def _measured_metrics(record) -> dict:
+    """What the console says of a yosys measurement: its tool, scope, layers, removal and what was stopped."""
+    removal = record.removal
+    samples = {name: s["luts"] for name, s in record.samples.items()} if not removal else {}
+    return {"yosys": record.yosys, "scope": record.scope, "measured_layers": len(record.layers),
+            "unmeasured": record.unmeasured, **({"samples": samples} if samples else {}),
+            **({"removal": {"kernel": removal["kernel"], "where": removal["where"],
+                            "luts": removal["without"]["luts"] - removal["with"]["luts"]}} if removal else {})}
 
 
 def report(config, run_dir: Path, out: Path) -> dict:

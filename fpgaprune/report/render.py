@@ -27,6 +27,10 @@ class Measurements:
     removals: list = field(default_factory=list)  # KernelRemoval
     calibration: object = None  # Calibration
     vendor: dict | None = None
+    scope: str | None = None  # "sample" or "all": what yosys measured
+    traced: dict = field(default_factory=dict)  # hls4ml node -> da4ml cost of its DA circuit
+    samples: dict = field(default_factory=dict)  # sampled circuit -> Synthesis
+    unmeasured: dict = field(default_factory=dict)  # circuit -> why it was not measured
 
 
 def _b64(png: bytes) -> str:
@@ -78,13 +82,22 @@ def _layer_sections(estimate, maps: dict) -> list:
 
 
 def _measured_rows(estimate, measurements: Measurements) -> list:
-    rows = []
+    """Per layer: the multiplier export's estimate, the DA option's calibrated estimate (scale x da4ml cost) and
+    its yosys measurement, or why it was not measured; then each sampled circuit."""
+    rows, calibration = [], measurements.calibration
     for layer in estimate.layers:
         synthesis = measurements.yosys.get(layer.node)
-        calibration = measurements.calibration
+        cost = synthesis.da4ml_cost if synthesis else measurements.traced.get(layer.node)
+        reason = next((why for name, why in measurements.unmeasured.items() if name.split(" ")[0] == layer.node), None)
+        yosys = _measured_luts(synthesis) if synthesis else (f"- ({reason})" if reason else "-")
+        if synthesis is None and measurements.scope == "sample" and not reason:
+            yosys = "- (sampled below; outputs.measure: all measures every layer)"
         rows.append({"layer": layer.name, "estimate": layer.pruned.lut,
-                     "da_estimate": f"{calibration.estimate(synthesis.da4ml_cost):.0f}" if synthesis and calibration
-                     else "-", "yosys": _measured_luts(synthesis)})
+                     "da_estimate": f"{calibration.estimate(cost):.0f}" if cost is not None and calibration else "-",
+                     "yosys": yosys})
+    for name, synthesis in measurements.samples.items():
+        rows.append({"layer": f"sample: {name}", "estimate": "-", "yosys": str(synthesis.luts),
+                     "da_estimate": f"{calibration.estimate(synthesis.da4ml_cost):.0f}" if calibration else "-"})
     return rows
 
 
@@ -101,7 +114,7 @@ def _measured_luts(synthesis) -> str:
 
 def _yosys_source(measurements: Measurements) -> str:
     """The measured figures' source, with the yosys version that produced them when it was recorded."""
-    sources = {synthesis.source for synthesis in measurements.yosys.values()}
+    sources = {synthesis.source for synthesis in [*measurements.yosys.values(), *measurements.samples.values()]}
     return sources.pop() if len(sources) == 1 else YOSYS_SOURCE
 
 
@@ -125,6 +138,8 @@ def _headline(estimate, measurements: Measurements, csim) -> dict:
             "removed_fraction": 1 - pruned.per_inference / dense.per_inference if dense.per_inference else 0.0,
             "lut": (dense.lut, pruned.lut), "dsp": (dense.dsp, pruned.dsp), "measured_lut": measured,
             "measured_layers": len(measurements.yosys), "layers": len(estimate.layers),
+            "removal": measurements.removals[0] if measurements.removals and not measurements.yosys else None,
+            "samples": measurements.samples if not measurements.removals and not measurements.yosys else {},
             "measured_source": _yosys_source(measurements), "csim": csim}
 
 
@@ -156,7 +171,8 @@ def report_context(exported, estimate, model, *, dense_model=None, accuracies=No
         "csynth_rows": estimate.csynth, "csynth_source": CSYNTH_SOURCE,
         "yosys_source": _yosys_source(measurements), "measured_rows": _measured_rows(estimate, measurements),
         "measured_in_parts": any(s.parts > 1 for s in measurements.yosys.values()),
-        "removals": measurements.removals, "vendor": measurements.vendor,
+        "removals": measurements.removals, "vendor": measurements.vendor, "scope": measurements.scope,
+        "unmeasured": measurements.unmeasured,
         "calibration": measurements.calibration.format() if measurements.calibration else None,
         "figures": {"bars": _b64(figures.resource_bars(estimate))},
         "layers": _layer_sections(estimate, _heatmaps(exported, estimate, dense_model)),

@@ -26,12 +26,13 @@ def _runs(size: int, count: int) -> list[slice]:
     return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def circuit_parts(n_in: int, n_out: int, cost: float, part_cost: float) -> list[Part]:
+def circuit_parts(n_in: int, n_out: int, cost: float, part_cost: float, max_rows: int | None = None) -> list[Part]:
     """Blocks whose adder graphs cost about `part_cost` each: column runs (as even as possible), and within each
-    the same row runs when a column alone costs more. Ordered by column run, then row run."""
+    the same row runs when a column alone costs more, or when more than `max_rows` inputs would be traced at
+    once. Ordered by column run, then row run."""
     count = max(1, math.ceil(cost / part_cost))
     col_runs = min(n_out, count)
-    row_runs = min(n_in, math.ceil(count / col_runs))
+    row_runs = min(n_in, max(math.ceil(count / col_runs), math.ceil(n_in / max_rows) if max_rows else 1))
     return [Part(rows, cols) for cols in _runs(n_out, col_runs) for rows in _runs(n_in, row_runs)]
 
 
@@ -46,13 +47,6 @@ def column_groups(parts: list[Part]) -> list[list[int]]:
 def partial_sums_adder(out_kifs: list[np.ndarray]):
     """da4ml's logic adding the partial sums of one column run; `out_kifs[r]` is part r's (3, columns) output
     types (da4ml's `out_kifs`: sign, integer and fraction bits)."""
-    from da4ml.trace import FixedVariableArrayInput, comb_trace
+    from fpgaprune.workers.circuit import partial_sums_logic
 
-    width = out_kifs[0].shape[1]
-    kifs = np.concatenate([np.asarray(k) for k in out_kifs], axis=1)
-    inputs = FixedVariableArrayInput(kifs.shape[1])
-    partial = inputs.quantize(kifs[0], kifs[1], kifs[2])
-    total = partial[0:width]
-    for r in range(1, len(out_kifs)):
-        total = total + partial[r * width:(r + 1) * width]
-    return comb_trace(inputs, total)
+    return partial_sums_logic(out_kifs)

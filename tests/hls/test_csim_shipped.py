@@ -98,3 +98,27 @@ def test_a_cpp_error_in_the_synthesis_branch_only_is_caught(exported, tmp_path):
     build = shipped.build_shipped(project, tmp_path / "scratch")  # C-sim alone does not see it
     with pytest.raises(ToolError, match=r"__SYNTHESIS__ branch.*this_is_not_cpp"):
         shipped.check_synthesis_branch(build)
+
+
+def test_c_sim_in_worker_processes_gives_what_one_process_gives(exported, tmp_path, monkeypatch):
+    """A long set is spread over worker processes (each loads the library once: io_stream code keeps static
+    state, so never threads); the outputs, traces and the comparison are those of one process."""
+    from fpgaprune.hls import csim
+
+    export, model, dataset = exported
+    build = shipped.build_shipped(export.path, tmp_path / "scratch")
+    shipped.simulate_synthesized_weights(build)
+    sizes = export.manifest["traced_outputs"]
+    xq = hardware_input(dataset.x_test[:200], export.input_type)
+    chunks = [xq[i:i + 50] for i in range(0, 200, 50)]
+    monkeypatch.setattr(csim, "PARALLEL_ABOVE_S", 0.0)  # always spread, however short
+    apart = list(shipped.runner(build, model, sizes).map(chunks, workers=2))
+    together = [shipped.runner(build, model, sizes)(chunk) for chunk in chunks]
+    for (a_out, a_traces), (b_out, b_traces) in zip(apart, together):
+        assert np.array_equal(a_out, b_out) and a_traces.keys() == b_traces.keys()
+        assert all(np.array_equal(a_traces[k], b_traces[k]) for k in a_traces)
+    spread = compare_with_qkeras(shipped.runner(build, model, sizes), model, dataset.x_test, export.input_type,
+                                 chunk=64, workers=2)
+    alone = compare_with_qkeras(shipped.runner(build, model, sizes), model, dataset.x_test, export.input_type,
+                                chunk=64, workers=1)
+    assert spread.metrics() == alone.metrics() and spread.bit_exact and spread.samples == len(dataset.x_test)

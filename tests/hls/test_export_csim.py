@@ -84,6 +84,25 @@ def test_distributed_arithmetic_export_is_bit_exact(tmp_path, dataset):
     assert codes == {"distributed arithmetic (da4ml): zero weights make no logic"}
     check = csim_check(result.hls_model, model, dataset.x_test, result.input_type)
     assert check.bit_exact, check.format()
+    _the_measured_da_circuit_is_the_one_hls4ml_builds(result.hls_model, model)
+
+
+def _the_measured_da_circuit_is_the_one_hls4ml_builds(hls_model, model):
+    """yosys measures da4ml's adder graph of `x @ W + b` with hls4ml's own settings: the same circuit, the same
+    da4ml cost as hls4ml's distributed_arithmetic pass reports for each node."""
+    from fpgaprune.hls.manifest import quantized_kernel
+    from fpgaprune.quantize import qkeras_front as front
+    from fpgaprune.resources.yosys import adder_graph, fixed_kif
+
+    nodes = [node for node in hls_model.get_layers() if node.get_attr("da_kernel_cost") is not None]
+    assert nodes
+    for node in nodes:
+        layer = model.get_layer(node.name)
+        kernel = quantized_kernel(layer)
+        bias = front.quantized(layer, "bias", layer.bias) if layer.use_bias else None
+        kif = fixed_kif(node.get_input_variable().type.precision)
+        ours = adder_graph(kernel.reshape(-1, kernel.shape[-1]), kif, bias)
+        assert ours.cost == node.get_attr("da_kernel_cost"), node.name
 
 
 def test_average_pooling_is_bit_exact_when_its_window_is_a_power_of_two(tmp_path, dataset):

@@ -25,8 +25,8 @@ def cli(*args, cwd=None, timeout=600):
 
 def test_default_run_end_to_end(tmp_path):
     # as the README runs it: no arguments, its run directory relative to the working directory. The limit guards
-    # against a hang, it is no timing: the run takes ~2.5 min on an idle 2-core machine, and CI machines have
-    # been seen 2-3x slower
+    # against a hang, it is no timing: the run takes under a minute on an idle 2-core machine (more when yowasp's
+    # WebAssembly is compiled first), and CI machines have been seen 2-3x slower
     result = cli("run", cwd=tmp_path, timeout=1800)
     assert result.returncode == 0, result.stderr[-3000:]
     run = tmp_path / "runs" / "digits"
@@ -46,7 +46,20 @@ def test_default_run_end_to_end(tmp_path):
     assert "fits on the board" in headline[3] and headline[5].startswith("C-sim:     bit-exact")
     assert not negative_zeros(result.stdout + result.stderr), negative_zeros(result.stdout + result.stderr)
     assert not list(run.glob(".*"))  # no temporary stage left
+    _the_sample_was_measured_beside_csim_within_the_budgets(run, result.stdout, headline[4])
     _a_weight_changed_in_a_header_fails_the_csim_rerun(run)
+
+
+def _the_sample_was_measured_beside_csim_within_the_budgets(run: Path, stdout: str, measured: str):
+    """By default yosys measures one removed kernel's output column, with and without it, beside C-sim, each
+    circuit in a watched worker within its share of the memory budget."""
+    synth = json.loads((run / "synth" / "synth.json").read_text())
+    assert synth["scope"] == "sample" and synth["unmeasured"] == {} and synth["removal"]["where"].startswith(
+        "the DA circuit of output ")
+    share = synth["budget"]["memory_mb"] / synth["budget"]["workers"]
+    assert all(job["cached"] or job["peak_mb"] <= share for job in synth["jobs"]), synth["jobs"]
+    assert stdout.index("synth     running beside") < stdout.index("csim      running")
+    assert measured.startswith(f"measured:  removing {synth['removal']['kernel']}: ")
 
 
 def _a_weight_changed_in_a_header_fails_the_csim_rerun(run: Path):
@@ -64,6 +77,7 @@ def _a_weight_changed_in_a_header_fails_the_csim_rerun(run: Path):
     assert result.returncode == 1 and len(errors) == 1, result.stderr[-3000:]
     assert "stage csim failed" in errors[0] and f"layer 'fc': {array}[0]" in errors[0], errors
     assert tree_hash(run / "hls" / "project") == before
+    assert not list(run.glob(".synth.tmp-*"))  # the synth stage that had started beside csim was stopped
 
 
 @pytest.fixture
@@ -79,7 +93,9 @@ def quick_config(tmp_path):
 
 
 def _ran(stdout: str) -> list:
-    return [line.split()[0] for line in stdout.splitlines() if line.strip().endswith("running ...")]
+    """The stages that ran, in the pipeline's order (synth starts beside csim, before it)."""
+    ran = [line.split()[0] for line in stdout.splitlines() if " running" in line and line.strip().endswith("...")]
+    return sorted(ran, key=STAGE_NAMES.index)
 
 
 def test_resume_skips_what_is_up_to_date_and_reruns_what_changed(quick_config):
