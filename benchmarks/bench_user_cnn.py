@@ -126,15 +126,32 @@ def _watch(pid: int, peak: list, stop: threading.Event) -> None:
             pass
 
 
-def run(tree: Path, config: Path, out: Path, cache: Path) -> dict:
-    """One `fpgaprune run` at the revision in `tree`: its stage seconds, wall time, peak memory and report."""
+def _kill(pid: int) -> None:
+    import psutil
+
+    parent = psutil.Process(pid)
+    for member in [*parent.children(recursive=True), parent]:
+        try:
+            member.kill()
+        except psutil.Error:
+            pass
+
+
+def run(tree: Path, config: Path, out: Path, cache: Path, timeout: float) -> dict:
+    """One `fpgaprune run` at the revision in `tree`: its stage seconds, wall time, peak memory and report (its
+    process tree is killed past `timeout` seconds)."""
     env = {**os.environ, "PYTHONPATH": str(tree), "TF_CPP_MIN_LOG_LEVEL": "3", "FPGAPRUNE_CACHE_DIR": str(cache)}
     started, peak, stop = time.perf_counter(), [0], threading.Event()
     process = subprocess.Popen([sys.executable, "-m", "fpgaprune.cli", "run", str(config), "--out", str(out)],
                                cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     watcher = threading.Thread(target=_watch, args=(process.pid, peak, stop), daemon=True)
     watcher.start()
-    stdout, stderr = process.communicate()
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(process.pid)
+        stdout, stderr = process.communicate()
+        stderr += f"\nstopped by the benchmark after {timeout:.0f} s"
     stop.set()
     wall = time.perf_counter() - started
     if process.returncode != 0:
@@ -174,6 +191,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--networks", default="part6,jet,residual")
     parser.add_argument("--before", help="also run at this revision, side by side")
+    parser.add_argument("--timeout", type=float, default=1800, help="stop a run after this many seconds")
     args = parser.parse_args()
     names = args.networks.split(",")
     with tempfile.TemporaryDirectory(prefix="user-cnn-") as scratch:
@@ -186,7 +204,8 @@ def main():
             sizes = {name: len(np.load(scratch / f"{name}.npz")["x_test"]) for name in names}
             for name in names:
                 for label, tree in trees.items():  # a fresh circuit cache: nothing measured before counts
-                    result = run(tree, configs[name], scratch / f"{name}-{label}", scratch / f"cache-{name}-{label}")
+                    result = run(tree, configs[name], scratch / f"{name}-{label}", scratch / f"cache-{name}-{label}",
+                                 args.timeout)
                     show(name, f"{label} ({args.before if label == 'before' else 'this checkout'})", result,
                          sizes[name])
         finally:
