@@ -31,9 +31,10 @@ ROOT = Path(__file__).resolve().parent.parent
 STAGES = ("train", "prune", "finetune", "quantize", "hls", "csim", "synth", "report")
 
 
-def checkout(revision: str, where: Path) -> Path:
-    """A detached worktree of `revision` under `where`."""
-    tree = where / revision.replace("/", "_")
+def checkout(revision: str, where: Path, label: str = "") -> Path:
+    """A detached worktree of `revision` under `where` (in `label`'s own folder: one revision may be both)."""
+    tree = where / (label or "tree") / revision.replace("/", "_")
+    tree.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(tree), revision], check=True,
                    capture_output=True)
     return tree
@@ -77,7 +78,8 @@ def main():
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="stage-times-") as scratch:
         scratch = Path(scratch)
-        trees = {label: checkout(rev, scratch) for label, rev in (("before", args.before), ("after", args.after))}
+        trees = {label: checkout(rev, scratch, label) for label, rev in (("before", args.before),
+                                                                         ("after", args.after))}
         try:
             if args.warm_cache:
                 run_once(trees["after"], scratch / "fill", not args.no_synth, _caches(scratch, "after", -1, args))

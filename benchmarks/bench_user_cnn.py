@@ -199,7 +199,7 @@ def main():
         configs = prepare(scratch, names)
         trees = {"after": ROOT}
         if args.before:
-            trees["before"] = checkout(args.before, scratch)
+            trees["before"] = checkout(args.before, scratch, "before")
         try:
             sizes = {name: len(np.load(scratch / f"{name}.npz")["x_test"]) for name in names}
             for name in names:

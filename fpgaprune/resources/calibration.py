@@ -71,10 +71,13 @@ def fit(measured: dict) -> Calibration:
 
 
 def held_out_errors(calibration: Calibration, measured: dict) -> Calibration:
-    """Fill in the relative error on layers that were not used to fit; refuses a calibration layer."""
+    """Fill in the relative error on layers that were not used to fit (a circuit of no LUT has none); refuses a
+    calibration layer."""
     for name, synthesis in measured.items():
         if name in calibration.calibration_layers:
             raise ValueError(f"{name} was used for the calibration; a held-out layer must not be")
+        if not synthesis.luts:
+            continue
         estimate = calibration.estimate(synthesis.da4ml_cost)
         calibration.held_out[name] = (estimate, synthesis.luts, (estimate - synthesis.luts) / synthesis.luts)
     return calibration

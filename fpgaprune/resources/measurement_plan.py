@@ -2,10 +2,11 @@
 
 - `all`: every layer's DA circuit (in parts when large), and one removed conv kernel put back into its layer
   (measured in the same parts, so only its own part differs; the others come from the cache).
-- `sample` (the default): the removal of one pruned conv kernel, measured on the DA circuit of the output
-  column that held it, with and without it; without a removed kernel, one output column of the layer with the
-  cheapest adder graph. Every layer's da4ml cost is traced (bounded, no yosys), and its DA LUTs are then the
-  calibrated estimate (`calibration.RECORDED`), which the sampled circuits check again.
+- `sample` (the default): the removal of one pruned conv kernel (the one whose output column is cheapest to
+  measure), measured on the DA circuit of the output column that held it, with and without it; without a
+  removed kernel, one output column of the layer with the cheapest adder graph. Every small layer's da4ml cost is
+  traced (no yosys), and its DA LUTs are then the calibrated estimate (`calibration.RECORD`), which the sampled
+  circuits check again.
 
 Either way each circuit runs in a watched worker (`yosys.synthesize_all`): what a budget stops is reported,
 with its reason, instead of measured.
@@ -38,12 +39,14 @@ class Measured:
     jobs: list = field(default_factory=list)
 
 
-def removed_kernel(exported, dense, estimate):
-    """The first removed conv kernel (in layer order) whose channels were kept: (its node's record, its name, the
-    node's live matrix with it restored, its output column); None when there is none."""
+def removed_kernel(exported, dense, estimate, cheapest: bool = False):
+    """A removed conv kernel whose channels were kept: (its node's record, its name, the node's live matrix with it
+    restored, its output column), or None. The first in layer order; with `cheapest`, the one whose output column,
+    restored, has the cheapest adder graph (the quickest to measure)."""
     from fpgaprune.resources.measure import restored_kernel
 
     records = {record.plan.origin.layer: record for record in exported.nodes.values()}
+    found = []
     for saving in estimate.savings():
         record = records[saving.layer]
         if record.plan.kind != "conv2d":
@@ -52,8 +55,13 @@ def removed_kernel(exported, dense, estimate):
             name, restored = restored_kernel(record, dense.get_layer(saving.layer), *saving.group)
         except ValueError:  # its channel was stripped
             continue
-        return record, name, restored, list(record.plan.origin.outputs).index(saving.group[1])
-    return None
+        column = list(record.plan.origin.outputs).index(saving.group[1])
+        if not cheapest:
+            return record, name, restored, column
+        others = np.count_nonzero(live_matrix(record)[:, column])  # what stays in the column without the kernel
+        found.append((others == 0, estimated_cost(restored[:, [column]], fixed_kif(record.input)), len(found),
+                      (record, name, restored, column)))
+    return min(found)[3] if found else None  # a column that keeps other kernels, the cheapest of those
 
 
 def _circuit(record, matrix=None, column=None) -> tuple:
@@ -106,7 +114,7 @@ def measure_export(exported, dense, estimate, scope: str = "sample", budget: Mea
     """Measure the export's DA circuits (`scope`) within `budget`; `progress(iterator, label, total)` wraps
     the measurement's results (a progress bar) when given."""
     budget = budget or MeasurementBudget()
-    removed = removed_kernel(exported, dense, estimate) if dense is not None else None
+    removed = removed_kernel(exported, dense, estimate, cheapest=scope == "sample") if dense is not None else None
     measured = Measured(scope)
     if scope == "sample":
         circuits, where = _sample_circuits(exported, removed)

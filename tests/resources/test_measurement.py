@@ -122,10 +122,12 @@ def test_the_sample_measures_one_kernels_removal_on_its_output_column_and_checks
     exported = fp.export(pruned, "latency_parallel", "pynq-z2", tmp_path / "prj", x=X8)
     measured = measure_export(exported, dense, estimate_resources(exported, dense), "sample")
     removal = measured.removal
-    assert removal.kernel == "conv2[:, :, 1, 0]" and removal.where == "the DA circuit of output 0 of conv2"
+    assert removal.kernel in ("conv2[:, :, 1, 0]", "conv2[:, :, 3, 2]")  # the cheaper column of the two removed
+    output = int(removal.kernel.rstrip("]").split(", ")[-1])
+    assert removal.where == f"the DA circuit of output {output} of conv2"
     record = exported.nodes["conv2"]
-    column = synthesize(live_matrix(record)[:, [0]], fixed_kif(record.input), exported.board.family,
-                        bias=record.bias[[0]])
+    column = synthesize(live_matrix(record)[:, [output]], fixed_kif(record.input), exported.board.family,
+                        bias=record.bias[[output]])
     assert removal.without_kernel == column and removal.with_kernel.luts > column.luts
     assert set(measured.traced) == set(exported.nodes) and not measured.layers
     calibration = measured.calibration
