@@ -197,7 +197,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="user-cnn-") as scratch:
         scratch = Path(scratch)
         configs = prepare(scratch, names)
-        trees = {"after": ROOT}
+        trees = {"after": checkout("HEAD", scratch, "after")}  # the commit: edits meanwhile do not count
         if args.before:
             trees["before"] = checkout(args.before, scratch, "before")
         try:
@@ -206,12 +206,11 @@ def main():
                 for label, tree in trees.items():  # a fresh circuit cache: nothing measured before counts
                     result = run(tree, configs[name], scratch / f"{name}-{label}", scratch / f"cache-{name}-{label}",
                                  args.timeout)
-                    show(name, f"{label} ({args.before if label == 'before' else 'this checkout'})", result,
+                    show(name, f"{label} ({args.before if label == 'before' else 'HEAD'})", result,
                          sizes[name])
         finally:
-            if args.before:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(trees["before"])],
-                               check=False)
+            for tree in trees.values():
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
 
 
 if __name__ == "__main__":
