@@ -28,7 +28,7 @@ from fpgaprune.errors import (  # noqa: E402
 # Imported on first use: {name: module}. Each needs TensorFlow.
 _LAZY = {**{name: "fpgaprune.masking" for name in ("HoldConstraint", "HoldEntry", "MaskManifest", "enforce",
                                                    "finalize", "hold", "manifest_of")},
-         "load_model": "fpgaprune.masking.saving", "save_model": "fpgaprune.masking.saving"}
+         "load_model": "fpgaprune.model_files", "save_model": "fpgaprune.model_files"}
 
 
 def __getattr__(name: str):

@@ -1,39 +1,68 @@
-"""Make sure TensorFlow's `tf.keras` is Keras 2 (tf_keras) before anything imports it.
+"""Make `tf.keras` tf_keras (Keras 2) before anything imports it, for QKeras and hls4ml's Keras-2 converter.
 
-QKeras binds `tensorflow.keras` at import time and hls4ml's Keras-2 converter expects tf_keras layers, so the
-whole package runs on tf_keras. TensorFlow reads `TF_USE_LEGACY_KERAS` when `tf.keras` is first touched.
+QKeras imports `tensorflow.keras` (a module path) and calls `tf.keras` (an attribute) as it runs, so the
+quantizing front end needs both to be tf_keras. TensorFlow decides them at two moments: the attribute when it is
+first touched, from `TF_USE_LEGACY_KERAS`; the module path when TensorFlow is imported (it puts Keras 3's or
+tf_keras' API first on `tensorflow.__path__`). `import keras` imports TensorFlow (its backend) but touches
+neither, so importing fpgaprune after it sets the variable and puts tf_keras' API first on the path, as
+TensorFlow would have: Keras 3 and tf_keras then live side by side, whichever was imported first.
+
+If `tf.keras` was already resolved to Keras 3 when fpgaprune is imported (`tf.keras` or `tensorflow.keras`
+touched first), nothing can rebind it: holds and pruning still work (on Keras 3 and tf_keras models alike),
+and the QKeras stages (quantization, export) raise one line with the fix when they are reached.
 """
 
+import importlib.util
 import os
 import sys
 
 LEGACY_KERAS_VARIABLE = "TF_USE_LEGACY_KERAS"
 
-FIX = (
-    "fpgaprune needs tf.keras to be tf_keras (Keras 2): set TF_USE_LEGACY_KERAS=1 before TensorFlow is imported "
-    "(`export TF_USE_LEGACY_KERAS=1`, or `import fpgaprune` before `import tensorflow`)"
-)
+FIX = ("import fpgaprune before anything touches tf.keras, or set TF_USE_LEGACY_KERAS=1 before TensorFlow is "
+       "imported (`export TF_USE_LEGACY_KERAS=1`); `import keras` itself is fine")
 
 
 def set_legacy_keras() -> None:
-    """Set TF_USE_LEGACY_KERAS=1 without importing TensorFlow; check at once if TensorFlow is already imported."""
-    if "tensorflow" in sys.modules:
-        ensure_legacy_keras()
-    else:
-        os.environ[LEGACY_KERAS_VARIABLE] = "1"
+    """Set TF_USE_LEGACY_KERAS=1 without importing TensorFlow; if TensorFlow is already imported (by `import
+    keras`) and `tensorflow.keras` not yet, put tf_keras' API first on its path, as TensorFlow does at import."""
+    os.environ[LEGACY_KERAS_VARIABLE] = "1"
+    tensorflow = sys.modules.get("tensorflow")
+    if tensorflow is None or "tensorflow.keras" in sys.modules or not hasattr(tensorflow, "__path__"):
+        return
+    loader = vars(tensorflow).get("keras")  # TensorFlow's lazy loader, until `tf.keras` is first touched
+    if loader is not None and (type(loader).__name__ != "KerasLazyLoader" or vars(loader).get("_tfll_initialized")):
+        return
+    spec = importlib.util.find_spec("tf_keras")
+    if spec is None or not spec.submodule_search_locations:
+        return
+    api = os.path.join(list(spec.submodule_search_locations)[0], "api", "_v2")
+    if os.path.isdir(os.path.join(api, "keras")) and api not in tensorflow.__path__:
+        tensorflow.__path__.insert(0, api)
 
 
-def ensure_legacy_keras() -> None:
-    """Set TF_USE_LEGACY_KERAS=1, then check that `tf.keras` really is tf_keras; fail loudly otherwise."""
-    already_imported = "tensorflow" in sys.modules
-    if not already_imported:
-        os.environ[LEGACY_KERAS_VARIABLE] = "1"
-    elif os.environ.get(LEGACY_KERAS_VARIABLE, "").lower() not in ("1", "true"):
-        # tf.keras is resolved lazily: if nothing has touched it yet, setting the variable now still works.
-        os.environ[LEGACY_KERAS_VARIABLE] = "1"
-    import tensorflow as tf
-    import tf_keras
+_RESOLVED: list = []  # [whether tf.keras is tf_keras], once resolved: it cannot change after
 
-    if tf.keras.Model is not tf_keras.Model:
+
+def legacy_keras() -> bool:
+    """Whether `tf.keras` and `tensorflow.keras` are tf_keras in this process (resolving them now, after
+    `set_legacy_keras`), and QKeras, if already imported, bound to them."""
+    if not _RESOLVED:
+        set_legacy_keras()
+        import tensorflow as tf
+        import tf_keras
+
+        module = importlib.import_module("tensorflow.keras")
+        qkeras = sys.modules.get("qkeras")
+        bound = qkeras is None or issubclass(getattr(qkeras, "QDense", tf_keras.layers.Dense), tf_keras.layers.Dense)
+        _RESOLVED.append(tf.keras.Model is tf_keras.Model and module.Model is tf_keras.Model and bound)
+    return _RESOLVED[0]
+
+
+def require_legacy_keras(what: str) -> None:
+    """Raise one line with the fix unless `tf.keras` is tf_keras (QKeras needs it)."""
+    if not legacy_keras():
+        from fpgaprune.errors import ModelTypeError
+
         found = getattr(sys.modules.get("keras"), "__version__", "3")
-        raise ImportError(f"TensorFlow was imported before fpgaprune and tf.keras is Keras {found}. {FIX}.")
+        raise ModelTypeError(f"{what} needs QKeras, which needs tf.keras to be tf_keras, but this process resolved "
+                             f"tf.keras to Keras {found} before fpgaprune was imported; {FIX}")

@@ -5,21 +5,26 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.atomic import atomic_target
-from fpgaprune.layer_kinds import classes_where
+from fpgaprune.layer_kinds import kind_of
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.scores import kernel_scores
-from fpgaprune.pruning.structures import ALLOWED, structure_for
+from fpgaprune.pruning.structures import prunable, structure_for
 from fpgaprune.selection import maskable_weights
 from fpgaprune.text_table import format_rows
 
-KERNEL_LAYERS = classes_where(lambda kind: "kernel" in kind.structures)  # conv layers: (ci, co) kernels
 _COLUMNS = ("layer", "class", "shape", "structure", "groups", "pruned", "products_before", "products_after")
+
+
+def _has_kernels(layer) -> bool:
+    """Conv layers: their weights group into (ci, co) kernels."""
+    kind = kind_of(layer)
+    return kind is not None and "kernel" in kind.structures
 
 
 def _weight_matrices(model):
     """(layer, weight name, values) of every kernel fpgaprune can prune (biases left out), recurrent ones too."""
     for layer in model.layers:
-        for weight in maskable_weights(type(layer).__name__) or ():
+        for weight in maskable_weights(layer) or ():
             variable = weight.variable(layer)
             if weight.name != "bias" and variable is not None:
                 yield layer, weight.name, np.asarray(variable)
@@ -31,12 +36,12 @@ def sparsity_table(model, structures=None) -> list[dict]:
     rows = []
     for layer, name, kernel in _weight_matrices(model):
         class_name = type(layer).__name__
-        if class_name not in ALLOWED:
-            structure = structure_for(None, layer.name, class_name)
+        if not prunable(layer):
+            structure = structure_for(None, layer.name, layer)
         elif isinstance(structures, dict):
-            structure = structure_for(structures.get(layer.name), layer.name, class_name)
+            structure = structure_for(structures.get(layer.name), layer.name, layer)
         else:
-            structure = structure_for(structures, layer.name, class_name, strict=False)
+            structure = structure_for(structures, layer.name, layer, strict=False)
         labels, count = structure.labels(kernel.shape)
         live = np.bincount(labels.ravel(), (kernel != 0).ravel(), count) > 0
         positions = output_positions(layer)
@@ -65,7 +70,7 @@ def pruned_fractions(model) -> dict:
     zero = total = dead = kernels = 0
     for layer, name, kernel in _weight_matrices(model):
         zero, total = zero + int(np.sum(kernel == 0)), total + kernel.size
-        if type(layer).__name__ in KERNEL_LAYERS and name == "kernel":
+        if _has_kernels(layer) and name == "kernel":
             whole = ~kernel.reshape(-1, *kernel.shape[-2:]).any(axis=0)
             dead, kernels = dead + int(whole.sum()), kernels + whole.size
     fractions = {"weights_pruned": zero / max(total, 1)}
@@ -83,7 +88,7 @@ def kernel_heatmaps(model, out_dir) -> list[Path]:
 
     paths = []
     for layer in model.layers:
-        if type(layer).__name__ not in KERNEL_LAYERS:
+        if not _has_kernels(layer):
             continue
         kernel = layer.kernel.numpy()
         norms = kernel_scores(kernel, "l1")

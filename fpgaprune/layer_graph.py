@@ -17,6 +17,14 @@ IDENTITY_AT_INFERENCE = (*IDENTITY_ELEMENTWISE, "RandomFlip", "RandomTranslation
                          "RandomContrast", "RandomBrightness")
 
 
+def output_shape(layer_or_model) -> tuple:
+    """The output shape, batch first (tf_keras' `output_shape`; Keras 3 layers have only `output.shape`)."""
+    try:
+        return tuple(layer_or_model.output_shape)
+    except AttributeError:
+        return tuple(layer_or_model.output.shape)
+
+
 class SharedLayerError(FpgapruneError):
     """A layer is called more than once; its inputs are not one list of layers."""
 

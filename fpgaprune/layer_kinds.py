@@ -1,9 +1,11 @@
-"""The layer kinds fpgaprune handles, in one table: for each Keras layer class and its QKeras twin, what is
-maskable, which pruning structures apply, how strip rewires it, its quantizers, how its hls4ml precision is
-derived, and whether the export makes it kernel-sparse.
+"""The layer kinds fpgaprune handles, in one framework-neutral table: for each kind (Conv2D, Dense, LSTM, ...),
+what is maskable, which pruning structures apply, how strip rewires it, which weights its quantizers quantize,
+how its hls4ml precision is derived, and whether the export makes it kernel-sparse.
 
-The modules along the data path read this table (selection, pruning, strip, quantize, hls precision,
-resources, inspection); adding a layer type starts here. The README's "Adding a layer type" says what else.
+Each front end (`fpgaprune/frontends/`) binds its own layer classes to these kinds: tf_keras and QKeras classes,
+Keras 3 classes. A layer is of a kind when a class in its MRO is bound to it, so a user's subclass of `Conv2D`
+is a Conv2D. The modules along the data path read this table (selection, pruning, strip, quantize, hls
+precision, resources, inspection); adding a layer type starts here (the README's "Adding a layer type").
 """
 
 from dataclasses import dataclass
@@ -14,45 +16,43 @@ class MaskableWeight:
     name: str  # the short name users write: conv2/kernel, lstm/recurrent_kernel
     attribute: str  # dotted attribute path on the layer: "kernel", "cell.recurrent_kernel"
     constraint_key: str  # the layer config key of its constraint: "kernel_constraint"
-    quantizer: str  # the QKeras attribute of its quantizer, on the same object: "kernel_quantizer_internal"
+    role: str  # what its quantizer is called by role: kernel, recurrent, bias, depthwise, pointwise
 
     def owner(self, layer):
         """The object that holds the variable: the layer, or its recurrent cell."""
         return layer.cell if self.attribute.startswith("cell.") else layer
 
     def variable(self, layer):
-        """The layer's variable for this weight (None when absent, e.g. a bias with use_bias=False)."""
-        return getattr(self.owner(layer), self.name, None)
-
-    def quantizer_of(self, layer):
-        """The QKeras quantizer of this weight, or None for a float layer."""
-        return getattr(self.owner(layer), self.quantizer, None)
+        """The layer's variable for this weight (None when absent, e.g. a bias with use_bias=False), under the
+        attribute its framework gives it (Keras 3's DepthwiseConv2D calls its depthwise_kernel `kernel`)."""
+        return getattr(self.owner(layer), attribute_of(layer, self.name), None)
 
 
 @dataclass(frozen=True)
 class LayerKind:
-    """One layer type: its float and QKeras classes and what each stage does with it."""
+    """One layer type: what each stage does with it. Named after its float Keras class."""
 
-    float_class: str
-    qkeras_class: str
+    name: str
     weights: tuple  # MaskableWeight: what a hold can mask or freeze
     structures: tuple = ()  # pruning structures that apply, the default first; () = pruned only when named
     default_weight: str | None = "kernel"  # what `layer[...]` without a weight name means (None: must be named)
-    quantizers: tuple = ()  # (QKeras constructor argument, quantizer role) pairs
+    quantizers: tuple = ()  # (weight role, the quantization spec's role that quantizes it) pairs
     precision: str = "linear"  # hls4ml types: "linear" (each kernel column one accumulation), "separable", "recurrent"
     channels: str = ""  # strip: the config key that sizes its output channels when they can be removed
     folds_batchnorm: bool = False  # a BatchNormalization right after it folds into its weights
-    kernel_sparse: bool = False  # the export writes one product per live weight (fpgaprune's hls4ml pass)
+    sparse_code: str = ""  # the kernel-sparse C++ the export writes ("dense", "conv"; "": hls4ml's stock code)
     hls4ml_nodes: tuple = ()  # the classes in hls4ml.model.layers that hls4ml converts this kind into
 
     @property
-    def classes(self) -> tuple:
-        return self.float_class, self.qkeras_class
+    def kernel_sparse(self) -> bool:
+        """Whether the export writes one product per live weight: fpgaprune's hls4ml pass trims the weights and
+        the backend's templates call the generated code, both by `sparse_code`, so they cannot disagree."""
+        return bool(self.sparse_code)
 
 
 def _w(name: str, constraint_key: str, on_cell: bool = False) -> MaskableWeight:
-    quantizer = "kernel_quantizer_internal" if name == "kernel" else f"{name.replace('_kernel', '')}_quantizer_internal"
-    return MaskableWeight(name, f"cell.{name}" if on_cell else name, constraint_key, quantizer)
+    role = "kernel" if name == "kernel" else name.replace("_kernel", "")
+    return MaskableWeight(name, f"cell.{name}" if on_cell else name, constraint_key, role)
 
 
 _LINEAR = (_w("kernel", "kernel_constraint"), _w("bias", "bias_constraint"))
@@ -61,33 +61,73 @@ _SEPARABLE = (_w("depthwise_kernel", "depthwise_constraint"), _w("pointwise_kern
               _w("bias", "bias_constraint"))
 _RECURRENT = (_w("kernel", "kernel_constraint", on_cell=True), _w("recurrent_kernel", "recurrent_constraint", True),
               _w("bias", "bias_constraint", on_cell=True))
-_KERNEL_BIAS = (("kernel_quantizer", "kernel"), ("bias_quantizer", "bias"))
-_RECURRENT_QUANTIZERS = (("kernel_quantizer", "kernel"), ("recurrent_quantizer", "recurrent"),
-                         ("bias_quantizer", "bias"))
+_KERNEL_BIAS = (("kernel", "kernel"), ("bias", "bias"))
+_RECURRENT_QUANTIZERS = (("kernel", "kernel"), ("recurrent", "recurrent"), ("bias", "bias"))
 _CONV_STRUCTURES = ("kernel", "filter", "input_channel", "element")
 
 KINDS = (
-    LayerKind("Conv1D", "QConv1D", _LINEAR, _CONV_STRUCTURES, quantizers=_KERNEL_BIAS, channels="filters",
-              folds_batchnorm=True, kernel_sparse=True, hls4ml_nodes=("Conv1D",)),
-    LayerKind("Conv2D", "QConv2D", _LINEAR, _CONV_STRUCTURES, quantizers=_KERNEL_BIAS, channels="filters",
-              folds_batchnorm=True, kernel_sparse=True, hls4ml_nodes=("Conv2D", "Conv2DBatchnorm")),
-    LayerKind("Dense", "QDense", _LINEAR, ("element", "neuron", "input_channel", "block"), quantizers=_KERNEL_BIAS,
-              channels="units", folds_batchnorm=True, kernel_sparse=True, hls4ml_nodes=("Dense",)),
-    LayerKind("DepthwiseConv2D", "QDepthwiseConv2D", _DEPTHWISE, ("depthwise", "element"), "depthwise_kernel",
-              (("depthwise_quantizer", "kernel"), ("bias_quantizer", "bias")), hls4ml_nodes=("DepthwiseConv2D",)),
-    LayerKind("SeparableConv2D", "QSeparableConv2D", _SEPARABLE, default_weight=None, quantizers=(
-        ("depthwise_quantizer", "kernel"), ("pointwise_quantizer", "kernel"), ("bias_quantizer", "bias")),
-        precision="separable"),
-    LayerKind("LSTM", "QLSTM", _RECURRENT, quantizers=_RECURRENT_QUANTIZERS, precision="recurrent"),
-    LayerKind("GRU", "QGRU", _RECURRENT, quantizers=_RECURRENT_QUANTIZERS, precision="recurrent"),
+    LayerKind("Conv1D", _LINEAR, _CONV_STRUCTURES, quantizers=_KERNEL_BIAS, channels="filters", folds_batchnorm=True,
+              sparse_code="conv", hls4ml_nodes=("Conv1D",)),
+    LayerKind("Conv2D", _LINEAR, _CONV_STRUCTURES, quantizers=_KERNEL_BIAS, channels="filters", folds_batchnorm=True,
+              sparse_code="conv", hls4ml_nodes=("Conv2D", "Conv2DBatchnorm")),
+    LayerKind("Dense", _LINEAR, ("element", "neuron", "input_channel", "block"), quantizers=_KERNEL_BIAS,
+              channels="units", folds_batchnorm=True, sparse_code="dense", hls4ml_nodes=("Dense",)),
+    LayerKind("DepthwiseConv2D", _DEPTHWISE, ("depthwise", "element"), "depthwise_kernel",
+              (("depthwise", "kernel"), ("bias", "bias")), hls4ml_nodes=("DepthwiseConv2D",)),
+    LayerKind("SeparableConv2D", _SEPARABLE, default_weight=None, quantizers=(
+        ("depthwise", "kernel"), ("pointwise", "kernel"), ("bias", "bias")), precision="separable"),
+    LayerKind("LSTM", _RECURRENT, quantizers=_RECURRENT_QUANTIZERS, precision="recurrent"),
+    LayerKind("GRU", _RECURRENT, quantizers=_RECURRENT_QUANTIZERS, precision="recurrent"),
 )
-BY_CLASS = {name: kind for kind in KINDS for name in kind.classes}
+BY_NAME = {kind.name: kind for kind in KINDS}
 BY_HLS4ML_NODE = {name: kind for kind in KINDS for name in kind.hls4ml_nodes}
 
+_BOUND: dict = {}  # layer class -> kind (None: a framework's subclass that is another layer), from every front end
+_NAMES: dict = {}  # class name -> kind (for configs, which name classes): the float and quantized class names
+_RESOLVED: dict = {}  # class -> kind or None, by MRO (a cache)
+_ATTRIBUTES: dict = {}  # layer class -> {weight name: its attribute}, where a framework names it otherwise
 
-def kind_of(class_name: str) -> LayerKind | None:
-    """The kind of a float or QKeras layer class, or None when fpgaprune does not handle it."""
-    return BY_CLASS.get(class_name)
+
+def bind(kind_name: str | None, *classes, attributes: dict | None = None) -> None:
+    """A front end binds its layer classes to a kind (`fpgaprune/frontends/*/layers.py`); `None` marks its
+    subclasses of a bound class that are other layers (Conv2DTranspose derives from Conv2D). `attributes`: the
+    classes' own attribute names for the kind's weights, where they differ ({"depthwise_kernel": "kernel"})."""
+    kind = BY_NAME[kind_name] if kind_name else None
+    for cls in classes:
+        _BOUND[cls] = kind
+        if attributes:
+            _ATTRIBUTES[cls] = dict(attributes)
+        if kind is not None:
+            _NAMES.setdefault(cls.__name__, kind)
+    _RESOLVED.clear()
+
+
+def attribute_of(layer, weight_name: str) -> str:
+    """The attribute under which `layer`'s class keeps the kind's weight `weight_name` (`bind`'s attributes)."""
+    _front_ends_bound()
+    for cls in type(layer).__mro__:
+        if weight_name in _ATTRIBUTES.get(cls, {}):
+            return _ATTRIBUTES[cls][weight_name]
+    return weight_name
+
+
+def _front_ends_bound() -> None:
+    """Every front end's bindings, made on first use (importing them needs their frameworks)."""
+    from fpgaprune.frontends import bind_all
+
+    bind_all()
+
+
+def kind_of(layer_or_name) -> LayerKind | None:
+    """The kind of a layer (by the classes in its MRO: a subclass of Conv2D is a Conv2D), of a layer class, or of
+    a class name as configs write it; None when fpgaprune does not handle it."""
+    _front_ends_bound()
+    if isinstance(layer_or_name, str):
+        return _NAMES.get(layer_or_name)
+    cls = layer_or_name if isinstance(layer_or_name, type) else type(layer_or_name)
+    if cls not in _RESOLVED:
+        _RESOLVED[cls] = next((_BOUND[c] for c in cls.__mro__ if c in _BOUND), None)
+    return _RESOLVED[cls]
 
 
 def kind_of_node(node) -> LayerKind | None:
@@ -99,7 +139,7 @@ def kind_of_node(node) -> LayerKind | None:
     return BY_HLS4ML_NODE.get(layer_class.__name__) if layer_class else None
 
 
-def classes_where(predicate, qkeras: bool | None = None) -> tuple:
-    """Layer classes whose kind satisfies `predicate`: float and QKeras (None), only QKeras (True), only float."""
-    return tuple(name for kind in KINDS if predicate(kind) for name in kind.classes
-                 if qkeras is None or (name == kind.qkeras_class) == qkeras)
+def kind_names(predicate) -> tuple:
+    """The class names (float and quantized, as configs write them) of the kinds that satisfy `predicate`."""
+    _front_ends_bound()
+    return tuple(name for name, kind in _NAMES.items() if predicate(kind))

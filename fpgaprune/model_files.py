@@ -1,39 +1,40 @@
-"""Read a user's `.keras`/`.h5` model file without running code from it.
+"""Read a user's `.keras`/`.h5` model file without running code from it, and pick the front end that loads it.
 
-Before anything is deserialized, the whole model config (nested models, wrappers and RNN cells included) is
-walked against an allow-list of classes and modules. `Lambda` layers carry marshalled Python bytecode and
-`TFOpLambda`/`SlicingOpLambda` call arbitrary TensorFlow ops, so they are refused unless the caller opts in
-with `trust_code=True`. tf_keras' `safe_mode` is kept on as a second layer.
+A file's framework comes from its metadata (`keras_version` 2.x: tf_keras, 3.x: Keras 3; tf_keras writes
+`.keras` files too, whose configs name `keras.layers` as Keras 3's do). Before anything is deserialized, the
+whole model config (nested models, wrappers and RNN cells included) is walked against that front end's
+allow-list (`FilePolicy`) of classes, modules and markers. Layers that carry code (`Lambda`'s marshalled
+bytecode, `TFOpLambda`'s TensorFlow calls, Keras 3's `__lambda__`) are refused; for tf_keras files the caller may
+opt in with `trust_code=True`. The framework's own safe mode is kept on as a second layer.
 """
 
 import json
 import zipfile
-from functools import lru_cache
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from fpgaprune.errors import ModelFileError, first_line
 
 FORMATS = (".keras", ".h5")
-CODE_LAYERS = frozenset({"Lambda", "TFOpLambda", "SlicingOpLambda"})
-ALLOWED_MODULES = ("keras", "tf_keras", "qkeras", "fpgaprune", "builtins", "numpy")
-VALUE_MARKERS = frozenset({"__tuple__", "__numpy__", "__tensor__", "__bytes__", "__typespec__", "function"})
 TRUST_HINT = "pass --trust-model-code (trust_code=True in Python) only for a file you trust"
 MAX_CONFIG_BYTES = 64 << 20  # a model config is kilobytes, a few MB for a very wide functional model
 MAX_INFLATION = 50  # Keras stores a .keras archive uncompressed; members inflating more than this are a zip bomb
 MAX_DEPTH = 200  # levels of JSON nesting; a model config has about 10, nested models and wrappers a few more
 
 
-@lru_cache(maxsize=1)
-def allowed_classes() -> frozenset:
-    """Class names a model config may name: tf_keras' and QKeras' layers and objects, and fpgaprune's."""
-    from fpgaprune.tfk import keras, qkeras_objects
+@dataclass(frozen=True)
+class FilePolicy:
+    """What a front end's model files may name: checked before anything is deserialized."""
 
-    names = {"Functional", "Sequential", "Model", "HoldConstraint", "fpgaprune>HoldConstraint"}
-    for module in (keras.layers, keras.initializers, keras.regularizers, keras.constraints, keras.optimizers,
-                   keras.losses, keras.metrics, keras.optimizers.schedules):
-        names.update(name for name, value in vars(module).items() if isinstance(value, type))
-    names.update(qkeras_objects())
-    return frozenset(names - CODE_LAYERS)
+    framework: str  # "tf_keras, QKeras", "Keras 3": named in the refusal
+    classes: Callable[[], frozenset]  # the class names it may name (besides `markers`)
+    modules: tuple  # the top-level packages a `module` key may name
+    code_layers: frozenset  # classes that carry or run code
+    markers: frozenset  # class_name values that are data ("__tuple__", "__keras_tensor__")
+    code_markers: frozenset = frozenset()  # class_name values that are code ("__lambda__")
+    trustable: bool = True  # whether trust_code=True may load code (tf_keras); never for Keras 3
+    registered: Callable[[str], bool] = lambda name: True  # whether a `registered_name` is allowed
 
 
 def read_model_config(path: Path) -> tuple[dict, list]:
@@ -105,25 +106,28 @@ def _json(path: Path, raw, what: str):
     return value
 
 
-def check_model_config(path: Path, config, trust_code: bool = False) -> None:
-    """Raise a one-line ModelFileError at the first object outside the allow-list (layer name included)."""
+def check_model_config(path: Path, config, policy: FilePolicy, trust_code: bool = False) -> None:
+    """Raise a one-line ModelFileError at the first object outside `policy` (layer name included)."""
+    trusted = trust_code and policy.trustable
+    hint = f" ({TRUST_HINT})" if policy.trustable else ""
     for node, layer in _objects(path, config):
-        class_name = node.get("class_name")
-        module = node.get("module")
-        if class_name in CODE_LAYERS:
-            if trust_code:
-                continue
-            raise ModelFileError(f"{path}: layer {layer!r} is a {class_name}, which runs Python code when loaded; "
-                                 f"refused ({TRUST_HINT})")
-        if isinstance(module, str) and module.split(".")[0] not in ALLOWED_MODULES and not trust_code:
-            raise ModelFileError(f"{path}: layer {layer!r} names module {module!r}, which loading would import; "
-                                 f"only {', '.join(ALLOWED_MODULES)} are allowed ({TRUST_HINT})")
+        class_name, module = node.get("class_name"), node.get("module")
         if not isinstance(class_name, str):
             raise ModelFileError(f"{path}: layer {layer!r} has a class_name of type {type(class_name).__name__}")
+        if (class_name in policy.code_layers or class_name in policy.code_markers) and not trusted:
+            what = "holds a Python function" if class_name in policy.code_markers else f"is a {class_name}"
+            raise ModelFileError(f"{path}: layer {layer!r} {what}, which runs Python code when loaded; "
+                                 f"refused{hint or '; build it from Keras layers instead'}")
+        if isinstance(module, str) and module.split(".")[0] not in policy.modules and not trusted:
+            raise ModelFileError(f"{path}: layer {layer!r} names module {module!r}, which loading would import; "
+                                 f"only {', '.join(policy.modules)} are allowed{hint}")
+        registered = node.get("registered_name")
         plain = class_name.removeprefix("Custom>")  # tf_keras registers its optimizers as "Custom>Adam"
-        if plain not in allowed_classes() and plain not in VALUE_MARKERS and not trust_code:
-            raise ModelFileError(f"{path}: layer {layer!r} is of class {class_name!r}, which is not a tf_keras, "
-                                 f"QKeras or fpgaprune class; refused ({TRUST_HINT})")
+        known = plain in policy.classes() or plain in policy.markers
+        if (not known or (registered and not policy.registered(registered))) and not trusted:
+            named = f" (registered as {registered!r})" if registered and registered != class_name else ""
+            raise ModelFileError(f"{path}: layer {layer!r} is of class {class_name!r}{named}, which is not a "
+                                 f"{policy.framework} or fpgaprune class; refused{hint}")
 
 
 def _objects(path: Path, config):
@@ -154,8 +158,8 @@ def _layer_name(node: dict):
     return None
 
 
-def check_model_file(path, trust_code: bool = False) -> Path:
-    """Check that `path` is a model file whose configs name only allowed classes; return it as a Path."""
+def check_model_file(path) -> Path:
+    """`path` as a Path, if it names a non-empty file of a model format."""
     path = Path(path)
     if not path.exists():
         raise ModelFileError(f"{path}: no such model file")
@@ -165,8 +169,68 @@ def check_model_file(path, trust_code: bool = False) -> Path:
         raise ModelFileError(f"{path}: model files must end in {' or '.join(FORMATS)}")
     if path.stat().st_size == 0:
         raise ModelFileError(f"{path}: the file is empty")
-    config, others = read_model_config(path)
-    for item in (config, *others):
-        check_model_config(path, item, trust_code)
     return path
 
+
+def check_model_configs(path: Path, policy: FilePolicy, trust_code: bool = False) -> None:
+    """Every config of the file (the model's, its training or compile config) within `policy`."""
+    config, others = read_model_config(path)
+    for item in (config, *others):
+        check_model_config(path, item, policy, trust_code)
+
+
+def keras_major(path) -> int:
+    """The Keras major version that wrote the model file (2: tf_keras, 3: Keras 3), from its metadata; 2 when it
+    says none (files from before Keras wrote it)."""
+    path = check_model_file(path)
+    version = _h5_keras_version(path) if path.suffix == ".h5" else _archive_keras_version(path)
+    try:
+        return int(str(version).split(".")[0]) if version else 2
+    except ValueError:
+        raise ModelFileError(f"{path}: its metadata names Keras version {version!r}; expected 2.x or 3.x") from None
+
+
+def _h5_keras_version(path: Path):
+    import h5py
+
+    if not h5py.is_hdf5(path):
+        raise ModelFileError(f"{path}: not an HDF5 file (a .h5 model is written by model.save('model.h5'))")
+    with h5py.File(path, "r") as handle:
+        version = handle.attrs.get("keras_version")
+    return version.decode() if isinstance(version, bytes) else version
+
+
+def _archive_keras_version(path: Path):
+    if not zipfile.is_zipfile(path):
+        raise ModelFileError(f"{path}: not a .keras archive (a zip file written by model.save('model.keras'))")
+    with zipfile.ZipFile(path) as archive:
+        if "metadata.json" not in archive.namelist():
+            return None
+        _check_size(path, "metadata.json", archive.getinfo("metadata.json").file_size)
+        with archive.open("metadata.json") as member:
+            return _json(path, member.read(), "metadata.json").get("keras_version")
+
+
+def front_end_of_file(path):
+    """The front end that reads the model file: tf_keras + QKeras for Keras 2 files, Keras 3 for Keras 3 ones."""
+    from fpgaprune.frontends import front_ends
+
+    major = keras_major(path)
+    for front_end in front_ends():
+        if front_end.keras_major == major:
+            return front_end
+    raise ModelFileError(f"{path}: a Keras {major} model file, and no installed front end reads Keras {major}")
+
+
+def load_model(path, compile: bool = True, trust_code: bool = False):
+    """Load a model file in the framework that wrote it (tf_keras or Keras 3), holds included, after its configs
+    were checked against that framework's allow-list. Any failure is one ModelFileError line."""
+    return front_end_of_file(path).load(path, trust_code=trust_code, compile=compile)
+
+
+def save_model(model, path) -> Path:
+    """Save `model` in its own framework (with optimizer state when compiled) to a `.keras` or `.h5` file,
+    atomically; holds included, so that they keep working in further training."""
+    from fpgaprune.frontends import front_end_of
+
+    return front_end_of(model).save(model, path)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgaprune.errors import DataError
+from fpgaprune.layer_graph import output_shape
 
 TASKS = ("classification", "binary", "multilabel", "regression")
 LOSSES = {"classification": ("sparse_categorical_crossentropy", "categorical_crossentropy"),
@@ -162,7 +163,7 @@ def infer_task(model, y_train: np.ndarray, y_test: np.ndarray, source: str, task
     """The task of `model` trained on these labels; DataError (one line naming `source`, the array or the layer,
     and what to change) when they contradict each other or the explicit `task`/`loss`."""
     layer, output = output_activation(model)
-    units = int(np.prod(model.output_shape[1:]))
+    units = int(np.prod(output_shape(model)[1:]))
     forms = {name: label_form(y, units) for name, y in (("y_train", y_train), ("y_test", y_test))}
     form = forms["y_train"] if len(set(forms.values())) == 1 else _mixed(forms, source)
     kind = _kind(output, units, form, layer, source) if task == "auto" else task

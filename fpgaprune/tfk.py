@@ -1,8 +1,8 @@
-"""The one place that names the Keras implementation: tf_keras, plus QKeras' custom objects when installed."""
+"""The one place that names the Keras 2 implementation: tf_keras, plus QKeras' custom objects when installed."""
 
-from fpgaprune._env import ensure_legacy_keras
+from fpgaprune._env import legacy_keras, set_legacy_keras
 
-ensure_legacy_keras()
+set_legacy_keras()
 
 import tensorflow as tf  # noqa: E402
 import tf_keras as keras  # noqa: E402
@@ -28,17 +28,13 @@ def require_tf_keras_model(model) -> None:
                 "model (its layers must be rebuildable from their configs)"
             )
         return
-    module = type(model).__module__
-    if module.startswith("keras"):
-        raise ModelTypeError(
-            f"model '{getattr(model, 'name', '?')}' was built with Keras 3 (the `keras` package); build it with "
-            "tf_keras instead: `import tf_keras as keras` (or `tf.keras` with TF_USE_LEGACY_KERAS=1)"
-        )
     raise ModelTypeError(f"expected a tf_keras.Model, got {type(model).__module__}.{type(model).__name__}")
 
 
 def qkeras_objects() -> dict:
     """QKeras layers, quantizers and constraints by name, for deserializing QKeras models ({} if absent)."""
+    if not legacy_keras():  # tf.keras is Keras 3 here: QKeras would bind to it (`fpgaprune._env`)
+        return {}
     try:
         from qkeras.utils import _add_supported_quantized_objects
     except ImportError:  # QKeras is optional for pure tf_keras models.

@@ -1,11 +1,14 @@
-"""The one table of layer kinds: every entry names real classes, weights, constraints and quantizers, and the
-modules along the data path read their tables from it."""
+"""The one framework-neutral table of layer kinds: every front end binds real classes to it, every entry names
+weights, constraints and quantizers those classes have, a subclass is its base's kind, and the modules along the
+data path ask it."""
 
 import numpy as np
 import pytest
 
-from fpgaprune.layer_kinds import BY_CLASS, KINDS, classes_where, kind_of
-from fpgaprune.tfk import keras, qkeras_objects
+from fpgaprune.frontends.qkeras.layers import CLASSES, OTHER_LAYERS
+from fpgaprune.frontends.qkeras.quantizers import weight_quantizer
+from fpgaprune.layer_kinds import BY_NAME, KINDS, kind_of
+from fpgaprune.tfk import keras
 
 # A small input and the constructor arguments that build each kind.
 BUILD = {"Conv1D": ((8, 3), {"filters": 2, "kernel_size": 3}), "Conv2D": ((6, 6, 3), {"filters": 2, "kernel_size": 3}),
@@ -15,44 +18,83 @@ BUILD = {"Conv1D": ((8, 3), {"filters": 2, "kernel_size": 3}), "Conv2D": ((6, 6,
 QUANTIZER = "quantized_bits(6, 0, alpha=1)"
 
 
-def _built(class_name: str, arguments: dict, shape: tuple):
-    objects = qkeras_objects()
-    cls = objects[class_name] if class_name in objects else getattr(keras.layers, class_name)
+def _built(cls, arguments: dict, shape: tuple):
     layer = cls(**arguments)
     layer(np.zeros((1, *shape), np.float32))
     return layer
 
 
-@pytest.mark.parametrize("kind", KINDS, ids=lambda kind: kind.float_class)
+@pytest.mark.parametrize("kind", KINDS, ids=lambda kind: kind.name)
 def test_each_kind_names_weights_constraints_and_quantizers_its_classes_have(kind):
-    shape, arguments = BUILD[kind.float_class]
-    plain = _built(kind.float_class, arguments, shape)
-    quantized = _built(kind.qkeras_class, {**arguments, **{arg: QUANTIZER for arg, _ in kind.quantizers}}, shape)
+    shape, arguments = BUILD[kind.name]
+    float_class, quantized_class = CLASSES[kind.name]
+    plain = _built(float_class, arguments, shape)
+    quantized = _built(quantized_class, {**arguments, **{f"{arg}_quantizer": QUANTIZER for arg, _ in kind.quantizers}},
+                       shape)
     for weight in kind.weights:
         assert weight.variable(plain) is not None and weight.variable(quantized) is not None, weight
         assert weight.constraint_key in plain.get_config() or weight.constraint_key in plain.cell.get_config()
-        assert weight.quantizer_of(quantized) is not None and weight.quantizer_of(plain) is None, weight
+        assert weight_quantizer(quantized, weight.role) is not None, weight
+        assert weight_quantizer(plain, weight.role) is None, weight
     if kind.default_weight:
         assert kind.default_weight in [weight.name for weight in kind.weights]
     if kind.channels:
         assert plain.get_config()[kind.channels] == plain.get_weights()[0].shape[-1]
-    assert kind_of(kind.float_class) is kind_of(kind.qkeras_class) is kind
+    assert kind_of(plain) is kind_of(quantized) is kind_of(float_class.__name__) is kind
 
 
-def test_the_modules_read_their_tables_from_the_registry():
-    from fpgaprune.inspection import KERNEL_LAYERS
-    from fpgaprune.pruning.structures import ALLOWED
-    from fpgaprune.quantize.convert import Q_LAYERS
-    from fpgaprune.resources.entry_costs import HARDWARE_LAYERS
-    from fpgaprune.selection import MASKABLE_WEIGHTS
-    from fpgaprune.strip.graph import PRODUCERS
+def test_every_kind_is_bound_by_the_quantizing_front_end():
+    assert set(CLASSES) == set(BY_NAME)
 
-    assert set(MASKABLE_WEIGHTS) == set(BY_CLASS)
-    assert {name: twin for name, (twin, _) in Q_LAYERS.items()} == {k.float_class: k.qkeras_class for k in KINDS}
-    assert set(ALLOWED) == set(classes_where(lambda kind: bool(kind.structures)))
-    assert set(PRODUCERS) == {"Conv1D", "Conv2D", "Dense"} == set(classes_where(lambda k: k.kernel_sparse, False))
-    assert set(HARDWARE_LAYERS) == {"QConv1D", "QConv2D", "QDense"}
-    assert set(KERNEL_LAYERS) == {"Conv1D", "Conv2D", "QConv1D", "QConv2D"}
+
+def test_a_users_subclass_is_its_bases_kind_and_other_layers_are_none():
+    class ScaledConv(keras.layers.Conv2D):  # a user's subclass: a Conv2D to fpgaprune
+        pass
+
+    class DeeperScaledConv(ScaledConv):
+        pass
+
+    assert kind_of(ScaledConv(2, 3)) is kind_of(DeeperScaledConv) is BY_NAME["Conv2D"]
+    for other in OTHER_LAYERS:  # derived from Conv2D/Conv1D, but their kernels mean something else
+        assert kind_of(other) is None, other
+    assert kind_of("Conv2DTranspose") is None and kind_of(keras.layers.Flatten) is None
+
+
+def test_a_subclass_that_changes_the_computation_is_one_line_when_quantized():
+    import fpgaprune as fp
+    from fpgaprune.errors import QuantizationConfigError
+
+    class DoubledDense(keras.layers.Dense):
+        def call(self, inputs):
+            return 2.0 * super().call(inputs)
+
+    model = keras.Sequential([keras.Input((4,)), DoubledDense(3, name="doubled")])
+    with pytest.raises(QuantizationConfigError, match=r"layer 'doubled' is a DoubledDense, a subclass of Dense "
+                                                      r"with its own call"):
+        fp.to_qkeras(model, {"default": {"kernel": QUANTIZER, "bias": QUANTIZER}})
+
+
+def test_the_modules_along_the_data_path_ask_the_table():
+    from fpgaprune.inspection import _has_kernels
+    from fpgaprune.pruning.structures import allowed_structures, prunable
+    from fpgaprune.resources.entry_costs import is_hardware_layer
+    from fpgaprune.selection import maskable_weights
+    from fpgaprune.strip.graph import produces_channels
+
+    for kind in KINDS:
+        float_class, quantized_class = CLASSES[kind.name]
+        layer = _built(float_class, *BUILD[kind.name][::-1])
+        assert maskable_weights(layer) == kind.weights
+        assert allowed_structures(layer) == (kind.structures or ("element",))
+        assert prunable(layer) == bool(kind.structures)
+        assert produces_channels(layer) == kind.channels
+        assert _has_kernels(layer) == ("kernel" in kind.structures)
+        assert not is_hardware_layer(layer)  # a float layer: its products are not the export's
+    sparse = {kind.name for kind in KINDS if kind.kernel_sparse}
+    assert sparse == {"Conv1D", "Conv2D", "Dense"}
+    quantized = _built(CLASSES["Dense"][1], {"units": 2, "kernel_quantizer": QUANTIZER, "bias_quantizer": QUANTIZER},
+                       (5,))
+    assert is_hardware_layer(quantized)
 
 
 def test_hls4ml_node_classes_map_to_kinds_exactly():
@@ -67,4 +109,4 @@ def test_hls4ml_node_classes_map_to_kinds_exactly():
         backend_class = type(f"Vitis{name}", (getattr(hls_layers, name),), {})  # as hls4ml's backends wrap them
         node = object.__new__(backend_class)  # a subclass of Conv1D/Conv2D, not that kind by inheritance
         expected = {"DepthwiseConv1D": None, "DepthwiseConv2D": "DepthwiseConv2D", "Conv2DBatchnorm": "Conv2D"}[name]
-        assert (kind_of_node(node).float_class if kind_of_node(node) else None) == expected
+        assert (kind_of_node(node).name if kind_of_node(node) else None) == expected

@@ -15,7 +15,7 @@ from fpgaprune.pruning import Pruner
 from fpgaprune.pruning.hybrid import FIRST_SHARE as HYBRID_FIRST_SHARE
 from fpgaprune.pruning.hybrid import HybridPruner
 from fpgaprune.pruning.knapsack import BudgetInfeasible
-from fpgaprune.resources.entry_costs import HARDWARE_LAYERS, EntryCosts, entry_costs, layer_hardware
+from fpgaprune.resources.entry_costs import EntryCosts, entry_costs, is_hardware_layer, layer_hardware
 from fpgaprune.tfk import keras
 
 DEFAULT_MARGIN = 0.05  # prune to 95% of each limit before QAT; the exported estimate must then fit
@@ -23,8 +23,9 @@ FINAL_AIM = "the limit less the margin"
 
 
 class HardwareCosts:
-    """Prices a model's kernel entries: a float model through a QKeras copy with the run's quantizers, a QKeras
-    model as it is. Types (bits, accumulators, reuse) are derived from the weights priced, as the export does."""
+    """Prices a model's kernel entries: a float model through its quantized twin with the run's quantizers, a
+    quantized model as it is. Types (bits, accumulators, reuse) are derived from the weights priced, as the
+    export does."""
 
     def __init__(self, spec: dict, hls_config: dict, input_fixed, board, batchnorm: str = "fold"):
         self.spec, self.hls_config, self.input_fixed, self.board, self.batchnorm = (
@@ -34,7 +35,7 @@ class HardwareCosts:
     def __call__(self, model) -> EntryCosts:
         from fpgaprune.quantize import to_qkeras
 
-        quantized = any(type(layer).__name__ in HARDWARE_LAYERS for layer in model.layers)
+        quantized = any(is_hardware_layer(layer) for layer in model.layers)
         qmodel = model if quantized else to_qkeras(model, self.spec, batchnorm=self.batchnorm)
         self.types, self.notes = layer_hardware(qmodel, self.hls_config, self.input_fixed, self.board)
         return entry_costs(qmodel, self.types, self.notes)

@@ -16,7 +16,7 @@ import tf_keras
 from fpgaprune.errors import ModelTypeError
 from fpgaprune.hls.names import cpp_names
 from fpgaprune.layer_graph import IDENTITY_AT_INFERENCE, drop_from_config
-from fpgaprune.masking.saving import model_objects
+from fpgaprune.frontends import QUANTIZING
 from fpgaprune.tfk import require_tf_keras_model
 
 @contextmanager
@@ -47,7 +47,7 @@ def inference_model(model):
     for name in dropped:
         drop_from_config(config, name)
     kind = tf_keras.Sequential if isinstance(model, tf_keras.Sequential) else tf_keras.Model
-    twin = kind.from_config(config, custom_objects=model_objects())
+    twin = kind.from_config(config, custom_objects=QUANTIZING.custom_objects())
     for layer in twin.layers:
         layer.set_weights(model.get_layer(layer.name).get_weights())
     return twin
@@ -104,9 +104,15 @@ def conversion_problem(model) -> str | None:
     LayerNormalization on a 4-D input, before any training."""
     import hls4ml
 
+    from fpgaprune.frontends import front_end_of
+
     problem = layer_problem(model)
     if problem:
         return problem
+    try:
+        model = front_end_of(model).exported_model(model)  # a Keras 3 model: its tf_keras twin
+    except ModelTypeError as error:
+        return str(error)
     current = {}
     try:
         with _naming_the_layer_at_work(current), _keras2_for_hls4ml():
@@ -125,24 +131,33 @@ def require_convertible_layers(model) -> None:
         raise ModelTypeError(f"model '{model.name}': {problem}")
 
 
-def config_from_model(model, granularity: str = "name", **kwargs) -> dict:
-    """hls4ml's `config_from_keras_model` for a tf_keras/QKeras model."""
-    import hls4ml
+def _exported(model):
+    """The tf_keras/QKeras model hls4ml's Keras-2 converter takes for `model`, its layers checked."""
+    from fpgaprune.frontends import front_end_of
 
+    model = front_end_of(model).exported_model(model)
     require_tf_keras_model(model)
     require_convertible_layers(model)
+    return model
+
+
+def config_from_model(model, granularity: str = "name", **kwargs) -> dict:
+    """hls4ml's `config_from_keras_model` for a tf_keras/QKeras model (a Keras 3 model: its tf_keras twin)."""
+    import hls4ml
+
+    model = _exported(model)
     with _keras2_for_hls4ml():
         return hls4ml.utils.config_from_keras_model(inference_model(model), granularity=granularity, **kwargs)
 
 
 def convert_model(model, hls_config: dict, output_dir, **kwargs):
-    """hls4ml's `convert_from_keras_model` for a tf_keras/QKeras model (an unbuilt hls4ml ModelGraph)."""
+    """hls4ml's `convert_from_keras_model` for a tf_keras/QKeras model (a Keras 3 model: its tf_keras twin); an
+    unbuilt hls4ml ModelGraph."""
     import hls4ml
 
     from fpgaprune.hls.extension import register
 
-    require_tf_keras_model(model)
-    require_convertible_layers(model)
+    model = _exported(model)
     register()
     with _keras2_for_hls4ml():
         return hls4ml.converters.convert_from_keras_model(

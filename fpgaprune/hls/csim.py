@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.hls.tolerance import Tolerance
-from fpgaprune.quantize import qkeras_front as front
+from fpgaprune.frontends import QUANTIZING as front
 from fpgaprune.quantize.fixed_types import FixedType
 from fpgaprune.quantize.layer_values import LayerValuesProbe, activation_name
 from fpgaprune.text_table import format_rows

@@ -26,7 +26,7 @@ from fpgaprune.hls.node_record import record_from_json
 from fpgaprune.hls.presets import load_preset
 from fpgaprune.quantize.fixed_types import FixedType, input_type
 from fpgaprune.text_table import format_rows
-from fpgaprune.tfk import require_tf_keras_model
+from fpgaprune.frontends import front_end_of
 
 MANIFEST = "fpgaprune_manifest.json"
 
@@ -111,8 +111,10 @@ def export(model, hls_config="latency_parallel", board="pynq-z2", output_dir="hl
     input type (unless `input_fixed` is given) and the test-bench vectors in `tb_data/`. `strip`: the
     StripResult (or its index map), so that the manifest and the code name kernels by original index. Layer
     names that are not C++ identifiers are written as identifiers (`hls/names.py`); the manifest keeps the map.
+    hls4ml's Keras-2 converter takes the model: a tf_keras/QKeras model as it is, a Keras 3 model as its tf_keras
+    twin (`frontends/keras3/twin.py`).
     """
-    require_tf_keras_model(model)
+    model = front_end_of(model).exported_model(model)
     check_finite_weights(model, "export")
     check_finite_array(np.asarray(x), "export: x")
     output_dir = Path(output_dir)

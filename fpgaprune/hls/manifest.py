@@ -11,8 +11,7 @@ import numpy as np
 
 from fpgaprune.hls.attribute_keys import PLAN, SPARSE_SOURCE
 from fpgaprune.hls.node_record import node_record, record_json
-from fpgaprune.quantize import qkeras_front as front
-from fpgaprune.quantize.alpha import factor_scales, has_channel_scale
+from fpgaprune.frontends import QUANTIZING as front
 
 FORMAT = "fpgaprune.export/4"  # 2: each kernel-sparse node's hardware record and the board's spec; 3: the
 # shipped code carries hls4ml's trace calls, and `traced_outputs` gives each traced layer's output size; 4: the
@@ -41,8 +40,8 @@ def quantized_kernel(layer):
     if kernel is None:
         return None
     quantizer = front.weight_quantizer(layer, "kernel")
-    if has_channel_scale(quantizer):
-        return factor_scales(quantizer, kernel)[0]
+    if front.has_channel_scale(quantizer):
+        return front.factor_scales(quantizer, kernel)[0]
     return np.asarray(quantizer(kernel) if quantizer is not None else kernel, np.float64)
 
 

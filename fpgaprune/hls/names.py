@@ -32,14 +32,14 @@ def cpp_names(model) -> dict:
 
 def renamed(model, names: dict):
     """A copy of `model` whose layers named in `names` ({original: new}) carry their new names; weights copied."""
-    from fpgaprune.masking.saving import model_objects
+    from fpgaprune.frontends import QUANTIZING
     from fpgaprune.tfk import keras
 
     if not names:
         return model
     config = _renamed_config(copy.deepcopy(model.get_config()), names)
     kind = keras.Sequential if isinstance(model, keras.Sequential) else keras.Model
-    twin = kind.from_config(config, custom_objects=model_objects())
+    twin = kind.from_config(config, custom_objects=QUANTIZING.custom_objects())
     inverse = {new: old for old, new in names.items()}
     for layer in twin.layers:
         layer.set_weights(model.get_layer(inverse.get(layer.name, layer.name)).get_weights())

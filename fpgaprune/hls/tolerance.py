@@ -17,7 +17,7 @@ import numpy as np
 
 from fpgaprune.layer_graph import MERGES, LayerGraph
 from fpgaprune.layer_kinds import kind_of
-from fpgaprune.quantize import qkeras_front as front
+from fpgaprune.frontends import QUANTIZING as front
 from fpgaprune.quantize.fixed_types import FixedType
 
 RECURRENT_RELATIVE = 0.02
@@ -122,9 +122,9 @@ def _propagated(layer, kind: str, inbound: list, types: dict, sources: list) -> 
         kernel = front.quantized(layer, "kernel", layer.kernel)
         error *= float(np.abs(kernel).reshape(-1, kernel.shape[-1]).sum(axis=0).max())
         return error + _step(getattr(layer, "activation", None))
-    if kind == front.ACTIVATION:
+    if front.is_quantized_activation(layer):
         return error + _step(front.activation_quantizer(layer))
-    if kind in ("BatchNormalization", front.BATCHNORM):
+    if front.is_batchnorm(layer):
         gamma = np.asarray(layer.gamma) if layer.scale else 1.0
         scale = np.abs(gamma / np.sqrt(np.asarray(layer.moving_variance) + layer.epsilon))
         return error * float(scale.max())

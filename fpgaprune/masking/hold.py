@@ -6,22 +6,22 @@ The user's model is never modified: both return new models with the same layer n
 from collections import defaultdict
 
 import numpy as np
-import tensorflow as tf
 
 from fpgaprune.errors import QuantizerZeroError
-from fpgaprune.masking.hold_constraint import HoldConstraint
+from fpgaprune.frontends import front_end_of
+from fpgaprune.masking.hold_constraint import guard, is_hold
 from fpgaprune.masking.manifest import FREEZE, HoldEntry, MaskManifest
 from fpgaprune.selection import maskable_weights, parse_selector, resolve
-from fpgaprune.tfk import keras, require_tf_keras_model
 
 
 def hold(model, masks: MaskManifest | None = None, *, prune=(), freeze=()):
     """Return a copy of `model` in which the entries named by `masks`, `prune` and `freeze` are held.
 
     `prune` and `freeze` take selection strings such as "conv2[:, :, 29, 13]". Holds already on the model stay
-    and the new ones are applied after them. Compile and fit the returned model as usual.
+    and the new ones are applied after them. Compile and fit the returned model as usual. A tf_keras model gives a
+    tf_keras model, a Keras 3 model a Keras 3 model.
     """
-    require_tf_keras_model(model)
+    front_end_of(model).check_model(model)
     requested = MaskManifest(list(masks or ()))
     for selection in [prune] if isinstance(prune, str) else prune:
         requested.prune(selection)
@@ -38,7 +38,7 @@ def hold(model, masks: MaskManifest | None = None, *, prune=(), freeze=()):
 
 def finalize(model):
     """Return (plain model with the held values baked in and no fpgaprune constraint, the mask manifest)."""
-    require_tf_keras_model(model)
+    front_end_of(model).check_model(model)
     return _rebuild(model, _held_groups(model), keep_holds=False), manifest_of(model)
 
 
@@ -50,7 +50,8 @@ def manifest_of(model) -> MaskManifest:
 def enforce(model) -> None:
     """Re-assign every held entry now (after `set_weights`, `load_weights` or an EMA swap, for example)."""
     for layer, weight, variable in _maskable_variables(model):
-        if isinstance(variable.constraint, HoldConstraint):
+        if is_hold(variable.constraint):
+            guard(variable)
             variable.assign(variable.constraint.hold(variable))
 
 
@@ -59,23 +60,24 @@ def held_variables(model):
     return [
         (layer.name, weight.name, variable)
         for layer, weight, variable in _maskable_variables(model)
-        if isinstance(variable.constraint, HoldConstraint)
+        if is_hold(variable.constraint)
     ]
 
 
 def check_quantizers_keep_zero(model) -> None:
-    """A pruned weight must stay 0 after its QKeras quantizer; refuse quantizers that map 0 elsewhere."""
+    """A pruned weight must stay 0 after its quantizer; refuse quantizers that map 0 elsewhere."""
     for layer, weight, variable in _maskable_variables(model):
         constraint = variable.constraint
-        if not isinstance(constraint, HoldConstraint):
+        if not is_hold(constraint):
             continue
         mask, target = constraint.compiled(tuple(variable.shape))
         pruned = mask & (target == 0)
-        quantizer = weight.quantizer_of(layer)
+        front = front_end_of(layer)
+        quantizer = front.weight_quantizer(layer, weight.role)
         if quantizer is None or not pruned.any():
             continue
-        probe = np.where(pruned, 0.0, np.where(variable.numpy() == 0, 0.5, variable.numpy())).astype(np.float32)
-        quantized = np.asarray(quantizer(tf.constant(probe)))[pruned]  # the weights as training will see them
+        values = np.asarray(variable.numpy(), np.float32)
+        quantized = front.pruned_values(quantizer, values, pruned)  # the weights as training will see them
         if np.any(quantized != 0):
             raise QuantizerZeroError(
                 f"layer '{layer.name}' ({type(layer).__name__}): {weight.name} quantizer {quantizer} maps 0 to "
@@ -86,7 +88,7 @@ def check_quantizers_keep_zero(model) -> None:
 
 def _maskable_variables(model):
     for layer in model.layers:
-        for weight in maskable_weights(type(layer).__name__) or ():
+        for weight in maskable_weights(layer) or ():
             variable = weight.variable(layer)
             if variable is not None:
                 yield layer, weight, variable
@@ -95,7 +97,7 @@ def _maskable_variables(model):
 def _held_groups(model) -> dict:
     groups = defaultdict(list)
     for layer, weight, variable in _maskable_variables(model):
-        if isinstance(variable.constraint, HoldConstraint):
+        if is_hold(variable.constraint):
             groups[(layer.name, weight.name)].extend(variable.constraint.entries)
     return groups
 
@@ -119,23 +121,27 @@ def _rebuild(model, groups: dict, keep_holds: bool):
     by_layer = defaultdict(dict)
     for (layer_name, weight_name), entries in groups.items():
         by_layer[layer_name][weight_name] = entries
+    front = front_end_of(model)
+    constraint_class = front.hold_constraint()
 
     def clone_layer(layer):
         config = layer.get_config()
-        for weight in maskable_weights(type(layer).__name__) or ():
+        for weight in maskable_weights(layer) or ():
             if weight.name not in by_layer.get(layer.name, {}):
                 continue
             current = weight.variable(layer).constraint
-            inner = current.inner if isinstance(current, HoldConstraint) else current
+            inner = current.inner if is_hold(current) else current
             entries = by_layer[layer.name][weight.name]
-            config[weight.constraint_key] = HoldConstraint(entries, inner) if keep_holds else inner
+            config[weight.constraint_key] = constraint_class(entries, inner) if keep_holds else inner
         return layer.__class__.from_config(config)
 
-    clone = keras.models.clone_model(model, clone_function=clone_layer)
+    clone = front.keras().models.clone_model(model, clone_function=clone_layer)
     clone.set_weights(model.get_weights())
     for layer, weight, variable in _maskable_variables(clone):
         entries = by_layer.get(layer.name, {}).get(weight.name)
         if entries is not None:  # empty holds are bound too, so that a pruning schedule can grow them
-            holder = variable.constraint if keep_holds else HoldConstraint(entries)
+            holder = variable.constraint if keep_holds else constraint_class(entries)
+            if keep_holds:
+                guard(variable)
             variable.assign(holder.hold(variable))
     return clone

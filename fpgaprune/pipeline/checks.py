@@ -2,8 +2,6 @@
 
 from pathlib import Path
 
-import numpy as np
-
 from fpgaprune.errors import FpgapruneError
 from fpgaprune.pipeline.schema import ConfigError, Located, RunConfig
 
@@ -32,25 +30,22 @@ def check_hls(config: RunConfig, at: Located) -> None:
 
 
 def check_quantizers(config: RunConfig, at: Located) -> None:
-    import tensorflow as tf
-    from qkeras.quantizers import get_quantizer
+    """Every quantizer text parses, and each weight quantizer keeps 0 (pruned weights stay 0 after it)."""
+    from fpgaprune.frontends import quantizing
 
-    from fpgaprune.quantize.quantizers import check_quantizer_text
-
+    front = quantizing()
     entries = [(("quantization", "default", role), text) for role, text in config.quantization.default.items()]
     entries += [(("quantization", "layers", layer, role), text) for layer, roles in config.quantization.layers.items()
                 for role, text in roles.items()]
     for path, text in entries:
         try:
-            check_quantizer_text(text, ".".join(path))
+            quantizer = front.build_quantizer(text, ".".join(path))
         except FpgapruneError as error:
             _fail(at.at(*path), str(error).split(": ", 1)[-1])
-        if path[-1] in ("kernel", "depthwise", "pointwise", "recurrent"):
-            quantizer = get_quantizer(text)  # QKeras' own safe_eval, after the ast check above
-            zero = float(np.asarray(quantizer(tf.zeros((4,)))).ravel()[0])
-            if zero != 0.0:
-                _fail(at.at(*path), f"found {text!r}, which maps 0 to {zero:g}; pruned weights need a quantizer "
-                                    "that keeps 0 (e.g. quantized_bits(6,0,alpha=1))")
+        zero = front.zero_of(quantizer) if path[-1] in front.WEIGHT_ROLES else 0.0
+        if zero != 0.0:
+            _fail(at.at(*path), f"found {text!r}, which maps 0 to {zero:g}; pruned weights need a quantizer that "
+                                f"keeps 0 (e.g. {front.DEFAULT_QUANTIZERS['kernel']})")
 
 
 def check_pruning(config: RunConfig, at: Located, model) -> None:
@@ -104,7 +99,9 @@ def check_budget(config: RunConfig, at: Located) -> None:
 
 def check_quantized_layers(config: RunConfig, at: Located, model) -> None:
     """Per-layer quantizers name layers of the model, and an activation quantizer computes its layer's function."""
-    from fpgaprune.quantize.convert import activation_mismatch
+    from fpgaprune.frontends import quantizing
+
+    activation_mismatch = quantizing().activation_mismatch
 
     names = {layer.name for layer in model.layers}
     for layer, roles in config.quantization.layers.items():

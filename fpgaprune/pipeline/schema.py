@@ -8,6 +8,7 @@ from typing import Literal, Optional, Union
 from pydantic import Field, PositiveInt, PrivateAttr
 
 from fpgaprune.errors import FpgapruneError
+from fpgaprune.frontends import default_quantizers
 from fpgaprune.yaml_schema import Located, Strict, load_yaml_file, parse_yaml
 
 
@@ -73,8 +74,7 @@ class FinetuneSection(Strict):
 
 
 class QuantizationSection(Strict):
-    default: dict[str, str] = {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
-                               "activation": "quantized_relu(6,2)"}
+    default: dict[str, str] = default_quantizers()  # the quantizing front end's (`frontends/qkeras/spec.py`)
     layers: dict[str, dict[str, str]] = {}
     qat_epochs: int = Field(3, ge=0)
     learning_rate: float = Field(1e-3, gt=0)

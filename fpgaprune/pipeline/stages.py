@@ -23,9 +23,10 @@ from fpgaprune.quantize.reference import dense_reference
 
 
 def train(config, run_dir: Path, out: Path) -> dict:
-    from fpgaprune.tfk import keras
+    from fpgaprune.frontends import front_ends
 
-    keras.utils.set_random_seed(config.seed)
+    for front_end in front_ends():  # the model file's Keras, whichever it is
+        front_end.keras().utils.set_random_seed(config.seed)
     dataset = dataset_of(config)
     model = build_model(config, dataset)
     if not config.model.file:
@@ -65,6 +66,7 @@ def finetune(config, run_dir: Path, out: Path) -> dict:
     model = stage_model(config, run_dir, "prune")
     fit_model(model, dataset, config.finetune.epochs, config.finetune.learning_rate, config, "finetune")
     fp.save_model(model, out / "model.keras")
+    fp.save_model(fp.finalize(model)[0], out / "pruned.keras")  # plain Keras (the model's own), zeros in place
     return {**scores(config, model, dataset), **pruned_fractions(model)}
 
 

@@ -26,9 +26,11 @@ def task_of(config, model, dataset) -> Task:
 
 
 def fit_model(model, dataset, epochs, learning_rate, config, label, callbacks=()):
-    """`model` compiled with the run's optimizer and its task's loss, trained `epochs` epochs with a progress bar."""
-    from fpgaprune.tfk import keras
+    """`model` compiled with the run's optimizer and its task's loss (from the model's own Keras: tf_keras or
+    Keras 3), trained `epochs` epochs with a progress bar."""
+    from fpgaprune.frontends import front_end_of
 
+    keras = front_end_of(model).keras()
     optimizers = {"adam": keras.optimizers.Adam, "sgd": keras.optimizers.SGD, "rmsprop": keras.optimizers.RMSprop,
                   "adamw": keras.optimizers.AdamW}
     task = task_of(config, model, dataset)

@@ -1,7 +1,7 @@
 """GradualPruning: the Keras callback that grows the masks on a schedule during `fit`."""
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.masking import HoldConstraint
+from fpgaprune.masking import is_hold
 from fpgaprune.pruning.pruner import Pruner
 from fpgaprune.pruning.schedules import PruningSchedule
 from fpgaprune.tfk import keras
@@ -21,7 +21,7 @@ class GradualPruning(keras.callbacks.Callback):
 
     def on_train_begin(self, logs=None):
         for target in self.pruner.targets(self.model):
-            if not isinstance(target.variable.constraint, HoldConstraint):
+            if not is_hold(target.variable.constraint):
                 raise FpgapruneError(
                     f"GradualPruning: layer '{target.layer}' has no hold; build the model with pruner.attach(model)"
                 )

@@ -2,8 +2,10 @@
 
 import numpy as np
 
+from fpgaprune.layer_graph import output_shape
+
 
 def output_positions(layer) -> int:
     """How many times each weight is used per inference: the output's spatial size (1 for a Dense on vectors)."""
-    shape = layer.output_shape
+    shape = output_shape(layer)
     return int(np.prod(shape[1:-1])) if len(shape) > 2 else 1

@@ -83,10 +83,10 @@ def _each(value: Sparsity, function: Callable[[float], float]) -> Sparsity:
 
 def survivors_match(model, reference_weights, pruner: Pruner) -> bool:
     """Whether every unpruned entry of the pruned weights equals `reference_weights` bit for bit."""
-    by_name = {w.name: value for w, value in zip(model.weights, reference_weights)}
+    by_variable = {id(w): value for w, value in zip(model.weights, reference_weights)}  # Keras 3 names repeat
     for target in pruner.targets(model):
         current = target.variable.numpy()
-        reference = by_name[target.variable.name]
+        reference = by_variable[id(target.variable)]
         live = current != 0
         if not np.array_equal(current[live].view(np.uint32), reference[live].view(np.uint32)):
             return False

@@ -10,11 +10,11 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.masking import PRUNE, HoldConstraint, HoldEntry, MaskManifest, check_quantizers_keep_zero, enforce, hold
+from fpgaprune.masking import PRUNE, HoldEntry, MaskManifest, check_quantizers_keep_zero, enforce, hold, is_hold
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.knapsack import KnapsackResult, solve
 from fpgaprune.pruning.scores import NORMS, group_scores, lamp_scores
-from fpgaprune.pruning.structures import ALLOWED, Structure, parse_structure, structure_for
+from fpgaprune.pruning.structures import Structure, parse_structure, prunable, structure_for
 from fpgaprune.selection import parse_selector, resolve
 
 
@@ -59,7 +59,7 @@ class Pruner:
     def targets(self, model) -> list[PruneTarget]:
         """The weights this pruner prunes, with their structures; unknown names are one-line errors."""
         names = self.layers if self.layers is not None else [
-            layer.name for layer in model.layers if type(layer).__name__ in ALLOWED]
+            layer.name for layer in model.layers if prunable(layer)]
         for name in self.do_not_prune:
             resolve(model, parse_selector(name.split("/")[0]))  # the name must exist
         targets = []
@@ -135,8 +135,8 @@ class Pruner:
     def _structure_for(self, layer) -> Structure:
         """A per-layer entry must fit its layer; one structure for all applies where it fits, else the default."""
         if isinstance(self.structure, dict):
-            return structure_for(self.structure.get(layer.name), layer.name, type(layer).__name__)
-        return structure_for(self.structure, layer.name, type(layer).__name__, strict=False)
+            return structure_for(self.structure.get(layer.name), layer.name, layer)
+        return structure_for(self.structure, layer.name, layer, strict=False)
 
     def _cost(self, model, target: PruneTarget) -> int:
         """Multipliers per weight: how many output positions use it (1 when counting weights)."""
@@ -153,7 +153,7 @@ class Pruner:
         """Set the pruned entries of an attached model in place (weights zeroed now and held from then on)."""
         for target in self.targets(model):
             constraint = target.variable.constraint
-            if not isinstance(constraint, HoldConstraint):
+            if not is_hold(constraint):
                 raise FpgapruneError(f"layer '{target.layer}' is not attached: call pruner.attach(model) first")
             mask = masks.get((target.layer, target.weight))
             if mask is None:
@@ -224,7 +224,7 @@ def _held_state(variable) -> tuple[np.ndarray, np.ndarray]:
     pruned = np.zeros(variable.shape, bool)
     frozen = np.zeros(variable.shape, bool)
     constraint = variable.constraint
-    for entry in constraint.entries if isinstance(constraint, HoldConstraint) else ():
+    for entry in constraint.entries if is_hold(constraint) else ():
         selected = entry.mask(tuple(variable.shape))
         if entry.mode == PRUNE:
             pruned |= selected

@@ -12,11 +12,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.layer_kinds import BY_CLASS
+from fpgaprune.layer_kinds import KINDS, kind_of
 
-# Which structures each layer class allows, the first its default (`fpgaprune.layer_kinds`); a class that is
-# not listed is pruned only when named, element-wise.
-ALLOWED = {name: kind.structures for name, kind in BY_CLASS.items() if kind.structures}
+KNOWN = sorted({name for kind in KINDS for name in kind.structures})
+
+
+def allowed_structures(layer_or_class) -> tuple:
+    """The structures a layer's kind allows, the first its default (`fpgaprune.layer_kinds`); a kind without
+    structures (and a layer of no kind) is pruned only when named, element-wise."""
+    kind = kind_of(layer_or_class)
+    return kind.structures if kind is not None and kind.structures else ("element",)
+
+
+def prunable(layer) -> bool:
+    """Whether a pruner takes the layer by default (its kind has structures)."""
+    kind = kind_of(layer)
+    return kind is not None and bool(kind.structures)
 _BLOCK = re.compile(r"^block\(\s*(\d+)\s*,\s*(\d+)\s*(?:,\s*(avg|max)\s*)?\)$")
 
 
@@ -65,15 +76,15 @@ def parse_structure(spec) -> Structure | None:
         if min(int(match[1]), int(match[2])) < 1:
             raise FpgapruneError(f"block sizes must be >= 1, got {spec!r}")
         return Structure("block", (int(match[1]), int(match[2])), match[3] or "avg")
-    known = sorted({name for names in ALLOWED.values() for name in names})
-    if text not in known:
-        raise FpgapruneError(f"unknown structure {spec!r}; known: {', '.join(known)}, block(h,w,avg|max)")
+    if text not in KNOWN:
+        raise FpgapruneError(f"unknown structure {spec!r}; known: {', '.join(KNOWN)}, block(h,w,avg|max)")
     return Structure(text)
 
 
-def structure_for(spec, layer_name: str, class_name: str, strict: bool = True) -> Structure:
-    """The structure to prune a layer with. Strict: it must fit the class; otherwise the class default."""
-    allowed = ALLOWED.get(class_name, ("element",))
+def structure_for(spec, layer_name: str, layer_or_class, strict: bool = True) -> Structure:
+    """The structure to prune a layer with. Strict: it must fit the layer's kind; otherwise the kind's default."""
+    allowed = allowed_structures(layer_or_class)
+    class_name = layer_or_class if isinstance(layer_or_class, str) else type(layer_or_class).__name__
     structure = parse_structure(spec)
     if structure is None or structure.name in allowed:
         return structure or Structure(allowed[0])

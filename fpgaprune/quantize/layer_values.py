@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fpgaprune.quantize import qkeras_front as front
+from fpgaprune.frontends import QUANTIZING as front
 
 
 def activation_name(layer) -> str:

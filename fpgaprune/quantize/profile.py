@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from fpgaprune.quantize import qkeras_front as front
+from fpgaprune.frontends import QUANTIZING as front
 
 SAMPLE = 20_000  # values kept per row for its quantiles; the counts are exact
 QUANTILES = (0.0, 0.01, 0.25, 0.5, 0.75, 0.99, 1.0)
@@ -144,13 +144,12 @@ class ProfileCollector:
         return (fixed.hls(), (fixed.lo, fixed.hi)) if fixed is not None else (None, None)
 
     def _weights(self) -> None:
-        from fpgaprune.quantize.alpha import has_channel_scale
         from fpgaprune.selection import maskable_weights
 
         for layer in self.model.layers:
-            for weight in maskable_weights(type(layer).__name__) or ():
-                variable, quantizer = weight.variable(layer), weight.quantizer_of(layer)
-                if variable is None or quantizer is None or has_channel_scale(quantizer):
+            for weight in maskable_weights(layer) or ():
+                variable, quantizer = weight.variable(layer), front.weight_quantizer(layer, weight.role)
+                if variable is None or quantizer is None or front.has_channel_scale(quantizer):
                     continue
                 name, values = f"{layer.name}/{weight.name}", np.asarray(variable)
                 row = self._row(("qat", name), name, "weights", quantizer, "after QAT", quantizer_range(quantizer))

@@ -3,7 +3,7 @@
 import numpy as np
 
 from fpgaprune.masking import hold
-from fpgaprune.quantize.convert import to_qkeras
+from fpgaprune.quantize import to_qkeras
 
 
 def dense_reference(quantized, trained, spec, batchnorm="fold"):

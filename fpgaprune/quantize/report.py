@@ -4,12 +4,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.masking import HoldConstraint
-from fpgaprune.quantize.convert import Q_LAYERS
+from fpgaprune.frontends import front_end_of
+from fpgaprune.masking import is_hold
 from fpgaprune.selection import maskable_weights
 from fpgaprune.text_table import format_rows
 
-_Q_CLASSES = {q_class for q_class, _ in Q_LAYERS.values()}
 _COLUMNS = ("layer", "weight", "quantizer", "bits", "entries", "pruned", "quantized_to_zero", "nonzero")
 
 
@@ -36,10 +35,11 @@ def quantization_report(quantized, float_model=None, x=None, y=None, task=None) 
     (`fpgaprune.task.Task`), or the argmax accuracy of integer labels."""
     report = QuantizationReport()
     for layer in quantized.layers:
-        if type(layer).__name__ not in _Q_CLASSES:
+        front = front_end_of(layer)
+        if not getattr(front, "is_quantized", lambda _: False)(layer):
             continue
-        for weight in maskable_weights(type(layer).__name__):
-            variable, quantizer = weight.variable(layer), weight.quantizer_of(layer)
+        for weight in maskable_weights(layer) or ():
+            variable, quantizer = weight.variable(layer), front.weight_quantizer(layer, weight.role)
             if variable is None or quantizer is None:
                 continue
             values = np.asarray(quantizer(variable))
@@ -61,7 +61,7 @@ def quantization_report(quantized, float_model=None, x=None, y=None, task=None) 
 
 def _pruned_mask(variable) -> np.ndarray:
     constraint = variable.constraint
-    if not isinstance(constraint, HoldConstraint):
+    if not is_hold(constraint):
         return np.zeros(variable.shape, bool)
     mask, target = constraint.compiled(tuple(variable.shape))
     return mask & (target == 0)

@@ -8,6 +8,7 @@ import numpy as np
 
 from fpgaprune.atomic import write_text_atomic
 from fpgaprune.hls.manifest import quantized_kernel
+from fpgaprune.layer_graph import output_shape
 from fpgaprune.report import figures
 from fpgaprune.resources.estimate import COLUMN_SOURCES, CSYNTH_SOURCE
 from fpgaprune.resources.estimate import SOURCE as ESTIMATE_SOURCE
@@ -38,7 +39,7 @@ def _b64(png: bytes) -> str:
 
 
 def _model_summary(model) -> list:
-    return [{"name": layer.name, "cls": type(layer).__name__, "shape": str(layer.output_shape),
+    return [{"name": layer.name, "cls": type(layer).__name__, "shape": str(output_shape(layer)),
              "params": layer.count_params()} for layer in model.layers]
 
 

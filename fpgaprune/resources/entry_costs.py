@@ -13,14 +13,18 @@ import numpy as np
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.layer_graph import LayerGraph
-from fpgaprune.layer_kinds import classes_where
+from fpgaprune.frontends import QUANTIZING
+from fpgaprune.layer_kinds import kind_of
 from fpgaprune.hls.precision import derive_precisions
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange
 from fpgaprune.resources import rules
 from fpgaprune.resources.estimator import LayerTypes, product_cost
 
-# The QKeras layers whose products fpgaprune's export generates (kernel-sparse kinds, `fpgaprune.layer_kinds`).
-HARDWARE_LAYERS = classes_where(lambda kind: kind.kernel_sparse, qkeras=True)
+
+
+def is_hardware_layer(layer) -> bool:
+    """A quantized layer whose products fpgaprune's export generates (a kernel-sparse kind, `layer_kinds`)."""
+    return getattr(kind_of(layer), "kernel_sparse", False) and QUANTIZING.is_quantized(layer)
 
 
 @dataclass
@@ -47,7 +51,7 @@ def layer_hardware(qmodel, hls_config: dict, input_fixed: FixedType, board) -> t
     plan, graph = derive_precisions(qmodel, input_fixed), LayerGraph(qmodel)
     types, notes = {}, []
     for layer in qmodel.layers:
-        if type(layer).__name__ not in HARDWARE_LAYERS:
+        if not is_hardware_layer(layer):
             continue
         derived, sources = plan.types.get(layer.name, {}), graph.inbound[layer.name]
         span = plan.ranges.get(sources[0]) if sources else ValueRange(input_fixed.lo, input_fixed.hi, input_fixed.frac)

@@ -1,11 +1,10 @@
 """Selection: turn names such as `conv2[:, :, 29, 13]` into boolean masks over one variable."""
 
 from fpgaprune.selection.index_expr import index_to_mask, parse_index
-from fpgaprune.selection.registry import MASKABLE_WEIGHTS, MaskableWeight, maskable_weights
+from fpgaprune.selection.registry import MaskableWeight, maskable_weights
 from fpgaprune.selection.selector import ResolvedSelection, Selector, parse_selector, resolve
 
 __all__ = [
-    "MASKABLE_WEIGHTS",
     "MaskableWeight",
     "ResolvedSelection",
     "Selector",

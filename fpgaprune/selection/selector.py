@@ -93,14 +93,14 @@ def _find_layer(model, name: str):
 
 def _find_weight(layer, selector: Selector) -> MaskableWeight:
     class_name = type(layer).__name__
-    weights = maskable_weights(class_name)
+    weights = maskable_weights(layer)
     if weights is None:
         raise UnsupportedLayerError(
             f"layer '{layer.name}' is a {class_name}, which fpgaprune cannot mask; maskable classes: "
             f"{supported_classes()}"
         )
     by_name = {weight.name: weight for weight in weights}
-    wanted = selector.variable or default_weight(class_name)
+    wanted = selector.variable or default_weight(layer)
     if wanted is None:
         raise SelectionError(
             f"selection '{selector}': layer '{layer.name}' ({class_name}) has several kernels; name one, "

@@ -10,10 +10,13 @@ from dataclasses import dataclass, field
 
 from fpgaprune.errors import FpgapruneError
 from fpgaprune.layer_graph import IDENTITY_ELEMENTWISE, MERGES, LayerGraph, SharedLayerError
-from fpgaprune.layer_kinds import BY_CLASS, classes_where
+from fpgaprune.layer_kinds import kind_of
 
 # Layers whose output channels strip can remove: the float kinds with a channel-count argument (layer_kinds).
-PRODUCERS = classes_where(lambda kind: bool(kind.channels), qkeras=False)
+def produces_channels(layer) -> str:
+    """The config key that sizes the layer's output channels when its kind lets strip remove them ('' if not)."""
+    kind = kind_of(layer)
+    return kind.channels if kind is not None else ""
 PASSTHROUGH = (
     "BatchNormalization", "Activation", "ReLU", "LeakyReLU", "ELU", "MaxPooling1D", "MaxPooling2D",
     "AveragePooling1D", "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D",
@@ -46,7 +49,7 @@ class ChannelGraph(LayerGraph):
             raise StripError(str(error)) from None
 
     def producers(self) -> list[str]:
-        return [n for n in self.topological() if self.class_of(n) in PRODUCERS and _channels_last(self.layers[n])]
+        return [n for n in self.topological() if produces_channels(self.layers[n]) and _channels_last(self.layers[n])]
 
     def region(self, producer: str) -> Region:
         region = Region(producer)
@@ -64,7 +67,7 @@ class ChannelGraph(LayerGraph):
                 region.opaque = region.opaque or f"'{name}' is a model output"
             for consumer in self.outbound[name]:
                 self._walk(consumer, path + [name], region)
-        elif kind in PRODUCERS and self._accepts_channels(name, path):
+        elif produces_channels(self.layers[name]) and self._accepts_channels(name, path):
             region.paths[name] = path
         elif kind in MERGES:
             region.merges.append(name)
@@ -76,7 +79,7 @@ class ChannelGraph(LayerGraph):
         layer = self.layers[name]
         if not _channels_last(layer) or getattr(layer, "groups", 1) != 1:
             return False
-        if BY_CLASS[self.class_of(name)].channels == "units":  # Dense
+        if produces_channels(layer) == "units":  # Dense
             return len(layer.input_shape) == 2  # a vector: after Flatten, global pooling or another Dense
         return not any(self.class_of(step) == "Flatten" for step in path)
 

@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.layer_kinds import BY_CLASS
 from fpgaprune.masking import MaskManifest, finalize, held_variables, hold
-from fpgaprune.layer_graph import MERGES
-from fpgaprune.strip.graph import PASSTHROUGH, PRODUCERS, ChannelGraph, Region, StripError
-from fpgaprune.tfk import keras, require_tf_keras_model
+from fpgaprune.layer_graph import MERGES, output_shape
+from fpgaprune.strip.graph import PASSTHROUGH, ChannelGraph, Region, StripError, produces_channels
+from fpgaprune.frontends import front_end_of
 
 
 @dataclass
@@ -38,7 +37,7 @@ class StripResult:
 
 def strip(model, on_unsafe: str = "raise") -> StripResult:
     """Remove dead channels; `on_unsafe="keep"` leaves channels at a disagreeing merge instead of refusing."""
-    require_tf_keras_model(model)
+    front_end_of(model).check_model(model)
     if on_unsafe not in ("raise", "keep"):
         raise StripError(f"on_unsafe must be 'raise' or 'keep', got {on_unsafe!r}")
     plain, manifest = finalize(model)
@@ -87,11 +86,11 @@ class _Work:
             config = layer.get_config()
             if layer.name in self.use_bias:
                 config["use_bias"] = True
-            if type(layer).__name__ in PRODUCERS:
-                config[BY_CLASS[type(layer).__name__].channels] = int(self.weights[layer.name][0].shape[-1])
+            if produces_channels(layer):
+                config[produces_channels(layer)] = int(self.weights[layer.name][0].shape[-1])
             return layer.__class__.from_config(config)
 
-        clone = keras.models.clone_model(self.model, clone_function=clone_layer)
+        clone = front_end_of(self.model).keras().models.clone_model(self.model, clone_function=clone_layer)
         for layer in clone.layers:
             layer.set_weights(self.weights[layer.name])
         return clone
@@ -99,7 +98,7 @@ class _Work:
 
 def _identity(layer, axis):
     weights = layer.get_weights()
-    if not weights or type(layer).__name__ not in (*PRODUCERS, "BatchNormalization"):
+    if not weights or not (produces_channels(layer) or type(layer).__name__ == "BatchNormalization"):
         return np.arange(0)
     shape = weights[0].shape
     if type(layer).__name__ == "BatchNormalization":
@@ -114,7 +113,8 @@ def _strip_producer(graph: ChannelGraph, work: _Work, region: Region, result: St
     kernel = work.kernel(name)
     channels = kernel.shape[-1]
     dead = np.all(kernel.reshape(-1, channels) == 0, axis=0)
-    activation = keras.activations.get(graph.layers[name].get_config()["activation"])
+    layer = graph.layers[name]
+    activation = front_end_of(layer).keras().activations.get(layer.get_config()["activation"])
     constant = np.asarray(activation(work.bias(name)[None, :]), np.float32)[0]
     unused, foldable, values = np.ones(channels, bool), dead.copy(), {}
     for consumer, path in region.paths.items():
@@ -144,7 +144,7 @@ def _strip_producer(graph: ChannelGraph, work: _Work, region: Region, result: St
 
 def _propagate(graph: ChannelGraph, producer: str, path: list, constant: np.ndarray) -> np.ndarray:
     """The producer's constant channels as they arrive at a consumer, through the model's own layers."""
-    shape = (1,) + tuple(graph.layers[producer].output_shape[1:])
+    shape = (1,) + tuple(output_shape(graph.layers[producer])[1:])
     x = np.broadcast_to(constant, shape).astype(np.float32)
     for step in path:
         x = graph.layers[step](x, training=False)
@@ -164,7 +164,7 @@ def _input_unused(kernel: np.ndarray, channels: int) -> np.ndarray:
 
 
 def _foldable(consumer, values: np.ndarray, channels: int) -> np.ndarray:
-    if BY_CLASS[type(consumer).__name__].channels == "units":  # Dense
+    if produces_channels(consumer) == "units":  # Dense
         return np.ones(channels, bool)  # every row gets its own exact value
     flat = values.reshape(-1, channels)
     if consumer.padding == "valid":
@@ -231,8 +231,8 @@ def _rehold(stripped, original, maps: dict):
     entries = MaskManifest()
     for layer_name, weight_name, variable in held_variables(original):
         mask, target = variable.constraint.compiled(tuple(variable.shape))
-        class_name = type(original.get_layer(layer_name)).__name__
-        mask, target = (_slice_like(a, class_name, weight_name, maps[layer_name]) for a in (mask, target))
+        layer = original.get_layer(layer_name)
+        mask, target = (_slice_like(a, layer, weight_name, maps[layer_name]) for a in (mask, target))
         path = f"{layer_name}/{weight_name}"
         if (mask & (target == 0)).any():
             entries.prune(path, where=mask & (target == 0))
@@ -241,8 +241,8 @@ def _rehold(stripped, original, maps: dict):
     return hold(stripped, entries)
 
 
-def _slice_like(array: np.ndarray, class_name: str, weight_name: str, maps: dict) -> np.ndarray:
-    if class_name not in PRODUCERS:
+def _slice_like(array: np.ndarray, layer, weight_name: str, maps: dict) -> np.ndarray:
+    if not produces_channels(layer):
         return array
     if weight_name == "bias":
         return array[maps["out"]]

@@ -7,15 +7,14 @@ dotted config path, e.g. `quantization.qat_epochs=1,3`.
 
 import copy
 import itertools
-import re
 from dataclasses import dataclass
 
 import yaml
 
 from fpgaprune.errors import FpgapruneError
+from fpgaprune.frontends import with_width
 
 NAMED_AXES = ("sparsity", "bits", "structure", "budget_lut", "budget_dsp")
-_WIDTH = re.compile(r"^(\w+\()\s*(\d+)")  # the first argument of quantized_bits(6,0,...) / quantized_relu(6,2)
 
 
 class SweepError(FpgapruneError):
@@ -77,9 +76,10 @@ def _set(config: dict, dotted: str, value) -> None:
 def _width(text: str, bits, axis: str) -> str:
     if not isinstance(bits, int) or isinstance(bits, bool) or bits < 2:
         raise SweepError(f"sweep axis {axis!r}: found {bits!r}; expected a width of at least 2 bits")
-    if not _WIDTH.match(text):
+    changed = with_width(text, bits)
+    if changed is None:
         raise SweepError(f"sweep axis {axis!r}: cannot set the width of {text!r}")
-    return _WIDTH.sub(lambda m: f"{m[1]}{bits}", text, count=1)
+    return changed
 
 
 def point_config(base: dict, point: Point) -> dict:

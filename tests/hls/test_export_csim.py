@@ -91,7 +91,7 @@ def _the_measured_da_circuit_is_the_one_hls4ml_builds(hls_model, model):
     """yosys measures da4ml's adder graph of `x @ W + b` with hls4ml's own settings: the same circuit, the same
     da4ml cost as hls4ml's distributed_arithmetic pass reports for each node."""
     from fpgaprune.hls.manifest import quantized_kernel
-    from fpgaprune.quantize import qkeras_front as front
+    from fpgaprune.frontends import QUANTIZING as front
     from fpgaprune.resources.yosys import adder_graph, fixed_kif
 
     nodes = [node for node in hls_model.get_layers() if node.get_attr("da_kernel_cost") is not None]

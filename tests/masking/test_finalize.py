@@ -56,13 +56,17 @@ def test_holds_compose_across_calls_and_later_entries_win():
     assert np.count_nonzero(second.get_layer("layer").bias.numpy()) == 0
 
 
-def test_enforce_restores_holds_after_set_weights():
+def test_set_weights_keeps_holds_and_enforce_restores_an_unguarded_write():
     model, _, _ = build("Conv2D")
     held = fp.hold(model, prune=["layer[..., 0]"])
-    held.set_weights(model.get_weights())
-    assert np.count_nonzero(held.get_layer("layer").kernel.numpy()[..., 0]) > 0
+    held.set_weights(model.get_weights())  # `assign` is guarded: the held entries stay 0
+    kernel = held.get_layer("layer").kernel
+    assert np.count_nonzero(kernel.numpy()[..., 0]) == 0
+    assert np.count_nonzero(kernel.numpy()[..., 1]) > 0
+    kernel.assign_add(np.ones(kernel.shape, np.float32))  # not guarded
+    assert np.count_nonzero(kernel.numpy()[..., 0]) > 0
     fp.enforce(held)
-    assert np.count_nonzero(held.get_layer("layer").kernel.numpy()[..., 0]) == 0
+    assert np.count_nonzero(kernel.numpy()[..., 0]) == 0
 
 
 def test_functional_model_with_a_branch():

@@ -16,16 +16,13 @@ import numpy as np
 
 from fpgaprune.errors import QuantizationConfigError
 from fpgaprune.layer_graph import LayerGraph, drop_from_config
-from fpgaprune.layer_kinds import KINDS, classes_where
+from fpgaprune.frontends.qkeras import quantizers as front
+from fpgaprune.frontends.qkeras.layers import FLOAT_CLASSES, QUANTIZED_CLASS
+from fpgaprune.frontends.qkeras.spec import QuantizationSpec
+from fpgaprune.layer_kinds import kind_of
 from fpgaprune.masking import FREEZE, HoldEntry, MaskManifest, finalize, hold
-from fpgaprune.quantize import qkeras_front as front
-from fpgaprune.quantize.quantizers import QuantizationSpec
 from fpgaprune.tfk import keras, qkeras_objects, require_tf_keras_model
 
-# float class -> (QKeras class, {constructor argument: quantizer role}), from `fpgaprune.layer_kinds`
-Q_LAYERS = {kind.float_class: (kind.qkeras_class, dict(kind.quantizers)) for kind in KINDS}
-_FOLDABLE = classes_where(lambda kind: kind.folds_batchnorm, qkeras=False)
-_RECURRENT = classes_where(lambda kind: kind.precision == "recurrent", qkeras=False)
 # The float activation that each QKeras activation quantizer stands for.
 _COMPUTES = {"quantized_relu": "relu", "quantized_relu_po2": "relu", "quantized_tanh": "tanh",
              "quantized_sigmoid": "sigmoid"}
@@ -42,8 +39,10 @@ def to_qkeras(model, spec: QuantizationSpec | dict, batchnorm: str = "fold"):
     config, weights = copy.deepcopy(plain.get_config()), {layer.name: layer.get_weights() for layer in plain.layers}
     if batchnorm == "fold":
         _fold_batchnorms(plain, config, weights)
+    layers = {layer.name: layer for layer in plain.layers}
     for entry in config["layers"]:
-        _quantize_entry(entry, spec)
+        if entry["config"]["name"] in layers:  # not a Sequential's InputLayer
+            _quantize_entry(entry, spec, layers[entry["config"]["name"]])
     objects = qkeras_objects()
     cls = keras.Sequential if isinstance(plain, keras.Sequential) else keras.Model
     quantized = cls.from_config(config, custom_objects=objects)
@@ -55,12 +54,30 @@ def to_qkeras(model, spec: QuantizationSpec | dict, batchnorm: str = "fold"):
     return hold(quantized, MaskManifest(entries)) if entries else quantized
 
 
-def _quantize_entry(entry: dict, spec: QuantizationSpec) -> None:
+def _quantized_kind(layer):
+    """The kind of a float layer that becomes a QKeras layer; a subclass that changes its kind's computation
+    (its own `call`) is one line: its QKeras twin would drop the change."""
+    kind = kind_of(layer)
+    if kind is None or front.weight_quantizer(layer, "kernel") is not None or type(layer).__module__.startswith(
+            "qkeras"):
+        return None
+    base = FLOAT_CLASSES[kind.name]
+    changed = [cls.__name__ for cls in type(layer).__mro__[:type(layer).__mro__.index(base)] if "call" in vars(cls)]
+    if changed:
+        raise QuantizationConfigError(f"layer '{layer.name}' is a {type(layer).__name__}, a subclass of {kind.name} "
+                                      f"with its own call ({changed[0]}): its QKeras twin would drop that; quantize "
+                                      f"a model of {kind.name} layers")
+    return kind
+
+
+def _quantize_entry(entry: dict, spec: QuantizationSpec, layer) -> None:
     class_name, config = entry["class_name"], entry["config"]
     roles = spec.for_layer(config["name"])
-    activation = _activation_quantizer(spec, config["name"], _function_of(class_name, config), roles)
-    if class_name in Q_LAYERS:
-        q_class, arguments = Q_LAYERS[class_name]
+    kind = _quantized_kind(layer)
+    activation = _activation_quantizer(spec, config["name"], _function_of(layer, config), roles)
+    if kind is not None:
+        q_class = QUANTIZED_CLASS[kind.name]
+        arguments = {f"{weight_role}_quantizer": role for weight_role, role in kind.quantizers}
         for argument, role in arguments.items():
             text = roles.get(role) or (roles.get("kernel") if role == "recurrent" else None)
             if text is None:
@@ -87,12 +104,13 @@ def _rename(entry: dict, class_name: str) -> None:
     entry.pop("registered_name", None)
 
 
-def _function_of(class_name: str, config: dict) -> str | None:
+def _function_of(layer, config: dict) -> str | None:
     """The activation function a layer applies that a quantizer may replace (None: none, or not replaceable)."""
+    class_name, kind = type(layer).__name__, kind_of(layer)
     if class_name == "ReLU":
         plain = config.get("max_value") is None and not config.get("negative_slope") and not config.get("threshold")
         return "relu" if plain else None
-    if class_name == "Activation" or (class_name in Q_LAYERS and class_name not in _RECURRENT):
+    if class_name == "Activation" or (kind is not None and kind.precision != "recurrent"):
         function = config.get("activation")
         return function if isinstance(function, str) and function != "linear" else None
     return None
@@ -113,7 +131,7 @@ def _activation_quantizer(spec: QuantizationSpec, name: str, function: str | Non
 def activation_mismatch(layer, text: str) -> str | None:
     """Why the activation quantizer `text` cannot stand for `layer`'s activation; None when it can (or the
     layer has no activation that a quantizer replaces)."""
-    function = _function_of(type(layer).__name__, layer.get_config())
+    function = _function_of(layer, layer.get_config())
     if function is None or _COMPUTES.get(text.split("(")[0].strip()) == function:
         return None
     return _mismatch(layer.name, function, text)
@@ -134,7 +152,7 @@ def _fold_batchnorms(model, config: dict, weights: dict) -> None:
             continue
         source = graph.inbound[name][0]
         producer = graph.layers[source]
-        if (graph.class_of(source) not in _FOLDABLE or graph.outbound[source] != [name]
+        if (not getattr(kind_of(producer), "folds_batchnorm", False) or graph.outbound[source] != [name]
                 or producer.get_config()["activation"] != "linear"
                 or layer.axis not in ([-1], [len(layer.input_shape) - 1])):
             continue

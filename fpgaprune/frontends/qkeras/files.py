@@ -1,18 +1,42 @@
-"""Save and load held models (`.keras` or `.h5`) so that their holds keep working in further training."""
+"""tf_keras (Keras 2) model files: the allow-list their configs are checked against, then load and save, holds
+and QKeras quantizers included."""
 
 import os
+from functools import lru_cache
 from pathlib import Path
 
 from fpgaprune.atomic import atomic_target
-from fpgaprune.errors import FpgapruneError
-from fpgaprune.masking.hold_constraint import HoldConstraint
-from fpgaprune.errors import ModelFileError, first_line
-from fpgaprune.model_files import FORMATS, check_model_file
-from fpgaprune.tfk import keras, qkeras_objects
+from fpgaprune.errors import FpgapruneError, ModelFileError, first_line
+from fpgaprune.model_files import FORMATS, FilePolicy, check_model_configs, check_model_file
+
+CODE_LAYERS = frozenset({"Lambda", "TFOpLambda", "SlicingOpLambda"})
+
+
+@lru_cache(maxsize=1)
+def allowed_classes() -> frozenset:
+    """Class names a model config may name: tf_keras' and QKeras' layers and objects, and fpgaprune's."""
+    from fpgaprune.tfk import keras, qkeras_objects
+
+    names = {"Functional", "Sequential", "Model", "HoldConstraint", "fpgaprune>HoldConstraint"}
+    for module in (keras.layers, keras.initializers, keras.regularizers, keras.constraints, keras.optimizers,
+                   keras.losses, keras.metrics, keras.optimizers.schedules):
+        names.update(name for name, value in vars(module).items() if isinstance(value, type))
+    names.update(qkeras_objects())
+    return frozenset(names - CODE_LAYERS)
+
+
+POLICY = FilePolicy(
+    framework="tf_keras, QKeras", classes=allowed_classes,
+    modules=("keras", "tf_keras", "qkeras", "fpgaprune", "builtins", "numpy"), code_layers=CODE_LAYERS,
+    markers=frozenset({"__tuple__", "__numpy__", "__tensor__", "__bytes__", "__typespec__", "function"}),
+)
 
 
 def model_objects() -> dict:
     """The custom objects a held QKeras model's config names (QKeras' and the hold constraint)."""
+    from fpgaprune.frontends.qkeras.holds import HoldConstraint
+    from fpgaprune.tfk import qkeras_objects
+
     return {**qkeras_objects(), "HoldConstraint": HoldConstraint, "fpgaprune>HoldConstraint": HoldConstraint}
 
 
@@ -33,10 +57,13 @@ def save_model(model, path) -> Path:
 def load_model(path, compile: bool = True, trust_code: bool = False):
     """Load a tf_keras or QKeras model saved by `save_model` (or by Keras), holds included.
 
-    The file's config is checked against an allow-list first (`fpgaprune.model_files`): a `Lambda` or a foreign
-    module is refused with one line unless `trust_code=True`. Any failure to load is one ModelFileError line.
+    The file's config is checked against the allow-list first: a `Lambda` or a foreign module is refused with
+    one line unless `trust_code=True`. Any failure to load is one ModelFileError line.
     """
-    path = check_model_file(path, trust_code)
+    from fpgaprune.tfk import keras
+
+    path = check_model_file(path)
+    check_model_configs(path, POLICY, trust_code)
     try:
         return keras.models.load_model(path, custom_objects=model_objects(), compile=compile, safe_mode=not trust_code)
     except Exception as error:  # noqa: BLE001 - Keras raises many types for a bad file; the user gets one line.

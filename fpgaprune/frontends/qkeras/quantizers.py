@@ -1,8 +1,6 @@
-"""QKeras, fpgaprune's quantization front end: the one module that reads QKeras' attribute and class names.
-
-The precision derivation, C-sim's exactness bound and the manifest ask it for a layer's quantizers; the layer
-table (`layer_kinds.py`) names each kind's QKeras twin. A second front end (qkeras-v3, HGQ2) would be a
-sibling module with these functions.
+"""What a QKeras layer's quantizers are and hold: the attribute names QKeras keeps them under, the fixed-point
+type of a quantizer's outputs, and what it makes of 0. The precision derivation, C-sim's exactness bound, the
+profile and the manifest ask the front end (`front_end.py`), which asks this module.
 """
 
 import numpy as np
@@ -35,6 +33,21 @@ def quantized(layer, role: str, values) -> np.ndarray:
 def quantizer_bits(layer, role: str, default: int = 32) -> int:
     """The bit width of a layer's quantizer for `role` (`default` for a float weight)."""
     return int(getattr(weight_quantizer(layer, role), "bits", default))
+
+
+def pruned_values(quantizer, values: np.ndarray, pruned: np.ndarray) -> np.ndarray:
+    """What the quantizer makes of the `pruned` entries (set to 0) of a weight whose other entries are `values`:
+    pruned weights need a quantizer that keeps 0 (quantized_bits(1,0) and binary map it to 1, quantized_po2 to
+    0.0625; a per-channel scale depends on the other entries, so they take part)."""
+    import tensorflow as tf
+
+    probe = np.where(pruned, 0.0, np.where(values == 0, 0.5, values)).astype(np.float32)
+    return np.asarray(quantizer(tf.constant(probe)))[pruned]
+
+
+def zero_of(quantizer) -> float:
+    """What the quantizer makes of a weight that is 0 with all its neighbours (`pruned_values` of all zeros)."""
+    return float(pruned_values(quantizer, np.zeros(4, np.float32), np.ones(4, bool))[0])
 
 
 def quantizer_type(quantizer, activation: bool = False) -> FixedType | None:

@@ -1,6 +1,7 @@
 """QKeras quantizer strings: checked with Python's `ast` (never evaluated), then built by QKeras' own parser."""
 
 import ast
+import re
 
 from fpgaprune.errors import QuantizationConfigError
 
@@ -10,6 +11,11 @@ QUANTIZERS = (
     "bernoulli", "quantized_hard_tanh", "quantized_linear",
 )
 ROLES = ("kernel", "recurrent", "bias", "activation")
+WEIGHT_ROLES = ("kernel", "depthwise", "pointwise", "recurrent")  # the roles whose pruned entries must stay 0
+# A run's quantizers unless its config says otherwise (`quantization.default`)
+DEFAULT_QUANTIZERS = {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
+                      "activation": "quantized_relu(6,2)"}
+_WIDTH = re.compile(r"^(\w+\()\s*(\d+)")  # the first argument of quantized_bits(6,0,...) / quantized_relu(6,2)
 
 
 def check_quantizer_text(text, where: str) -> str:
@@ -36,6 +42,13 @@ def _is_literal(node) -> bool:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         return _is_literal(node.operand)
     return isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool, type(None)))
+
+
+def with_width(text: str, bits: int) -> str | None:
+    """The quantizer `text` with its width (the first argument) set to `bits`; None when it has no width."""
+    if not _WIDTH.match(text):
+        return None
+    return _WIDTH.sub(lambda m: f"{m[1]}{bits}", text, count=1)
 
 
 def build_quantizer(text: str, where: str):

@@ -6,12 +6,12 @@ It runs just before that pass and wraps the layer's quantizer, changing two thin
 - 'auto_po2' is reported as 'auto', so the `<layer>_alpha` scales get a fixed-point type from the config
   (fpgaprune derives an exact one) instead of hls4ml's exponent type, whose weight writer calls
   `np.product`, which NumPy 2 removed.
-Both mirror `fpgaprune.quantize.alpha`, which the precision derivation uses.
+Both mirror the front end's `alpha.py`, which the precision derivation uses.
 """
 
 from hls4ml.model.optimizer import OptimizerPass
 
-from fpgaprune.quantize.alpha import channel_scales, has_channel_scale
+from fpgaprune.frontends import QUANTIZING as front
 
 PASS_NAME = "fpgaprune_alpha_scale"
 
@@ -27,7 +27,7 @@ class FactorableScale:
         import tensorflow as tf
 
         quantized = self.quantizer(x)
-        self.scale = tf.constant(channel_scales(self.quantizer, quantized.numpy()), dtype=tf.float32)
+        self.scale = tf.constant(front.channel_scales(self.quantizer, quantized.numpy()), dtype=tf.float32)
         return quantized
 
     def get_config(self):
@@ -44,7 +44,7 @@ class AlphaScale(OptimizerPass):
     def match(self, node):
         weight = node.weights.get("weight") if hasattr(node, "weights") else None
         quantizer = getattr(getattr(weight, "quantizer", None), "quantizer_fn", None)
-        return has_channel_scale(quantizer) and not isinstance(quantizer, FactorableScale)
+        return front.has_channel_scale(quantizer) and not isinstance(quantizer, FactorableScale)
 
     def transform(self, model, node):
         weight_quantizer = node.weights["weight"].quantizer

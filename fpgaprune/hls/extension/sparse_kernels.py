@@ -28,11 +28,12 @@ def sparse_enabled(node) -> bool:
     return bool(node.model.config.get_layer_config(node).get("KernelSparse", default))
 
 
-def supported(node) -> bool:
+def supported(node, codes=None) -> bool:
     """A node of a kernel-sparse kind in the layer table (Dense, Conv1D and Conv2D, incl. hls4ml's pointwise and
-    Conv2DBatchnorm nodes), with a strategy the pass handles, channels-last."""
+    Conv2DBatchnorm nodes) whose code the backend writes (`codes`; None: any), with a strategy the pass
+    handles, channels-last."""
     kind = kind_of_node(node)
-    return (kind is not None and kind.kernel_sparse
+    return (kind is not None and kind.kernel_sparse and (codes is None or kind.sparse_code in codes)
             and str(node.get_attr("strategy", "latency")).lower() in STRATEGIES
             and node.get_attr("data_format", "channels_last") == "channels_last")
 
@@ -45,13 +46,15 @@ def is_sparse(node) -> bool:
 class SparseKernels(OptimizerPass):
     """Keep only the live weights in the node's weight variable and attach the backend's product class."""
 
+    codes: tuple = ()  # the kinds' `sparse_code`s whose C++ the backend's templates write: no other is trimmed
+
     @staticmethod
     def source(plan, node_name: str, index: int) -> str:
         """The backend's C++ product class for `plan` (a backend's subclass says which)."""
         raise NotImplementedError
 
     def match(self, node):
-        return node.get_attr(PLAN) is None and supported(node) and sparse_enabled(node)
+        return node.get_attr(PLAN) is None and supported(node, self.codes) and sparse_enabled(node)
 
     def transform(self, model, node):
         origin = model.config.get_layer_config(node).get("KernelOrigin")

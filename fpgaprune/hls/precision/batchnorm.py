@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from fpgaprune.quantize import qkeras_front as front
+from fpgaprune.frontends import QUANTIZING as front
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, exact_frac
 from fpgaprune.hls.precision.plan import PrecisionPlan
 

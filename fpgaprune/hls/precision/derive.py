@@ -14,15 +14,10 @@ from fpgaprune.hls.precision.merge import MOVES, PADDINGS, merge_types, reshapin
 from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
 from fpgaprune.hls.precision.recurrent import recurrent_types, retype_lstm_source
 from fpgaprune.layer_graph import MERGES, LayerGraph
-from fpgaprune.layer_kinds import KINDS, kind_of
-from fpgaprune.quantize import qkeras_front as front
-from fpgaprune.quantize.alpha import factor_scales, has_channel_scale, is_power_of_two, unit_quantizer
+from fpgaprune.frontends import QUANTIZING as front
+from fpgaprune.layer_kinds import kind_of
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange
-from fpgaprune.quantize.qkeras_front import quantizer_type
 
-# QKeras class -> (kernel attribute, its quantizer) of the kinds whose every kernel column is one accumulation
-_DENSE_LIKE = {kind.qkeras_class: (kind.weights[0].name, kind.weights[0].quantizer) for kind in KINDS
-               if kind.precision == "linear"}
 _POOLING = ("MaxPooling1D", "MaxPooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "AveragePooling1D",
             "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D")
 
@@ -73,18 +68,19 @@ def derive_precisions(model, input_fixed: FixedType) -> PrecisionPlan:
 def _derive_node(plan: PrecisionPlan, graph: LayerGraph, name: str, kind: str, current: ValueRange) -> None:
     """The types of one single-input node, whose input lies in `current`."""
     layer = graph.layers[name]
-    if kind in _DENSE_LIKE:
+    precision = getattr(kind_of(layer), "precision", None) if front.is_quantized(layer) else None
+    if precision == "linear":  # every kernel column is one accumulation
         _dense_like(plan, layer, current)
-    elif kind_of(kind) is not None and kind_of(kind).precision == "separable":
+    elif precision == "separable":
         _separable(plan, layer, current)
-    elif kind == front.BATCHNORM:
+    elif front.is_quantized(layer) and front.is_batchnorm(layer):
         batchnorm_types(plan, layer, current)
-    elif kind_of(kind) is not None and kind_of(kind).precision == "recurrent":
+    elif precision == "recurrent":
         recurrent_types(plan, layer, current)
-        if kind == front.LSTM and name in plan.types:
+        if kind_of(layer).name == "LSTM" and name in plan.types:
             retype_lstm_source(plan, graph, name)
-    elif kind == front.ACTIVATION:
-        fixed = quantizer_type(front.activation_quantizer(layer), activation=True)
+    elif front.is_quantized_activation(layer):
+        fixed = front.quantizer_type(front.activation_quantizer(layer), activation=True)
         if fixed is None:
             plan.notes.append(f"{name}: activation {front.activation_quantizer(layer)} has no fixed type; left to "
                               "hls4ml")
@@ -138,20 +134,20 @@ def _padded(layer, current: ValueRange) -> ValueRange:
 
 
 def _dense_like(plan: PrecisionPlan, layer, current: ValueRange) -> None:
-    kernel_name, quantizer_name = _DENSE_LIKE[type(layer).__name__]
-    kernel, kernel_quantizer = getattr(layer, kernel_name), getattr(layer, quantizer_name)
-    scaled = has_channel_scale(kernel_quantizer) and kernel_name == "kernel"  # hls4ml factors it into <name>_alpha
-    weight_type = quantizer_type(unit_quantizer(kernel_quantizer) if scaled else kernel_quantizer)
-    bias_type = quantizer_type(front.weight_quantizer(layer, "bias")) if layer.use_bias else None
+    weight = kind_of(layer).weights[0]
+    kernel, kernel_quantizer = weight.variable(layer), front.weight_quantizer(layer, weight.role)
+    scaled = front.has_channel_scale(kernel_quantizer) and weight.name == "kernel"  # hls4ml factors it: <name>_alpha
+    weight_type = front.quantizer_type(front.unit_quantizer(kernel_quantizer) if scaled else kernel_quantizer)
+    bias_type = front.quantizer_type(front.weight_quantizer(layer, "bias")) if layer.use_bias else None
     if weight_type is None or (layer.use_bias and bias_type is None):
         plan.notes.append(f"{layer.name}: quantizers {kernel_quantizer} / {front.weight_quantizer(layer, 'bias')} "
                           "have no fixed type; left to hls4ml")
         return
-    columns = kernel.shape[-2] * kernel.shape[-1] if kernel_name == "depthwise_kernel" else kernel.shape[-1]
+    columns = kernel.shape[-2] * kernel.shape[-1] if weight.name == "depthwise_kernel" else kernel.shape[-1]
     bias = front.quantized(layer, "bias", layer.bias) if layer.use_bias else 0.0
     source = _padded(layer, current)
     if scaled:
-        grid, scale = factor_scales(kernel_quantizer, kernel)
+        grid, scale = front.factor_scales(kernel_quantizer, kernel)
         accum, output = _apply_alpha(plan, layer, grid.reshape(-1, columns), scale, bias, (weight_type, bias_type),
                                      source)
     else:
@@ -175,7 +171,7 @@ def _apply_alpha(plan: PrecisionPlan, layer, grid, scale, bias, types, source: V
     accum = FixedType.covering(float(lower.min()), float(upper.max()), frac)
     plan.types[layer.name] = {"weight": weight_type, "bias": bias_type or FixedType(1, 1), "accum": accum,
                               "result": accum}
-    exact = is_power_of_two(scale)
+    exact = front.is_power_of_two(scale)
     scale_frac = int(np.max(-np.floor(np.log2(scale)))) + (0 if exact else SCALE_BITS - 1)
     scale_frac = max(scale_frac, 0)
     scale_type = FixedType.covering(float(scale.min()), float(scale.max()), scale_frac)
@@ -191,9 +187,9 @@ def _apply_alpha(plan: PrecisionPlan, layer, grid, scale, bias, types, source: V
 
 def _separable(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     """hls4ml splits it into <name>_depthwise and <name>_pointwise, reading depthwise*/pointwise* keys."""
-    depthwise_type = quantizer_type(front.weight_quantizer(layer, "depthwise"))
-    pointwise_type = quantizer_type(front.weight_quantizer(layer, "pointwise"))
-    bias_type = quantizer_type(front.weight_quantizer(layer, "bias")) if layer.use_bias else None
+    depthwise_type = front.quantizer_type(front.weight_quantizer(layer, "depthwise"))
+    pointwise_type = front.quantizer_type(front.weight_quantizer(layer, "pointwise"))
+    bias_type = front.quantizer_type(front.weight_quantizer(layer, "bias")) if layer.use_bias else None
     if depthwise_type is None or pointwise_type is None or (layer.use_bias and bias_type is None):
         plan.notes.append(f"{layer.name}: separable quantizers without a fixed type; left to hls4ml")
         return
@@ -215,7 +211,7 @@ def _separable(plan: PrecisionPlan, layer, current: ValueRange) -> None:
 def _activation(plan: PrecisionPlan, layer, accum: FixedType, output: ValueRange) -> None:
     """The node hls4ml splits off for the layer's activation, and the range that flows on."""
     activation = layer.activation
-    fixed = quantizer_type(activation, activation=True) if hasattr(activation, "get_config") else None
+    fixed = front.quantizer_type(activation, activation=True) if hasattr(activation, "get_config") else None
     if getattr(activation, "__name__", "") == "linear":
         plan.types[f"{layer.name}_linear"] = {"result": accum}
         plan.ranges[layer.name] = output

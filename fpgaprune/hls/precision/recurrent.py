@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from fpgaprune.quantize import qkeras_front as front
+from fpgaprune.frontends import QUANTIZING as front
+from fpgaprune.layer_kinds import kind_of
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, union
-from fpgaprune.quantize.qkeras_front import quantizer_type
 from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
 
 # Recurrent layers: hls4ml keeps h (and the LSTM cell state c) in `result`, and the gates, their activations
@@ -19,12 +19,13 @@ def recurrent_types(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     """Types for QLSTM/QGRU from the live weights: |h| <= 1 and, for an LSTM, |c| <= the sequence length
     (c_t = f c_(t-1) + i g with gates in [0, 1] and |g| <= 1). C-sim is close, not bit-exact: hls4ml's
     activation tables approximate QKeras' float sigmoid/tanh."""
-    types = {role: quantizer_type(front.weight_quantizer(layer, role))
+    types = {role: front.quantizer_type(front.weight_quantizer(layer, role))
              for role in ("kernel", "recurrent", "bias")}
     if None in types.values():
         plan.notes.append(f"{layer.name}: recurrent quantizers without a fixed type; left to hls4ml")
         return
-    state = quantizer_type(front.weight_quantizer(layer, "state")) if front.weight_quantizer(layer, "state") else None
+    state_quantizer = front.weight_quantizer(layer, "state")
+    state = front.quantizer_type(state_quantizer) if state_quantizer else None
     state_frac = state.frac if state is not None else STATE_FRAC
     units, steps = layer.units, layer.input_shape[1]
     bias = front.quantized(layer, "bias", layer.cell.bias) if layer.use_bias else np.zeros(1)
@@ -40,7 +41,7 @@ def recurrent_types(plan: PrecisionPlan, layer, current: ValueRange) -> None:
                TABLE_FRAC)
     accum = FixedType.covering(min(float(lower.min()), -1.0), max(float(upper.max()), 1.0), frac)
     result = FixedType.covering(-1.0, 1.0, state_frac)
-    if type(layer).__name__ == front.LSTM:  # hls4ml 1.3's lstm() compiles only with input = result = accum types
+    if kind_of(layer).name == "LSTM":  # hls4ml 1.3's lstm() compiles only with input = result = accum types
         source = FixedType.covering(current.lo, current.hi, current.frac)
         accum = result = union(accum, FixedType.covering(-float(steps), float(steps), state_frac), source)
     plan.types[layer.name] = {
@@ -52,7 +53,7 @@ def recurrent_types(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     plan.ranges[layer.name] = ValueRange(-1.0, 1.0, state_frac)
     plan.notes.append(f"{layer.name}: {type(layer).__name__} types derived for {units} units over {steps} steps; "
                       "C-sim is close to QKeras, not bit-exact (hls4ml's sigmoid/tanh tables)")
-    if type(layer).__name__ == front.GRU and not layer.reset_after:
+    if kind_of(layer).name == "GRU" and not layer.reset_after:
         plan.notes.append(f"{layer.name}: hls4ml 1.3's GRU computes reset_after=True; this layer has "
                           "reset_after=False, so C-sim will not match QKeras")
 

@@ -7,7 +7,7 @@ import fpgaprune as fp
 from fpgaprune.quantize import to_qkeras
 from fpgaprune.hls.precision import derive_precisions
 from fpgaprune.quantize.fixed_types import FixedType, input_type
-from fpgaprune.quantize.qkeras_front import quantizer_type
+from fpgaprune.quantize import quantizer_type
 from fpgaprune.tfk import keras
 
 L = keras.layers

@@ -8,7 +8,7 @@ import pytest
 
 import fpgaprune as fp
 from fpgaprune.quantize import to_qkeras
-from fpgaprune.quantize.alpha import factor_scales
+from fpgaprune.frontends.qkeras.alpha import factor_scales
 from fpgaprune.hls.precision import derive_precisions
 from fpgaprune.quantize.fixed_types import FixedType
 from fpgaprune.tfk import keras
@@ -177,8 +177,8 @@ def test_kernels_with_channel_scales_are_counted_on_their_grid():
     ("quantized_tanh(4)", "fixed<4,1,RND_CONV,SAT>"), ("quantized_tanh(8,symmetric=True)", None),
     ("quantized_sigmoid(6,use_real_sigmoid=True)", None)])
 def test_hard_activation_types_hold_every_output(text, expected):
-    from fpgaprune.quantize.qkeras_front import quantizer_type
-    from fpgaprune.quantize.quantizers import build_quantizer
+    from fpgaprune.quantize import quantizer_type
+    from fpgaprune.quantize import build_quantizer
 
     quantizer = build_quantizer(text, "test")
     fixed = quantizer_type(quantizer, activation=True)

@@ -11,13 +11,14 @@ from pathlib import Path
 from fpgaprune.hls.extension.backends import BackendExtension
 from fpgaprune.hls.extension.sparse_kernels import SparseKernels
 from fpgaprune.hls.extension.vivado.sparse_cpp import product_class_source
-from fpgaprune.hls.extension.vivado.templates import TEMPLATES
+from fpgaprune.hls.extension.vivado.templates import CODES, TEMPLATES
 
 CPP_DIR = Path(__file__).parent / "cpp"
 
 
 class VivadoSparseKernels(SparseKernels):
     source = staticmethod(product_class_source)
+    codes = CODES
 
 
 VIVADO = BackendExtension(backend="vivado", sparse_pass=VivadoSparseKernels, pass_flow="vivado:specific_types",

@@ -6,6 +6,10 @@
   the generated class as the `kernel` of their multiplication config;
 - io_parallel convolutions call `nnet::fpgaprune_sparse_conv_cl` (hls4ml's Latency conv computes its
   products inline, so its call has to be replaced).
+
+A template matches a node that the pass made sparse and whose kind's `sparse_code` (`layer_kinds.py`) is its
+own: the pass and the templates read the same field, so a kind is either trimmed and called sparse, or left
+whole to hls4ml's stock code. CODES lists the codes these templates write; the pass trims no other.
 """
 
 import re
@@ -13,10 +17,11 @@ import re
 from hls4ml.backends.template import FunctionCallTemplate, LayerConfigTemplate
 from hls4ml.backends.vivado.passes.convolution_templates import Conv1DConfigTemplate, Conv2DConfigTemplate
 from hls4ml.backends.vivado.passes.core_templates import DenseConfigTemplate
-from hls4ml.model.layers import Conv1D, Conv2D, Dense
+from hls4ml.model import layers as hls_layers
 
 from fpgaprune.hls.attribute_keys import PLAN
 from fpgaprune.hls.extension.sparse_kernels import is_sparse
+from fpgaprune.layer_kinds import KINDS, kind_of_node
 from fpgaprune.hls.extension.vivado.sparse_cpp import (
     DENSE_CALL,
     PARALLEL_CONV_CALL,
@@ -27,8 +32,23 @@ from fpgaprune.hls.extension.vivado.sparse_cpp import (
 )
 
 
-def _io_type(node) -> str:
-    return node.model.config.get_config_value("IOType")
+CODES = ("dense", "conv")
+
+
+def _node_classes(code: str) -> tuple:
+    """The hls4ml layer classes of the kinds whose kernel-sparse code is `code`."""
+    return tuple(getattr(hls_layers, name) for kind in KINDS if kind.sparse_code == code for name in kind.hls4ml_nodes)
+
+
+def _sparse(node, code: str, io_type: str | None = None) -> bool:
+    """Made sparse by the pass, of a kind whose code is `code` (and in `io_type`, when given)."""
+    kind = kind_of_node(node)
+    return (is_sparse(node) and kind is not None and kind.sparse_code == code
+            and (io_type is None or node.model.config.get_config_value("IOType") == io_type))
+
+
+def _dim(node) -> int:
+    return 1 if kind_of_node(node).name == "Conv1D" else 2
 
 
 def _point_at_sparse_kernel(text: str, node) -> str:
@@ -49,12 +69,12 @@ class SparseDenseConfigTemplate(LayerConfigTemplate):
     """Dense (io_parallel, io_stream): hls4ml's config, kernel = the generated class."""
 
     def __init__(self):
-        super().__init__(Dense)
+        super().__init__(_node_classes("dense"))
         self.name = "fpgaprune_sparse_dense_config_template"
         self.stock = DenseConfigTemplate()
 
     def match(self, node):
-        return isinstance(node, Dense) and is_sparse(node)
+        return _sparse(node, "dense")
 
     def format(self, node):
         return _point_at_sparse_kernel(self.stock.format(node), node)
@@ -64,22 +84,22 @@ class SparseStreamConvConfigTemplate(LayerConfigTemplate):
     """io_stream Conv1D/Conv2D: hls4ml's line-buffer convolution, kernel = the generated class."""
 
     def __init__(self):
-        super().__init__((Conv1D, Conv2D))
+        super().__init__(_node_classes("conv"))
         self.name = "fpgaprune_sparse_stream_conv_config_template"
         self.stock = {1: Conv1DConfigTemplate(), 2: Conv2DConfigTemplate()}
 
     def match(self, node):
-        return isinstance(node, (Conv1D, Conv2D)) and is_sparse(node) and _io_type(node) == "io_stream"
+        return _sparse(node, "conv", "io_stream")
 
     def format(self, node):
-        stock = self.stock[1 if isinstance(node, Conv1D) else 2]
+        stock = self.stock[_dim(node)]
         return _point_at_sparse_kernel(stock.format(node), node)
 
 
 def _parallel_conv_params(template, node) -> dict:
     params = template._default_config_params(node)
     plan = node.get_attr(PLAN)
-    if isinstance(node, Conv1D):
+    if _dim(node) == 1:
         params.update(in_height=1, filt_height=1, stride_height=1, pad_top=0, out_height=1)
     params.update(n_in=plan.n_in, n_live=plan.n_live, product_class=PRODUCT_CLASS.format(index=node.index),
                   strategy=str(node.get_attr("strategy")).lower(), namespace=params["namespace"] or "nnet")
@@ -94,11 +114,11 @@ class SparseParallelConvConfigTemplate(LayerConfigTemplate):
     """io_parallel Conv1D/Conv2D: the config of `nnet::fpgaprune_sparse_conv_cl`."""
 
     def __init__(self):
-        super().__init__((Conv1D, Conv2D))
+        super().__init__(_node_classes("conv"))
         self.name = "fpgaprune_sparse_parallel_conv_config_template"
 
     def match(self, node):
-        return isinstance(node, (Conv1D, Conv2D)) and is_sparse(node) and _io_type(node) == "io_parallel"
+        return _sparse(node, "conv", "io_parallel")
 
     def format(self, node):
         return PARALLEL_CONV_CONFIG.format(**_parallel_conv_params(self, node))
@@ -110,7 +130,7 @@ class _SparseCall(FunctionCallTemplate):
     def format(self, node):
         params = self._default_function_params(node)
         params["w"], params["b"] = node.get_weights("weight").name, node.get_weights("bias").name
-        params["dim"] = 1 if isinstance(node, Conv1D) else 2
+        params["dim"] = _dim(node)
         return self.call.format(**params)
 
 
@@ -120,11 +140,11 @@ class SparseDenseFunctionTemplate(_SparseCall):
     call = DENSE_CALL
 
     def __init__(self):
-        super().__init__(Dense, include_header=[SPARSE_HEADER])
+        super().__init__(_node_classes("dense"), include_header=[SPARSE_HEADER])
         self.name = "fpgaprune_sparse_dense_function_template"
 
     def match(self, node):
-        return isinstance(node, Dense) and is_sparse(node)
+        return _sparse(node, "dense")
 
 
 class SparseParallelConvFunctionTemplate(_SparseCall):
@@ -133,11 +153,11 @@ class SparseParallelConvFunctionTemplate(_SparseCall):
     call = PARALLEL_CONV_CALL
 
     def __init__(self):
-        super().__init__((Conv1D, Conv2D), include_header=[SPARSE_HEADER])
+        super().__init__(_node_classes("conv"), include_header=[SPARSE_HEADER])
         self.name = "fpgaprune_sparse_parallel_conv_function_template"
 
     def match(self, node):
-        return isinstance(node, (Conv1D, Conv2D)) and is_sparse(node) and _io_type(node) == "io_parallel"
+        return _sparse(node, "conv", "io_parallel")
 
 
 class SparseStreamConvFunctionTemplate(_SparseCall):
@@ -146,11 +166,11 @@ class SparseStreamConvFunctionTemplate(_SparseCall):
     call = STREAM_CONV_CALL
 
     def __init__(self):
-        super().__init__((Conv1D, Conv2D), include_header=[SPARSE_HEADER])
+        super().__init__(_node_classes("conv"), include_header=[SPARSE_HEADER])
         self.name = "fpgaprune_sparse_stream_conv_function_template"
 
     def match(self, node):
-        return isinstance(node, (Conv1D, Conv2D)) and is_sparse(node) and _io_type(node) == "io_stream"
+        return _sparse(node, "conv", "io_stream")
 
 
 TEMPLATES = (SparseDenseConfigTemplate, SparseDenseFunctionTemplate, SparseStreamConvConfigTemplate,

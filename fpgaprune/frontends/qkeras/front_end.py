@@ -1,0 +1,117 @@
+"""The tf_keras + QKeras front end as the protocol (`frontends.base.FrontEnd`) that the rest of fpgaprune asks."""
+
+from fpgaprune.frontends.qkeras import alpha, quantizers, spec
+
+_MODULES = ("tf_keras", "qkeras")
+
+
+class QKerasFrontEnd:
+    name = "tf_keras + QKeras"
+    quantizes = True  # its twin trains with quantizers (QAT) and hls4ml's Keras-2 converter exports it
+    keras_major = 2  # the model files it reads: Keras 2 (tf_keras)
+
+    @staticmethod
+    def owns(model_or_layer) -> bool:
+        cls = model_or_layer if isinstance(model_or_layer, type) else type(model_or_layer)
+        return any(c.__module__.startswith(_MODULES) for c in cls.__mro__)
+
+    @staticmethod
+    def keras():
+        from fpgaprune.tfk import keras
+
+        return keras
+
+    @staticmethod
+    def hold_constraint():
+        from fpgaprune.frontends.qkeras.holds import HoldConstraint
+
+        return HoldConstraint
+
+    @staticmethod
+    def check_model(model) -> None:
+        from fpgaprune.tfk import require_tf_keras_model
+
+        require_tf_keras_model(model)
+
+    @staticmethod
+    def exported_model(model):
+        """The model hls4ml's Keras-2 converter takes: this one."""
+        from fpgaprune.tfk import require_tf_keras_model
+
+        require_tf_keras_model(model)
+        return model
+
+    # Quantizers: what a layer holds, what a quantizer computes
+    weight_quantizer = staticmethod(quantizers.weight_quantizer)
+    activation_quantizer = staticmethod(quantizers.activation_quantizer)
+    quantized = staticmethod(quantizers.quantized)
+    quantizer_bits = staticmethod(quantizers.quantizer_bits)
+    quantizer_type = staticmethod(quantizers.quantizer_type)
+    zero_of = staticmethod(quantizers.zero_of)
+    pruned_values = staticmethod(quantizers.pruned_values)
+    # Per-channel scales (alpha='auto'/'auto_po2'), as hls4ml factors them out
+    has_channel_scale = staticmethod(alpha.has_channel_scale)
+    channel_scales = staticmethod(alpha.channel_scales)
+    factor_scales = staticmethod(alpha.factor_scales)
+    unit_quantizer = staticmethod(alpha.unit_quantizer)
+    is_power_of_two = staticmethod(alpha.is_power_of_two)
+    # Quantizer texts of a run config
+    QuantizationSpec = spec.QuantizationSpec
+    check_quantizer_text = staticmethod(spec.check_quantizer_text)
+    build_quantizer = staticmethod(spec.build_quantizer)
+    with_width = staticmethod(spec.with_width)
+    DEFAULT_QUANTIZERS = spec.DEFAULT_QUANTIZERS
+    WEIGHT_ROLES = spec.WEIGHT_ROLES
+
+    @staticmethod
+    def is_quantized(layer) -> bool:
+        """Whether the layer is a QKeras layer (its weights or activations are quantized)."""
+        return type(layer).__module__.startswith("qkeras")
+
+    @staticmethod
+    def is_quantized_activation(layer) -> bool:
+        return type(layer).__name__ == quantizers.ACTIVATION
+
+    @staticmethod
+    def is_batchnorm(layer) -> bool:
+        """A batch normalization, float or quantized."""
+        return type(layer).__name__ in ("BatchNormalization", quantizers.BATCHNORM)
+
+    @staticmethod
+    def quantized_twin(model, quantization, batchnorm: str = "fold"):
+        from fpgaprune.frontends.qkeras.convert import to_qkeras
+
+        return to_qkeras(model, quantization, batchnorm=batchnorm)
+
+    @staticmethod
+    def activation_mismatch(layer, text: str):
+        from fpgaprune.frontends.qkeras.convert import activation_mismatch
+
+        return activation_mismatch(layer, text)
+
+    @staticmethod
+    def custom_objects() -> dict:
+        from fpgaprune.frontends.qkeras.files import model_objects
+
+        return model_objects()
+
+    @staticmethod
+    def load(path, trust_code: bool = False, compile: bool = True):
+        from fpgaprune.frontends.qkeras.files import load_model
+
+        return load_model(path, compile=compile, trust_code=trust_code)
+
+    @staticmethod
+    def save(model, path):
+        from fpgaprune.frontends.qkeras.files import save_model
+
+        return save_model(model, path)
+
+    @staticmethod
+    def file_policy():
+        from fpgaprune.frontends.qkeras.files import POLICY
+
+        return POLICY
+
+
+FRONT_END = QKerasFrontEnd()
