@@ -1,0 +1,117 @@
+"""The Keras 3 front end as the protocol (`frontends.base.FrontEnd`): its models are held and pruned as they
+are; quantization and export go through their tf_keras twin, which the quantizing front end takes."""
+
+import numpy as np
+
+from fpgaprune.errors import ModelTypeError
+
+
+class Keras3FrontEnd:
+    name = "Keras 3"
+    quantizes = False  # QAT and export run on the tf_keras twin (`quantized_twin`, `exported_model`)
+    keras_major = 3  # the model files it reads
+
+    @staticmethod
+    def owns(model_or_layer) -> bool:
+        cls = model_or_layer if isinstance(model_or_layer, type) else type(model_or_layer)
+        return any(c.__module__ == "keras" or c.__module__.startswith("keras.src.") for c in cls.__mro__)
+
+    @staticmethod
+    def keras():
+        import keras
+
+        return keras
+
+    @staticmethod
+    def hold_constraint():
+        from fpgaprune.frontends.keras3.holds import HoldConstraint
+
+        return HoldConstraint
+
+    @staticmethod
+    def check_model(model) -> None:
+        """A Keras 3 Sequential or functional model, on the TensorFlow backend (holds are TensorFlow variables)."""
+        import keras
+
+        if not isinstance(model, keras.Model):
+            raise ModelTypeError(f"expected a Keras model, got {type(model).__module__}.{type(model).__name__}")
+        if keras.backend.backend() != "tensorflow":
+            raise ModelTypeError(f"model '{model.name}' runs on Keras 3's {keras.backend.backend()} backend; "
+                                 "fpgaprune's holds need the tensorflow backend (KERAS_BACKEND=tensorflow)")
+        if not (isinstance(model, keras.Sequential) or type(model).__name__ == "Functional"):
+            raise ModelTypeError(f"model '{model.name}' is a subclassed keras.Model; fpgaprune needs a Sequential "
+                                 "or functional model (its layers must be rebuildable from their configs)")
+        for layer in model.layers:
+            if getattr(layer, "lora_enabled", False):
+                raise ModelTypeError(f"layer '{layer.name}' ({type(layer).__name__}) has LoRA enabled (lora_rank="
+                                     f"{layer.lora_rank}): its kernel is computed, not a variable fpgaprune can hold "
+                                     "or hls4ml can export; add the LoRA update into the kernel first")
+
+    # A Keras 3 layer holds no quantizer: quantization is the twin's
+    @staticmethod
+    def weight_quantizer(layer, role):
+        return None
+
+    @staticmethod
+    def activation_quantizer(layer):
+        return None
+
+    @staticmethod
+    def quantized(layer, role, values):
+        return np.asarray(values, np.float64)
+
+    @staticmethod
+    def is_quantized(layer) -> bool:
+        return False
+
+    @staticmethod
+    def quantized_twin(model, quantization, batchnorm: str = "fold"):
+        """The QKeras model of `model`'s tf_keras twin, holds carried over."""
+        from fpgaprune.frontends import quantizing
+
+        return quantizing().quantized_twin(held_twin(model), quantization, batchnorm=batchnorm)
+
+    @staticmethod
+    def exported_model(model):
+        """hls4ml's Keras-2 converter takes the tf_keras twin (with precisions derived only for a QKeras model)."""
+        return held_twin(model)
+
+    @staticmethod
+    def custom_objects() -> dict:
+        from fpgaprune.frontends.keras3.files import model_objects
+
+        return model_objects()
+
+    @staticmethod
+    def load(path, trust_code: bool = False, compile: bool = True):
+        from fpgaprune.frontends.keras3.files import load_model
+
+        return load_model(path, compile=compile, trust_code=trust_code)
+
+    @staticmethod
+    def save(model, path):
+        from fpgaprune.frontends.keras3.files import save_model
+
+        return save_model(model, path)
+
+    @staticmethod
+    def file_policy():
+        from fpgaprune.frontends.keras3.files import POLICY
+
+        return POLICY
+
+
+def held_twin(model):
+    """The tf_keras twin of a Keras 3 model, holding what `model` holds."""
+    from fpgaprune.frontends import quantizing
+    from fpgaprune.frontends.keras3.twin import tf_keras_twin
+    from fpgaprune.masking import finalize, hold
+
+    quantizing()  # one line with the fix where tf_keras models cannot be quantized in this process
+    Keras3FrontEnd.check_model(model)
+    plain, manifest = finalize(model)
+    twin = tf_keras_twin(plain)
+    return hold(twin, manifest) if len(manifest) else twin
+
+
+FRONT_END = Keras3FrontEnd()

@@ -1,0 +1,96 @@
+"""The Python API on Keras 3 models, with the same names and selection strings as on tf_keras: `fp.prune` and
+`Pruner` choose the same entries as on the model's tf_keras twin, `GradualPruning` runs in a Keras 3 `fit`, a
+lottery ticket rewinds exactly, a budget fit prices the model, and `fp.export` of the Keras 3 model C-simulates
+bit-exactly against its QKeras twin."""
+
+import keras
+import numpy as np
+import pytest
+
+import fpgaprune as fp
+from fpgaprune import data
+from fpgaprune.budget import HardwareCosts, fit_to_budget, parse_budget
+from fpgaprune.frontends.keras3.twin import tf_keras_twin
+from fpgaprune.hls import load_board, load_preset
+from fpgaprune.pruning import GradualPruning, LotteryTicket, PolynomialDecay, Pruner
+from fpgaprune.pruning.lottery import survivors_match
+from fpgaprune.quantize import input_type
+
+SPEC = {"default": {"kernel": "quantized_bits(8,0,alpha=1)", "bias": "quantized_bits(8,0,alpha=1)",
+                    "activation": "quantized_relu(8,3)"}}
+LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+def keras3_cnn(seed=0):
+    keras.utils.set_random_seed(seed)
+    image = keras.Input((8, 8, 1), name="image")
+    a = keras.layers.Conv2D(6, 3, padding="same", activation="relu", name="conv1")(image)
+    b = keras.layers.Conv2D(6, 3, padding="same", name="conv2")(a)
+    merged = keras.layers.ReLU(name="relu2")(keras.layers.Add(name="add")([a, b]))
+    out = keras.layers.Dense(10, name="fc")(keras.layers.Flatten(name="flatten")(merged))
+    return keras.Model(image, out)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return data.digits()
+
+
+@pytest.mark.parametrize("structure", ["kernel", "filter", "element"])
+def test_the_same_selection_and_pruner_choose_the_same_entries_as_on_the_tf_keras_twin(structure):
+    model = keras3_cnn()
+    twin = tf_keras_twin(model)
+    selections = ["conv2[:, :, 1, 2]", "fc[:7, 3]"]
+    ours = Pruner(structure=structure, layers=["conv1", "conv2"]).prune(fp.prune(model, selections=selections), 0.5)
+    theirs = Pruner(structure=structure, layers=["conv1", "conv2"]).prune(fp.prune(twin, selections=selections), 0.5)
+    assert fp.manifest_of(ours).to_json() == fp.manifest_of(theirs).to_json()
+    assert type(ours) is type(model) and not ours.get_layer("conv2").kernel.numpy()[:, :, 1, 2].any()
+
+
+def test_gradual_pruning_runs_in_a_keras3_fit(digits):
+    pruner = Pruner(structure="kernel", layers=["conv1", "conv2"])
+    model = pruner.attach(keras3_cnn())
+    model.compile(keras.optimizers.AdamW(1e-2, weight_decay=0.05), LOSS)
+    schedule = PolynomialDecay(0.0, 0.6, begin_step=0, end_step=20, frequency=5)
+    gradual = GradualPruning(pruner, schedule)
+    model.fit(digits.x_train[:640], digits.y_train[:640], batch_size=32, epochs=2, verbose=0, callbacks=[gradual])
+    assert gradual.history[-1][1] == pytest.approx(0.6) and abs(gradual.history[-1][2] - 0.6) < 0.05
+    kernel = model.get_layer("conv2").kernel.numpy()
+    removed = np.all(kernel == 0, axis=(0, 1))
+    assert 0.4 < removed.mean() < 0.8
+
+
+def test_a_lottery_ticket_rewinds_a_keras3_model_exactly(digits):
+    def train(model, callbacks):
+        model.compile(keras.optimizers.Adam(3e-3), LOSS)
+        model.fit(digits.x_train[:640], digits.y_train[:640], epochs=1, batch_size=64, verbose=0,
+                  callbacks=callbacks)
+
+    ticket = LotteryTicket(Pruner(structure="kernel", layers=["conv2"]), rounds=2, rate=0.4)
+    model = ticket.start(keras3_cnn())
+    for round_index in range(2):
+        ticket.train_round(model, train, round_index)
+        ticket.prune_and_rewind(model, round_index)
+        assert survivors_match(model, ticket.rewind_weights, ticket.pruner)
+    assert ticket.sparsities[-1] == pytest.approx(1 - 0.6 ** 2, abs=0.06)
+
+
+def test_a_budget_fit_prices_and_prunes_a_keras3_model(digits):
+    model = keras3_cnn()
+    pruner = Pruner(structure="kernel")
+    costs = HardwareCosts(SPEC, load_preset("latency_parallel")["HLSConfig"], input_type(digits.x_test),
+                          load_board("pynq-z2"))
+    attached = pruner.attach(fp.hold(model))
+    budget = parse_budget({"LUT": 0.5}, load_board("pynq-z2"))
+    masks, step = fit_to_budget(pruner, attached, costs, budget, margin=0.1)
+    pruner.apply(attached, masks)
+    assert budget.fractions(costs(attached).total())[0] <= budget.limits()[0]
+
+
+def test_export_of_a_keras3_model_csimulates_bit_exactly(digits, tmp_path):
+    held = fp.prune(keras3_cnn(), selections=["conv2[:, :, 1, :]", "fc[:50, 3]"])
+    quantized = fp.to_qkeras(held, SPEC)
+    exported = fp.export(quantized, output_dir=tmp_path / "project", x=digits.x_test[:40])
+    result = fp.csim(exported, quantized, digits.x_test[:40])
+    assert result.bit_exact and result.mismatches == 0
+    assert not quantized.get_layer("conv2").kernel.numpy()[:, :, 1, :].any()
