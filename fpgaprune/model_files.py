@@ -228,6 +228,25 @@ def load_model(path, compile: bool = True, trust_code: bool = False):
     return front_end_of_file(path).load(path, trust_code=trust_code, compile=compile)
 
 
+def write_model_file(model, path) -> Path:
+    """`model.save` to a `.keras` or `.h5` file, atomically (each front end's `save`)."""
+    import os
+
+    from fpgaprune.atomic import atomic_target
+    from fpgaprune.errors import FpgapruneError
+
+    path = Path(path)
+    if path.suffix not in FORMATS:
+        raise FpgapruneError(f"{path}: model files must end in {' or '.join(FORMATS)}")
+    tmp, final = atomic_target(path)
+    try:
+        model.save(tmp)
+        os.replace(tmp, final)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return final
+
+
 def save_model(model, path) -> Path:
     """Save `model` in its own framework (with optimizer state when compiled) to a `.keras` or `.h5` file,
     atomically; holds included, so that they keep working in further training."""

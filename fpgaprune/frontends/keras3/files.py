@@ -7,13 +7,11 @@ data markers (`__keras_tensor__`, `__tuple__`, `__slice__`, `__ellipsis__`, ...)
 that needs code is not one fpgaprune can convert for hls4ml anyway. Keras 3's own `safe_mode` stays on.
 """
 
-import os
 from functools import lru_cache
 from pathlib import Path
 
-from fpgaprune.atomic import atomic_target
-from fpgaprune.errors import FpgapruneError, ModelFileError, first_line
-from fpgaprune.model_files import FORMATS, FilePolicy, check_model_configs, check_model_file
+from fpgaprune.errors import ModelFileError, first_line
+from fpgaprune.model_files import FilePolicy, check_model_configs, check_model_file, write_model_file
 
 CODE_LAYERS = frozenset({"Lambda", "TorchModuleWrapper", "JaxLayer", "FlaxLayer", "TFSMLayer"})
 HOLD = "fpgaprune>HoldConstraint"
@@ -62,17 +60,8 @@ def model_objects() -> dict:
 
 
 def save_model(model, path) -> Path:
-    """Save a Keras 3 model to a `.keras` (or `.h5`) file, atomically."""
-    path = Path(path)
-    if path.suffix not in FORMATS:
-        raise FpgapruneError(f"{path}: model files must end in {' or '.join(FORMATS)}")
-    tmp, final = atomic_target(path)
-    try:
-        model.save(tmp)
-        os.replace(tmp, final)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return final
+    """Save `model` (with optimizer state when compiled) to a `.keras` or `.h5` file, atomically."""
+    return write_model_file(model, path)
 
 
 def load_model(path, compile: bool = True, trust_code: bool = False):

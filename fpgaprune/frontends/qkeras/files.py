@@ -1,13 +1,11 @@
 """tf_keras (Keras 2) model files: the allow-list their configs are checked against, then load and save, holds
 and QKeras quantizers included."""
 
-import os
 from functools import lru_cache
 from pathlib import Path
 
-from fpgaprune.atomic import atomic_target
-from fpgaprune.errors import FpgapruneError, ModelFileError, first_line
-from fpgaprune.model_files import FORMATS, FilePolicy, check_model_configs, check_model_file
+from fpgaprune.errors import ModelFileError, first_line
+from fpgaprune.model_files import FilePolicy, check_model_configs, check_model_file, write_model_file
 
 CODE_LAYERS = frozenset({"Lambda", "TFOpLambda", "SlicingOpLambda"})
 
@@ -42,16 +40,7 @@ def model_objects() -> dict:
 
 def save_model(model, path) -> Path:
     """Save `model` (with optimizer state when compiled) to a `.keras` or `.h5` file, atomically."""
-    path = Path(path)
-    if path.suffix not in FORMATS:
-        raise FpgapruneError(f"{path}: model files must end in {' or '.join(FORMATS)}")
-    tmp, final = atomic_target(path)
-    try:
-        model.save(tmp)
-        os.replace(tmp, final)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return final
+    return write_model_file(model, path)
 
 
 def load_model(path, compile: bool = True, trust_code: bool = False):
