@@ -79,6 +79,14 @@ class BridgeRun:
 DIFF_HEADER = ("layer", "values differing", "max |diff|", "first (sample, index)", "C-sim", "QKeras")
 
 
+def simulated_subset(held_out: int, limit, seed: int = 0) -> np.ndarray | None:
+    """The held-out samples C-sim runs when there are more than `limit` (an int, or "all"): a seeded uniform
+    sample, in order; None: all of them."""
+    if limit == "all" or held_out <= int(limit):
+        return None
+    return np.sort(np.random.default_rng(seed).choice(held_out, int(limit), replace=False))
+
+
 def hardware_input(x: np.ndarray, fixed: FixedType) -> np.ndarray:
     """`x` as the hardware's input type holds it (float32)."""
     scaled = np.asarray(x, np.float64) * 2.0**fixed.frac
@@ -127,6 +135,7 @@ class CsimResult:
     tolerance_bound: float | None = None
     first_difference: str = ""  # one labelled line: the first layer that differs
     profile: object = None  # quantize.profile.Profile of the same pass, when collected
+    held_out: int = 0  # the held-out samples `samples` were drawn from (0: the same set, all simulated)
 
     @property
     def within_tolerance(self) -> bool | None:
@@ -135,6 +144,14 @@ class CsimResult:
     @property
     def passed(self) -> bool:
         return self.bit_exact or bool(self.within_tolerance)
+
+    def scope(self) -> str:
+        """Which samples were simulated: "450 samples", or "2000 of the 10000 held-out samples (a seeded
+        sample...)"."""
+        if not self.held_out or self.held_out <= self.samples:
+            return f"{self.samples} samples"
+        return (f"{self.samples} of the {self.held_out} held-out samples (a seeded sample, outputs.csim_samples; "
+                "`all` simulates every one)")
 
     def verdict(self) -> str:
         if self.bit_exact:
@@ -155,7 +172,7 @@ class CsimResult:
         return text
 
     def format(self) -> str:
-        lines = [f"C-sim vs QKeras at the logits ({self.layer}), {self.samples} samples: {self.verdict()}"
+        lines = [f"C-sim vs QKeras at the logits ({self.layer}), {self.scope()}: {self.verdict()}"
                  + (f"; {self.agreement_text()}" if self.argmax_agreement is not None else "")]
         if self.tolerance is not None and not self.bit_exact:
             lines.append(f"the tolerance: {self.tolerance.reason}; to be exact: {self.tolerance.advice}")
@@ -166,6 +183,7 @@ class CsimResult:
         return {"bit_exact": self.bit_exact, "argmax_agreement": self.argmax_agreement, "agreement": self.agreement,
                 "logits_agreement": self.logits_agreement, "ties": self.ties, "mismatches": self.mismatches,
                 "max_abs_diff": self.max_abs_diff, "logits_layer": self.layer, "samples": self.samples,
+                "held_out": self.held_out or self.samples,
                 "table_activation": self.table_activation, "float32_exact": self.float32_exact,
                 "tolerance": self.tolerance_bound, "within_tolerance": self.within_tolerance,
                 "tolerance_reason": self.tolerance.reason if self.tolerance else None,
@@ -181,7 +199,7 @@ class CsimResult:
                    metrics.get("table_activation", False), metrics.get("float32_exact", True),
                    samples=metrics.get("samples", 0), agreement=metrics.get("agreement", "argmax agreement"),
                    logits_agreement=metrics.get("logits_agreement"), ties=metrics.get("ties", 0),
-                   tolerance=tolerance, tolerance_bound=metrics.get("tolerance"))
+                   tolerance=tolerance, tolerance_bound=metrics.get("tolerance"), held_out=metrics.get("held_out", 0))
 
 
 class _LayerDiff:
@@ -190,7 +208,9 @@ class _LayerDiff:
     def __init__(self):
         self.counts, self.largest, self.first = {}, {}, {}
 
-    def add(self, name: str, start: int, traced: np.ndarray, reference: np.ndarray) -> None:
+    def add(self, name: str, start: int, traced: np.ndarray, reference: np.ndarray, ids=None) -> None:
+        """`start`: the chunk's first sample; `ids`: each row's sample number in the held-out set, if not
+        `start + row` (a subset was simulated)."""
         traced = traced.reshape(reference.shape)
         differs = traced != reference
         count = int(differs.sum())
@@ -199,7 +219,8 @@ class _LayerDiff:
             self.largest[name] = max(self.largest.get(name, 0.0), float(np.abs(traced - reference).max()))
             if name not in self.first:
                 index = tuple(int(i) for i in np.argwhere(differs)[0])
-                self.first[name] = ((start + index[0], *index[1:]), float(traced[index]), float(reference[index]))
+                sample = int(ids[index[0]]) if ids is not None else start + index[0]
+                self.first[name] = ((sample, *index[1:]), float(traced[index]), float(reference[index]))
 
     def rows(self, order: list, limit: int = 3) -> list:
         names = [name for name in order if self.counts.get(name)][:limit]
@@ -217,7 +238,7 @@ class _Comparison:
         self.largest_diff = self.largest_logit = 0.0
         self.layers = _LayerDiff()
 
-    def add(self, start: int, outputs: np.ndarray, traces: dict, values) -> None:
+    def add(self, start: int, outputs: np.ndarray, traces: dict, values, ids=None) -> None:
         n = len(outputs)
         reference = values.outputs.reshape(n, -1)
         final = np.asarray(outputs).reshape(reference.shape)
@@ -234,7 +255,7 @@ class _Comparison:
         self._decisions(final, reference, hardware_logits, reference_logits)
         for layer in self.model.layers:
             if layer.name in (traces or {}) and layer.name in values.layer_outputs:
-                self.layers.add(layer.name, start, np.asarray(traces[layer.name]), values.traced(layer.name))
+                self.layers.add(layer.name, start, np.asarray(traces[layer.name]), values.traced(layer.name), ids)
 
     def _decisions(self, final, reference, hardware_logits, reference_logits) -> None:
         """Classes: how many argmaxes agree (and ties of a table); 0/1 outputs: how many decisions agree."""
@@ -280,13 +301,15 @@ def layer_diff(trace: dict, model, x, limit: int = 3) -> list:
 
 
 def compare_with_qkeras(run, model, x, fixed: FixedType, *, task=None, tolerance: Tolerance | None = None,
-                        collector=None, chunk: int = CHUNK, workers: int | None = None) -> CsimResult:
+                        collector=None, chunk: int = CHUNK, workers: int | None = None,
+                        ids: np.ndarray | None = None) -> CsimResult:
     """Compare a C-simulation with the QKeras model at the logits, bit for bit, over all of `x`.
 
     `run(xq)` returns (outputs, {traced layer: outputs}) of the C-simulation for the hardware inputs `xq`; a
     `BridgeRun` also spreads long sets over `workers` processes (default: one per core). `task`
     (`fpgaprune.task.Task`) says which decisions to compare (default: the argmax); `tolerance` is where hls4ml
-    is not exact; `collector` (`quantize.profile.ProfileCollector`) reads the same pass.
+    is not exact; `collector` (`quantize.profile.ProfileCollector`) reads the same pass; `ids`: the sample
+    numbers of `x` in a larger set (`simulated_subset`), for the per-layer diff.
     """
     probe, comparison = LayerValuesProbe(model), _Comparison(model, task)
     starts = list(range(0, len(x), chunk))
@@ -295,7 +318,7 @@ def compare_with_qkeras(run, model, x, fixed: FixedType, *, task=None, tolerance
     passes = run.map(inputs, workers) if isinstance(run, BridgeRun) else (run(xq) for xq in inputs)
     for start, xq, (outputs, traces) in zip(starts, inputs, passes):
         values = probe(xq)
-        comparison.add(start, outputs, traces, values)
+        comparison.add(start, outputs, traces, values, None if ids is None else ids[start:start + chunk])
         if collector is not None:
             collector.add(np.asarray(x[start:start + chunk]), values)
     result = comparison.result(fixed, tolerance)

@@ -93,6 +93,10 @@ class HlsSection(Strict):
 class OutputsSection(Strict):
     dir: str = "runs/digits"
     tb_samples: PositiveInt = 100
+    # C-sim runs at most this many held-out samples, a seeded uniform sample of them ("all": every one). A CNN's
+    # C-sim costs milliseconds per sample (measured: the hls4ml tutorial's part-6 CNN 5.5 ms on one core), so
+    # 10,000 images would outlast its training; hls4ml's own tutorial simulates 3,000 of them.
+    csim_samples: Union[PositiveInt, Literal["all"]] = 2000
     synthesize_layers: bool = True  # yosys measurement of the DA circuit (false: none)
     # What yosys measures: "sample" (one removed kernel's output column, with and without it; every layer's DA
     # LUTs from the calibrated da4ml cost) or "all" (every layer's DA circuit).

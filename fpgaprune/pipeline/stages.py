@@ -123,7 +123,8 @@ def csim(config, run_dir: Path, out: Path) -> dict:
     with ThreadPoolExecutor(max_workers=1) as side:  # the __SYNTHESIS__ branch compiles beside the simulation
         syntax = side.submit(shipped.check_synthesis_branch, build)
         quantized, dataset = stage_model(config, run_dir, "quantize"), dataset_of(config)
-        with elapsed(f"C-sim of hls/project over {len(dataset.x_test)} samples against QKeras"):
+        with elapsed(f"C-sim of hls/project against QKeras over the held-out set (outputs.csim_samples: "
+                     f"{config.outputs.csim_samples})"):
             result = simulated(config, quantized, dataset, exported,
                                shipped.runner(build, quantized, manifest["traced_outputs"]))
         syntax.result()
@@ -146,9 +147,10 @@ def csim(config, run_dir: Path, out: Path) -> dict:
 
 
 def simulated(config, quantized, dataset, exported, run):
-    """C-sim through `run` against the QKeras model over the held-out set: its task's decisions, the tolerance
-    its types give, and the profile of the same pass."""
-    from fpgaprune.hls.csim import compare_with_qkeras
+    """C-sim through `run` against the QKeras model over the held-out set (a seeded sample of
+    `outputs.csim_samples` of it when larger): its task's decisions, the tolerance its types give, and the
+    profile of the same pass."""
+    from fpgaprune.hls.csim import compare_with_qkeras, simulated_subset
     from fpgaprune.hls.names import map_keys
     from fpgaprune.hls.tolerance import export_tolerance, node_types
     from fpgaprune.quantize.profile import ProfileCollector
@@ -156,9 +158,13 @@ def simulated(config, quantized, dataset, exported, run):
     hls_config, names = exported.manifest["hls_config"], exported.manifest.get("names", {})
     collector = ProfileCollector(quantized, map_keys(node_types(hls_config), names), exported.input_type)
     run.names = names
-    return compare_with_qkeras(run, quantized, dataset.x_test, exported.input_type,
-                               task=task_of(config, quantized, dataset),
-                               tolerance=export_tolerance(quantized, hls_config, names), collector=collector)
+    ids = simulated_subset(len(dataset.x_test), config.outputs.csim_samples, config.seed)
+    x = dataset.x_test if ids is None else dataset.x_test[ids]
+    result = compare_with_qkeras(run, quantized, x, exported.input_type, task=task_of(config, quantized, dataset),
+                                 tolerance=export_tolerance(quantized, hls_config, names), collector=collector,
+                                 ids=ids)
+    result.held_out = len(dataset.x_test)
+    return result
 
 
 def _mismatch(result, weight_problems: list) -> str:

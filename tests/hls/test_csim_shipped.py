@@ -9,7 +9,7 @@ import pytest
 
 import fpgaprune as fp
 from fpgaprune.hls import shipped
-from fpgaprune.hls.csim import compare_with_qkeras, hardware_input, layer_diff
+from fpgaprune.hls.csim import CsimResult, compare_with_qkeras, hardware_input, layer_diff, simulated_subset
 from fpgaprune.tools import ToolError
 from hls_helpers import digits, digits_cnn, trained, tree_hash
 
@@ -88,6 +88,25 @@ def test_a_weight_changed_in_the_header_only_is_found_and_simulated(exported, tm
     assert result.diff[0].startswith("layer ") and "values differing" in result.diff[0]  # a table with its header
     assert result.diff[2].startswith("fc "), result.diff  # the first differing layer, from the shipped build
     assert result.first_difference.startswith("the first layer that differs is 'fc': ")
+    _a_seeded_sample_names_held_out_samples(build, export, model, dataset)
+
+
+def _a_seeded_sample_names_held_out_samples(build, export, model, dataset):
+    """C-sim of a seeded sample of the held-out set (outputs.csim_samples) finds the same change, and names the
+    held-out sample where it first shows."""
+    held_out = len(dataset.x_test)
+    ids = simulated_subset(held_out, 60, seed=3)
+    assert np.array_equal(ids, simulated_subset(held_out, 60, seed=3)) and len(np.unique(ids)) == 60
+    assert np.all(np.diff(ids) > 0) and ids[-1] < held_out and ids[-1] > 60  # in order, drawn from all of them
+    assert simulated_subset(held_out, held_out, 3) is None and simulated_subset(held_out, "all", 3) is None
+    result = compare_with_qkeras(shipped.runner(build, model, export.manifest["traced_outputs"]), model,
+                                 dataset.x_test[ids], export.input_type, ids=ids)
+    result.held_out = held_out
+    assert result.samples == 60 and not result.bit_exact
+    sample = int(result.first_difference.split("(sample, index) (")[1].split(",")[0])
+    assert sample in set(ids.tolist()), (sample, ids)
+    assert f"60 of the {held_out} held-out samples (a seeded sample" in result.format()
+    assert CsimResult.from_metrics(result.metrics()).scope() == result.scope()
 
 
 def test_a_cpp_error_in_the_synthesis_branch_only_is_caught(exported, tmp_path):

@@ -36,7 +36,7 @@ def test_default_run_end_to_end(tmp_path):
     assert (run / "report" / "report.html").exists() and (run / "report" / "resources.csv").exists()
     assert (run / "hls" / "project" / "fpgaprune_manifest.json").exists()
     csim = json.loads((run / "csim" / "stage.json").read_text())["metrics"]
-    assert csim["bit_exact"] and csim["argmax_agreement"] == 1.0
+    assert csim["bit_exact"] and csim["argmax_agreement"] == 1.0 and csim["samples"] == csim["held_out"] == 450
     quantized = json.loads((run / "quantize" / "stage.json").read_text())["metrics"]
     assert quantized["accuracy"] >= 0.90 and quantized["conv_kernels_pruned"] >= 0.5
     assert "report: " in result.stdout and "bit-exact logits" in result.stdout
@@ -110,8 +110,13 @@ def test_resume_skips_what_is_up_to_date_and_reruns_what_changed(quick_config):
     path.write_text(yaml.safe_dump(config))
     third = cli("run", str(path))
     assert third.returncode == 0 and _ran(third.stdout) == list(STAGE_NAMES[1:])
+    config["outputs"]["csim_samples"] = 100  # C-sim of a seeded sample of the 450 held-out images
+    path.write_text(yaml.safe_dump(config))
     forced = cli("run", str(path), "--from", "csim")
     assert forced.returncode == 0 and _ran(forced.stdout) == ["csim", "synth", "report"]
+    csim = json.loads((Path(config["outputs"]["dir"]) / "csim" / "stage.json").read_text())["metrics"]
+    assert (csim["samples"], csim["held_out"]) == (100, 450) and csim["bit_exact"]
+    assert "over 100 of the 450 held-out samples (a seeded sample" in forced.stdout
 
 
 def test_a_killed_stage_leaves_nothing_half_written_and_resumes(quick_config):
