@@ -180,8 +180,9 @@ def show(name: str, label: str, result: dict, x_test: int) -> None:
           f"{after_qat / training if training else float('nan'):.2f} x the training stages")
     csim = seconds.get("csim")
     if csim:
-        print(f"  C-sim stage {csim:.1f} s over {x_test} samples ({1000 * csim / x_test:.2f} ms per sample, "
-              "g++ build included)")
+        simulated = result["csim"].get("samples") or x_test  # a seeded sample of the held-out set, or all of it
+        print(f"  C-sim stage {csim:.1f} s over {simulated} of {x_test} held-out samples "
+              f"({1000 * csim / simulated:.2f} ms per sample, g++ build included)")
     report = result["report"]
     print(f"  estimate: LUT {report.get('lut')}, DSP {report.get('dsp')}, fits {report.get('fits')}")
     print("  " + "\n  ".join(result["headline"]))
