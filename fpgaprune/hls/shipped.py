@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.errors import ExportError
-from fpgaprune.tools import GXX_TIMEOUT_S, run_tool
+from fpgaprune.tools import GXX_TIMEOUT_S, cores, run_tool
 
 CXX = ["g++", "-O3", "-fPIC", "-std=c++17", "-fno-gnu-unique", "-Ifirmware/ap_types", "-Ifirmware"]
 SYNTHESIS_WRAPPER = """#include "ap_fixed.h"
@@ -55,7 +55,8 @@ def build_shipped(project: Path, scratch: Path, project_name: str = "myproject")
                ([*CXX, weights, "-c", f"{project_name}_test.cpp", "-o", "test.o"], "the test bench")]
     links = [([*CXX, "-shared", "project.o", "bridge.o", "-o", "bridge.so"], "the bridge library"),
              ([*CXX, "project.o", "test.o", "-o", "csim_tb"], "the test-bench program")]
-    with ThreadPoolExecutor(max_workers=len(objects)) as pool:  # the objects side by side, then the links
+    # the objects side by side, one per core (each g++ holds ~0.4 GB: more at once only adds memory), then the links
+    with ThreadPoolExecutor(max_workers=max(1, min(len(objects), cores()))) as pool:
         for future in [pool.submit(run_tool, command, f"g++ build of {what} ({build})", GXX_TIMEOUT_S, cwd=build)
                        for command, what in objects]:
             future.result()
