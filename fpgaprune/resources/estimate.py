@@ -23,12 +23,17 @@ SOURCE = "estimate (fpgaprune rules, see fpgaprune/resources/rules.py)"
 # Where each estimated column stands against published vendor results of stock hls4ml designs
 # (benchmarks/bench_published.py on benchmarks/published/; the README's table).
 COLUMN_SOURCES = {
-    "DSP": "rule estimate, checked against Vivado HLS 2019.2 C-synthesis of 4 published hls4ml designs (dense "
-           "layers: held-out error -3.1% and +4.9%, resources/csynth.py); Vitis HLS 2024.1 builds 34-72% of "
-           "constant products from LUTs, which no rule here predicts",
+    "DSP": "rule estimate. Dense layers (io_parallel): checked against Vivado HLS 2019.2 C-synthesis of 4 published "
+           "hls4ml designs (held-out error -3.1% and +4.9%, resources/csynth.py); Vitis HLS 2024.1 builds 34-72% of "
+           "constant products from LUTs, which no rule here predicts. Convolutions: no model was fitted on them; "
+           "the same rule, as it is, against 2 published Vivado HLS 2020.1 io_stream designs of the hls4ml "
+           "tutorial's part-6 CNN (benchmarks/bench_published_cnn.py): +3% to +45% per layer at 16 bits, and at 6 "
+           "bits it does not predict which products the tool puts in DSPs. io_parallel convolutions: unchecked",
     "LUT": "rule estimate (multipliers and adders of the live products), not calibrated. C-synthesis reports more: "
-           "its per-tool model (resources/csynth.py, two coefficients fitted on published designs) holds out at "
-           "-4.6% and +2.5% (Vivado HLS 2019.2) and -2.5% and +21% (Vitis HLS 2024.1)",
+           "its per-tool model (resources/csynth.py, two coefficients fitted on published Dense layers) holds out "
+           "at -4.6% and +2.5% (Vivado HLS 2019.2) and -2.5% and +21% (Vitis HLS 2024.1); on the part-6 CNN's "
+           "io_stream convolutions (Vivado HLS 2020.1), as it is, -7% to +6% at 16 bits and -9% to +96% at 6 "
+           "bits; io_parallel convolutions: unchecked",
     "FF": "rule estimate (adder-tree pipeline registers), not calibrated: 12-40% of Vivado HLS and 65-220% of "
           "Vitis HLS C-synthesis FF figures",
     "BRAM_18K": "rule estimate (the Resource strategy's weight ROM), not checked against a vendor tool",
