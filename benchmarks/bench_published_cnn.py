@@ -15,10 +15,17 @@ Each layer is priced as stock hls4ml builds it, by `csynth.MODELS` (the only Viv
 on Dense layers in io_parallel: it is applied here to 2020.1 designs and to io_stream convolutions, where it was
 never checked). Printed: per layer, model / published for DSP and LUT, and the error per layer kind.
 
+Then a model of Vivado HLS 2020.1 in io_stream is fitted on one design (FIT: 16 bits) and held out on the two
+others (the 16-bit replicate with other weights, and 6-bit QKeras): three coefficients, the LUTs per weight site
+and per live product, and the narrowest constant (its odd part, `csynth.odd_width`) that the tool still puts in
+a DSP; narrower constants are LUT multipliers priced by their CSD digits. Targets on the designs held out: DSP
+within +-15% and LUT within +-25% per layer.
+
     python benchmarks/bench_published_cnn.py [--seeds 2]
 """
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +44,9 @@ FIXED16 = (16, 10)  # ap_fixed<16,6>: weight bits, fraction bits
 QKERAS6 = (6, 5)  # quantized_bits(6,0,alpha=1)
 DSP_A, DSP_B = 27, 18  # DSP48E2 (xcu250)
 TRAIN_IMAGES = 12000
+FIT = "vivado2020-pruned50-16b-stream"  # the design the 2020.1 model is fitted on; the others are held out
+TARGETS = {"DSP": 0.15, "LUT": 0.25}
+STREAM_2020 = csynth.CsynthModel("Vivado HLS 2020.1 (io_stream, fitted here)", 0.0, 0.0, False, False, True, "")
 
 
 def svhn_shaped(dataset, count: int):
@@ -107,37 +117,79 @@ def design_layers(kernels: dict, network: dict, precision: str) -> dict:
     return layers
 
 
+def layer_rows(data: dict, kernels: list, model) -> list:
+    """Per design and layer: (design, layer, kind, bits, live products, mean DSP and LUT of `model`, published)."""
+    rows = []
+    for design in data["designs"]:
+        per_seed = [design_layers(k, data["network"], design["precision"]) for k in kernels]
+        for name, published in design["layers"].items():
+            _, bits, input_bits, kind = per_seed[0][name]
+            features = [csynth.layer_features(s[name][0], bits, input_bits, design["reuse_factor"], DSP_A, DSP_B,
+                                              model.dsp_min_width) for s in per_seed]
+            estimates = [csynth.csynth_estimate(f, model) for f in features]
+            products = int(np.mean([f.products for f in features]))
+            rows.append((design["name"], name, kind, f"{bits}x{input_bits}", products,
+                         *(float(np.mean([e[r] for e in estimates])) for r in ("DSP", "LUT")), published, features))
+    return rows
+
+
+def print_rows(rows: list, title: str) -> dict:
+    """The table of model / published per layer; returns {(kind, resource, held out): [errors]}."""
+    table, errors = [], {}
+    for design, name, kind, bits, products, dsp, lut, published, _ in rows:
+        table.append((design, name, kind, bits, products, _ratio(dsp, published["DSP"]), _ratio(lut, published["LUT"])))
+        for resource, estimate in (("DSP", dsp), ("LUT", lut)):
+            if published[resource]:
+                key = (kind, resource, design != FIT)
+                errors.setdefault(key, []).append(estimate / published[resource] - 1)
+    print(title)
+    print("\n".join(format_rows(("design", "layer", "kind", "bits (w x in)", "live products", "DSP", "LUT"), table)))
+    return errors
+
+
+def fitted_2020(data: dict, kernels: list):
+    """STREAM_2020 fitted on FIT: the DSP width threshold with the least absolute DSP error, then the two LUT
+    coefficients by least squares (the rules' multiplier LUTs first)."""
+    def dsp_error(width):
+        rows = layer_rows({**data, "designs": [d for d in data["designs"] if d["name"] == FIT]}, kernels,
+                          replace(STREAM_2020, dsp_min_width=width))
+        return sum(abs(dsp - published["DSP"]) for *_, dsp, _, published, _ in rows), rows
+
+    width, (_, rows) = min(((w, dsp_error(w)) for w in range(2, 13)), key=lambda item: item[1][0])
+    model = replace(STREAM_2020, dsp_min_width=width)
+    fit_rows = [(f, published["LUT"], model) for *_, published, features in rows for f in features]
+    per_site, per_product = csynth.fit_lut_coefficients(fit_rows)
+    return replace(model, lut_per_site=per_site, lut_per_product=per_product)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=2)
     args = parser.parse_args()
     data = yaml.safe_load(DESIGNS.read_text())
-    network = data["network"]
     x, y = svhn_shaped(fashion_mnist(), TRAIN_IMAGES)
-    kernels = [folded_kernels(trained(network, seed, x, y), network) for seed in range(args.seeds)]
+    kernels = [folded_kernels(trained(data["network"], seed, x, y), data["network"]) for seed in range(args.seeds)]
     model = csynth.MODELS[MODEL]
-    rows, errors = [], {}
-    for design in data["designs"]:
-        per_seed = [design_layers(k, network, design["precision"]) for k in kernels]
-        for name, published in design["layers"].items():
-            codes, bits, input_bits, kind = per_seed[0][name]
-            features = [csynth.layer_features(s[name][0], bits, input_bits, design["reuse_factor"], DSP_A, DSP_B)
-                        for s in per_seed]
-            estimates = [csynth.csynth_estimate(f, model) for f in features]
-            lut, dsp = (float(np.mean([e[r] for e in estimates])) for r in ("LUT", "DSP"))
-            products = int(np.mean([f.products for f in features]))
-            rows.append((design["name"], name, kind, f"{bits}x{input_bits}", products,
-                         _ratio(dsp, published["DSP"]), _ratio(lut, published["LUT"])))
-            for resource, estimate in (("DSP", dsp), ("LUT", lut)):
-                if published[resource]:
-                    errors.setdefault((kind, resource), []).append(estimate / published[resource] - 1)
-    print(f"{model.tool} C-synthesis model / published (Vivado HLS 2020.1), per layer ({args.seeds} seeds of "
-          "Fashion-MNIST training)")
-    print("\n".join(format_rows(("design", "layer", "kind", "bits (w x in)", "live products", "DSP", "LUT"), rows)))
+    errors = print_rows(layer_rows(data, kernels, model), f"{model.tool} C-synthesis model / published (Vivado HLS "
+                        f"2020.1), per layer ({args.seeds} seeds of Fashion-MNIST training)")
     print("\nerror per layer kind (mean |model / published - 1|, and the range), the model as it is (not refitted):")
+    _print_errors({(kind, resource): v for (kind, resource, _), v in errors.items()})
+    fitted = fitted_2020(data, kernels)
+    print(f"\n{fitted.tool}, fitted on {FIT}: {fitted.lut_per_site:.3f} LUT per weight site, "
+          f"{fitted.lut_per_product:.3f} per live product, DSP for constants of odd part >= {fitted.dsp_min_width} "
+          "bits (narrower: CSD LUT multipliers)")
+    errors = print_rows(layer_rows(data, kernels, fitted), "model / published, per layer:")
+    print("\nerror per layer kind on the designs held out (targets: DSP +-15%, LUT +-25% per layer):")
+    _print_errors({(kind, resource): v for (kind, resource, held), v in errors.items() if held}, TARGETS)
+    print("on the design it was fitted on (not a check):")
+    _print_errors({(kind, resource): v for (kind, resource, held), v in errors.items() if not held})
+
+
+def _print_errors(errors: dict, targets: dict | None = None) -> None:
     for (kind, resource), values in sorted(errors.items()):
+        within = f", {sum(abs(v) <= targets[resource] for v in values)} of {len(values)} within" if targets else ""
         print(f"  {kind:<17} {resource}: {np.mean(np.abs(values)):.1%} ({min(values):+.1%} .. {max(values):+.1%}), "
-              f"{len(values)} layers")
+              f"{len(values)} layers{within}")
 
 
 def _ratio(estimate: float, published_figure: int) -> str:

@@ -39,6 +39,11 @@ class CsynthModel:
     shares_under_reuse: bool  # Latency strategy, R > 1: multipliers shared behind multiplexers
     dsp_modelled: bool
     held_out: str  # the fit's error on the designs held out, as bench_published.py printed it
+    # A product the rules put in a DSP stays there only when its constant's odd part is at least this wide
+    # (`odd_width`); narrower constants become LUT multipliers (None: every such product is a DSP).
+    dsp_min_width: int | None = None
+    io_type: str = "io_parallel"  # the designs it was fitted and held out on
+    kinds: tuple = ("dense",)  # ... and their layer kinds
 
 
 MODELS = {
@@ -46,7 +51,18 @@ MODELS = {
                                      "dense-layer LUT: reuse 2 -4.6%, 6-bit QKeras +2.5%; DSP -3.1%, +4.9%"),
     "vitis 2024.1": CsynthModel("Vitis HLS 2024.1", 1.770, 20.439, False, False, False,
                                 "dense-layer LUT: reuse 2 -2.5%, 6-bit QKeras +21.1%; DSP not modelled"),
+    # Fitted on the hls4ml tutorial's part-6 CNN at 16 bits (benchmarks/bench_published_cnn.py), reuse factor 1
+    "vivado_hls 2020.1 io_stream": CsynthModel(
+        "Vivado HLS 2020.1 (io_stream)", 5.246, 7.808, False, False, True,
+        "io_stream, held out on a 16-bit replicate: conv DSP -14%..+7%, LUT -24%..-3%; Dense DSP -29%..-10%, LUT "
+        "+1%..+13%; at 6 bits conv LUT -29%..+10%, Dense LUT -65%..+48%, DSP not predicted (0 for 5-105)",
+        dsp_min_width=7, io_type="io_stream", kinds=("dense", "conv2d")),
 }
+
+
+def models_for(kind: str, io_type: str, strategy: str) -> list:
+    """The models checked on layers like this one (Latency strategy only: no published Resource design)."""
+    return [m for m in MODELS.values() if strategy == "latency" and io_type == m.io_type and kind in m.kinds]
 
 
 @dataclass
@@ -62,12 +78,21 @@ class LayerFeatures:
     reuse: int
 
 
+def odd_width(code: int) -> int:
+    """Bits of a constant's odd part (|code| without its trailing zeros, which are a shift)."""
+    value = abs(int(code))
+    return (value >> ((value & -value).bit_length() - 1)).bit_length() if value else 0
+
+
 def layer_features(codes: np.ndarray, weight_bits: int, input_bits: int, reuse: int, dsp_a_bits: int = 27,
-                   dsp_b_bits: int = 18) -> LayerFeatures:
-    """Features of a layer whose weights (zeros included) have integer codes `codes`."""
+                   dsp_b_bits: int = 18, dsp_min_width: int | None = None) -> LayerFeatures:
+    """Features of a layer whose weights (zeros included) have integer codes `codes`; `dsp_min_width`: the
+    model's (`CsynthModel.dsp_min_width`)."""
     codes = np.asarray(codes, np.int64).ravel()
     live = codes[codes != 0]
     kinds = [rules.product_kind(int(c), weight_bits, input_bits) for c in live]
+    if dsp_min_width is not None:
+        kinds = ["lut" if k == "dsp" and odd_width(c) < dsp_min_width else k for c, k in zip(live, kinds)]
     lut_codes = [int(c) for c, kind in zip(live, kinds) if kind == "lut"]
     reuse = max(int(reuse), 1)
     return LayerFeatures(

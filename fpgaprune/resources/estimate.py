@@ -26,9 +26,10 @@ COLUMN_SOURCES = {
     "DSP": "rule estimate. Dense layers (io_parallel): checked against Vivado HLS 2019.2 C-synthesis of 4 published "
            "hls4ml designs (held-out error -3.1% and +4.9%, resources/csynth.py); Vitis HLS 2024.1 builds 34-72% of "
            "constant products from LUTs, which no rule here predicts. Convolutions: no model was fitted on them; "
-           "the same rule, as it is, against 2 published Vivado HLS 2020.1 io_stream designs of the hls4ml "
+           "the same rule, as it is, against published Vivado HLS 2020.1 io_stream designs of the hls4ml "
            "tutorial's part-6 CNN (benchmarks/bench_published_cnn.py): +3% to +45% per layer at 16 bits, and at 6 "
-           "bits it does not predict which products the tool puts in DSPs. io_parallel convolutions: unchecked",
+           "bits it does not predict which products the tool puts in DSPs; the C-synthesis table below has a "
+           "model fitted on them (held out at 16 bits: -14% to +7%). io_parallel convolutions: unchecked",
     "LUT": "rule estimate (multipliers and adders of the live products), not calibrated. C-synthesis reports more: "
            "its per-tool model (resources/csynth.py, two coefficients fitted on published Dense layers) holds out "
            "at -4.6% and +2.5% (Vivado HLS 2019.2) and -2.5% and +21% (Vitis HLS 2024.1); on the part-6 CNN's "
@@ -38,10 +39,12 @@ COLUMN_SOURCES = {
           "Vitis HLS C-synthesis FF figures",
     "BRAM_18K": "rule estimate (the Resource strategy's weight ROM), not checked against a vendor tool",
 }
-CSYNTH_SOURCE = ("C-synthesis model per tool (fpgaprune/resources/csynth.py): two coefficients fitted on published "
-                 "reports of stock hls4ml designs, the rest rules. Stock hls4ml leaves each zero to the HLS compiler; "
-                 "fpgaprune's figure assumes what its code does, no site for a zero, which no vendor tool has "
-                 "checked here")
+CSYNTH_SOURCE = ("C-synthesis model per tool (fpgaprune/resources/csynth.py), shown only for the layer kinds and io "
+                 "types it was fitted and held out on (Dense in io_parallel: the jet tagger's published designs; "
+                 "convolutions and Dense in io_stream: the part-6 CNN's, Vivado HLS 2020.1): two or three "
+                 "coefficients fitted on published reports of stock hls4ml designs, the rest rules. Stock hls4ml "
+                 "leaves each zero to the HLS compiler; fpgaprune's figure assumes what its code does, no site for a "
+                 "zero, which no vendor tool has checked here")
 
 
 @dataclass
@@ -157,20 +160,21 @@ def estimate_resources(exported, dense_model=None) -> ResourceEstimate:
 
 
 def csynth_rows(exported) -> list[dict]:
-    """Per Dense node in the Latency strategy with io_parallel (the published designs' kind) and per tool, the
-    C-synthesis model's figures (`resources/csynth.py`) for stock hls4ml of the same weights, which leaves every
-    zero a site for the HLS compiler, and for fpgaprune's export, whose code has no site for a zero."""
+    """Per node and per C-synthesis model checked on its kind, io type and strategy (`csynth.models_for`), the
+    model's figures for stock hls4ml of the same weights, which leaves every zero a site for the HLS compiler,
+    and for fpgaprune's export, whose code has no site for a zero."""
     rows = []
     for record in exported.nodes.values():
-        if (record.plan.kind, record.strategy, record.io_type) != ("dense", "latency", "io_parallel"):
+        models = csynth.models_for(record.plan.kind, record.io_type, record.strategy)
+        if not models:
             continue
         types = layer_types(record, exported.board)
         live = live_products(record)[0]
         stock = np.concatenate([live, np.zeros(record.plan.n_in * record.plan.n_out - live.size, np.int64)])
-        for model in csynth.MODELS.values():
+        for model in models:
             stock_figures, export_figures = (csynth.csynth_estimate(csynth.layer_features(
-                codes, types.weight_bits, types.input_bits, types.reuse, types.dsp_a_bits, types.dsp_b_bits), model)
-                for codes in (stock, live))
+                codes, types.weight_bits, types.input_bits, types.reuse, types.dsp_a_bits, types.dsp_b_bits,
+                model.dsp_min_width), model) for codes in (stock, live))
             rows.append({"layer": original_name(record.name, exported.manifest), "tool": model.tool,
                          "stock_LUT": round(stock_figures["LUT"]),
                          "fpgaprune_LUT": round(export_figures["LUT"]), "stock_DSP": stock_figures["DSP"],

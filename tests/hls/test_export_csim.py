@@ -5,6 +5,7 @@ import pytest
 
 import fpgaprune as fp
 from fpgaprune.hls import convert_model, count_products, csim_check, export_config
+from fpgaprune.resources import estimate_resources
 from fpgaprune.tfk import keras
 from fpgaprune.hls.precision import SOFTMAX_TYPES
 from hls_helpers import (L, branching_model, digits, digits_cnn, live_weights, output_positions, product_sites,
@@ -36,6 +37,9 @@ def test_stream_same_padding_cnn_is_bit_exact_and_runs_only_live_products(tmp_pa
              for layer in model.layers if hasattr(layer, "kernel")}
     assert count_products(stock, x) == every
     assert sum(expected.values()) < sum(every.values())
+    rows = estimate_resources(result).csynth  # the C-synthesis model fitted on published io_stream CNN designs
+    assert {(r["layer"], r["tool"]) for r in rows} == {(name, "Vivado HLS 2020.1 (io_stream)") for name in live}
+    assert all(r["stock_LUT"] >= r["fpgaprune_LUT"] and r["held_out"].startswith("io_stream") for r in rows)
 
 
 def test_resource_conv_with_reuse_factor_is_bit_exact(tmp_path, dataset):

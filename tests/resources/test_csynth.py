@@ -76,3 +76,27 @@ def test_the_stored_models_are_the_fit_of_the_published_designs_and_hold_out(ben
         assert len(errors) == (4 if model.dsp_modelled else 2)
         for (name, resource), error in errors.items():
             assert abs(error) <= bench.TARGETS[resource], (name, resource, error)
+
+
+def test_vivado_2020_stream_keeps_narrow_constants_out_of_dsps():
+    """Vivado HLS 2020.1 (io_stream) builds a 16-bit constant product from LUTs when the constant's odd part is
+    narrower than `dsp_min_width` (its trailing zeros are a shift), and in a DSP otherwise."""
+    stream = csynth.MODELS["vivado_hls 2020.1 io_stream"]
+    assert [csynth.odd_width(c) for c in (0, 1, 96, -96, 255, 256, 127 << 4)] == [0, 1, 2, 2, 8, 1, 7]
+    narrow, wide = np.array([3, 96, -5 << 6, 0]), np.array([127, 127 << 4, -255, 0])
+    for codes, dsps in ((narrow, 0), (wide, 3)):
+        features = csynth.layer_features(codes, 16, 16, 1, dsp_min_width=stream.dsp_min_width)
+        assert features.products == 3 and csynth.csynth_estimate(features, stream)["DSP"] == dsps
+        rules_only = csynth.layer_features(codes, 16, 16, 1)  # without the threshold: the rules' DSPs
+        assert rules_only.dsp_slices == 3 - sum(csynth.rules.is_power_of_two(c) for c in codes if c)
+    assert csynth.layer_features(narrow, 16, 16, 1, dsp_min_width=7).csd_multiplier_luts > 0
+
+
+def test_each_model_prices_only_the_layers_it_was_checked_on():
+    """The jet tagger's models: Dense in io_parallel; the part-6 CNN's: convolutions and Dense in io_stream. No
+    model for the Resource strategy or io_parallel convolutions (no published design of those here)."""
+    tools = lambda *args: [m.tool for m in csynth.models_for(*args)]  # noqa: E731
+    assert tools("dense", "io_parallel", "latency") == [VIVADO.tool, VITIS.tool]
+    assert tools("conv2d", "io_stream", "latency") == tools("dense", "io_stream", "latency") == [
+        "Vivado HLS 2020.1 (io_stream)"]
+    assert tools("conv2d", "io_parallel", "latency") == tools("dense", "io_parallel", "resource") == []
