@@ -65,7 +65,8 @@ def _headline(metrics: dict) -> list:
              f"products:  {p0} -> {p1} per inference (live weights x output positions); live weights {weights[0]} -> "
              f"{weights[1]}",
              f"resources: LUT {l0} -> {l1}, DSP {d0} -> {d1} (estimate, fpgaprune rules); "
-             f"{'fits' if report.get('fits') else 'does NOT fit'} on the board"]
+             f"{report.get('verdict') or ('fits' if report.get('fits') else 'does NOT fit')} on the board"]
+    lines += [f"fit:       {line}" for line in report.get("fit_checked", [])]  # by a vendor-checked model
     for row in report.get("budget", []):
         lines.append(f"budget:    {row['describe']}: estimate {row['pruning']:.1%} at pruning -> "
                      f"{row['after_qat']:.1%} "

@@ -234,7 +234,8 @@ def report(config, run_dir: Path, out: Path) -> dict:
                  profile=_profile(run_dir),
                  saturation_threshold=config.outputs.saturation_threshold)
     dense_total, pruned_total = estimate.total("dense"), estimate.total("pruned")
-    return {"report": str(run_dir / "report" / "report.html"), "fits": estimate.fits(),
+    return {"report": str(run_dir / "report" / "report.html"), "fits": estimate.fits(), "verdict": estimate.verdict(),
+            "fit_checked": [v.text() for v in estimate.fit_verdicts() if v.error is not None],
             "products": [dense_total.per_inference, pruned_total.per_inference],
             "live_weights": [dense_total.products, pruned_total.products], "dsp": [dense_total.dsp, pruned_total.dsp],
             "lut": [dense_total.lut, pruned_total.lut], "groups_removed": estimate.removed_groups(),

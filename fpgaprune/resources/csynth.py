@@ -23,7 +23,7 @@ two coefficients are fitted, on two of them.
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -44,19 +44,23 @@ class CsynthModel:
     dsp_min_width: int | None = None
     io_type: str = "io_parallel"  # the designs it was fitted and held out on
     kinds: tuple = ("dense",)  # ... and their layer kinds
+    errors: dict = field(default_factory=dict)  # resource -> (lowest, highest) model / published - 1, held out
 
 
 MODELS = {
     "vivado_hls 2019.2": CsynthModel("Vivado HLS 2019.2", 11.277, 8.547, True, True, True,
-                                     "dense-layer LUT: reuse 2 -4.6%, 6-bit QKeras +2.5%; DSP -3.1%, +4.9%"),
+                                     "dense-layer LUT: reuse 2 -4.6%, 6-bit QKeras +2.5%; DSP -3.1%, +4.9%",
+                                     errors={"LUT": (-0.046, 0.025), "DSP": (-0.031, 0.049)}),
     "vitis 2024.1": CsynthModel("Vitis HLS 2024.1", 1.770, 20.439, False, False, False,
-                                "dense-layer LUT: reuse 2 -2.5%, 6-bit QKeras +21.1%; DSP not modelled"),
+                                "dense-layer LUT: reuse 2 -2.5%, 6-bit QKeras +21.1%; DSP not modelled",
+                                errors={"LUT": (-0.025, 0.211)}),
     # Fitted on the hls4ml tutorial's part-6 CNN at 16 bits (benchmarks/bench_published_cnn.py), reuse factor 1
     "vivado_hls 2020.1 io_stream": CsynthModel(
         "Vivado HLS 2020.1 (io_stream)", 5.246, 7.808, False, False, True,
         "io_stream, held out on a 16-bit replicate: conv DSP -14%..+7%, LUT -24%..-3%; Dense DSP -29%..-10%, LUT "
         "+1%..+13%; at 6 bits conv LUT -29%..+10%, Dense LUT -65%..+48%, DSP not predicted (0 for 5-105)",
-        dsp_min_width=7, io_type="io_stream", kinds=("dense", "conv2d")),
+        dsp_min_width=7, io_type="io_stream", kinds=("dense", "conv2d"),
+        errors={"LUT": (-0.654, 0.483), "DSP": (-1.0, 3.675)}),  # every layer held out, 16 and 6 bits
 }
 
 

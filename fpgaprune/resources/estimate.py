@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fpgaprune.hls.names import original_name
-from fpgaprune.resources import csynth
+from fpgaprune.resources import csynth, fit_verdict
 from fpgaprune.resources.estimator import (
     Cost,
     dense_products,
@@ -66,7 +66,8 @@ class ResourceEstimate:
     board: object
     layers: list
     notes: list = field(default_factory=list)
-    csynth: list = field(default_factory=list)  # `csynth_rows`: the C-synthesis model's view of the Dense layers
+    csynth: list = field(default_factory=list)  # `csynth_rows`: the C-synthesis models' view of the layers
+    backend: str = "Vitis"  # the export's: which tool's C-synthesis model may judge the fit
 
     def total(self, which: str) -> Cost:
         total = Cost()
@@ -80,9 +81,19 @@ class ResourceEstimate:
         return {name: getattr(cost, key) / self.board.resources[name] for name, key in RESOURCES
                 if self.board.resources.get(name)}
 
+    def fit_verdicts(self) -> list:
+        """Per resource, whether the pruned design fits: from the vendor-checked estimate where one exists for
+        the backend's tool and these layer kinds, with its held-out error (`fit_verdict.py`), else the rules."""
+        return fit_verdict.fit_verdicts(self, self.backend)
+
+    def verdict(self) -> str:
+        """fits / does NOT fit / within the model's held-out error of the limit (`fit_verdicts` together)."""
+        return fit_verdict.overall(self.fit_verdicts())
+
     def fits(self) -> bool:
-        """Whether the pruned design's estimate fits the board (every resource at most 100%)."""
-        return all(fraction <= 1.0 for fraction in self.board_fraction(self.total("pruned")).values())
+        """Whether the pruned design fits the board for certain (`verdict`; the rules' estimate where no
+        vendor-checked model covers the design)."""
+        return self.verdict() == fit_verdict.FITS
 
     def savings(self) -> list:
         return [saving for layer in self.layers for saving in layer.savings]
@@ -133,8 +144,8 @@ class ResourceEstimate:
         share = ", ".join(f"{name} {fraction:.1%}" for name, fraction in self.board_fraction(pruned).items())
         lines = [f"Resources ({SOURCE}) on {self.board.name} ({self.board.part})"]
         lines += format_rows(header, table)
-        verdict = "fits" if self.fits() else "does NOT fit"
-        lines.append(f"pruned design: {share} of the board; it {verdict} on {self.board.name} (estimate)")
+        lines.append(f"pruned design: {share} of the board; it {self.verdict()} on {self.board.name} (estimate)")
+        lines += [f"fit: {v.text()}" for v in self.fit_verdicts()]
         return "\n".join(lines + [f"note: {note}" for note in self.notes])
 
 
@@ -156,7 +167,8 @@ def estimate_resources(exported, dense_model=None) -> ResourceEstimate:
             estimate.dense = layer_cost(dense[0], dense[2], types)
             estimate.savings = kernel_savings(plan.origin.layer, plan.kind, live, dense, types)
         layers.append(estimate)
-    return ResourceEstimate(exported.board, layers, notes, csynth_rows(exported))
+    return ResourceEstimate(exported.board, layers, notes, csynth_rows(exported),
+                            exported.manifest.get("backend", "Vitis"))
 
 
 def csynth_rows(exported) -> list[dict]:

@@ -67,6 +67,22 @@ def test_dense_mlp_is_bit_exact_at_the_logits_before_its_softmax(tmp_path, datas
     assert check.table_activation and check.layer == "fc2"
     assert check.bit_exact, check.format()
     assert check.argmax_agreement >= 0.999, check.format()
+    _the_fit_is_judged_by_the_vendor_checked_model(estimate_resources(result))
+
+
+def _the_fit_is_judged_by_the_vendor_checked_model(estimate):
+    """Dense layers in io_parallel exported for Vitis: the LUT verdict comes from the Vitis HLS 2024.1 model
+    (fpgaprune's figure: its per-product terms, no zero sites) with its held-out error; its DSPs are not modelled,
+    so the DSP verdict is the rules', labelled unchecked."""
+    from fpgaprune.resources.csynth import MODELS
+
+    verdicts = {v.resource: v for v in estimate.fit_verdicts()}
+    lut, dsp, vitis = verdicts["LUT"], verdicts["DSP"], MODELS["vitis 2024.1"]
+    total = sum(r["fpgaprune_LUT"] for r in estimate.csynth if r["tool"] == vitis.tool)
+    assert estimate.backend == "Vitis" and vitis.tool in lut.source and lut.error == vitis.errors["LUT"]
+    assert lut.fraction == pytest.approx(total / estimate.board.resources["LUT"]) and lut.verdict == "fits"
+    assert dsp.error is None and "rule estimate" in dsp.source and dsp.text().startswith("DSP ")
+    assert estimate.verdict() == "fits" and estimate.fits() and "held-out error -2.5% to +21.1%" in lut.text()
 
 
 def test_a_disagreement_is_shown_layer_by_layer(tmp_path, dataset):

@@ -100,3 +100,15 @@ def test_each_model_prices_only_the_layers_it_was_checked_on():
     assert tools("conv2d", "io_stream", "latency") == tools("dense", "io_stream", "latency") == [
         "Vivado HLS 2020.1 (io_stream)"]
     assert tools("conv2d", "io_parallel", "latency") == tools("dense", "io_parallel", "resource") == []
+
+
+@pytest.mark.parametrize("fraction, error, verdict", [
+    (0.50, (-0.10, 0.20), "fits"),  # even at the model's lowest ratio it stays under the board
+    (0.95, (-0.10, 0.20), "within the model's held-out error of the limit"),  # 0.79 .. 1.06
+    (1.30, (-0.10, 0.20), "does NOT fit"),  # over the board even at its highest ratio
+    (0.30, (-1.00, 3.60), "within the model's held-out error of the limit"),  # a model that once gave 0: no bound
+    (0.95, None, "fits"), (1.01, None, "does NOT fit")])  # the rules: no band
+def test_the_fit_verdict_carries_the_models_held_out_error(fraction, error, verdict):
+    from fpgaprune.resources.fit_verdict import verdict_of
+
+    assert verdict_of(fraction, error) == verdict

@@ -1,0 +1,74 @@
+"""Whether the design fits the board, per resource, from the estimate checked against vendor results for this
+design's tool and layer kinds where one exists (a C-synthesis model of `csynth.py` with a row for every
+estimated layer), with that model's held-out error as the verdict's uncertainty; else from fpgaprune's rules,
+labelled unchecked. fpgaprune's own code has no vendor result: its figure is the model's with the zero-weight
+sites dropped (the `fpgaprune_*` columns of `estimate.csynth`), keeping the per-product terms."""
+
+import math
+from dataclasses import dataclass
+
+from fpgaprune.resources import csynth
+
+FITS, DOES_NOT_FIT, WITHIN_ERROR = "fits", "does NOT fit", "within the model's held-out error of the limit"
+
+
+@dataclass
+class ResourceVerdict:
+    resource: str
+    fraction: float  # of the board
+    source: str
+    error: tuple | None  # (lowest, highest) model / published - 1 of the source, held out; None: unchecked
+    verdict: str
+
+    def text(self) -> str:
+        if self.error is None:
+            return f"{self.resource} {self.fraction:.1%} of the board: {self.verdict} ({self.source})"
+        low, high = self.error
+        return (f"{self.resource} {self.fraction:.1%} of the board by {self.source} (held-out error {low:+.1%} to "
+                f"{high:+.1%}): {self.verdict}")
+
+
+def verdict_of(fraction: float, error: tuple | None) -> str:
+    """fits / does NOT fit / within the error: the true fraction lies in [f / (1 + high), f / (1 + low)]."""
+    if error is None:
+        return FITS if fraction <= 1 else DOES_NOT_FIT
+    low, high = error
+    most = fraction / (1 + low) if low > -1 else math.inf
+    if most <= 1:
+        return FITS
+    return DOES_NOT_FIT if fraction / (1 + high) > 1 else WITHIN_ERROR
+
+
+def checked_model(estimate, backend: str, resource: str):
+    """The C-synthesis model of the backend's tool that prices every estimated layer and models `resource`."""
+    family = "Vitis HLS" if backend.lower().startswith("vitis") else "Vivado HLS"
+    layers = {layer.name for layer in estimate.layers}
+    for model in csynth.MODELS.values():
+        rows = {r["layer"] for r in estimate.csynth if r["tool"] == model.tool}
+        if model.tool.startswith(family) and resource in model.errors and layers and rows >= layers:
+            return model
+    return None
+
+
+def fit_verdicts(estimate, backend: str) -> list[ResourceVerdict]:
+    """LUT and DSP (and the rest from the rules), each from its checked source where one exists."""
+    rules = estimate.board_fraction(estimate.total("pruned"))
+    verdicts = []
+    for resource, fraction in rules.items():
+        model = checked_model(estimate, backend, resource) if resource in ("LUT", "DSP") else None
+        if model is None:
+            verdicts.append(ResourceVerdict(resource, fraction, f"rule estimate; no vendor-checked model for "
+                                            f"{backend} on these layer kinds", None, verdict_of(fraction, None)))
+            continue
+        total = sum(r[f"fpgaprune_{resource}"] for r in estimate.csynth if r["tool"] == model.tool)
+        share = total / estimate.board.resources[resource]
+        error = model.errors[resource]
+        verdicts.append(ResourceVerdict(resource, share, f"the {model.tool} C-synthesis model", error,
+                                        verdict_of(share, error)))
+    return verdicts
+
+
+def overall(verdicts: list) -> str:
+    """does NOT fit if any resource does not; within the error if any is; else fits."""
+    kinds = {v.verdict for v in verdicts}
+    return DOES_NOT_FIT if DOES_NOT_FIT in kinds else WITHIN_ERROR if WITHIN_ERROR in kinds else FITS
