@@ -1,4 +1,5 @@
-"""What an HLS tool's C-synthesis reports for a stock hls4ml layer (Latency strategy, io_parallel), per tool.
+"""What an HLS tool's C-synthesis reports for a stock hls4ml layer (Latency strategy), per tool and io type;
+each model says the layer kinds and io type it was fitted and held out on (`models_for`).
 
 Stock hls4ml leaves a pruned weight's zero to the HLS compiler. The published reports of the hls4ml tutorial
 (benchmarks/published/) show that the tools treat those zeros differently, so each tool has its own model:
@@ -20,6 +21,11 @@ Stock hls4ml leaves a pruned weight's zero to the HLS compiler. The published re
 
 The two rules (multipliers, multiplexers) were written after reading all four designs of each tool; only the
 two coefficients are fitted, on two of them.
+
+- Vivado HLS 2020.1 in io_stream (the tutorial's part-6 CNN, convolutions and Dense; `bench_published_cnn.py`):
+  the same LUT form with CSD-priced LUT multipliers, and a product stays in a DSP only when its constant's odd
+  part is at least `dsp_min_width` bits. Three coefficients, fitted on one 16-bit design, held out on a 16-bit
+  replicate with other weights and on the 6-bit QKeras design (`held_out`, `errors`).
 """
 
 import math
