@@ -25,11 +25,11 @@ SOURCE = "estimate (fpgaprune rules, see fpgaprune/resources/rules.py)"
 COLUMN_SOURCES = {
     "DSP": "rule estimate. Dense layers (io_parallel): checked against Vivado HLS 2019.2 C-synthesis of 4 published "
            "hls4ml designs (held-out error -3.1% and +4.9%, resources/csynth.py); Vitis HLS 2024.1 builds 34-72% of "
-           "constant products from LUTs, which no rule here predicts. Convolutions: no model was fitted on them; "
-           "the same rule, as it is, against published Vivado HLS 2020.1 io_stream designs of the hls4ml "
-           "tutorial's part-6 CNN (benchmarks/bench_published_cnn.py): +3% to +45% per layer at 16 bits, and at 6 "
-           "bits it does not predict which products the tool puts in DSPs; the C-synthesis table below has a "
-           "model fitted on them (held out at 16 bits: -14% to +7%). io_parallel convolutions: unchecked",
+           "constant products from LUTs, which no rule here predicts. Convolutions: this rule was not fitted on "
+           "them; as it is, against published Vivado HLS 2020.1 io_stream designs of the hls4ml tutorial's part-6 "
+           "CNN (benchmarks/bench_published_cnn.py): +3% to +45% per layer at 16 bits, and at 6 bits it does not "
+           "predict which products the tool puts in DSPs. The C-synthesis model fitted on those designs (the "
+           "table below) holds out at -14% to +7% at 16 bits. io_parallel convolutions: unchecked",
     "LUT": "rule estimate (multipliers and adders of the live products), not calibrated. C-synthesis reports more: "
            "its per-tool model (resources/csynth.py, two coefficients fitted on published Dense layers) holds out "
            "at -4.6% and +2.5% (Vivado HLS 2019.2) and -2.5% and +21% (Vitis HLS 2024.1); on the part-6 CNN's "
