@@ -1,5 +1,6 @@
 """The protocol every front end answers (`fpgaprune/frontends/<name>/front_end.py` holds one `FRONT_END`)."""
 
+import importlib
 from typing import Protocol
 
 
@@ -35,3 +36,25 @@ class FrontEnd(Protocol):
 
     def save(self, model, path):
         """A model file, written atomically."""
+
+
+class ModelFiles:
+    """A front end's model files, from its `files` module (`files_module`), imported on first use: the
+    allow-list policy, the objects a file may name, load and atomic save."""
+
+    files_module: str
+
+    def _files(self):
+        return importlib.import_module(self.files_module)
+
+    def custom_objects(self) -> dict:
+        return self._files().model_objects()
+
+    def load(self, path, trust_code: bool = False, compile: bool = True):
+        return self._files().load_model(path, compile=compile, trust_code=trust_code)
+
+    def save(self, model, path):
+        return self._files().save_model(model, path)
+
+    def file_policy(self):
+        return self._files().POLICY

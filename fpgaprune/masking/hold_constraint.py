@@ -36,9 +36,11 @@ class HoldLogic:
         self._state = None  # (shape, mask variable, target variable), made on first use
 
     def deserialize_inner(self, config: dict):
+        """The layer's own constraint from its saved config: each front end's HoldConstraint says how."""
         raise NotImplementedError
 
     def serialize_inner(self):
+        """The layer's own constraint as a config to save: each front end's HoldConstraint says how."""
         raise NotImplementedError
 
     def compiled(self, shape) -> tuple[np.ndarray, np.ndarray]:

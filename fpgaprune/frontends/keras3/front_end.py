@@ -4,9 +4,11 @@ are; quantization and export go through their tf_keras twin, which the quantizin
 import numpy as np
 
 from fpgaprune.errors import ModelTypeError
+from fpgaprune.frontends.base import ModelFiles
 
 
-class Keras3FrontEnd:
+class Keras3FrontEnd(ModelFiles):
+    files_module = "fpgaprune.frontends.keras3.files"
     name = "Keras 3"
     quantizes = False  # QAT and export run on the tf_keras twin (`quantized_twin`, `exported_model`)
     keras_major = 3  # the model files it reads
@@ -75,30 +77,6 @@ class Keras3FrontEnd:
     def exported_model(model):
         """hls4ml's Keras-2 converter takes the tf_keras twin (with precisions derived only for a QKeras model)."""
         return held_twin(model)
-
-    @staticmethod
-    def custom_objects() -> dict:
-        from fpgaprune.frontends.keras3.files import model_objects
-
-        return model_objects()
-
-    @staticmethod
-    def load(path, trust_code: bool = False, compile: bool = True):
-        from fpgaprune.frontends.keras3.files import load_model
-
-        return load_model(path, compile=compile, trust_code=trust_code)
-
-    @staticmethod
-    def save(model, path):
-        from fpgaprune.frontends.keras3.files import save_model
-
-        return save_model(model, path)
-
-    @staticmethod
-    def file_policy():
-        from fpgaprune.frontends.keras3.files import POLICY
-
-        return POLICY
 
 
 def held_twin(model):

@@ -1,11 +1,13 @@
 """The tf_keras + QKeras front end as the protocol (`frontends.base.FrontEnd`) that the rest of fpgaprune asks."""
 
+from fpgaprune.frontends.base import ModelFiles
 from fpgaprune.frontends.qkeras import alpha, quantizers, spec
 
 _MODULES = ("tf_keras", "qkeras")
 
 
-class QKerasFrontEnd:
+class QKerasFrontEnd(ModelFiles):
+    files_module = "fpgaprune.frontends.qkeras.files"
     name = "tf_keras + QKeras"
     quantizes = True  # its twin trains with quantizers (QAT) and hls4ml's Keras-2 converter exports it
     keras_major = 2  # the model files it reads: Keras 2 (tf_keras)
@@ -88,30 +90,6 @@ class QKerasFrontEnd:
         from fpgaprune.frontends.qkeras.convert import activation_mismatch
 
         return activation_mismatch(layer, text)
-
-    @staticmethod
-    def custom_objects() -> dict:
-        from fpgaprune.frontends.qkeras.files import model_objects
-
-        return model_objects()
-
-    @staticmethod
-    def load(path, trust_code: bool = False, compile: bool = True):
-        from fpgaprune.frontends.qkeras.files import load_model
-
-        return load_model(path, compile=compile, trust_code=trust_code)
-
-    @staticmethod
-    def save(model, path):
-        from fpgaprune.frontends.qkeras.files import save_model
-
-        return save_model(model, path)
-
-    @staticmethod
-    def file_policy():
-        from fpgaprune.frontends.qkeras.files import POLICY
-
-        return POLICY
 
 
 FRONT_END = QKerasFrontEnd()
