@@ -25,20 +25,26 @@ FINAL_AIM = "the limit less the margin"
 class HardwareCosts:
     """Prices a model's kernel entries: a float model through its quantized twin with the run's quantizers, a
     quantized model as it is. Types (bits, accumulators, reuse) are derived from the weights priced, as the
-    export does."""
+    export does; each resource is priced as the export's fit verdict reads it (`entry_costs`): by the
+    vendor-checked C-synthesis model of `backend`'s tool where one covers the layers in `io_type`, else by the
+    rules (`sources`)."""
 
-    def __init__(self, spec: dict, hls_config: dict, input_fixed, board, batchnorm: str = "fold"):
+    def __init__(self, spec: dict, hls_config: dict, input_fixed, board, batchnorm: str = "fold",
+                 backend: str = "Vitis", io_type: str = "io_parallel"):
         self.spec, self.hls_config, self.input_fixed, self.board, self.batchnorm = (
             spec, hls_config, input_fixed, board, batchnorm)
-        self.types, self.notes = None, []
+        self.backend, self.io_type = backend, io_type
+        self.types, self.notes, self.sources = None, [], {}
 
     def __call__(self, model) -> EntryCosts:
         from fpgaprune.quantize import to_qkeras
 
         quantized = any(is_hardware_layer(layer) for layer in model.layers)
         qmodel = model if quantized else to_qkeras(model, self.spec, batchnorm=self.batchnorm)
-        self.types, self.notes = layer_hardware(qmodel, self.hls_config, self.input_fixed, self.board)
-        return entry_costs(qmodel, self.types, self.notes)
+        self.types, self.notes = layer_hardware(qmodel, self.hls_config, self.input_fixed, self.board, self.io_type)
+        priced = entry_costs(qmodel, self.types, self.notes, self.backend)
+        self.sources = priced.sources
+        return priced
 
 
 @dataclass

@@ -109,12 +109,16 @@ def _advice(row, input_peak: float) -> str:
 
 
 def budget_rows(config, run_dir: Path, estimate) -> list:
-    """Per constraint: the budget, the estimates at pruning, after QAT and after repair, and the exported estimate."""
+    """Per constraint: the budget, the estimates at pruning, after QAT and after repair, and the exported
+    project's figure as its fit verdict reads it (`fit_verdict.checked_usage`), with what priced each."""
+    from fpgaprune.resources.fit_verdict import checked_usage
+
     budget = budget_of(config)
     metrics = {stage: stage_metrics(run_dir, stage)["budget"] for stage in ("prune", "quantize")}
-    pruned = estimate.total("pruned")
-    achieved = budget.fractions({"LUT": pruned.lut, "DSP": pruned.dsp})
+    usage, sources = checked_usage(estimate)
+    achieved = budget.fractions(usage)
     return [{"constraint": c.name, "describe": c.describe(budget.board), "budget": c.limit,
              "pruning": metrics["prune"]["estimate"][c.name], "after_qat": metrics["quantize"]["after_qat"][c.name],
-             "final": metrics["quantize"]["final"][c.name], "achieved": float(a), "fits": bool(a <= c.limit + 1e-9)}
+             "final": metrics["quantize"]["final"][c.name], "achieved": float(a), "fits": bool(a <= c.limit + 1e-9),
+             "priced_by": "; ".join(f"{r}: {sources[r]}" for r in c.resources)}
             for c, a in zip(budget.constraints, achieved)]

@@ -59,9 +59,10 @@ def hardware_costs(config, dataset):
     from fpgaprune.hls import load_board, merge_config
     from fpgaprune.quantize import input_type
 
-    hls_config = merge_config(hls_preset(config).get("HLSConfig", {}), config.hls.config)
+    preset = hls_preset(config)
+    hls_config = merge_config(preset.get("HLSConfig", {}), config.hls.config)
     return HardwareCosts(quantization_spec(config), hls_config, input_type(dataset.x_test), load_board(config.board),
-                         config.quantization.batchnorm)
+                         config.quantization.batchnorm, config.hls.backend, preset.get("IOType", "io_parallel"))
 
 
 def budget_fit(config, dataset):
@@ -87,7 +88,8 @@ def budgeted(config, held, dataset):
         step = callback.history[-1]
     estimate = dict(zip([c.name for c in budget.constraints], budget.fractions(costs(attached).total()).tolist()))
     return attached, {"limits": {c.name: c.limit for c in budget.constraints}, "aimed": step.aimed,
-                      "estimate": estimate, "optimal": step.optimal, "notes": costs.notes}
+                      "estimate": estimate, "optimal": step.optimal, "notes": costs.notes,
+                      "priced_by": costs.sources}
 
 
 def repaired(config, quantized, dataset) -> dict:

@@ -127,6 +127,19 @@ def csynth_estimate(features: LayerFeatures, model: CsynthModel) -> dict:
     return {"LUT": lut, "DSP": math.ceil(features.dsp_slices / share) if model.dsp_modelled else None}
 
 
+def product_figures(code: int, weight_bits: int, input_bits: int, reuse: int, dsp_a_bits: int, dsp_b_bits: int,
+                    model: CsynthModel) -> tuple[float, float]:
+    """(DSP, LUT) that one product of weight code `code` adds to `model`'s figure for fpgaprune's code, which has
+    no site for a zero (a zero adds nothing): a layer's products sum to its `fpgaprune_*` figures
+    (`estimate.csynth_rows`) up to the rounding of its DSPs. The budget's knapsack prices with this."""
+    if int(code) == 0:
+        return 0.0, 0.0
+    features = layer_features(np.array([code]), weight_bits, input_bits, reuse, dsp_a_bits, dsp_b_bits,
+                              model.dsp_min_width)
+    share = features.reuse if model.shares_under_reuse else 1
+    return features.dsp_slices / share, csynth_estimate(features, model)["LUT"]
+
+
 def fit_lut_coefficients(rows: list) -> tuple[float, float]:
     """(lut_per_site, lut_per_product) by least squares over rows of (LayerFeatures, published LUT, model)."""
     matrix = np.array([[f.sites, f.products] for f, _, _ in rows], np.float64)

@@ -1,12 +1,15 @@
 """Hardware costs before export: each kernel entry's estimated DSP and LUT, from its quantized value.
 
-The rules are those of the exported estimate (`rules.py`, `estimator.product_cost`). Weight, input and
-accumulator types are the precisions fpgaprune derives for hls4ml (`hls/precision/`); strategy and reuse
-factor come from the hls config. So a budget met here is met by the exported design's estimate, up to the
-rounding of each layer's total and the accumulators that pruning narrows further (never widens).
+Per resource, the price is the one the exported design's fit verdict reads (`fit_verdict.py`): the C-synthesis
+model checked against vendor results for the backend's tool, where one prices every hardware layer's kind, io
+type and strategy (`csynth.product_figures`: fpgaprune's figure, no site for a zero); else the rules of the
+exported estimate (`rules.py`, `estimator.product_cost`). Weight, input and accumulator types are the
+precisions fpgaprune derives for hls4ml (`hls/precision/`); strategy and reuse factor come from the hls config.
+So a budget met here is met by the exported design's figure, up to the rounding of each layer's total and the
+accumulators that pruning narrows further (never widens).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -17,9 +20,11 @@ from fpgaprune.frontends import QUANTIZING
 from fpgaprune.layer_kinds import kind_of
 from fpgaprune.hls.precision import derive_precisions
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange
-from fpgaprune.resources import rules
+from fpgaprune.resources import csynth, rules
 from fpgaprune.resources.estimator import LayerTypes, product_cost
+from fpgaprune.resources.fit_verdict import design_model
 
+RULES_SOURCE = "fpgaprune's rules (unchecked against vendor results for these layers)"
 
 
 def is_hardware_layer(layer) -> bool:
@@ -34,6 +39,7 @@ class EntryCosts:
     dsp: dict  # layer -> array of the kernel's shape
     lut: dict
     notes: list
+    sources: dict = field(default_factory=dict)  # resource -> what priced it
 
     def total(self, layers=None) -> dict:
         names = self.dsp if layers is None else [name for name in layers if name in self.dsp]
@@ -46,7 +52,8 @@ def _setting(hls_config: dict, layer: str, key: str, default):
     return per_layer.get(key, hls_config.get("Model", {}).get(key, default))
 
 
-def layer_hardware(qmodel, hls_config: dict, input_fixed: FixedType, board) -> tuple[dict, list]:
+def layer_hardware(qmodel, hls_config: dict, input_fixed: FixedType, board,
+                   io_type: str = "io_parallel") -> tuple[dict, list]:
     """({layer: LayerTypes} for the QKeras model's hardware layers, notes on layers left out)."""
     plan, graph = derive_precisions(qmodel, input_fixed), LayerGraph(qmodel)
     types, notes = {}, []
@@ -62,18 +69,36 @@ def layer_hardware(qmodel, hls_config: dict, input_fixed: FixedType, board) -> t
         types[layer.name] = LayerTypes(
             weight.width, weight.frac, FixedType.covering(span.lo, span.hi, span.frac).width, derived["accum"].width,
             int(_setting(hls_config, layer.name, "ReuseFactor", 1)),
-            str(_setting(hls_config, layer.name, "Strategy", "Latency")).lower(), "", output_positions(layer),
+            str(_setting(hls_config, layer.name, "Strategy", "Latency")).lower(), io_type, output_positions(layer),
             board.dsp_a_bits, board.dsp_b_bits)
     return types, notes
 
 
-def entry_costs(qmodel, types: dict, notes=()) -> EntryCosts:
-    """Each kernel entry's (DSP, LUT) under `types` (from `layer_hardware`), from the quantized kernel."""
+def pricing(qmodel, types: dict, backend: str) -> dict:
+    """{resource: the C-synthesis model that prices it, or None for the rules} (`fit_verdict.design_model`)."""
+    layers = [(kind_of(qmodel.get_layer(name)).name.lower(), t.io_type, t.strategy) for name, t in types.items()]
+    return {resource: design_model(layers, backend, resource) for resource in ("DSP", "LUT")}
+
+
+def entry_costs(qmodel, types: dict, notes=(), backend: str = "Vitis") -> EntryCosts:
+    """Each kernel entry's (DSP, LUT) under `types` (from `layer_hardware`), from the quantized kernel, priced
+    per resource as the fit verdict of `backend`'s export reads it (`pricing`)."""
+    models = pricing(qmodel, types, backend)
     dsp, lut = {}, {}
-    for name, layer_types in types.items():
+    for name, t in types.items():
         kernel = quantized_kernel(qmodel.get_layer(name))
-        unique, inverse = np.unique(rules.codes(kernel, layer_types.weight_frac), return_inverse=True)
-        costs = np.array([product_cost(int(code), layer_types) for code in unique], np.float64).reshape(-1, 2)
+        unique, inverse = np.unique(rules.codes(kernel, t.weight_frac), return_inverse=True)
+        costs = np.array([_entry_cost(int(code), t, models) for code in unique], np.float64).reshape(-1, 2)
         dsp[name] = costs[inverse.ravel(), 0].reshape(kernel.shape)
         lut[name] = costs[inverse.ravel(), 1].reshape(kernel.shape)
-    return EntryCosts(dsp, lut, list(notes))
+    sources = {resource: f"the {model.tool} C-synthesis model" if model else RULES_SOURCE
+               for resource, model in models.items()}
+    return EntryCosts(dsp, lut, list(notes), sources)
+
+
+def _entry_cost(code: int, t: LayerTypes, models: dict) -> tuple[float, float]:
+    ruled = product_cost(code, t)
+    checked = {resource: csynth.product_figures(code, t.weight_bits, t.input_bits, t.reuse, t.dsp_a_bits,
+                                                t.dsp_b_bits, model)[column]
+               for column, resource in enumerate(("DSP", "LUT")) if (model := models[resource])}
+    return checked.get("DSP", ruled[0]), checked.get("LUT", ruled[1])

@@ -39,15 +39,37 @@ def verdict_of(fraction: float, error: tuple | None) -> str:
     return DOES_NOT_FIT if fraction / (1 + high) > 1 else WITHIN_ERROR
 
 
+def _judges(model, backend: str, resource: str) -> bool:
+    """Whether `model` is of the backend's tool and has a held-out error for `resource`."""
+    family = "Vitis HLS" if backend.lower().startswith("vitis") else "Vivado HLS"
+    return model.tool.startswith(family) and resource in model.errors
+
+
 def checked_model(estimate, backend: str, resource: str):
     """The C-synthesis model of the backend's tool that prices every estimated layer and models `resource`."""
-    family = "Vitis HLS" if backend.lower().startswith("vitis") else "Vivado HLS"
     layers = {layer.name for layer in estimate.layers}
     for model in csynth.MODELS.values():
         rows = {r["layer"] for r in estimate.csynth if r["tool"] == model.tool}
-        if model.tool.startswith(family) and resource in model.errors and layers and rows >= layers:
+        if _judges(model, backend, resource) and layers and rows >= layers:
             return model
     return None
+
+
+def design_model(layers: list, backend: str, resource: str):
+    """As `checked_model`, before export: the model that prices every one of `layers` ((kind, io_type,
+    strategy) triples, `csynth.models_for`) for the backend's tool and models `resource`; None if none does."""
+    for model in csynth.MODELS.values():
+        if _judges(model, backend, resource) and layers and all(model in csynth.models_for(*layer) for layer in layers):
+            return model
+    return None
+
+
+def checked_usage(estimate) -> tuple[dict, dict]:
+    """({resource: count}, {resource: source}) of the pruned design as its fit verdict reads it: the checked
+    model's figure where one judges the resource, else the rules'."""
+    verdicts = estimate.fit_verdicts()
+    return ({v.resource: v.fraction * estimate.board.resources[v.resource] for v in verdicts},
+            {v.resource: v.source for v in verdicts})
 
 
 def fit_verdicts(estimate, backend: str) -> list[ResourceVerdict]:

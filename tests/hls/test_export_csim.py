@@ -40,6 +40,7 @@ def test_stream_same_padding_cnn_is_bit_exact_and_runs_only_live_products(tmp_pa
     rows = estimate_resources(result).csynth  # the C-synthesis model fitted on published io_stream CNN designs
     assert {(r["layer"], r["tool"]) for r in rows} == {(name, "Vivado HLS 2020.1 (io_stream)") for name in live}
     assert all(r["stock_LUT"] >= r["fpgaprune_LUT"] and r["held_out"].startswith("io_stream") for r in rows)
+    _the_budget_prices_as_the_checked_model_reads(model, result, rows, "Vivado", "io_stream")
 
 
 def test_resource_conv_with_reuse_factor_is_bit_exact(tmp_path, dataset):
@@ -67,7 +68,9 @@ def test_dense_mlp_is_bit_exact_at_the_logits_before_its_softmax(tmp_path, datas
     assert check.table_activation and check.layer == "fc2"
     assert check.bit_exact, check.format()
     assert check.argmax_agreement >= 0.999, check.format()
-    _the_fit_is_judged_by_the_vendor_checked_model(estimate_resources(result))
+    estimate = estimate_resources(result)
+    _the_fit_is_judged_by_the_vendor_checked_model(estimate)
+    _the_budget_prices_as_the_checked_model_reads(model, result, estimate.csynth, "Vitis", "io_parallel")
 
 
 def _the_fit_is_judged_by_the_vendor_checked_model(estimate):
@@ -83,6 +86,35 @@ def _the_fit_is_judged_by_the_vendor_checked_model(estimate):
     assert lut.fraction == pytest.approx(total / estimate.board.resources["LUT"]) and lut.verdict == "fits"
     assert dsp.error is None and "rule estimate" in dsp.source and dsp.text().startswith("DSP ")
     assert estimate.verdict() == "fits" and estimate.fits() and "held-out error -2.5% to +21.1%" in lut.text()
+
+
+def _the_budget_prices_as_the_checked_model_reads(model, result, rows, backend, io_type):
+    """The budget's knapsack prices each kernel entry with the checked C-synthesis model of the backend's tool
+    (per resource it models; else the rules): the entries of each layer sum to the model's fpgaprune figure of
+    the exported layer, up to its rounding (LUT) and its DSPs rounded up."""
+    from fpgaprune.budget import HardwareCosts
+    from fpgaprune.hls import load_preset
+    from fpgaprune.resources.entry_costs import RULES_SOURCE
+
+    preset = "latency_stream" if io_type == "io_stream" else "latency_parallel"
+    costs = HardwareCosts({}, load_preset(preset)["HLSConfig"], result.input_type, result.board, backend=backend,
+                          io_type=io_type)
+    priced = costs(model)
+    rows = [row for row in rows if row["tool"].startswith(f"{backend} HLS")]
+    tool = rows[0]["tool"]
+    for row in rows:
+        assert priced.lut[row["layer"]].sum() == pytest.approx(row["fpgaprune_LUT"], abs=0.5)
+    assert costs.sources["LUT"] == f"the {tool} C-synthesis model"
+    if rows[0]["fpgaprune_DSP"] is None:  # the tool's DSPs are not modelled: the rules price them
+        assert costs.sources["DSP"] == RULES_SOURCE
+        return
+    for row in rows:
+        assert row["fpgaprune_DSP"] - 1 < priced.dsp[row["layer"]].sum() <= row["fpgaprune_DSP"] + 1e-9
+    assert costs.sources["DSP"] == f"the {tool} C-synthesis model"
+    other = HardwareCosts({}, load_preset(preset)["HLSConfig"], result.input_type, result.board,
+                          backend="Vitis" if backend == "Vivado" else "Vivado", io_type=io_type)
+    other(model)  # no model of the other tool covers these layers here: the rules price them, and say so
+    assert other.sources == {"DSP": RULES_SOURCE, "LUT": RULES_SOURCE}
 
 
 def test_a_disagreement_is_shown_layer_by_layer(tmp_path, dataset):
