@@ -112,3 +112,24 @@ def test_the_fit_verdict_carries_the_models_held_out_error(fraction, error, verd
     from fpgaprune.resources.fit_verdict import verdict_of
 
     assert verdict_of(fraction, error) == verdict
+
+
+def test_the_io_stream_model_is_the_fit_its_newest_bench_record_printed():
+    """The part-6 CNN's model is fitted by benchmarks/bench_published_cnn.py (a trained CNN, too slow for the
+    suite): its coefficients and held-out error bands are those the newest record printed, so the code cannot
+    drift from the fit it cites. The record is the benchmark's own output, not written by hand."""
+    import re
+
+    model = csynth.MODELS["vivado_hls 2020.1 io_stream"]
+    record = sorted((ROOT / "benchmarks" / "results" / "bench_published_cnn").glob("*.txt"))[-1].read_text()
+    fitted = re.search(r"fitted on \S+: ([\d.]+) LUT per weight site, ([\d.]+) per live product, DSP for "
+                       r"constants of odd part >= (\d+) bits", record)
+    assert fitted, "the record does not print the fit"
+    assert (model.lut_per_site, model.lut_per_product, model.dsp_min_width) == (
+        float(fitted[1]), float(fitted[2]), int(fitted[3]))
+    held_out = record.split("error per layer kind on the designs held out")[1].split("on the design it was fitted")[0]
+    for resource in ("DSP", "LUT"):
+        ranges = [(float(low), float(high)) for low, high in
+                  re.findall(rf"{resource}: [\d.]+% \(([-+\d.]+)% \.\. ([-+\d.]+)%\)", held_out)]
+        low, high = model.errors[resource]
+        assert (round(100 * low, 1), round(100 * high, 1)) == (min(r[0] for r in ranges), max(r[1] for r in ranges))
