@@ -25,6 +25,14 @@ def output_shape(layer_or_model) -> tuple:
         return tuple(layer_or_model.output.shape)
 
 
+def input_shape(layer) -> tuple:
+    """The input shape, batch first (tf_keras' `input_shape`; Keras 3 layers have only `input.shape`)."""
+    try:
+        return tuple(layer.input_shape)
+    except AttributeError:
+        return tuple(layer.input.shape)
+
+
 class SharedLayerError(FpgapruneError):
     """A layer is called more than once; its inputs are not one list of layers."""
 

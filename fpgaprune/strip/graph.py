@@ -9,7 +9,7 @@ removed without rewiring more than we check.
 from dataclasses import dataclass, field
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.layer_graph import IDENTITY_ELEMENTWISE, MERGES, LayerGraph, SharedLayerError
+from fpgaprune.layer_graph import IDENTITY_ELEMENTWISE, MERGES, LayerGraph, SharedLayerError, input_shape
 from fpgaprune.layer_kinds import kind_of
 
 # Layers whose output channels strip can remove: the float kinds with a channel-count argument (layer_kinds).
@@ -80,7 +80,7 @@ class ChannelGraph(LayerGraph):
         if not _channels_last(layer) or getattr(layer, "groups", 1) != 1:
             return False
         if produces_channels(layer) == "units":  # Dense
-            return len(layer.input_shape) == 2  # a vector: after Flatten, global pooling or another Dense
+            return len(input_shape(layer)) == 2  # a vector: after Flatten, global pooling or another Dense
         return not any(self.class_of(step) == "Flatten" for step in path)
 
 

@@ -94,3 +94,19 @@ def test_export_of_a_keras3_model_csimulates_bit_exactly(digits, tmp_path):
     result = fp.csim(exported, quantized, digits.x_test[:40])
     assert result.bit_exact and result.mismatches == 0
     assert not quantized.get_layer("conv2").kernel.numpy()[:, :, 1, :].any()
+
+
+def test_strip_removes_dead_filters_of_a_keras3_model_and_keeps_its_outputs(digits):
+    """Strip reads a Dense layer's input shape as Keras 3 gives it (`input.shape`): a conv → Flatten → Dense
+    model loses its dead filters, and the smaller model computes what the masked one does."""
+    from fpgaprune.strip import strip
+
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3, name="conv1"),
+                              keras.layers.Conv2D(6, 3, name="conv2"), keras.layers.Flatten(name="flatten"),
+                              keras.layers.Dense(10, name="fc")])
+    pruned = Pruner(structure="filter", layers=["conv2"]).prune(fp.hold(model), sparsity=0.5)
+    result = strip(pruned)
+    assert result.model.get_layer("conv2").kernel.shape[-1] == 3 and len(result.index_map["conv2"]["out"]) == 3
+    x = digits.x_test[:50]
+    np.testing.assert_allclose(result.model.predict(x, verbose=0), pruned.predict(x, verbose=0), atol=1e-5)
