@@ -17,9 +17,11 @@ class ConfigError(FpgapruneError):
 
 
 class ModelSection(Strict):
-    architecture: Optional[Literal["small_cnn", "original_question_cnn"]] = "small_cnn"
+    """The network: a built-in architecture trained by the run, or your own model file."""
+
+    architecture: Optional[Literal["small_cnn", "original_question_cnn"]] = "small_cnn"  # a built-in network
     file: Optional[str] = None  # a .keras/.h5 model: the train stage is skipped
-    filters: list[PositiveInt] = [8, 16]
+    filters: list[PositiveInt] = [8, 16]  # small_cnn: the filters of each conv layer
     _trust_code: bool = PrivateAttr(False)  # set by `fpgaprune run --trust-model-code` only, never from YAML
 
     @property
@@ -29,36 +31,44 @@ class ModelSection(Strict):
 
 
 class DataSection(Strict):
+    """The data: offline data sets, or your own arrays."""
+
+    # fashion_mnist needs `apt-get install dataset-fashion-mnist`; npz reads `file`
     dataset: Literal["digits", "fashion_mnist", "npz"] = "digits"
     file: Optional[str] = None  # .npz with x_train, y_train, x_test, y_test (dataset: npz)
 
 
 class TrainingSection(Strict):
+    """Training of the dense model (the train stage; skipped when `model.file` is given)."""
+
     # What the model is trained for (fpgaprune/task.py): "auto" reads it from the output activation and the labels.
     task: Literal["auto", "classification", "binary", "multilabel", "regression"] = "auto"
     loss: Literal["auto", "sparse_categorical_crossentropy", "categorical_crossentropy", "binary_crossentropy", "mse",
-                  "mae", "huber"] = "auto"
-    optimizer: Literal["adam", "sgd", "rmsprop", "adamw"] = "adam"
-    learning_rate: float = Field(3e-3, gt=0)
-    epochs: int = Field(12, ge=0)
-    batch_size: PositiveInt = 32
+                  "mae", "huber"] = "auto"  # "auto": the task's loss
+    optimizer: Literal["adam", "sgd", "rmsprop", "adamw"] = "adam"  # every training stage uses it
+    learning_rate: float = Field(3e-3, gt=0)  # of the train stage
+    epochs: int = Field(12, ge=0)  # of the train stage
+    batch_size: PositiveInt = 32  # of every training stage
 
 
 class PruningSection(Strict):
+    """Which kernels go: exact selections, then a structure scored and pruned to targets or to a budget."""
+
     selections: list[str] = []  # exact kernels, e.g. "conv2[:, :, 29, 13]"
+    # kernel, filter, input_channel, element, neuron, block(h,w,avg|max), depthwise or hybrid; or {layer: structure}
     structure: Union[str, dict[str, str]] = "kernel"
-    score: Literal["l1", "l2", "max"] = "l1"
-    scope: Literal["layer", "global"] = "layer"
-    schedule: Literal["one_shot", "polynomial"] = "one_shot"
+    score: Literal["l1", "l2", "max"] = "l1"  # of each group
+    scope: Literal["layer", "global"] = "layer"  # rank groups per layer, or across layers (one target for all)
+    schedule: Literal["one_shot", "polynomial"] = "one_shot"  # polynomial: gradual over `epochs` (Zhu & Gupta)
     targets: dict[str, float] = {}  # layer -> sparsity of its groups
     budget: dict[str, float] = {}  # or a budget: {LUT: 0.5, DSP: 200, LUT+DSP: 0.6} of the run's board
     budget_margin: float = Field(0.05, ge=0, lt=1)  # prune to (1 - margin) of each limit before QAT
     budget_min_kept: float = Field(0.1, gt=0, le=1)  # each pruned layer keeps its strongest share of groups
     hybrid_first_share: float = Field(0.5, ge=0, le=1)  # structure hybrid: whole kernels' share of the pruning
-    do_not_prune: list[str] = []
+    do_not_prune: list[str] = []  # layers left dense
     epochs: int = Field(0, ge=0)  # training epochs during a polynomial schedule
-    lottery_rounds: int = Field(0, ge=0)
-    strip: bool = False
+    lottery_rounds: int = Field(0, ge=0)  # > 0: lottery-ticket rounds reaching the targets
+    strip: bool = False  # remove dead channels after fine-tuning (a smaller network)
 
     def in_effect(self) -> dict:
         """The settings a run reads (its stage key hashes these): the hybrid share only for structure hybrid."""
@@ -69,30 +79,39 @@ class PruningSection(Strict):
 
 
 class FinetuneSection(Strict):
-    epochs: int = Field(4, ge=0)
-    learning_rate: float = Field(1e-3, gt=0)
+    """Retraining after pruning, with the pruned entries held at zero."""
+
+    epochs: int = Field(4, ge=0)  # of fine-tuning
+    learning_rate: float = Field(1e-3, gt=0)  # of fine-tuning
 
 
 class QuantizationSection(Strict):
+    """QKeras quantizers and quantization-aware training (QAT)."""
+
     default: dict[str, str] = default_quantizers()  # the quantizing front end's (`frontends/qkeras/spec.py`)
-    layers: dict[str, dict[str, str]] = {}
-    qat_epochs: int = Field(3, ge=0)
-    learning_rate: float = Field(1e-3, gt=0)
+    layers: dict[str, dict[str, str]] = {}  # per layer, by role: {conv2: {kernel: "quantized_bits(8,1,alpha=1)"}}
+    qat_epochs: int = Field(3, ge=0)  # of QAT
+    learning_rate: float = Field(1e-3, gt=0)  # of QAT
     batchnorm: Literal["fold", "quantize"] = "fold"  # fold into the layer before, or keep as QBatchNormalization
 
 
 class HlsSection(Strict):
+    """The hls4ml project: a preset (or your own YAML), overrides, and the backend."""
+
+    # latency_parallel, resource_parallel, latency_stream, resource_stream, distributed_arithmetic, or a YAML path
     preset: str = "latency_parallel"
     config: dict = {}  # inline hls4ml config (HLSConfig-shaped overrides)
-    io_type: Optional[Literal["io_parallel", "io_stream"]] = None
-    strategy: Optional[Literal["Latency", "Resource", "latency", "resource"]] = None
-    reuse_factor: Optional[PositiveInt] = None
-    backend: Literal["Vitis", "Vivado"] = "Vitis"
+    io_type: Optional[Literal["io_parallel", "io_stream"]] = None  # over the preset's
+    strategy: Optional[Literal["Latency", "Resource", "latency", "resource"]] = None  # over the preset's
+    reuse_factor: Optional[PositiveInt] = None  # over the preset's
+    backend: Literal["Vitis", "Vivado"] = "Vitis"  # hls4ml backend; picks the C-synthesis model of the fit verdict
 
 
 class OutputsSection(Strict):
-    dir: str = "runs/digits"
-    tb_samples: PositiveInt = 100
+    """Where the run writes, and what it checks and measures after the export."""
+
+    dir: str = "runs/digits"  # the run directory (`--out` overrides it)
+    tb_samples: PositiveInt = 100  # held-out samples written to the project's tb_data/
     # C-sim runs at most this many held-out samples, a seeded uniform sample of them ("all": every one). A CNN's
     # C-sim costs milliseconds per sample (measured: the hls4ml tutorial's part-6 CNN 5.5 ms on one core), so
     # 10,000 images would outlast its training; hls4ml's own tutorial simulates 3,000 of them.
@@ -111,18 +130,24 @@ class OutputsSection(Strict):
 
 
 class RaySection(Strict):
+    """The Ray that runs a sweep's points."""
+
     address: Optional[str] = None  # an existing Ray cluster ("ray://host:10001" or "auto"); None: a local Ray
     cpus: Optional[PositiveInt] = None  # CPUs of the local Ray (default: all); one trial per CPU
 
 
 class SweepSection(Strict):
+    """`fpgaprune sweep`: a grid of runs (read by the sweep only)."""
+
     grid: dict[str, list] = {}  # axis -> values, e.g. {sparsity: [0.3, 0.6], bits: [4, 6]}
-    ray: RaySection = RaySection()
+    ray: RaySection = RaySection()  # where the points run
 
 
 class RunConfig(Strict):
-    name: str = "digits"
-    seed: int = 0
+    """One run: every section has defaults, so a config names only what it changes."""
+
+    name: str = "digits"  # the run's name, in the report
+    seed: int = 0  # of training, pruning ties and the C-sim sample
     model: ModelSection = ModelSection()
     data: DataSection = DataSection()
     training: TrainingSection = TrainingSection()
@@ -130,7 +155,7 @@ class RunConfig(Strict):
     finetune: FinetuneSection = FinetuneSection()
     quantization: QuantizationSection = QuantizationSection()
     hls: HlsSection = HlsSection()
-    board: str = "pynq-z2"
+    board: str = "pynq-z2"  # a board of `fpgaprune boards`, or a YAML path
     outputs: OutputsSection = OutputsSection()
     sweep: SweepSection = SweepSection()  # read by `fpgaprune sweep` only
 
