@@ -1,7 +1,7 @@
 """What a benchmark prints, kept in git: `benchmarks/results/<script>/<UTC time>-<revision>.txt`.
 
-The README quotes these files. The machine that ran a benchmark may be gone by the next session, and
-`benchmarks/out/` is not in git. `bench_budget_front.py` keeps its own records (`points.jsonl`).
+The README and docs/benchmarks.md quote these files. The machine that ran a benchmark may be gone by the next
+session, and `benchmarks/out/` is not in git. `bench_budget_front.py` keeps its own records (`points.jsonl`).
 """
 
 import datetime

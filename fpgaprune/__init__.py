@@ -42,7 +42,7 @@ def __getattr__(name: str):
 
 # The top-level API, in the order of the data path. Each imports its module on first use (hls4ml is slow to
 # import). Names differ from the sub-packages (`fpgaprune.strip`, `.quantize`, `.report`), which importing
-# would otherwise shadow. See the README section "Python API".
+# would otherwise shadow. See docs/reference/api.md.
 
 
 def prune(model, sparsity=None, *, structure="kernel", score="l1", layers=None, selections=(), **options):

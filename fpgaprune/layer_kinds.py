@@ -5,7 +5,7 @@ how its hls4ml precision is derived, and whether the export makes it kernel-spar
 Each front end (`fpgaprune/frontends/`) binds its own layer classes to these kinds: tf_keras and QKeras classes,
 Keras 3 classes. A layer is of a kind when a class in its MRO is bound to it, so a user's subclass of `Conv2D`
 is a Conv2D. The modules along the data path read this table (selection, pruning, strip, quantize, hls
-precision, resources, inspection); adding a layer type starts here (the README's "Adding a layer type").
+precision, resources, inspection); adding a layer type starts here (docs/extending.md, "Adding a layer type").
 """
 
 from dataclasses import dataclass

@@ -21,7 +21,7 @@ from fpgaprune.text_table import format_rows, number
 RESOURCES = (("DSP", "dsp"), ("LUT", "lut"), ("FF", "ff"), ("BRAM_18K", "bram_18k"))
 SOURCE = "estimate (fpgaprune rules, see fpgaprune/resources/rules.py)"
 # Where each estimated column stands against published vendor results of stock hls4ml designs
-# (benchmarks/bench_published.py on benchmarks/published/; the README's table).
+# (benchmarks/bench_published.py on benchmarks/published/; docs/resources.md).
 COLUMN_SOURCES = {
     "DSP": "rule estimate. Dense layers (io_parallel): checked against Vivado HLS 2019.2 C-synthesis of 4 published "
            "hls4ml designs (held-out error -3.1% and +4.9%, resources/csynth.py); Vitis HLS 2024.1 builds 34-72% of "
