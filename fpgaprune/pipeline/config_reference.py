@@ -35,6 +35,8 @@ def field_comments(module=schema) -> dict:
 def type_text(annotation) -> str:
     """A field's type as a reader writes it in YAML: `one of a, b`, `list of int`, `... or null`."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:  # PositiveInt: int with a Gt(0)
+        return " ".join([type_text(args[0]), *(_limits(item) for item in args[1:] if _limits(item))])
     if origin is typing.Literal:
         return "one of " + ", ".join(f"`{a}`" for a in args)
     if origin is typing.Union:
@@ -47,18 +49,18 @@ def type_text(annotation) -> str:
     if _is_section(annotation):
         return "section"
     name = getattr(annotation, "__name__", str(annotation))
-    return {"str": "string", "PositiveInt": "integer > 0", "int": "integer", "float": "number", "bool": "boolean",
-            "Annotated": "integer > 0"}.get(name, name)
+    return {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}.get(name, name)
+
+
+def _limits(item) -> str:
+    """A pydantic constraint (`Ge(0)`, `Gt(0)`, ...) as `>= 0`; '' for anything else."""
+    return ", ".join(f"{sign} {getattr(item, key)}" for key, sign in CONSTRAINTS.items()
+                     if getattr(item, key, None) is not None)
 
 
 def limits_text(field) -> str:
-    """The numeric limits pydantic checks (`ge=0`, ...), as `>= 0`."""
-    found = []
-    for item in field.metadata:
-        for key, sign in CONSTRAINTS.items():
-            if getattr(item, key, None) is not None:
-                found.append(f"{sign} {getattr(item, key)}")
-    return ", ".join(found)
+    """The numeric limits pydantic checks on a field (`Field(ge=0)`), as `>= 0`."""
+    return ", ".join(text for text in map(_limits, field.metadata) if text)
 
 
 def config_rows(model=schema.RunConfig, prefix: str = "", comments: dict | None = None) -> list[dict]:

@@ -68,7 +68,7 @@ class PruningSection(Strict):
     do_not_prune: list[str] = []  # layers left dense
     epochs: int = Field(0, ge=0)  # training epochs during a polynomial schedule
     lottery_rounds: int = Field(0, ge=0)  # > 0: lottery-ticket rounds reaching the targets
-    strip: bool = False  # remove dead channels after fine-tuning (a smaller network)
+    strip: bool = False  # after pruning, remove dead channels (a smaller network), then fine-tune it
 
     def in_effect(self) -> dict:
         """The settings a run reads (its stage key hashes these): the hybrid share only for structure hybrid."""
@@ -147,7 +147,7 @@ class RunConfig(Strict):
     """One run: every section has defaults, so a config names only what it changes."""
 
     name: str = "digits"  # the run's name, in the report
-    seed: int = 0  # of training, pruning ties and the C-sim sample
+    seed: int = 0  # the random seed: training, the digits split and the C-sim sample
     model: ModelSection = ModelSection()
     data: DataSection = DataSection()
     training: TrainingSection = TrainingSection()
