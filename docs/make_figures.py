@@ -24,7 +24,7 @@ FIGURES = ROOT / "docs" / "figures"
 sys.path.insert(0, str(ROOT))
 
 # What each stage of `fpgaprune run` does, as the data path reads (a test checks these are the pipeline's stages).
-STAGE_TEXT = {"train": "train\nthe dense model", "prune": "prune\nselections, holds", "finetune": "fine-tune\n(strip)",
+STAGE_TEXT = {"train": "train\nthe dense model", "prune": "prune\nholds (and strip)", "finetune": "fine-tune\nheld at zero",
               "quantize": "quantize\nQKeras QAT", "hls": "hls\nkernel-sparse export", "csim": "csim\nbit-exact check",
               "synth": "synth\nyosys measurement", "report": "report\nestimates, savings"}
 RUN_FIGURES = ("report_first_screen.png", "pareto.png")
@@ -40,14 +40,19 @@ def data_path_svg() -> bytes:
     from fpgaprune.pipeline.records import STAGE_NAMES
 
     plt.rcParams["svg.hashsalt"] = "fpgaprune"
-    figure, axes = plt.subplots(figsize=(12, 1.6))
+    from matplotlib.patches import FancyBboxPatch
+
+    step, width = 2.0, 1.7  # box centres and widths, in data units
+    figure, axes = plt.subplots(figsize=(15, 1.4))
     for index, stage in enumerate(STAGE_NAMES):
-        axes.text(index * 1.5, 0, STAGE_TEXT[stage], ha="center", va="center", fontsize=9,
-                  bbox={"boxstyle": "round,pad=0.5", "facecolor": "#e8f0fe", "edgecolor": "#3367d6"})
+        x = index * step
+        axes.add_patch(FancyBboxPatch((x - width / 2, -0.4), width, 0.8, boxstyle="round,pad=0.02",
+                                      facecolor="#e8f0fe", edgecolor="#3367d6"))
+        axes.text(x, 0, STAGE_TEXT[stage], ha="center", va="center", fontsize=8.5)
         if index:
-            axes.annotate("", xy=(index * 1.5 - 0.62, 0), xytext=((index - 1) * 1.5 + 0.62, 0),
+            axes.annotate("", xy=(x - width / 2 - 0.02, 0), xytext=(x - step + width / 2 + 0.02, 0),
                           arrowprops={"arrowstyle": "->", "color": "#3367d6"})
-    axes.set_xlim(-0.8, (len(STAGE_NAMES) - 1) * 1.5 + 0.8)
+    axes.set_xlim(-1.0, (len(STAGE_NAMES) - 1) * step + 1.0)
     axes.set_ylim(-0.6, 0.6)
     axes.axis("off")
     out = io.BytesIO()
