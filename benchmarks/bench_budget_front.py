@@ -28,10 +28,10 @@ import json
 from pathlib import Path
 
 import numpy as np
-
-import fpgaprune as fp
 from bench_budget_peer import SPEC, _zeros, hls4ml_optimized  # 12 bits: hls4ml's DSP model counts DSPs there
 from bench_pareto import cnn, tfmot_run
+
+import fpgaprune as fp
 from fpgaprune import data
 from fpgaprune.text_table import format_rows
 from fpgaprune.tfk import keras
@@ -62,8 +62,11 @@ def _schedule(dataset, epochs, target):
 def by_sparsity(pretrained, dataset, epochs, structure, sparsity):
     from fpgaprune.pruning import GradualPruning, HybridPruner, Pruner
 
-    pruner = (HybridPruner(do_not_prune=["conv1"]) if structure == "hybrid"
-              else Pruner(structure=structure, do_not_prune=["conv1"]))
+    pruner = (
+        HybridPruner(do_not_prune=["conv1"])
+        if structure == "hybrid"
+        else Pruner(structure=structure, do_not_prune=["conv1"])
+    )
     model = pruner.attach(fp.hold(pretrained))
     return _train(model, dataset, epochs, [GradualPruning(pruner, _schedule(dataset, epochs, sparsity))]), pruner
 
@@ -89,8 +92,12 @@ def quantized_point(model, dataset, qat_epochs, costs, budget=None, pruner=None)
         repair(pruner, quantized, costs, budget)
     usage = costs(quantized).total()
     board = costs.board.resources
-    return {"accuracy": float(quantized.evaluate(dataset.x_test, dataset.y_test, verbose=0)[1]),
-            "LUT": usage["LUT"], "DSP": usage["DSP"], "cost": usage["LUT"] / board["LUT"] + usage["DSP"] / board["DSP"]}
+    return {
+        "accuracy": float(quantized.evaluate(dataset.x_test, dataset.y_test, verbose=0)[1]),
+        "LUT": usage["LUT"],
+        "DSP": usage["DSP"],
+        "cost": usage["LUT"] / board["LUT"] + usage["DSP"] / board["DSP"],
+    }
 
 
 def points_for(args) -> list:
@@ -133,17 +140,21 @@ def run_point(method, level, pretrained, dataset, args, costs) -> dict:
     if method.endswith(", budget"):
         budget = parse_budget({"LUT+DSP": level * dense_cost(pretrained, costs)}, costs.board)
         try:
-            model, pruner = by_budget(pretrained, dataset, args.epochs, method.split()[1].rstrip(","), budget,
-                                      costs)
+            model, pruner = by_budget(pretrained, dataset, args.epochs, method.split()[1].rstrip(","), budget, costs)
         except BudgetError as error:
             return {"accuracy": None, "cost": None, "infeasible": str(error)}
         return quantized_point(model, dataset, args.qat_epochs, costs, budget, pruner)
     if method.startswith("fpgaprune"):
         model, _ = by_sparsity(pretrained, dataset, args.epochs, method.split()[1].rstrip(","), level)
     elif method.startswith("tfmot"):
-        model = tfmot_run(pretrained, dataset, level, args.epochs, int(np.ceil(len(dataset.x_train) / 128)),
-                          layers=[layer.name for layer in pretrained.layers
-                                  if layer.name != "conv1" and layer.get_weights()])
+        model = tfmot_run(
+            pretrained,
+            dataset,
+            level,
+            args.epochs,
+            int(np.ceil(len(dataset.x_train) / 128)),
+            layers=[layer.name for layer in pretrained.layers if layer.name != "conv1" and layer.get_weights()],
+        )
     else:
         model = hls4ml_optimized(pretrained, dataset, args.epochs, level)[0]
     return quantized_point(model, dataset, args.qat_epochs, costs)
@@ -177,10 +188,18 @@ def summary(records: list) -> list:
         groups.setdefault((r["cnn"], r["method"], r["level"]), []).append(r)
         if "stock_cost" in r and r["accuracy"] is not None:
             groups.setdefault((r["cnn"], TFMOT_STOCK, r["level"]), []).append({**r, "cost": r["stock_cost"]})
-    return [{"cnn": cnn_name, "method": method, "level": level, "seeds": tuple(sorted(r["seed"] for r in rs)),
-             "accuracy": float(np.mean([r["accuracy"] for r in rs])), "cost": float(np.mean([r["cost"] for r in rs]))}
-            for (cnn_name, method, level), rs in sorted(groups.items())
-            if all(r["accuracy"] is not None for r in rs)]
+    return [
+        {
+            "cnn": cnn_name,
+            "method": method,
+            "level": level,
+            "seeds": tuple(sorted(r["seed"] for r in rs)),
+            "accuracy": float(np.mean([r["accuracy"] for r in rs])),
+            "cost": float(np.mean([r["cost"] for r in rs])),
+        }
+        for (cnn_name, method, level), rs in sorted(groups.items())
+        if all(r["accuracy"] is not None for r in rs)
+    ]
 
 
 def verdicts(rows: list) -> list:
@@ -188,14 +207,27 @@ def verdicts(rows: list) -> list:
     way has points with fewer seeds), and whether it is as accurate."""
     lines = []
     for peer in (r for r in rows if not r["method"].startswith("fpgaprune")):
-        ours = [r for r in rows if (r["cnn"], r["seeds"]) == (peer["cnn"], peer["seeds"])
-                and r["method"].startswith("fpgaprune") and r["cost"] <= peer["cost"] + 1e-12]
+        ours = [
+            r
+            for r in rows
+            if (r["cnn"], r["seeds"]) == (peer["cnn"], peer["seeds"])
+            and r["method"].startswith("fpgaprune")
+            and r["cost"] <= peer["cost"] + 1e-12
+        ]
         best = max(ours, key=lambda r: r["accuracy"], default=None)
-        lines.append((peer["cnn"], _seeds(peer), f"{peer['method']} {peer['level']}", f"{peer['cost']:.3f}",
-                      f"{peer['accuracy']:.4f}",
-                      f"{best['method']} {best['level']}" if best else "none at <= cost",
-                      f"{best['cost']:.3f}" if best else "-", f"{best['accuracy']:.4f}" if best else "-",
-                      "yes" if best and best["accuracy"] >= peer["accuracy"] else "NO"))
+        lines.append(
+            (
+                peer["cnn"],
+                _seeds(peer),
+                f"{peer['method']} {peer['level']}",
+                f"{peer['cost']:.3f}",
+                f"{peer['accuracy']:.4f}",
+                f"{best['method']} {best['level']}" if best else "none at <= cost",
+                f"{best['cost']:.3f}" if best else "-",
+                f"{best['accuracy']:.4f}" if best else "-",
+                "yes" if best and best["accuracy"] >= peer["accuracy"] else "NO",
+            )
+        )
     return lines
 
 
@@ -218,13 +250,15 @@ def plot(rows: list, path: Path) -> None:
         for method in sorted({r["method"] for r in mine}):
             points = sorted((r["cost"], r["accuracy"]) for r in mine if r["method"] == method)
             one_cost = len({cost for cost, _ in points}) == 1  # stock hls4ml: every point at the dense cost
-            handles[method], = axis.plot(*zip(*points), marker="o", ms=4, lw=0 if one_cost else 1,
-                                         color=colors[method], label=method)
+            (handles[method],) = axis.plot(
+                *zip(*points), marker="o", ms=4, lw=0 if one_cost else 1, color=colors[method], label=method
+            )
         seeds = sorted({seed for r in mine for seed in r["seeds"]})
         partial = any(len(r["seeds"]) < len(seeds) for r in mine)
         label = f"seed {seeds[0]}" if len(seeds) == 1 else f"mean of seeds {', '.join(map(str, seeds))}"
-        axis.set_title(f"CNN {name}: {label}"
-                       + (" (a run under way: some points have fewer)" if partial else ""), fontsize=10)
+        axis.set_title(
+            f"CNN {name}: {label}" + (" (a run under way: some points have fewer)" if partial else ""), fontsize=10
+        )
         axis.set_xlabel("LUT + DSP (sum of board fractions, estimate)")
         axis.set_ylabel("accuracy after QAT")
         axis.grid(alpha=0.3)
@@ -244,8 +278,11 @@ def run_points(args, widths: str, dataset, records: list, log: Path) -> list:
             costs, reuse = fitting_costs(pretrained, dataset)
             print(f"CNN {widths}: {PRESET}, reuse factor {reuse}", flush=True)
         pricing = f"{PRESET} R{reuse}"
-        done = {(r["method"], r["level"]) for r in records
-                if (r["cnn"], r["seed"], r.get("pricing")) == (widths, seed, pricing)}
+        done = {
+            (r["method"], r["level"])
+            for r in records
+            if (r["cnn"], r["seed"], r.get("pricing")) == (widths, seed, pricing)
+        }
         for method, level in points_for(args):
             if (method, level) in done or args.report:
                 continue
@@ -255,9 +292,15 @@ def run_points(args, widths: str, dataset, records: list, log: Path) -> list:
             with log.open("a") as handle:
                 handle.write(json.dumps(record) + "\n")
             records.append(record)
-            print(f"{widths} seed {seed} {method} {level}: " + (
-                f"accuracy {point['accuracy']:.4f}, LUT+DSP {point['cost']:.3f}" if point["accuracy"] is not None
-                else f"infeasible: {point['infeasible']}"), flush=True)
+            print(
+                f"{widths} seed {seed} {method} {level}: "
+                + (
+                    f"accuracy {point['accuracy']:.4f}, LUT+DSP {point['cost']:.3f}"
+                    if point["accuracy"] is not None
+                    else f"infeasible: {point['infeasible']}"
+                ),
+                flush=True,
+            )
         stock = dense_cost(pretrained, costs)
         for record in records:
             if (record["cnn"], record["seed"], record["method"]) == (widths, seed, TFMOT):
@@ -272,12 +315,21 @@ def main(argv=None):
     parser.add_argument("--pretrain-epochs", type=int, default=8)
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--qat-epochs", type=int, default=2)
-    parser.add_argument("--budgets", type=float, nargs="+", default=[0.1, 0.15, 0.3, 0.5],
-                        help="LUT + DSP budgets as fractions of the dense (unpruned, quantized) design's estimate")
+    parser.add_argument(
+        "--budgets",
+        type=float,
+        nargs="+",
+        default=[0.1, 0.15, 0.3, 0.5],
+        help="LUT + DSP budgets as fractions of the dense (unpruned, quantized) design's estimate",
+    )
     parser.add_argument("--sparsities", type=float, nargs="+", default=[0.5, 0.7, 0.9, 0.93])
     parser.add_argument("--rtols", type=float, nargs="+", default=[0.99, 0.97])
-    parser.add_argument("--out", type=Path, help="default benchmarks/results/budget_front, in git: records, "
-                        "pretrained models and plot, so a fresh clone resumes (--quick: benchmarks/out/, ignored)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="default benchmarks/results/budget_front, in git: records, "
+        "pretrained models and plot, so a fresh clone resumes (--quick: benchmarks/out/, ignored)",
+    )
     parser.add_argument("--quick", action="store_true", help="digits, one small CNN, one seed, few points")
     parser.add_argument("--report", action="store_true", help="run nothing: the tables and plot of the records")
     args = parser.parse_args(argv)
@@ -296,11 +348,35 @@ def main(argv=None):
     for widths in others:
         records = run_points(argparse.Namespace(**{**vars(args), "report": True}), widths, dataset, records, log)
     rows = summary(records)
-    print("\n".join(format_rows(("cnn", "method", "level", "seeds", "LUT+DSP", "accuracy"),
-                                [(r["cnn"], r["method"], r["level"], _seeds(r), f"{r['cost']:.3f}",
-                                  f"{r['accuracy']:.4f}") for r in rows])))
-    print("\n".join(format_rows(("cnn", "seeds", "peer point", "cost", "accuracy", "fpgaprune's best at <= cost",
-                                 "cost", "accuracy", "as accurate"), verdicts(rows))))
+    print(
+        "\n".join(
+            format_rows(
+                ("cnn", "method", "level", "seeds", "LUT+DSP", "accuracy"),
+                [
+                    (r["cnn"], r["method"], r["level"], _seeds(r), f"{r['cost']:.3f}", f"{r['accuracy']:.4f}")
+                    for r in rows
+                ],
+            )
+        )
+    )
+    print(
+        "\n".join(
+            format_rows(
+                (
+                    "cnn",
+                    "seeds",
+                    "peer point",
+                    "cost",
+                    "accuracy",
+                    "fpgaprune's best at <= cost",
+                    "cost",
+                    "accuracy",
+                    "as accurate",
+                ),
+                verdicts(rows),
+            )
+        )
+    )
     if not rows:
         print(f"no finished points in {log} yet: no plot")
         return

@@ -23,13 +23,22 @@ from fpgaprune.text_table import format_rows
 from fpgaprune.tfk import keras
 
 BITS = 12
-SPEC = {"default": {"kernel": f"quantized_bits({BITS},0,alpha=1)", "bias": f"quantized_bits({BITS},3,alpha=1)",
-                    "activation": f"quantized_relu({BITS},4)"}, "layers": {}}
+SPEC = {
+    "default": {
+        "kernel": f"quantized_bits({BITS},0,alpha=1)",
+        "bias": f"quantized_bits({BITS},3,alpha=1)",
+        "activation": f"quantized_relu({BITS},4)",
+    },
+    "layers": {},
+}
 
 
 def _compile(model, learning_rate=1e-3):
-    model.compile(keras.optimizers.Adam(learning_rate), keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  metrics=["accuracy"])
+    model.compile(
+        keras.optimizers.Adam(learning_rate),
+        keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
     return model
 
 
@@ -81,14 +90,32 @@ def hls4ml_optimized(model, dataset, epochs, rtol):
     split = len(dataset.x_train) * 4 // 5
     with tempfile.TemporaryDirectory() as directory:
         optimized = optimize_keras_model_for_hls4ml(
-            copy, hls_config, VivadoDSPEstimator, PolynomialScheduler(5, final_sparsity=0.9),
-            dataset.x_train[:split], dataset.y_train[:split], dataset.x_train[split:], dataset.y_train[split:],
-            32, epochs, keras.optimizers.Adam(1e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-            keras.metrics.SparseCategoricalAccuracy(), True, rtol, directory=directory, tuner="Manual",
-            knapsack_solver="dynamic", regularization_range=[1e-5])
+            copy,
+            hls_config,
+            VivadoDSPEstimator,
+            PolynomialScheduler(5, final_sparsity=0.9),
+            dataset.x_train[:split],
+            dataset.y_train[:split],
+            dataset.x_train[split:],
+            dataset.y_train[split:],
+            32,
+            epochs,
+            keras.optimizers.Adam(1e-3),
+            keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            keras.metrics.SparseCategoricalAccuracy(),
+            True,
+            rtol,
+            directory=directory,
+            tuner="Manual",
+            knapsack_solver="dynamic",
+            regularization_range=[1e-5],
+        )
     # Its DSP model for unstructured pruning at reuse factor 1: one DSP per nonzero weight of 9 bits or more.
-    dsp = sum(int(np.count_nonzero(layer.kernel.numpy())) for layer in optimized.layers
-              if getattr(layer, "kernel", None) is not None)
+    dsp = sum(
+        int(np.count_nonzero(layer.kernel.numpy()))
+        for layer in optimized.layers
+        if getattr(layer, "kernel", None) is not None
+    )
     return optimized, dsp
 
 
@@ -139,13 +166,25 @@ def one_seed(args, seed) -> list:
     peer, peer_own = hls4ml_optimized(model, dataset, args.epochs, args.rtol)
     peer_cost = costs(peer).total()
     budget = parse_budget({"DSP": max(peer_cost["DSP"], 1.0) / board.resources["DSP"]}, board)
-    rows = [("dense (no pruning)", "-", costs(model).total(), quantized_accuracy(model, dataset, 2)[1]),
-            (f"hls4ml dsp_aware_pruning (its own DSP model: {peer_own})", f"rtol {args.rtol}", peer_cost,
-             quantized_accuracy(peer, dataset, 2)[1])]
+    rows = [
+        ("dense (no pruning)", "-", costs(model).total(), quantized_accuracy(model, dataset, 2)[1]),
+        (
+            f"hls4ml dsp_aware_pruning (its own DSP model: {peer_own})",
+            f"rtol {args.rtol}",
+            peer_cost,
+            quantized_accuracy(peer, dataset, 2)[1],
+        ),
+    ]
     for structure in ("element", "kernel"):
         ours = _fpgaprune(model, dataset, costs, budget, structure, args.epochs)
-        rows.append((f"fpgaprune budget, {structure}", "DSP <= hls4ml's", costs(ours).total(),
-                     quantized_accuracy(ours, dataset, 2)[1]))
+        rows.append(
+            (
+                f"fpgaprune budget, {structure}",
+                "DSP <= hls4ml's",
+                costs(ours).total(),
+                quantized_accuracy(ours, dataset, 2)[1],
+            )
+        )
     return rows
 
 
@@ -164,8 +203,10 @@ def main():
         lut = np.mean([run[i][2]["LUT"] for run in runs])
         accuracy = [run[i][3] for run in runs]
         table.append((method, budget, f"{dsp:.0f}", f"{lut:.0f}", f"{np.mean(accuracy):.4f} +- {np.std(accuracy):.4f}"))
-    print(f"{args.data}, CNN {args.filters}, {BITS}-bit, ZCU102, {args.epochs} fine-tuning epochs, 2 QAT epochs, "
-          f"mean of {args.seeds} seed(s); DSP and LUT: fpgaprune's rules on the quantized weights")
+    print(
+        f"{args.data}, CNN {args.filters}, {BITS}-bit, ZCU102, {args.epochs} fine-tuning epochs, 2 QAT epochs, "
+        f"mean of {args.seeds} seed(s); DSP and LUT: fpgaprune's rules on the quantized weights"
+    )
     print("\n".join(format_rows(("method", "budget", "DSP (est.)", "LUT (est.)", "accuracy after QAT"), table)))
 
 

@@ -24,15 +24,26 @@ from fpgaprune.quantize import to_qkeras
 from fpgaprune.text_table import format_rows
 from fpgaprune.tfk import keras
 
-SPEC = {"default": {"kernel": "quantized_bits(8,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
-                    "activation": "quantized_relu(8,3)"}}
+SPEC = {
+    "default": {
+        "kernel": "quantized_bits(8,0,alpha=1)",
+        "bias": "quantized_bits(8,3,alpha=1)",
+        "activation": "quantized_relu(8,3)",
+    }
+}
 
 
 def model_for(channels: int):
     keras.utils.set_random_seed(channels)
     L = keras.layers
-    model = keras.Sequential([keras.Input((8, 8, channels)), L.Conv2D(channels, 3, padding="same", name="conv"),
-                              L.Flatten(name="flatten"), L.Dense(10, name="fc")])
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, channels)),
+            L.Conv2D(channels, 3, padding="same", name="conv"),
+            L.Flatten(name="flatten"),
+            L.Dense(10, name="fc"),
+        ]
+    )
     held = Pruner(structure="kernel", layers=["conv"]).prune(fp.hold(model), sparsity=0.5)
     return to_qkeras(held, SPEC)
 
@@ -55,9 +66,11 @@ def measured(sparse: Path, stock: Path, repeats: int) -> tuple[tuple, tuple]:
 
 def _isolated_build(project: Path) -> tuple[float, float]:
     """One build in a child Python process, so that its RUSAGE_CHILDREN peak is this build's alone."""
-    code = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
-            f"subprocess.run(['bash', 'build_lib.sh'], cwd={str(project)!r}, check=True, capture_output=True); "
-            "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    code = (
+        "import resource, subprocess, sys, time; t = time.perf_counter(); "
+        f"subprocess.run(['bash', 'build_lib.sh'], cwd={str(project)!r}, check=True, capture_output=True); "
+        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
     out = subprocess.run(["python3", "-c", code], check=True, capture_output=True, text=True).stdout.split()
     return float(out[0]), float(out[1]) / 1e6
 
@@ -71,16 +84,47 @@ def main():
     for channels in (int(c) for c in args.channels.split(",")):
         model = model_for(channels)
         x = np.random.default_rng(0).integers(0, 16, (32, 8, 8, channels)) / 16.0
-        live = sum(int(np.count_nonzero(quantized_kernel(layer))) for layer in model.layers
-                   if quantized_kernel(layer) is not None)
+        live = sum(
+            int(np.count_nonzero(quantized_kernel(layer)))
+            for layer in model.layers
+            if quantized_kernel(layer) is not None
+        )
         with tempfile.TemporaryDirectory() as scratch:
-            sparse, stock = measured(written(model, x, Path(scratch) / "sparse", True),
-                                     written(model, x, Path(scratch) / "stock", False), args.repeats)
-        rows.append((channels, f"{live / 1000:.1f}k", f"{sparse[0]:.1f} s", f"{sparse[1]:.2f} GB",
-                     f"{stock[0]:.1f} s", f"{stock[1]:.2f} GB", f"{sparse[0] / stock[0]:.2f}x",
-                     f"{sparse[1] / stock[1]:.2f}x"))
-        print("\n".join(format_rows(("C", "live weights", "fpgaprune build", "g++ peak", "stock build", "g++ peak",
-                                     "time ratio", "memory ratio"), rows)), flush=True)
+            sparse, stock = measured(
+                written(model, x, Path(scratch) / "sparse", True),
+                written(model, x, Path(scratch) / "stock", False),
+                args.repeats,
+            )
+        rows.append(
+            (
+                channels,
+                f"{live / 1000:.1f}k",
+                f"{sparse[0]:.1f} s",
+                f"{sparse[1]:.2f} GB",
+                f"{stock[0]:.1f} s",
+                f"{stock[1]:.2f} GB",
+                f"{sparse[0] / stock[0]:.2f}x",
+                f"{sparse[1] / stock[1]:.2f}x",
+            )
+        )
+        print(
+            "\n".join(
+                format_rows(
+                    (
+                        "C",
+                        "live weights",
+                        "fpgaprune build",
+                        "g++ peak",
+                        "stock build",
+                        "g++ peak",
+                        "time ratio",
+                        "memory ratio",
+                    ),
+                    rows,
+                )
+            ),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

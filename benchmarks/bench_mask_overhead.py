@@ -22,21 +22,24 @@ LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 def build_cnn(input_shape, seed=0):
     keras.utils.set_random_seed(seed)
-    return keras.Sequential([
-        keras.Input(input_shape),
-        keras.layers.Conv2D(16, 3, activation="relu", name="conv1"),
-        keras.layers.Conv2D(32, 3, activation="relu", name="conv2"),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Conv2D(32, 3, activation="relu", name="conv3"),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Flatten(),
-        keras.layers.Dense(10, name="fc"),
-    ])
+    return keras.Sequential(
+        [
+            keras.Input(input_shape),
+            keras.layers.Conv2D(16, 3, activation="relu", name="conv1"),
+            keras.layers.Conv2D(32, 3, activation="relu", name="conv2"),
+            keras.layers.MaxPooling2D(2),
+            keras.layers.Conv2D(32, 3, activation="relu", name="conv3"),
+            keras.layers.MaxPooling2D(2),
+            keras.layers.Flatten(),
+            keras.layers.Dense(10, name="fc"),
+        ]
+    )
 
 
 def kernel_masks(model):
-    return {name: weakest_kernels(model.get_layer(name).kernel.numpy(), SPARSITY) for name in ("conv1", "conv2",
-                                                                                                "conv3")}
+    return {
+        name: weakest_kernels(model.get_layer(name).kernel.numpy(), SPARSITY) for name in ("conv1", "conv2", "conv3")
+    }
 
 
 class StepTimer(keras.callbacks.Callback):
@@ -110,8 +113,10 @@ def main(argv=None):
         for name, (model, callbacks) in runs.items():
             model.fit(x, y, batch_size=args.batch, epochs=1, verbose=0, callbacks=callbacks + [timers[name]])
     medians = {name: float(np.median(timer.times)) for name, timer in timers.items()}
-    print(f"{dataset.name}: {len(x)} samples, batch {args.batch}, {args.rounds} interleaved rounds, "
-          f"{SPARSITY:.0%} of conv kernels pruned")
+    print(
+        f"{dataset.name}: {len(x)} samples, batch {args.batch}, {args.rounds} interleaved rounds, "
+        f"{SPARSITY:.0%} of conv kernels pruned"
+    )
     print(f"{'variant':<28}{'ms/step':>10}{'ratio':>9}")
     for name, median in medians.items():
         print(f"{name:<28}{median * 1e3:>10.2f}{median / medians['no masks']:>8.2f}x")

@@ -17,8 +17,8 @@ import numpy as np
 
 import fpgaprune as fp
 from fpgaprune import data
-from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning import GradualPruning, PolynomialDecay, Pruner
+from fpgaprune.pruning.costs import output_positions
 from fpgaprune.tfk import keras
 
 LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
@@ -28,11 +28,18 @@ PRUNED = ("conv2", "conv3", "fc")
 def cnn(seed=0, widths=(16, 32, 32)):
     keras.utils.set_random_seed(seed)
     L = keras.layers
-    return keras.Sequential([
-        keras.Input((28, 28, 1)), L.Conv2D(widths[0], 3, activation="relu", name="conv1"), L.MaxPooling2D(),
-        L.Conv2D(widths[1], 3, activation="relu", name="conv2"), L.MaxPooling2D(),
-        L.Conv2D(widths[2], 3, activation="relu", name="conv3"), L.Flatten(), L.Dense(10, name="fc"),
-    ])
+    return keras.Sequential(
+        [
+            keras.Input((28, 28, 1)),
+            L.Conv2D(widths[0], 3, activation="relu", name="conv1"),
+            L.MaxPooling2D(),
+            L.Conv2D(widths[1], 3, activation="relu", name="conv2"),
+            L.MaxPooling2D(),
+            L.Conv2D(widths[2], 3, activation="relu", name="conv3"),
+            L.Flatten(),
+            L.Dense(10, name="fc"),
+        ]
+    )
 
 
 def multipliers(model) -> tuple[int, int]:
@@ -86,6 +93,7 @@ def tfmot_run(pretrained, dataset, sparsity, epochs, steps_per_epoch, layers=PRU
 def _tfmot_weights(wrapped, pretrained):
     """Pretrained kernels/biases into the wrapped model, by layer and weight name (the wrappers' extra
     mask/threshold/step variables keep their init); every pretrained weight must find its place."""
+
     def key(weight):
         layer, _, name = weight.name.replace("prune_low_magnitude_", "").partition("/")
         return layer, name.split("/")[-1]
@@ -104,8 +112,10 @@ def convs_only(run):
     """`run` with fc dense and the convs' sparsity raised so that the same multipliers are removed."""
 
     def convs_run(pretrained, dataset, sparsity, epochs, steps_per_epoch):
-        costs = {name: pretrained.get_layer(name).kernel.shape.num_elements() * output_positions(
-            pretrained.get_layer(name)) for name in PRUNED}
+        costs = {
+            name: pretrained.get_layer(name).kernel.shape.num_elements() * output_positions(pretrained.get_layer(name))
+            for name in PRUNED
+        }
         conv_sparsity = min(1.0, sparsity * sum(costs.values()) / sum(costs[name] for name in CONVS))
         return run(pretrained, dataset, conv_sparsity, epochs, steps_per_epoch, layers=CONVS)
 
@@ -161,8 +171,14 @@ def one_seed(seed, args, dataset, steps) -> list[dict]:
             keras.utils.set_random_seed(seed + 1)
             model = run(pretrained, dataset, sparsity, args.prune_epochs, steps)
             _, live = multipliers(model)
-            rows.append({"method": method, "sparsity": sparsity, "removed": 1 - live / total,
-                         "accuracy": accuracy(model, dataset)})
+            rows.append(
+                {
+                    "method": method,
+                    "sparsity": sparsity,
+                    "removed": 1 - live / total,
+                    "accuracy": accuracy(model, dataset),
+                }
+            )
             print(f"  seed {seed} {method:<32} sparsity {sparsity:.2f}: {rows[-1]['accuracy']:.4f}", flush=True)
     return rows
 
@@ -183,27 +199,34 @@ def main(argv=None):
     parser.add_argument("--sparsities", type=float, nargs="+", default=[0.5, 0.75, 0.9])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--widths", type=int, nargs=3, default=[16, 32, 32], help="filters of conv1, conv2, conv3")
-    parser.add_argument("--allocations", nargs="+", default=["uniform", "convs only"],
-                        choices=["uniform", "convs only"])
+    parser.add_argument(
+        "--allocations", nargs="+", default=["uniform", "convs only"], choices=["uniform", "convs only"]
+    )
     parser.add_argument("--out", default="benchmarks/out/pareto.png")
     args = parser.parse_args(argv)
     dataset = data.fashion_mnist()
     steps = int(np.ceil(len(dataset.y_train) / 128))
     started = time.perf_counter()
     rows = averaged([one_seed(seed, args, dataset, steps) for seed in args.seeds])
-    print(f"\nFashion-MNIST, {'-'.join(map(str, args.widths))} CNN, {args.pretrain_epochs} + {args.prune_epochs} "
-          f"epochs per model, mean over seeds {args.seeds} ({time.perf_counter() - started:.0f} s)")
+    print(
+        f"\nFashion-MNIST, {'-'.join(map(str, args.widths))} CNN, {args.pretrain_epochs} + {args.prune_epochs} "
+        f"epochs per model, mean over seeds {args.seeds} ({time.perf_counter() - started:.0f} s)"
+    )
     print(f"{'method':<32}{'sparsity':>9}{'mult. removed':>15}{'accuracy':>10}{'spread':>8}")
     for r in rows:
-        print(f"{r['method']:<32}{r['sparsity']:>9.2f}{r['removed']:>15.2%}{r['accuracy']:>10.2%}"
-              f"{100 * r['spread']:>8.2f}")
+        print(
+            f"{r['method']:<32}{r['sparsity']:>9.2f}{r['removed']:>15.2%}{r['accuracy']:>10.2%}"
+            f"{100 * r['spread']:>8.2f}"
+        )
     for sparsity in args.sparsities:
         at = {r["method"]: r for r in rows if r["sparsity"] == sparsity}
         for allocation in args.allocations:
             ours, theirs = at[f"fpgaprune kernel, {allocation}"], at[f"tfmot unstructured, {allocation}"]
-            print(f"{sparsity:.0%} of the pruned layers' multipliers removed, {allocation}: fpgaprune kernel - tfmot "
-                  f"unstructured = {100 * (ours['accuracy'] - theirs['accuracy']):+.2f} points (multipliers removed "
-                  f"{ours['removed']:.2%} vs {theirs['removed']:.2%})")
+            print(
+                f"{sparsity:.0%} of the pruned layers' multipliers removed, {allocation}: fpgaprune kernel - tfmot "
+                f"unstructured = {100 * (ours['accuracy'] - theirs['accuracy']):+.2f} points (multipliers removed "
+                f"{ours['removed']:.2%} vs {theirs['removed']:.2%})"
+            )
     plot(rows, Path(args.out))
     print(f"wrote {args.out}")
 

@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from bench_sparse_products import cnn, live_products, pruned_qkeras
+
 from fpgaprune import data
 from fpgaprune.hls import convert_model, count_products, csim_check, export_config, load_board, load_preset
 from fpgaprune.hls.manifest import quantized_kernel
@@ -40,6 +40,7 @@ ZERO_AS_MULTIPLIER = 3  # a code that is neither 0 nor a power of two: a stored 
 
 def designs(reuse: int) -> dict:
     """label -> (preset dict, kernel-sparse?)."""
+
     def preset(name, strategy=None, rf=None):
         config = load_preset(name)
         model = config["HLSConfig"]["Model"]
@@ -49,12 +50,16 @@ def designs(reuse: int) -> dict:
             model["ReuseFactor"] = rf
         return config
 
-    return {"fpgaprune (Latency, io_parallel, RF 1)": (preset("latency_parallel"), True),
-            "stock Latency (io_parallel, RF 1)": (preset("latency_parallel"), False),
-            f"stock Resource (io_parallel, RF {reuse})": (preset("resource_parallel", rf=reuse), False),
-            f"stock resource_unrolled (io_stream, RF {reuse})": (preset("resource_stream", "resource_unrolled",
-                                                                       reuse), False),
-            "stock distributed_arithmetic (io_parallel, RF 1)": (preset("distributed_arithmetic"), False)}
+    return {
+        "fpgaprune (Latency, io_parallel, RF 1)": (preset("latency_parallel"), True),
+        "stock Latency (io_parallel, RF 1)": (preset("latency_parallel"), False),
+        f"stock Resource (io_parallel, RF {reuse})": (preset("resource_parallel", rf=reuse), False),
+        f"stock resource_unrolled (io_stream, RF {reuse})": (
+            preset("resource_stream", "resource_unrolled", reuse),
+            False,
+        ),
+        "stock distributed_arithmetic (io_parallel, RF 1)": (preset("distributed_arithmetic"), False),
+    }
 
 
 def estimate(model, node_types: dict, strategy: str, reuse: int) -> Cost:
@@ -69,8 +74,9 @@ def estimate(model, node_types: dict, strategy: str, reuse: int) -> Cost:
         if strategy == "resource":
             codes = np.where(codes == 0, ZERO_AS_MULTIPLIER, codes)
         rows, outputs = np.nonzero(codes)
-        types = LayerTypes(weight_bits, frac, input_bits, accum_bits, reuse, strategy, "io_parallel",
-                           output_positions(layer), 27, 18)
+        types = LayerTypes(
+            weight_bits, frac, input_bits, accum_bits, reuse, strategy, "io_parallel", output_positions(layer), 27, 18
+        )
         cost = layer_cost(codes[rows, outputs], outputs, types)
         total.dsp, total.lut = total.dsp + cost.dsp, total.lut + cost.lut
     return total
@@ -84,8 +90,12 @@ def node_types(hls_model) -> dict:
         if weights is None or node.get_attr("accum_t") is None:
             continue
         w = weights.type.precision
-        found[node.name] = (int(w.width), int(w.width - w.integer), int(node.get_input_variable().type.precision.width),
-                            int(node.get_attr("accum_t").precision.width))
+        found[node.name] = (
+            int(w.width),
+            int(w.width - w.integer),
+            int(node.get_input_variable().type.precision.width),
+            int(node.get_attr("accum_t").precision.width),
+        )
     return found
 
 
@@ -96,19 +106,25 @@ def da_luts(model, x, family: str) -> str:
     from fpgaprune.resources.yosys import fixed_kif, synthesize_all
 
     plan = derive_precisions(model, input_type(x))
-    circuits = {layer.name: (kernel.reshape(-1, kernel.shape[-1]), fixed_kif(_input_of(model, layer, plan, x)))
-                for layer in model.layers if (kernel := quantized_kernel(layer)) is not None}
+    circuits = {
+        layer.name: (kernel.reshape(-1, kernel.shape[-1]), fixed_kif(_input_of(model, layer, plan, x)))
+        for layer in model.layers
+        if (kernel := quantized_kernel(layer)) is not None
+    }
     layers = dict(synthesize_all(circuits, family))
     # a layer in parts: its parts' da4ml cost against the whole layer's says how far the sum may be from one circuit
-    parts = [f"{name} in {s.parts} parts, da4ml cost {s.da4ml_cost:.0f} vs {s.layer_da4ml_cost:.0f} whole"
-             for name, s in layers.items() if s.parts > 1]
+    parts = [
+        f"{name} in {s.parts} parts, da4ml cost {s.da4ml_cost:.0f} vs {s.layer_da4ml_cost:.0f} whole"
+        for name, s in layers.items()
+        if s.parts > 1
+    ]
     return f"{sum(s.luts for s in layers.values())} LUT" + (f" ({'; '.join(parts)})" if parts else "")
 
 
 def _input_of(model, layer, plan, x):
     """The fixed type feeding `layer` (a Sequential model): the nearest earlier layer with a result type."""
     names = [entry.name for entry in model.layers]
-    for name in reversed(names[:names.index(layer.name)]):
+    for name in reversed(names[: names.index(layer.name)]):
         if "result" in plan.types.get(name, {}):
             return plan.types[name]["result"]
     return input_type(x)
@@ -140,8 +156,14 @@ def measure(model, x, label, preset, sparse, workdir: Path, yosys: bool) -> tupl
         rf = int(preset["HLSConfig"]["Model"]["ReuseFactor"])
         priced = estimate(model, node_types(hls_model), strategy, rf)  # only Resource multiplies stored zeros
         cost, measured = f"{priced.dsp} DSP, {priced.lut} LUT", "-"
-    return (label, products, f"{build:.1f}", "bit-exact" if check.bit_exact else f"{check.mismatches} differ",
-            cost, measured)
+    return (
+        label,
+        products,
+        f"{build:.1f}",
+        "bit-exact" if check.bit_exact else f"{check.mismatches} differ",
+        cost,
+        measured,
+    )
 
 
 def main():
@@ -161,10 +183,18 @@ def main():
         for label, (preset, sparse) in designs(args.reuse).items():
             rows.append(measure(model, x, label, preset, sparse, Path(scratch), not args.no_yosys))
             print("  " + " | ".join(rows[-1]), flush=True)
-    header = ("design", "executed / (live x positions)", "C-sim build s", "C-sim vs QKeras",
-              "estimate (rules)", "measured")
-    print(f"\nfilters {args.filters}, sparsity {args.sparsity}, {live_products(model)} live products per inference, "
-          f"board {BOARD}")
+    header = (
+        "design",
+        "executed / (live x positions)",
+        "C-sim build s",
+        "C-sim vs QKeras",
+        "estimate (rules)",
+        "measured",
+    )
+    print(
+        f"\nfilters {args.filters}, sparsity {args.sparsity}, {live_products(model)} live products per inference, "
+        f"board {BOARD}"
+    )
     print("\n".join(format_rows(header, rows)))
 
 

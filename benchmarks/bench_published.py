@@ -70,9 +70,17 @@ def layer_features(kernels: list, precision: str, reuse: int) -> list:
     """`csynth.LayerFeatures` of each dense layer, its weights rounded to the design's grid (zeros kept)."""
     weight_bits, frac, hidden_bits = PRECISIONS[precision]
     lo, hi = -(2 ** (weight_bits - 1)), 2 ** (weight_bits - 1) - 1
-    return [csynth.layer_features(np.clip(np.round(kernel * 2.0**frac), lo, hi), weight_bits,
-                                  INPUT_BITS if i == 0 else hidden_bits, reuse, DSP_A, DSP_B)
-            for i, kernel in enumerate(kernels)]
+    return [
+        csynth.layer_features(
+            np.clip(np.round(kernel * 2.0**frac), lo, hi),
+            weight_bits,
+            INPUT_BITS if i == 0 else hidden_bits,
+            reuse,
+            DSP_A,
+            DSP_B,
+        )
+        for i, kernel in enumerate(kernels)
+    ]
 
 
 def rules_luts(kernels: list, precision: str, reuse: int) -> float:
@@ -83,8 +91,18 @@ def rules_luts(kernels: list, precision: str, reuse: int) -> float:
         lo, hi = -(2 ** (weight_bits - 1)), 2 ** (weight_bits - 1) - 1
         codes = np.clip(np.round(kernel * 2.0**frac), lo, hi).astype(np.int64)
         inputs, outputs = np.nonzero(codes)
-        types = LayerTypes(weight_bits, frac, INPUT_BITS if i == 0 else hidden_bits, ACCUM_BITS, reuse, "latency",
-                           "io_parallel", 1, DSP_A, DSP_B)
+        types = LayerTypes(
+            weight_bits,
+            frac,
+            INPUT_BITS if i == 0 else hidden_bits,
+            ACCUM_BITS,
+            reuse,
+            "latency",
+            "io_parallel",
+            1,
+            DSP_A,
+            DSP_B,
+        )
         total += layer_cost(codes[inputs, outputs], outputs, types).lut
     return total
 
@@ -103,25 +121,40 @@ def main():
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
     data = yaml.safe_load(DESIGNS.read_text())
-    networks = {s: [trained_network(data["network"], s, seed) for seed in range(args.seeds)]
-                for s in sorted({d["sparsity"] for d in data["designs"]})}
-    features = {d["name"]: [layer_features(k, d["precision"], d["reuse_factor"]) for k in networks[d["sparsity"]]]
-                for d in data["designs"]}
+    networks = {
+        s: [trained_network(data["network"], s, seed) for seed in range(args.seeds)]
+        for s in sorted({d["sparsity"] for d in data["designs"]})
+    }
+    features = {
+        d["name"]: [layer_features(k, d["precision"], d["reuse_factor"]) for k in networks[d["sparsity"]]]
+        for d in data["designs"]
+    }
     rows = []
     for design in data["designs"]:
         model = model_of(design)
         estimates = [[csynth.csynth_estimate(f, model) for f in seed] for seed in features[design["name"]]]
         lut = np.mean([sum(e["LUT"] for e in seed) for seed in estimates])
         dsp = np.mean([sum(e["DSP"] for e in seed) for seed in estimates]) if model.dsp_modelled else None
-        rules = np.mean([rules_luts(k, design["precision"], design["reuse_factor"])
-                         for k in networks[design["sparsity"]]])
+        rules = np.mean(
+            [rules_luts(k, design["precision"], design["reuse_factor"]) for k in networks[design["sparsity"]]]
+        )
         products = int(np.mean([sum(f.products for f in s) for s in features[design["name"]]]))
-        rows.append((design["name"], model.tool, products,
-                     "not modelled" if dsp is None else _ratio(dsp, published(design, "DSP")),
-                     _ratio(lut, published(design, "LUT")), _ratio(rules, published(design, "LUT"))))
+        rows.append(
+            (
+                design["name"],
+                model.tool,
+                products,
+                "not modelled" if dsp is None else _ratio(dsp, published(design, "DSP")),
+                _ratio(lut, published(design, "LUT")),
+                _ratio(rules, published(design, "LUT")),
+            )
+        )
     print(f"C-synthesis model / published, the dense layers ({args.seeds} seeds of synthetic-data training)")
-    print("\n".join(format_rows(("design", "tool", "products", "DSP (model)", "LUT (model)", "LUT (fpgaprune rules)"),
-                                rows)))
+    print(
+        "\n".join(
+            format_rows(("design", "tool", "products", "DSP (model)", "LUT (model)", "LUT (fpgaprune rules)"), rows)
+        )
+    )
     _print_held_out(data["designs"], features)
 
 
@@ -136,15 +169,21 @@ def held_out(designs: list, features: dict) -> list:
     for tool in sorted({d["tool"] for d in designs}):
         mine = [d for d in designs if d["tool"] == tool]
         model = model_of(mine[0])
-        fit_rows = [(f, layer["LUT"], model) for d in mine if d["name"].split("-", 1)[1] in FIT
-                    for seed in features[d["name"]] for f, layer in zip(seed, d["layers"].values())]
+        fit_rows = [
+            (f, layer["LUT"], model)
+            for d in mine
+            if d["name"].split("-", 1)[1] in FIT
+            for seed in features[d["name"]]
+            for f, layer in zip(seed, d["layers"].values())
+        ]
         per_site, per_product = csynth.fit_lut_coefficients(fit_rows)
         refit = replace(model, lut_per_site=per_site, lut_per_product=per_product)
         errors = {}
         for design in [d for d in mine if d["name"].split("-", 1)[1] not in FIT]:
             for resource in ("LUT", "DSP") if model.dsp_modelled else ("LUT",):
-                estimate = np.mean([sum(csynth.csynth_estimate(f, refit)[resource] for f in seed)
-                                    for seed in features[design["name"]]])
+                estimate = np.mean(
+                    [sum(csynth.csynth_estimate(f, refit)[resource] for f in seed) for seed in features[design["name"]]]
+                )
                 errors[(design["name"], resource)] = estimate / published(design, resource) - 1
         results.append((model, refit, errors))
     return results
@@ -153,8 +192,10 @@ def held_out(designs: list, features: dict) -> list:
 def _print_held_out(designs: list, features: dict) -> None:
     print("\nper tool, LUT coefficients fitted on", ", ".join(FIT), "; error on the designs held out:")
     for model, refit, errors in held_out(designs, features):
-        print(f"  {model.tool}: per site {refit.lut_per_site:.3f} LUT, per product {refit.lut_per_product:.3f} LUT "
-              f"(csynth.MODELS: {model.lut_per_site}, {model.lut_per_product})")
+        print(
+            f"  {model.tool}: per site {refit.lut_per_site:.3f} LUT, per product {refit.lut_per_product:.3f} LUT "
+            f"(csynth.MODELS: {model.lut_per_site}, {model.lut_per_product})"
+        )
         for (name, resource), error in errors.items():
             verdict = "within" if abs(error) <= TARGETS[resource] else "OUTSIDE"
             print(f"    held out {name:<28} {resource}: {error:+.1%} ({verdict} the +-{TARGETS[resource]:.0%} target)")

@@ -51,6 +51,7 @@ STREAM_2020 = csynth.CsynthModel("Vivado HLS 2020.1 (io_stream, fitted here)", 0
 
 def svhn_shaped(dataset, count: int):
     """Fashion-MNIST images padded to 32x32 and repeated over 3 channels, scaled to [0, 1]."""
+
     def shaped(x):
         x = np.pad(np.asarray(x, np.float32).reshape(-1, 28, 28) / 255.0, ((0, 0), (2, 2), (2, 2)))
         return np.repeat(x[..., None], 3, axis=-1)
@@ -124,12 +125,26 @@ def layer_rows(data: dict, kernels: list, model) -> list:
         per_seed = [design_layers(k, data["network"], design["precision"]) for k in kernels]
         for name, published in design["layers"].items():
             _, bits, input_bits, kind = per_seed[0][name]
-            features = [csynth.layer_features(s[name][0], bits, input_bits, design["reuse_factor"], DSP_A, DSP_B,
-                                              model.dsp_min_width) for s in per_seed]
+            features = [
+                csynth.layer_features(
+                    s[name][0], bits, input_bits, design["reuse_factor"], DSP_A, DSP_B, model.dsp_min_width
+                )
+                for s in per_seed
+            ]
             estimates = [csynth.csynth_estimate(f, model) for f in features]
             products = int(np.mean([f.products for f in features]))
-            rows.append((design["name"], name, kind, f"{bits}x{input_bits}", products,
-                         *(float(np.mean([e[r] for e in estimates])) for r in ("DSP", "LUT")), published, features))
+            rows.append(
+                (
+                    design["name"],
+                    name,
+                    kind,
+                    f"{bits}x{input_bits}",
+                    products,
+                    *(float(np.mean([e[r] for e in estimates])) for r in ("DSP", "LUT")),
+                    published,
+                    features,
+                )
+            )
     return rows
 
 
@@ -150,9 +165,13 @@ def print_rows(rows: list, title: str) -> dict:
 def fitted_2020(data: dict, kernels: list):
     """STREAM_2020 fitted on FIT: the DSP width threshold with the least absolute DSP error, then the two LUT
     coefficients by least squares (the rules' multiplier LUTs first)."""
+
     def dsp_error(width):
-        rows = layer_rows({**data, "designs": [d for d in data["designs"] if d["name"] == FIT]}, kernels,
-                          replace(STREAM_2020, dsp_min_width=width))
+        rows = layer_rows(
+            {**data, "designs": [d for d in data["designs"] if d["name"] == FIT]},
+            kernels,
+            replace(STREAM_2020, dsp_min_width=width),
+        )
         return sum(abs(dsp - published["DSP"]) for *_, dsp, _, published, _ in rows), rows
 
     width, (_, rows) = min(((w, dsp_error(w)) for w in range(2, 13)), key=lambda item: item[1][0])
@@ -170,14 +189,19 @@ def main():
     x, y = svhn_shaped(fashion_mnist(), TRAIN_IMAGES)
     kernels = [folded_kernels(trained(data["network"], seed, x, y), data["network"]) for seed in range(args.seeds)]
     model = csynth.MODELS[MODEL]
-    errors = print_rows(layer_rows(data, kernels, model), f"{model.tool} C-synthesis model / published (Vivado HLS "
-                        f"2020.1), per layer ({args.seeds} seeds of Fashion-MNIST training)")
+    errors = print_rows(
+        layer_rows(data, kernels, model),
+        f"{model.tool} C-synthesis model / published (Vivado HLS "
+        f"2020.1), per layer ({args.seeds} seeds of Fashion-MNIST training)",
+    )
     print("\nerror per layer kind (mean |model / published - 1|, and the range), the model as it is (not refitted):")
     _print_errors({(kind, resource): v for (kind, resource, _), v in errors.items()})
     fitted = fitted_2020(data, kernels)
-    print(f"\n{fitted.tool}, fitted on {FIT}: {fitted.lut_per_site:.3f} LUT per weight site, "
-          f"{fitted.lut_per_product:.3f} per live product, DSP for constants of odd part >= {fitted.dsp_min_width} "
-          "bits (narrower: CSD LUT multipliers)")
+    print(
+        f"\n{fitted.tool}, fitted on {FIT}: {fitted.lut_per_site:.3f} LUT per weight site, "
+        f"{fitted.lut_per_product:.3f} per live product, DSP for constants of odd part >= {fitted.dsp_min_width} "
+        "bits (narrower: CSD LUT multipliers)"
+    )
     errors = print_rows(layer_rows(data, kernels, fitted), "model / published, per layer:")
     print("\nerror per layer kind on the designs held out (targets: DSP +-15%, LUT +-25% per layer):")
     _print_errors({(kind, resource): v for (kind, resource, held), v in errors.items() if held}, TARGETS)
@@ -188,13 +212,18 @@ def main():
 def _print_errors(errors: dict, targets: dict | None = None) -> None:
     for (kind, resource), values in sorted(errors.items()):
         within = f", {sum(abs(v) <= targets[resource] for v in values)} of {len(values)} within" if targets else ""
-        print(f"  {kind:<17} {resource}: {np.mean(np.abs(values)):.1%} ({min(values):+.1%} .. {max(values):+.1%}), "
-              f"{len(values)} layers{within}")
+        print(
+            f"  {kind:<17} {resource}: {np.mean(np.abs(values)):.1%} ({min(values):+.1%} .. {max(values):+.1%}), "
+            f"{len(values)} layers{within}"
+        )
 
 
 def _ratio(estimate: float, published_figure: int) -> str:
-    return f"{estimate:.0f} / {published_figure} = {estimate / published_figure:.2f}" if published_figure else \
-        f"{estimate:.0f} / 0"
+    return (
+        f"{estimate:.0f} / {published_figure} = {estimate / published_figure:.2f}"
+        if published_figure
+        else f"{estimate:.0f} / 0"
+    )
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 import fpgaprune as fp
 from fpgaprune import data
 from fpgaprune.pruning import Pruner
@@ -25,18 +24,27 @@ from fpgaprune.resources.yosys import MeasurementBudget, Synthesis, fixed_kif, s
 from fpgaprune.text_table import format_rows
 from fpgaprune.tfk import keras
 
-SPEC = {"default": {"kernel": "quantized_bits(8,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
-                    "activation": "quantized_relu(8,3)"}}
+SPEC = {
+    "default": {
+        "kernel": "quantized_bits(8,0,alpha=1)",
+        "bias": "quantized_bits(8,3,alpha=1)",
+        "activation": "quantized_relu(8,3)",
+    }
+}
 
 
 def cnn():
     keras.utils.set_random_seed(0)
     L = keras.layers
-    return keras.Sequential([
-        keras.Input((28, 28, 1)), L.Conv2D(8, 3, strides=2, activation="relu", name="conv1"),
-        L.Conv2D(16, 3, strides=2, activation="relu", name="conv2"), L.GlobalAveragePooling2D(),
-        L.Dense(10, name="fc"),
-    ])
+    return keras.Sequential(
+        [
+            keras.Input((28, 28, 1)),
+            L.Conv2D(8, 3, strides=2, activation="relu", name="conv1"),
+            L.Conv2D(16, 3, strides=2, activation="relu", name="conv2"),
+            L.GlobalAveragePooling2D(),
+            L.Dense(10, name="fc"),
+        ]
+    )
 
 
 def main():
@@ -55,36 +63,55 @@ def main():
         for sparsity in args.fit + args.held_out:
             pruner = Pruner(structure={"conv2": "kernel", "fc": "element"}, layers=["conv2", "fc"])
             model = to_qkeras(pruner.prune(pretrained, sparsity), SPEC)
-            exported = fp.export(model, "latency_parallel", "zcu102", Path(scratch) / f"s{sparsity}",
-                                 x=dataset.x_test[:200])
+            exported = fp.export(
+                model, "latency_parallel", "zcu102", Path(scratch) / f"s{sparsity}", x=dataset.x_test[:200]
+            )
             estimate = estimate_resources(exported, dense)
             for layer in estimate.layers:
                 record = exported.nodes[layer.node]
-                circuits[f"{layer.name}@{sparsity}"] = (live_matrix(record), fixed_kif(record.input), None,
-                                                        record.bias)
+                circuits[f"{layer.name}@{sparsity}"] = (live_matrix(record), fixed_kif(record.input), None, record.bias)
                 estimates[f"{layer.name}@{sparsity}"] = layer
             if sparsity == args.held_out[-1]:
                 last, last_estimate = exported, estimate
         log, started = [], time.perf_counter()
         measured = dict(synthesize_all(circuits, "UltraScale+", budget=budget, log=log))
-        removal = kernel_removal(last.nodes["conv2"], dense.get_layer("conv2"), *_a_pruned_kernel(last_estimate),
-                                 last.board.family)
+        removal = kernel_removal(
+            last.nodes["conv2"], dense.get_layer("conv2"), *_a_pruned_kernel(last_estimate), last.board.family
+        )
     seconds = {entry["circuit"]: entry["seconds"] for entry in log}
     for name, synthesis in measured.items():
         layer, sparsity = name.split("@")
         if isinstance(synthesis, Synthesis):
-            rows.append((layer, f"{float(sparsity):.2f}", estimates[name].pruned.products, estimates[name].pruned.lut,
-                         synthesis.luts, f"{synthesis.da4ml_cost:.0f}", f"{seconds.get(name, 0):.1f}"))
+            rows.append(
+                (
+                    layer,
+                    f"{float(sparsity):.2f}",
+                    estimates[name].pruned.products,
+                    estimates[name].pruned.lut,
+                    synthesis.luts,
+                    f"{synthesis.da4ml_cost:.0f}",
+                    f"{seconds.get(name, 0):.1f}",
+                )
+            )
     measured = {name: s for name, s in measured.items() if isinstance(s, Synthesis)}
     print(f"all circuits side by side: {time.perf_counter() - started:.0f} s")
-    header = ("layer", "sparsity", "products", "LUT estimate (multiplier export)", "LUT yosys (DA, measured)",
-              "da4ml cost", "synthesis s")
+    header = (
+        "layer",
+        "sparsity",
+        "products",
+        "LUT estimate (multiplier export)",
+        "LUT yosys (DA, measured)",
+        "da4ml cost",
+        "synthesis s",
+    )
     print("\n".join(format_rows(header, rows)))
     fitted = {k: v for k, v in measured.items() if float(k.split("@")[1]) in args.fit}
     calibration = held_out_errors(fit(fitted), {k: v for k, v in measured.items() if k not in fitted})
     print(calibration.format())
-    print(f"yosys, {removal.kernel}: with it {removal.with_kernel.luts} LUT, without {removal.without_kernel.luts} "
-          f"LUT ({removal.lut_difference:+d}, measured)")
+    print(
+        f"yosys, {removal.kernel}: with it {removal.with_kernel.luts} LUT, without {removal.without_kernel.luts} "
+        f"LUT ({removal.lut_difference:+d}, measured)"
+    )
 
 
 def _a_pruned_kernel(estimate) -> tuple[int, int]:

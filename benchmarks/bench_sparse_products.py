@@ -23,18 +23,28 @@ from fpgaprune.quantize import input_type, to_qkeras
 from fpgaprune.text_table import format_rows
 from fpgaprune.tfk import keras
 
-SPEC = {"default": {"kernel": "quantized_bits(8,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
-                    "activation": "quantized_relu(8,3)"}}
+SPEC = {
+    "default": {
+        "kernel": "quantized_bits(8,0,alpha=1)",
+        "bias": "quantized_bits(8,3,alpha=1)",
+        "activation": "quantized_relu(8,3)",
+    }
+}
 PRESETS = ("latency_parallel", "resource_parallel", "latency_stream", "resource_stream")
 
 
 def cnn(filters=(16, 16)):
     keras.utils.set_random_seed(0)
     L = keras.layers
-    return keras.Sequential([
-        keras.Input((28, 28, 1)), L.Conv2D(filters[0], 3, strides=2, activation="relu", name="conv1"),
-        L.Conv2D(filters[1], 3, strides=2, activation="relu", name="conv2"), L.Flatten(), L.Dense(10, name="fc"),
-    ])
+    return keras.Sequential(
+        [
+            keras.Input((28, 28, 1)),
+            L.Conv2D(filters[0], 3, strides=2, activation="relu", name="conv1"),
+            L.Conv2D(filters[1], 3, strides=2, activation="relu", name="conv2"),
+            L.Flatten(),
+            L.Dense(10, name="fc"),
+        ]
+    )
 
 
 def pruned_qkeras(pretrained, dataset, sparsity):
@@ -44,8 +54,11 @@ def pruned_qkeras(pretrained, dataset, sparsity):
 
 
 def live_products(model) -> int:
-    return sum(int(np.count_nonzero(quantized_kernel(layer))) * output_positions(layer)
-               for layer in model.layers if quantized_kernel(layer) is not None)
+    return sum(
+        int(np.count_nonzero(quantized_kernel(layer))) * output_positions(layer)
+        for layer in model.layers
+        if quantized_kernel(layer) is not None
+    )
 
 
 def timed_compile(hls_model) -> float:
@@ -84,10 +97,26 @@ def main():
             model = pruned_qkeras(pretrained, dataset, sparsity)
             for preset in args.presets:
                 row = measure(model, x, preset, Path(scratch) / f"s{i}", compile_times=(i == 0))
-                rows.append((f"{sparsity:.2f}", preset, f"{row['fpgaprune']:.2f}", f"{row['hls4ml']:.2f}",
-                             row["C-sim"], row.get("fpgaprune compile s", ""), row.get("hls4ml compile s", "")))
-    header = ("sparsity", "preset", "fpgaprune exec/live", "hls4ml exec/live", "C-sim vs QKeras",
-              "fpgaprune compile s", "hls4ml compile s")
+                rows.append(
+                    (
+                        f"{sparsity:.2f}",
+                        preset,
+                        f"{row['fpgaprune']:.2f}",
+                        f"{row['hls4ml']:.2f}",
+                        row["C-sim"],
+                        row.get("fpgaprune compile s", ""),
+                        row.get("hls4ml compile s", ""),
+                    )
+                )
+    header = (
+        "sparsity",
+        "preset",
+        "fpgaprune exec/live",
+        "hls4ml exec/live",
+        "C-sim vs QKeras",
+        "fpgaprune compile s",
+        "hls4ml compile s",
+    )
     print("\n".join(format_rows(header, rows)))
 
 

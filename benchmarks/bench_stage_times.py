@@ -35,8 +35,11 @@ def checkout(revision: str, where: Path, label: str = "") -> Path:
     """A detached worktree of `revision` under `where` (in `label`'s own folder: one revision may be both)."""
     tree = where / (label or "tree") / revision.replace("/", "_")
     tree.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(tree), revision], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(tree), revision],
+        check=True,
+        capture_output=True,
+    )
     return tree
 
 
@@ -48,20 +51,31 @@ def run_once(tree: Path, out: Path, synth: bool, caches: dict | None = None) -> 
     path.write_text(yaml.safe_dump(config))
     env = {**os.environ, "PYTHONPATH": str(tree), "TF_CPP_MIN_LOG_LEVEL": "3", **(caches or {})}
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "fpgaprune.cli", "run", str(path), "--out", str(out)], cwd=tree,
-                          env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "fpgaprune.cli", "run", str(path), "--out", str(out)],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{tree}: fpgaprune run failed: {done.stderr.strip().splitlines()[-1:]}")
-    seconds = {stage: json.loads((out / stage / "stage.json").read_text())["seconds"] for stage in STAGES
-               if (out / stage / "stage.json").exists()}
+    seconds = {
+        stage: json.loads((out / stage / "stage.json").read_text())["seconds"]
+        for stage in STAGES
+        if (out / stage / "stage.json").exists()
+    }
     total = re.search(r"^total ([0-9.]+) s", done.stdout, re.M)  # the CLI's: from the first stage to the last
     return {**seconds, "wall": wall, "total": float(total[1]) if total else wall}
 
 
 def _caches(scratch: Path, label: str, repeat: int, args) -> dict:
-    caches = {"FPGAPRUNE_CACHE_DIR": str(scratch / ("cache-warm" if args.warm_cache and label == "after" else
-                                                   f"cache-{label}-{repeat}"))}
+    caches = {
+        "FPGAPRUNE_CACHE_DIR": str(
+            scratch / ("cache-warm" if args.warm_cache and label == "after" else f"cache-{label}-{repeat}")
+        )
+    }
     if args.cold_yosys:
         caches["XDG_CACHE_HOME"] = str(scratch / f"xdg-{label}-{repeat}")
     return caches
@@ -78,16 +92,23 @@ def main():
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="stage-times-") as scratch:
         scratch = Path(scratch)
-        trees = {label: checkout(rev, scratch, label) for label, rev in (("before", args.before),
-                                                                         ("after", args.after))}
+        trees = {
+            label: checkout(rev, scratch, label) for label, rev in (("before", args.before), ("after", args.after))
+        }
         try:
             if args.warm_cache:
                 run_once(trees["after"], scratch / "fill", not args.no_synth, _caches(scratch, "after", -1, args))
             times = {label: [] for label in trees}
             for repeat in range(args.repeats):
                 for label, tree in trees.items():
-                    times[label].append(run_once(tree, scratch / f"{label}-{repeat}", not args.no_synth,
-                                                 _caches(scratch, label, repeat, args)))
+                    times[label].append(
+                        run_once(
+                            tree,
+                            scratch / f"{label}-{repeat}",
+                            not args.no_synth,
+                            _caches(scratch, label, repeat, args),
+                        )
+                    )
                     print(f"  {label} run {repeat + 1}: {times[label][-1]['wall']:.1f} s", flush=True)
         finally:
             for tree in trees.values():
@@ -97,18 +118,26 @@ def main():
 
 def _print(times: dict, args) -> None:
     own = ("train", "prune", "finetune", "quantize", "hls", "csim")
-    print(f"\nstage times of the default run (median of {args.repeats}), {args.before} -> {args.after}"
-          + (", warm circuit cache" if args.warm_cache else "") + (", cold yowasp cache" if args.cold_yosys else ""))
+    print(
+        f"\nstage times of the default run (median of {args.repeats}), {args.before} -> {args.after}"
+        + (", warm circuit cache" if args.warm_cache else "")
+        + (", cold yowasp cache" if args.cold_yosys else "")
+    )
     print(f"{'stage':<14} {'before s':>9} {'after s':>9} {'after/before':>13}")
     for stage in (*STAGES, "train..csim", "total", "wall"):
-        pick = ((lambda run: sum(run.get(s, 0.0) for s in own)) if stage == "train..csim"
-                else (lambda run, stage=stage: run.get(stage, 0.0)))
+        pick = (
+            (lambda run: sum(run.get(s, 0.0) for s in own))
+            if stage == "train..csim"
+            else (lambda run, stage=stage: run.get(stage, 0.0))
+        )
         before, after = (statistics.median(pick(run) for run in times[label]) for label in ("before", "after"))
         print(f"{stage:<14} {before:>9.1f} {after:>9.1f} {after / before if before else float('nan'):>13.2f}")
     for label in ("before", "after"):
         ratios = [run["total"] / sum(run.get(s, 0.0) for s in own) for run in times[label]]
-        print(f"{label}: the run's total (first stage to last) / its own train..csim stages = "
-              f"{statistics.median(ratios):.2f} (median); wall time includes Python's and TensorFlow's start")
+        print(
+            f"{label}: the run's total (first stage to last) / its own train..csim stages = "
+            f"{statistics.median(ratios):.2f} (median); wall time includes Python's and TensorFlow's start"
+        )
 
 
 if __name__ == "__main__":

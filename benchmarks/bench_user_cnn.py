@@ -32,27 +32,48 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_stage_times import ROOT, STAGES, checkout  # noqa: E402
 
 LETTERS = Path("/usr/share/doc/opencv-doc/examples/data/letter-recognition.data")
-SIX_BITS = {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(6,2,alpha=1)",
-            "activation": "quantized_relu(6,2)"}
+SIX_BITS = {
+    "kernel": "quantized_bits(6,0,alpha=1)",
+    "bias": "quantized_bits(6,2,alpha=1)",
+    "activation": "quantized_relu(6,2)",
+}
 
 
 def part6(keras):
     L = keras.layers
     body = [keras.Input((28, 28, 1))]
     for i, filters in enumerate((16, 16, 24), start=1):
-        body += [L.Conv2D(filters, 3, use_bias=False, name=f"conv{i}"), L.BatchNormalization(name=f"bn{i}"),
-                 L.ReLU(name=f"relu{i}"), L.MaxPooling2D(2, name=f"pool{i}")]
-    body += [L.Flatten(name="flatten"), L.Dense(42, use_bias=False, name="fc1"), L.BatchNormalization(name="bn4"),
-             L.ReLU(name="relu4"), L.Dense(64, use_bias=False, name="fc2"), L.BatchNormalization(name="bn5"),
-             L.ReLU(name="relu5"), L.Dense(10, activation="softmax", name="output")]
+        body += [
+            L.Conv2D(filters, 3, use_bias=False, name=f"conv{i}"),
+            L.BatchNormalization(name=f"bn{i}"),
+            L.ReLU(name=f"relu{i}"),
+            L.MaxPooling2D(2, name=f"pool{i}"),
+        ]
+    body += [
+        L.Flatten(name="flatten"),
+        L.Dense(42, use_bias=False, name="fc1"),
+        L.BatchNormalization(name="bn4"),
+        L.ReLU(name="relu4"),
+        L.Dense(64, use_bias=False, name="fc2"),
+        L.BatchNormalization(name="bn5"),
+        L.ReLU(name="relu5"),
+        L.Dense(10, activation="softmax", name="output"),
+    ]
     return keras.Sequential(body, name="part6_cnn")
 
 
 def jet(keras):
     L = keras.layers
-    return keras.Sequential([keras.Input((16,)), L.Dense(64, activation="relu", name="fc1"),
-                             L.Dense(32, activation="relu", name="fc2"), L.Dense(32, activation="relu", name="fc3"),
-                             L.Dense(5, activation="softmax", name="output")], name="jet_mlp")
+    return keras.Sequential(
+        [
+            keras.Input((16,)),
+            L.Dense(64, activation="relu", name="fc1"),
+            L.Dense(32, activation="relu", name="fc2"),
+            L.Dense(32, activation="relu", name="fc3"),
+            L.Dense(5, activation="softmax", name="output"),
+        ],
+        name="jet_mlp",
+    )
 
 
 def residual(keras):
@@ -72,21 +93,41 @@ def datasets():
     keep = np.isin(rows[:, 0], list("ABCDE"))
     x, y = rows[keep, 1:].astype(np.float32) / 16.0, np.array(["ABCDE".index(c) for c in rows[keep, 0]])
     split = int(0.75 * len(x))
-    return {"part6": (fashion.x_train, fashion.y_train, fashion.x_test, fashion.y_test),
-            "jet": (x[:split], y[:split], x[split:], y[split:]),
-            "residual": (digits.x_train, digits.y_train, digits.x_test, digits.y_test)}
+    return {
+        "part6": (fashion.x_train, fashion.y_train, fashion.x_test, fashion.y_test),
+        "jet": (x[:split], y[:split], x[split:], y[split:]),
+        "residual": (digits.x_train, digits.y_train, digits.x_test, digits.y_test),
+    }
 
 
 NETWORKS = {  # builder, pre-training epochs, the run's YAML (beside model and data)
-    "part6": (part6, 6, {"pruning": {"structure": "kernel", "targets": {"conv2": 0.5, "conv3": 0.5}},
-                         "training": {"batch_size": 128}, "finetune": {"epochs": 3},
-                         "quantization": {"default": SIX_BITS, "qat_epochs": 3},
-                         "hls": {"preset": "latency_stream"}, "board": "zcu102"}),
-    "jet": (jet, 40, {"pruning": {"structure": "element", "targets": {"fc1": 0.75, "fc2": 0.75, "fc3": 0.75}},
-                      "finetune": {"epochs": 10}, "quantization": {"default": SIX_BITS, "qat_epochs": 10},
-                      "board": "pynq-z2"}),
-    "residual": (residual, 10, {"pruning": {"structure": "kernel", "targets": {"conv2": 0.5}},
-                                "quantization": {"default": SIX_BITS}}),
+    "part6": (
+        part6,
+        6,
+        {
+            "pruning": {"structure": "kernel", "targets": {"conv2": 0.5, "conv3": 0.5}},
+            "training": {"batch_size": 128},
+            "finetune": {"epochs": 3},
+            "quantization": {"default": SIX_BITS, "qat_epochs": 3},
+            "hls": {"preset": "latency_stream"},
+            "board": "zcu102",
+        },
+    ),
+    "jet": (
+        jet,
+        40,
+        {
+            "pruning": {"structure": "element", "targets": {"fc1": 0.75, "fc2": 0.75, "fc3": 0.75}},
+            "finetune": {"epochs": 10},
+            "quantization": {"default": SIX_BITS, "qat_epochs": 10},
+            "board": "pynq-z2",
+        },
+    ),
+    "residual": (
+        residual,
+        10,
+        {"pruning": {"structure": "kernel", "targets": {"conv2": 0.5}}, "quantization": {"default": SIX_BITS}},
+    ),
 }
 
 
@@ -105,12 +146,18 @@ def prepare(root: Path, names: list) -> dict:
         model.fit(x_train, y_train, batch_size=128, epochs=epochs, verbose=0)
         model.save(root / f"{name}.h5")
         np.savez(root / f"{name}.npz", x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
-        config = {"name": name, "model": {"file": str(root / f"{name}.h5")},
-                  "data": {"dataset": "npz", "file": str(root / f"{name}.npz")}, **settings}
+        config = {
+            "name": name,
+            "model": {"file": str(root / f"{name}.h5")},
+            "data": {"dataset": "npz", "file": str(root / f"{name}.npz")},
+            **settings,
+        }
         configs[name] = root / f"{name}.yaml"
         configs[name].write_text(yaml.safe_dump(config))
-        print(f"  {name}: trained {epochs} epochs, test accuracy "
-              f"{model.evaluate(x_test, y_test, verbose=0)[1]:.4f}", flush=True)
+        print(
+            f"  {name}: trained {epochs} epochs, test accuracy {model.evaluate(x_test, y_test, verbose=0)[1]:.4f}",
+            flush=True,
+        )
     return configs
 
 
@@ -142,8 +189,14 @@ def run(tree: Path, config: Path, out: Path, cache: Path, timeout: float) -> dic
     process tree is killed past `timeout` seconds)."""
     env = {**os.environ, "PYTHONPATH": str(tree), "TF_CPP_MIN_LOG_LEVEL": "3", "FPGAPRUNE_CACHE_DIR": str(cache)}
     started, peak, stop = time.perf_counter(), [0], threading.Event()
-    process = subprocess.Popen([sys.executable, "-m", "fpgaprune.cli", "run", str(config), "--out", str(out)],
-                               cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fpgaprune.cli", "run", str(config), "--out", str(out)],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     watcher = threading.Thread(target=_watch, args=(process.pid, peak, stop), daemon=True)
     watcher.start()
     try:
@@ -158,15 +211,24 @@ def run(tree: Path, config: Path, out: Path, cache: Path, timeout: float) -> dic
         return {"failed": (stderr.strip().splitlines() or ["?"])[-1], "wall": wall, "peak_gb": peak[0] / 2**30}
     stages = {s: json.loads((out / s / "stage.json").read_text()) for s in STAGES if (out / s / "stage.json").exists()}
     waited = [float(line.split("waited ")[1].split(" s")[0]) for line in stdout.splitlines() if " waited " in line]
-    return {"stages": {s: r["seconds"] for s, r in stages.items()}, "wall": wall, "peak_gb": peak[0] / 2**30,
-            "synth_waited": sum(waited), "beside": bool(waited),
-            "report": stages.get("report", {}).get("metrics", {}), "csim": stages.get("csim", {}).get("metrics", {}),
-            "synth": stages.get("synth", {}).get("metrics", {}), "headline": stdout.strip().splitlines()[-7:]}
+    return {
+        "stages": {s: r["seconds"] for s, r in stages.items()},
+        "wall": wall,
+        "peak_gb": peak[0] / 2**30,
+        "synth_waited": sum(waited),
+        "beside": bool(waited),
+        "report": stages.get("report", {}).get("metrics", {}),
+        "csim": stages.get("csim", {}).get("metrics", {}),
+        "synth": stages.get("synth", {}).get("metrics", {}),
+        "headline": stdout.strip().splitlines()[-7:],
+    }
 
 
 def show(name: str, label: str, result: dict, x_test: int) -> None:
-    print(f"\n{name} at {label}: wall {result['wall']:.0f} s, peak memory of the run's processes "
-          f"{result['peak_gb']:.2f} GB")
+    print(
+        f"\n{name} at {label}: wall {result['wall']:.0f} s, peak memory of the run's processes "
+        f"{result['peak_gb']:.2f} GB"
+    )
     if "failed" in result:
         print(f"  FAILED: {result['failed']}")
         return
@@ -174,15 +236,22 @@ def show(name: str, label: str, result: dict, x_test: int) -> None:
     training = sum(seconds.get(s, 0) for s in ("train", "prune", "finetune", "quantize"))
     synth = result["synth_waited"] if result["beside"] else seconds.get("synth", 0)  # beside csim: its wait only
     after_qat = sum(seconds.get(s, 0) for s in ("hls", "csim", "report")) + synth
-    print("  " + ", ".join(f"{s} {v:.1f}" for s, v in seconds.items())
-          + (f" (s; synth ran beside csim, then {synth:.1f} s of waiting)" if result["beside"] else " (s)"))
-    print(f"  training stages {training:.0f} s; everything after QAT {after_qat:.0f} s: "
-          f"{after_qat / training if training else float('nan'):.2f} x the training stages")
+    print(
+        "  "
+        + ", ".join(f"{s} {v:.1f}" for s, v in seconds.items())
+        + (f" (s; synth ran beside csim, then {synth:.1f} s of waiting)" if result["beside"] else " (s)")
+    )
+    print(
+        f"  training stages {training:.0f} s; everything after QAT {after_qat:.0f} s: "
+        f"{after_qat / training if training else float('nan'):.2f} x the training stages"
+    )
     csim = seconds.get("csim")
     if csim:
         simulated = result["csim"].get("samples") or x_test  # a seeded sample of the held-out set, or all of it
-        print(f"  C-sim stage {csim:.1f} s over {simulated} of {x_test} held-out samples "
-              f"({1000 * csim / simulated:.2f} ms per sample, g++ build included)")
+        print(
+            f"  C-sim stage {csim:.1f} s over {simulated} of {x_test} held-out samples "
+            f"({1000 * csim / simulated:.2f} ms per sample, g++ build included)"
+        )
     report = result["report"]
     print(f"  estimate: LUT {report.get('lut')}, DSP {report.get('dsp')}, fits {report.get('fits')}")
     print("  " + "\n  ".join(result["headline"]))
@@ -205,10 +274,14 @@ def main():
             sizes = {name: len(np.load(scratch / f"{name}.npz")["x_test"]) for name in names}
             for name in names:
                 for label, tree in trees.items():  # a fresh circuit cache: nothing measured before counts
-                    result = run(tree, configs[name], scratch / f"{name}-{label}", scratch / f"cache-{name}-{label}",
-                                 args.timeout)
-                    show(name, f"{label} ({args.before if label == 'before' else 'HEAD'})", result,
-                         sizes[name])
+                    result = run(
+                        tree,
+                        configs[name],
+                        scratch / f"{name}-{label}",
+                        scratch / f"cache-{name}-{label}",
+                        args.timeout,
+                    )
+                    show(name, f"{label} ({args.before if label == 'before' else 'HEAD'})", result, sizes[name])
         finally:
             for tree in trees.values():
                 subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)

@@ -40,8 +40,11 @@ def revision() -> str:
         return done.stdout.strip() if done.returncode == 0 else ""
 
     commit = git("rev-parse", "--short", "HEAD") or "unknown"
-    return commit + ("-dirty" if git("status", "--porcelain", "--untracked-files=no", "--", "fpgaprune",
-                                     "benchmarks/*.py", "pyproject.toml") else "")
+    return commit + (
+        "-dirty"
+        if git("status", "--porcelain", "--untracked-files=no", "--", "fpgaprune", "benchmarks/*.py", "pyproject.toml")
+        else ""
+    )
 
 
 def run_recorded(main, script: str, argv=None, results: Path = RESULTS) -> Path | None:
@@ -60,8 +63,10 @@ def run_recorded(main, script: str, argv=None, results: Path = RESULTS) -> Path 
     tmp = folder / f".{base}.tmp"
     stopped = None
     with tmp.open("w") as record:
-        record.write(f"# python {' '.join([Path(script).name, *argv])}\n# revision {commit}, {stamp}, "
-                     f"{platform.node()}, {os.cpu_count()} CPUs\n\n")
+        record.write(
+            f"# python {' '.join([Path(script).name, *argv])}\n# revision {commit}, {stamp}, "
+            f"{platform.node()}, {os.cpu_count()} CPUs\n\n"
+        )
         saved, sys.stdout = sys.stdout, _Tee(sys.stdout, record)
         try:
             main()

@@ -24,10 +24,16 @@ FIGURES = ROOT / "docs" / "figures"
 sys.path.insert(0, str(ROOT))
 
 # What each stage of `fpgaprune run` does, as the data path reads (a test checks these are the pipeline's stages).
-STAGE_TEXT = {"train": "train\nthe dense model", "prune": "prune\nholds (and strip)",
-              "finetune": "fine-tune\nheld at zero", "quantize": "quantize\nQKeras QAT",
-              "hls": "hls\nkernel-sparse export", "csim": "csim\nbit-exact check", "synth": "synth\nyosys measurement",
-              "report": "report\nestimates, savings"}
+STAGE_TEXT = {
+    "train": "train\nthe dense model",
+    "prune": "prune\nholds (and strip)",
+    "finetune": "fine-tune\nheld at zero",
+    "quantize": "quantize\nQKeras QAT",
+    "hls": "hls\nkernel-sparse export",
+    "csim": "csim\nbit-exact check",
+    "synth": "synth\nyosys measurement",
+    "report": "report\nestimates, savings",
+}
 RUN_FIGURES = ("report_first_screen.png", "pareto.png")
 
 
@@ -48,12 +54,19 @@ def data_path_svg() -> bytes:
     figure, axes = plt.subplots(figsize=(15, 1.4))
     for index, stage in enumerate(STAGE_NAMES):
         x = index * step
-        axes.add_patch(FancyBboxPatch((x - width / 2, -0.4), width, 0.8, boxstyle="round,pad=0.02",
-                                      facecolor="#e8f0fe", edgecolor="#3367d6"))
+        axes.add_patch(
+            FancyBboxPatch(
+                (x - width / 2, -0.4), width, 0.8, boxstyle="round,pad=0.02", facecolor="#e8f0fe", edgecolor="#3367d6"
+            )
+        )
         axes.text(x, 0, STAGE_TEXT[stage], ha="center", va="center", fontsize=8.5)
         if index:
-            axes.annotate("", xy=(x - width / 2 - 0.02, 0), xytext=(x - step + width / 2 + 0.02, 0),
-                          arrowprops={"arrowstyle": "->", "color": "#3367d6"})
+            axes.annotate(
+                "",
+                xy=(x - width / 2 - 0.02, 0),
+                xytext=(x - step + width / 2 + 0.02, 0),
+                arrowprops={"arrowstyle": "->", "color": "#3367d6"},
+            )
     axes.set_xlim(-1.0, (len(STAGE_NAMES) - 1) * step + 1.0)
     axes.set_ylim(-0.6, 0.6)
     axes.axis("off")

@@ -25,10 +25,16 @@ from fpgaprune.errors import (  # noqa: E402
     SelectionError,
     UnsupportedLayerError,
 )
+
 # Imported on first use: {name: module}. Each needs TensorFlow.
-_LAZY = {**{name: "fpgaprune.masking" for name in ("HoldConstraint", "HoldEntry", "MaskManifest", "enforce",
-                                                   "finalize", "hold", "manifest_of")},
-         "load_model": "fpgaprune.model_files", "save_model": "fpgaprune.model_files"}
+_LAZY = {
+    **{
+        name: "fpgaprune.masking"
+        for name in ("HoldConstraint", "HoldEntry", "MaskManifest", "enforce", "finalize", "hold", "manifest_of")
+    },
+    "load_model": "fpgaprune.model_files",
+    "save_model": "fpgaprune.model_files",
+}
 
 
 def __getattr__(name: str):
@@ -37,7 +43,6 @@ def __getattr__(name: str):
         globals()[name] = value
         return value
     raise AttributeError(f"module 'fpgaprune' has no attribute {name!r}")
-
 
 
 # The top-level API, in the order of the data path. Each imports its module on first use (hls4ml is slow to
@@ -88,8 +93,16 @@ def csim(exported, model, x, task=None):
 
     names = exported.manifest.get("names", {})
     collector = ProfileCollector(model, map_keys(node_types(exported.config), names), exported.input_type)
-    return csim_check(exported.hls_model, model, x, exported.input_type, task=task, names=names,
-                      tolerance=export_tolerance(model, exported.config, names), collector=collector)
+    return csim_check(
+        exported.hls_model,
+        model,
+        x,
+        exported.input_type,
+        task=task,
+        names=names,
+        tolerance=export_tolerance(model, exported.config, names),
+        collector=collector,
+    )
 
 
 def estimate(exported, dense_model=None):

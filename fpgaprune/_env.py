@@ -18,8 +18,10 @@ import sys
 
 LEGACY_KERAS_VARIABLE = "TF_USE_LEGACY_KERAS"
 
-FIX = ("import fpgaprune before anything touches tf.keras, or set TF_USE_LEGACY_KERAS=1 before TensorFlow is "
-       "imported (`export TF_USE_LEGACY_KERAS=1`); `import keras` itself is fine")
+FIX = (
+    "import fpgaprune before anything touches tf.keras, or set TF_USE_LEGACY_KERAS=1 before TensorFlow is "
+    "imported (`export TF_USE_LEGACY_KERAS=1`); `import keras` itself is fine"
+)
 
 
 def set_legacy_keras() -> None:
@@ -64,5 +66,7 @@ def require_legacy_keras(what: str) -> None:
         from fpgaprune.errors import ModelTypeError
 
         found = getattr(sys.modules.get("keras"), "__version__", "3")
-        raise ModelTypeError(f"{what} needs QKeras, which needs tf.keras to be tf_keras, but this process resolved "
-                             f"tf.keras to Keras {found} before fpgaprune was imported; {FIX}")
+        raise ModelTypeError(
+            f"{what} needs QKeras, which needs tf.keras to be tf_keras, but this process resolved "
+            f"tf.keras to Keras {found} before fpgaprune was imported; {FIX}"
+        )

@@ -26,8 +26,16 @@ def small_cnn(
 def original_question_cnn(input_shape=(8, 8, 1), classes: int = 10) -> "keras.Model":
     """The question's network: conv2 is a [3, 3, 32, 32] layer. conv1 (3x3, same) -> conv2 (3x3) -> pool -> fc."""
     L = keras.layers
-    return keras.Sequential([
-        keras.Input(input_shape), L.Conv2D(32, 3, padding="same", name="conv1"), L.ReLU(name="relu1"),
-        L.Conv2D(32, 3, name="conv2"), L.ReLU(name="relu2"), L.MaxPooling2D(2, name="pool"),
-        L.Flatten(name="flatten"), L.Dense(classes, name="fc"),
-    ], name="original_question_cnn")
+    return keras.Sequential(
+        [
+            keras.Input(input_shape),
+            L.Conv2D(32, 3, padding="same", name="conv1"),
+            L.ReLU(name="relu1"),
+            L.Conv2D(32, 3, name="conv2"),
+            L.ReLU(name="relu2"),
+            L.MaxPooling2D(2, name="pool"),
+            L.Flatten(name="flatten"),
+            L.Dense(classes, name="fc"),
+        ],
+        name="original_question_cnn",
+    )

@@ -44,8 +44,9 @@ def _summary(records: dict, seconds: float) -> str:
 
     metrics = {stage: record["metrics"] for stage, record in records.items()}
     rows = [(stage, f"{records[stage]['seconds']:.1f}", _describe(stage, metrics[stage])) for stage in records]
-    return "\n".join(format_rows(("stage", "seconds", "result"), rows) + [f"total {seconds:.1f} s", ""]
-                     + _headline(metrics))
+    return "\n".join(
+        format_rows(("stage", "seconds", "result"), rows) + [f"total {seconds:.1f} s", ""] + _headline(metrics)
+    )
 
 
 def _headline(metrics: dict) -> list:
@@ -57,21 +58,29 @@ def _headline(metrics: dict) -> list:
     report, csim = metrics.get("report"), metrics.get("csim")
     if not report:
         return []
-    scores = {label: stage_score(metrics[stage]) for label, stage in
-              (("dense", "train"), ("pruned", "finetune"), ("quantized", "quantize")) if stage in metrics}
+    scores = {
+        label: stage_score(metrics[stage])
+        for label, stage in (("dense", "train"), ("pruned", "finetune"), ("quantized", "quantize"))
+        if stage in metrics
+    }
     (p0, p1), (l0, l1), (d0, d1) = report["products"], report["lut"], report["dsp"]
     weights = report.get("live_weights", [p0, p1])
-    lines = [f"report:    {report['report']}", _score_line(scores),
-             f"products:  {p0} -> {p1} per inference (live weights x output positions); live weights {weights[0]} -> "
-             f"{weights[1]}",
-             f"resources: LUT {l0} -> {l1}, DSP {d0} -> {d1} (estimate, fpgaprune rules); "
-             f"{report.get('verdict') or ('fits' if report.get('fits') else 'does NOT fit')} on the board"]
+    lines = [
+        f"report:    {report['report']}",
+        _score_line(scores),
+        f"products:  {p0} -> {p1} per inference (live weights x output positions); live weights {weights[0]} -> "
+        f"{weights[1]}",
+        f"resources: LUT {l0} -> {l1}, DSP {d0} -> {d1} (estimate, fpgaprune rules); "
+        f"{report.get('verdict') or ('fits' if report.get('fits') else 'does NOT fit')} on the board",
+    ]
     lines += [f"fit:       {line}" for line in report.get("fit_checked", [])]  # by a vendor-checked model
     for row in report.get("budget", []):
-        lines.append(f"budget:    {row['describe']}: estimate {row['pruning']:.1%} at pruning -> "
-                     f"{row['after_qat']:.1%} "
-                     f"after QAT -> {row['final']:.1%} after repair; exported {row['achieved']:.1%} (estimate): "
-                     f"{'fits' if row['fits'] else 'does NOT fit'}")
+        lines.append(
+            f"budget:    {row['describe']}: estimate {row['pruning']:.1%} at pruning -> "
+            f"{row['after_qat']:.1%} "
+            f"after QAT -> {row['final']:.1%} after repair; exported {row['achieved']:.1%} (estimate): "
+            f"{'fits' if row['fits'] else 'does NOT fit'}"
+        )
     lines += _measured_lines(metrics.get("synth", {}), report.get("layers"))
     if csim:
         result = CsimResult.from_metrics(csim)
@@ -87,12 +96,16 @@ def _measured_lines(synth: dict, layers: int | None) -> list:
     lines = []
     if synth.get("removal"):
         removal = synth["removal"]
-        lines.append(f"measured:  removing {removal['kernel']}: {removal['luts']:+d} LUT in {removal['where']}, by "
-                     f"{synth['yosys']}; the other DA figures are calibrated estimates (see the report)")
+        lines.append(
+            f"measured:  removing {removal['kernel']}: {removal['luts']:+d} LUT in {removal['where']}, by "
+            f"{synth['yosys']}; the other DA figures are calibrated estimates (see the report)"
+        )
     elif synth.get("samples"):
         circuits = ", ".join(f"{name}: {luts} LUT" for name, luts in synth["samples"].items())
-        lines.append(f"measured:  the DA circuit of {circuits.removeprefix('column ')}, by {synth['yosys']}; the "
-                     "other DA figures are calibrated estimates (see the report)")
+        lines.append(
+            f"measured:  the DA circuit of {circuits.removeprefix('column ')}, by {synth['yosys']}; the "
+            "other DA figures are calibrated estimates (see the report)"
+        )
     elif synth.get("measured_layers"):
         measured = synth["measured_layers"]
         which = "every layer" if measured == layers else f"{measured} of {layers} layers"
@@ -101,7 +114,7 @@ def _measured_lines(synth: dict, layers: int | None) -> list:
 
 
 def _score_line(scores: dict) -> str:
-    """"accuracy:  dense 96.67% -> ...", or for regression "RMSE:      dense 0.1234 -> ... (lower is better)"."""
+    """ "accuracy:  dense 96.67% -> ...", or for regression "RMSE:      dense 0.1234 -> ... (lower is better)"."""
     from fpgaprune.task import METRICS
 
     metric = next(iter(scores.values()))[0] if scores else "accuracy"
@@ -156,12 +169,17 @@ def run(config, from_stage, out, trust_model_code):
 
 @main.command()
 @click.argument("config", required=False, type=click.Path(dir_okay=False))
-@click.option("--grid", multiple=True, metavar="AXIS=V1,V2",
-              help="an axis and its values: sparsity, bits, structure, budget_lut, budget_dsp or a dotted config key; "
-                   "repeat for more axes (default: the config's sweep.grid)")
+@click.option(
+    "--grid",
+    multiple=True,
+    metavar="AXIS=V1,V2",
+    help="an axis and its values: sparsity, bits, structure, budget_lut, budget_dsp or a dotted config key; "
+    "repeat for more axes (default: the config's sweep.grid)",
+)
 @click.option("--out", type=click.Path(file_okay=False), help="sweep directory (default: outputs.dir + '-sweep')")
-@click.option("--address", help="an existing Ray cluster, e.g. ray://head:10001 (default: sweep.ray.address, else a "
-                                "local Ray)")
+@click.option(
+    "--address", help="an existing Ray cluster, e.g. ray://head:10001 (default: sweep.ray.address, else a local Ray)"
+)
 @click.option("--cpus", type=click.IntRange(min=1), help="CPUs of the local Ray: one point runs per CPU")
 @click.option("--trust-model-code", is_flag=True, help=TRUST_HELP)
 def sweep(config, grid, out, address, cpus, trust_model_code):
@@ -173,13 +191,19 @@ def sweep(config, grid, out, address, cpus, trust_model_code):
     axes = parse_grid(list(grid) if grid else parsed.sweep.grid)
     sweep_dir = Path(out or f"{parsed.outputs.dir}-sweep")
     click.echo(f"fpgaprune sweep {config or '(default: digits)'} -> {sweep_dir}")
-    outcome = run_sweep(parsed, axes, sweep_dir, address or parsed.sweep.ray.address, cpus or parsed.sweep.ray.cpus,
-                        echo=click.echo)
-    click.echo(f"results:   {sweep_dir / 'results.csv'}, {sweep_dir / 'results.md'}\n"
-               f"plot:      {sweep_dir / 'pareto.png'} (and {sweep_dir / 'sweep.html'})")
+    outcome = run_sweep(
+        parsed, axes, sweep_dir, address or parsed.sweep.ray.address, cpus or parsed.sweep.ray.cpus, echo=click.echo
+    )
+    click.echo(
+        f"results:   {sweep_dir / 'results.csv'}, {sweep_dir / 'results.md'}\n"
+        f"plot:      {sweep_dir / 'pareto.png'} (and {sweep_dir / 'sweep.html'})"
+    )
     if outcome.failed:
-        click.echo(f"failed:    {len(outcome.failed)} of {len(outcome.results)} points (see results.md); a re-run "
-                   "retries them and skips the finished ones", err=True)
+        click.echo(
+            f"failed:    {len(outcome.failed)} of {len(outcome.results)} points (see results.md); a re-run "
+            "retries them and skips the finished ones",
+            err=True,
+        )
         raise click.exceptions.Exit(1)
 
 
@@ -197,10 +221,26 @@ def boards():
     """The FPGA boards fpgaprune knows."""
     from fpgaprune.text_table import format_rows
 
-    rows = [(b.key, b.name, b.part, b.family, b.dsp_type, b.resources["DSP"], b.resources["LUT"], b.resources["FF"],
-             b.resources["BRAM_18K"], b.resources["URAM"]) for b in fp.boards()]
-    click.echo("\n".join(format_rows(("board", "name", "part", "family", "DSP type", "DSP", "LUT", "FF", "BRAM_18K",
-                                      "URAM"), rows)))
+    rows = [
+        (
+            b.key,
+            b.name,
+            b.part,
+            b.family,
+            b.dsp_type,
+            b.resources["DSP"],
+            b.resources["LUT"],
+            b.resources["FF"],
+            b.resources["BRAM_18K"],
+            b.resources["URAM"],
+        )
+        for b in fp.boards()
+    ]
+    click.echo(
+        "\n".join(
+            format_rows(("board", "name", "part", "family", "DSP type", "DSP", "LUT", "FF", "BRAM_18K", "URAM"), rows)
+        )
+    )
 
 
 @main.command()
@@ -236,8 +276,9 @@ def prune(model, selections, sparsity, layers, out):
 
 @main.command()
 @click.argument("model", type=click.Path(exists=True, dir_okay=False))
-@click.option("--data", "dataset", default="digits",
-              help="digits, fashion_mnist or an .npz (x_test) for the input type")
+@click.option(
+    "--data", "dataset", default="digits", help="digits, fashion_mnist or an .npz (x_test) for the input type"
+)
 @click.option("--preset", default="latency_parallel")
 @click.option("--board", default="pynq-z2")
 @click.option("--out", type=click.Path(file_okay=False), required=True)
@@ -246,8 +287,13 @@ def export(model, dataset, preset, board, out, overwrite):
     """Export a QKeras MODEL as a kernel-sparse hls4ml project."""
     from fpgaprune import data
 
-    x = (data.digits().x_test if dataset == "digits" else data.fashion_mnist().x_test if dataset == "fashion_mnist"
-         else data.read_npz(dataset, ("x_test",))["x_test"])
+    x = (
+        data.digits().x_test
+        if dataset == "digits"
+        else data.fashion_mnist().x_test
+        if dataset == "fashion_mnist"
+        else data.read_npz(dataset, ("x_test",))["x_test"]
+    )
     exported = fp.export(fp.load_model(model), preset, board, out, x=x, overwrite=overwrite)
     click.echo(exported.summary())
 

@@ -88,8 +88,10 @@ def read_npz(path, keys) -> dict:
         with loaded as archive:
             missing = [key for key in keys if key not in archive.files]
             if missing:
-                raise DataError(f"{path}: no array {missing[0]!r} (found {', '.join(archive.files) or 'none'}); "
-                                f"expected {', '.join(keys)}")
+                raise DataError(
+                    f"{path}: no array {missing[0]!r} (found {', '.join(archive.files) or 'none'}); "
+                    f"expected {', '.join(keys)}"
+                )
             arrays = {key: _numeric(path, key, archive) for key in keys}
     except DataError:
         raise
@@ -104,11 +106,11 @@ def _numeric(path: Path, key: str, archive) -> np.ndarray:
     try:
         values = archive[key]
     except ValueError as error:  # object arrays need pickles, which are refused
-        raise DataError(f"{path}: array {key!r} cannot be read without pickle ({error}); save numeric arrays")\
-            from None
+        raise DataError(f"{path}: array {key!r} cannot be read without pickle ({error}); save numeric arrays") from None
     except MemoryError:
-        raise DataError(f"{path}: array {key!r} takes {declared / 2**30:,.1f} GiB, more than this machine can "
-                        "allocate") from None
+        raise DataError(
+            f"{path}: array {key!r} takes {declared / 2**30:,.1f} GiB, more than this machine can allocate"
+        ) from None
     if values.dtype.kind not in "biuf":
         raise DataError(f"{path}: array {key!r} has dtype {values.dtype}; expected numbers")
     if values.dtype.kind == "f" and not np.isfinite(values).all():
@@ -129,22 +131,30 @@ def _declared_bytes(path: Path, key: str, archive) -> int:
         stored = archive.zip.getinfo(member).file_size - handle.tell()
     declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
     if not dtype.hasobject and declared != stored:
-        raise DataError(f"{path}: array {key!r} declares shape {shape} of {dtype} ({declared:,} bytes) but the file "
-                        f"stores {stored:,}: a damaged .npz")
+        raise DataError(
+            f"{path}: array {key!r} declares shape {shape} of {dtype} ({declared:,} bytes) but the file "
+            f"stores {stored:,}: a damaged .npz"
+        )
     return declared
 
 
 def _dataset(path: Path, arrays: dict) -> Dataset:
     for x, y in (("x_train", "y_train"), ("x_test", "y_test")):
         if arrays[x].ndim < 2 or len(arrays[x]) != len(arrays[y]):
-            raise DataError(f"{path}: {x} has shape {arrays[x].shape} and {y} {arrays[y].shape}; expected samples "
-                            f"along the first axis, as many in both")
+            raise DataError(
+                f"{path}: {x} has shape {arrays[x].shape} and {y} {arrays[y].shape}; expected samples "
+                f"along the first axis, as many in both"
+            )
         if arrays[y].ndim not in (1, 2):
-            raise DataError(f"{path}: {y} has shape {arrays[y].shape}; expected a label (or target) per sample, or "
-                            "a row of them (one-hot, multi-hot, several targets)")
+            raise DataError(
+                f"{path}: {y} has shape {arrays[y].shape}; expected a label (or target) per sample, or "
+                "a row of them (one-hot, multi-hot, several targets)"
+            )
     if arrays["y_train"].shape[1:] != arrays["y_test"].shape[1:]:
-        raise DataError(f"{path}: y_train has shape {arrays['y_train'].shape} and y_test {arrays['y_test'].shape}; "
-                        "give both splits labels of the same form")
+        raise DataError(
+            f"{path}: y_train has shape {arrays['y_train'].shape} and y_test {arrays['y_test'].shape}; "
+            "give both splits labels of the same form"
+        )
     if not len(arrays["x_train"]) or not len(arrays["x_test"]):
         raise DataError(f"{path}: x_train and x_test must hold at least one sample each")
     label_type = np.int64 if all(_integral(arrays[y]) for y in ("y_train", "y_test")) else np.float32
@@ -153,8 +163,10 @@ def _dataset(path: Path, arrays: dict) -> Dataset:
         converted = {key: arrays[key].astype(kind, copy=False) for key, kind in as_type.items()}
     except MemoryError:
         total = sum(a.nbytes for a in arrays.values())
-        raise DataError(f"{path}: its arrays ({total / 2**30:,.1f} GiB) and their float32/int64 copies do not fit in "
-                        "this machine's memory") from None
+        raise DataError(
+            f"{path}: its arrays ({total / 2**30:,.1f} GiB) and their float32/int64 copies do not fit in "
+            "this machine's memory"
+        ) from None
     return Dataset(path.stem, *converted.values(), _outputs(converted["y_train"], converted["y_test"]))
 
 

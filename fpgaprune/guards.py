@@ -14,8 +14,10 @@ def check_finite_weights(model, when: str) -> None:
             values = np.asarray(weight.numpy())
             if values.dtype.kind == "f" and not np.isfinite(values).all():
                 bad = int(values.size - np.isfinite(values).sum())
-                raise NonFiniteError(f"{when}: layer {layer.name!r} weight {weight.name.split('/')[-1]!r} holds "
-                                     f"{bad} non-finite value(s) (NaN/Inf); every weight must be finite")
+                raise NonFiniteError(
+                    f"{when}: layer {layer.name!r} weight {weight.name.split('/')[-1]!r} holds "
+                    f"{bad} non-finite value(s) (NaN/Inf); every weight must be finite"
+                )
 
 
 def check_finite_array(values: np.ndarray, where: str) -> None:
@@ -30,8 +32,10 @@ def check_data_fits_model(dataset, model, source: str) -> None:
     for name in ("x_train", "x_test"):
         shape = tuple(getattr(dataset, name).shape[1:])
         if expected is not None and not _fits(shape, expected):
-            raise DataError(f"{source}: {name} has samples of shape {shape}; the model's input "
-                            f"{model.inputs[0].name.split(':')[0]!r} expects {_shape_text(expected)}")
+            raise DataError(
+                f"{source}: {name} has samples of shape {shape}; the model's input "
+                f"{model.inputs[0].name.split(':')[0]!r} expects {_shape_text(expected)}"
+            )
 
 
 def _fits(shape: tuple, expected: tuple) -> bool:
@@ -56,6 +60,8 @@ class StopOnNonFiniteLoss(keras.callbacks.Callback):
     def on_train_batch_end(self, batch, logs=None):
         loss = (logs or {}).get("loss")
         if loss is not None and not np.isfinite(float(loss)):
-            raise NonFiniteError(f"{self.stage}: the training loss became {float(loss)} in epoch {self.epoch + 1} "
-                                 f"(batch {batch + 1}); check the data and the weights for NaN/Inf, or lower the "
-                                 "learning rate")
+            raise NonFiniteError(
+                f"{self.stage}: the training loss became {float(loss)} in epoch {self.epoch + 1} "
+                f"(batch {batch + 1}); check the data and the weights for NaN/Inf, or lower the "
+                "learning rate"
+            )

@@ -45,13 +45,18 @@ def sparsity_table(model, structures=None) -> list[dict]:
         labels, count = structure.labels(kernel.shape)
         live = np.bincount(labels.ravel(), (kernel != 0).ravel(), count) > 0
         positions = output_positions(layer)
-        rows.append({
-            "layer": layer.name if name in ("kernel", "depthwise_kernel") else f"{layer.name}/{name}",
-            "class": class_name, "shape": "x".join(map(str, kernel.shape)),
-            "structure": str(structure), "groups": int(count), "pruned": int(count - live.sum()),
-            "products_before": int(kernel.size * positions),
-            "products_after": int(np.count_nonzero(kernel) * positions),
-        })
+        rows.append(
+            {
+                "layer": layer.name if name in ("kernel", "depthwise_kernel") else f"{layer.name}/{name}",
+                "class": class_name,
+                "shape": "x".join(map(str, kernel.shape)),
+                "structure": str(structure),
+                "groups": int(count),
+                "pruned": int(count - live.sum()),
+                "products_before": int(kernel.size * positions),
+                "products_after": int(np.count_nonzero(kernel) * positions),
+            }
+        )
     return rows
 
 

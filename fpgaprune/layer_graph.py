@@ -11,10 +11,26 @@ from fpgaprune.errors import FpgapruneError
 MERGES = ("Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate")
 # Layers whose output at inference is their input. The first act element by element in training, so channels
 # pass through them; the random image transforms move pixels (those that change the shape are left out).
-IDENTITY_ELEMENTWISE = ("Identity", "Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D",
-                        "AlphaDropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization")
-IDENTITY_AT_INFERENCE = (*IDENTITY_ELEMENTWISE, "RandomFlip", "RandomTranslation", "RandomRotation", "RandomZoom",
-                         "RandomContrast", "RandomBrightness")
+IDENTITY_ELEMENTWISE = (
+    "Identity",
+    "Dropout",
+    "SpatialDropout1D",
+    "SpatialDropout2D",
+    "SpatialDropout3D",
+    "AlphaDropout",
+    "GaussianDropout",
+    "GaussianNoise",
+    "ActivityRegularization",
+)
+IDENTITY_AT_INFERENCE = (
+    *IDENTITY_ELEMENTWISE,
+    "RandomFlip",
+    "RandomTranslation",
+    "RandomRotation",
+    "RandomZoom",
+    "RandomContrast",
+    "RandomBrightness",
+)
 
 
 def output_shape(layer_or_model) -> tuple:
@@ -54,8 +70,10 @@ class LayerGraph:
             for entry in config["layers"]:
                 nodes = entry.get("inbound_nodes") or []
                 if len(nodes) > 1:
-                    raise SharedLayerError(f"layer '{entry['name']}' is shared (called {len(nodes)} times); "
-                                           "fpgaprune needs each layer called once")
+                    raise SharedLayerError(
+                        f"layer '{entry['name']}' is shared (called {len(nodes)} times); "
+                        "fpgaprune needs each layer called once"
+                    )
                 self.inbound[entry["name"]] = [item[0] for item in nodes[0]] if nodes else []
             self.outputs = {item[0] for item in config["output_layers"]}
         self.outbound = {name: [] for name in self.layers}

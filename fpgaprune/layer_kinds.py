@@ -57,25 +57,66 @@ def _w(name: str, constraint_key: str, on_cell: bool = False) -> MaskableWeight:
 
 _LINEAR = (_w("kernel", "kernel_constraint"), _w("bias", "bias_constraint"))
 _DEPTHWISE = (_w("depthwise_kernel", "depthwise_constraint"), _w("bias", "bias_constraint"))
-_SEPARABLE = (_w("depthwise_kernel", "depthwise_constraint"), _w("pointwise_kernel", "pointwise_constraint"),
-              _w("bias", "bias_constraint"))
-_RECURRENT = (_w("kernel", "kernel_constraint", on_cell=True), _w("recurrent_kernel", "recurrent_constraint", True),
-              _w("bias", "bias_constraint", on_cell=True))
+_SEPARABLE = (
+    _w("depthwise_kernel", "depthwise_constraint"),
+    _w("pointwise_kernel", "pointwise_constraint"),
+    _w("bias", "bias_constraint"),
+)
+_RECURRENT = (
+    _w("kernel", "kernel_constraint", on_cell=True),
+    _w("recurrent_kernel", "recurrent_constraint", True),
+    _w("bias", "bias_constraint", on_cell=True),
+)
 _KERNEL_BIAS = (("kernel", "kernel"), ("bias", "bias"))
 _RECURRENT_QUANTIZERS = (("kernel", "kernel"), ("recurrent", "recurrent"), ("bias", "bias"))
 _CONV_STRUCTURES = ("kernel", "filter", "input_channel", "element")
 
 KINDS = (
-    LayerKind("Conv1D", _LINEAR, _CONV_STRUCTURES, quantizers=_KERNEL_BIAS, channels="filters", folds_batchnorm=True,
-              sparse_code="conv", hls4ml_nodes=("Conv1D",)),
-    LayerKind("Conv2D", _LINEAR, _CONV_STRUCTURES, quantizers=_KERNEL_BIAS, channels="filters", folds_batchnorm=True,
-              sparse_code="conv", hls4ml_nodes=("Conv2D", "Conv2DBatchnorm")),
-    LayerKind("Dense", _LINEAR, ("element", "neuron", "input_channel", "block"), quantizers=_KERNEL_BIAS,
-              channels="units", folds_batchnorm=True, sparse_code="dense", hls4ml_nodes=("Dense",)),
-    LayerKind("DepthwiseConv2D", _DEPTHWISE, ("depthwise", "element"), "depthwise_kernel",
-              (("depthwise", "kernel"), ("bias", "bias")), hls4ml_nodes=("DepthwiseConv2D",)),
-    LayerKind("SeparableConv2D", _SEPARABLE, default_weight=None, quantizers=(
-        ("depthwise", "kernel"), ("pointwise", "kernel"), ("bias", "bias")), precision="separable"),
+    LayerKind(
+        "Conv1D",
+        _LINEAR,
+        _CONV_STRUCTURES,
+        quantizers=_KERNEL_BIAS,
+        channels="filters",
+        folds_batchnorm=True,
+        sparse_code="conv",
+        hls4ml_nodes=("Conv1D",),
+    ),
+    LayerKind(
+        "Conv2D",
+        _LINEAR,
+        _CONV_STRUCTURES,
+        quantizers=_KERNEL_BIAS,
+        channels="filters",
+        folds_batchnorm=True,
+        sparse_code="conv",
+        hls4ml_nodes=("Conv2D", "Conv2DBatchnorm"),
+    ),
+    LayerKind(
+        "Dense",
+        _LINEAR,
+        ("element", "neuron", "input_channel", "block"),
+        quantizers=_KERNEL_BIAS,
+        channels="units",
+        folds_batchnorm=True,
+        sparse_code="dense",
+        hls4ml_nodes=("Dense",),
+    ),
+    LayerKind(
+        "DepthwiseConv2D",
+        _DEPTHWISE,
+        ("depthwise", "element"),
+        "depthwise_kernel",
+        (("depthwise", "kernel"), ("bias", "bias")),
+        hls4ml_nodes=("DepthwiseConv2D",),
+    ),
+    LayerKind(
+        "SeparableConv2D",
+        _SEPARABLE,
+        default_weight=None,
+        quantizers=(("depthwise", "kernel"), ("pointwise", "kernel"), ("bias", "bias")),
+        precision="separable",
+    ),
     LayerKind("LSTM", _RECURRENT, quantizers=_RECURRENT_QUANTIZERS, precision="recurrent"),
     LayerKind("GRU", _RECURRENT, quantizers=_RECURRENT_QUANTIZERS, precision="recurrent"),
 )

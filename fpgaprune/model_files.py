@@ -80,17 +80,21 @@ def _keras_configs(path: Path) -> tuple[dict, list]:
 def _check_size(path: Path, what: str, size: int) -> None:
     """Refuse a config too large to be one before reading it (a zip bomb would take the machine's memory)."""
     if size > MAX_CONFIG_BYTES:
-        raise ModelFileError(f"{path}: {what} is {size / 2**20:,.0f} MiB, over the {MAX_CONFIG_BYTES >> 20} MiB a "
-                             "model config can take (a damaged or hostile file?); refused before reading it")
+        raise ModelFileError(
+            f"{path}: {what} is {size / 2**20:,.0f} MiB, over the {MAX_CONFIG_BYTES >> 20} MiB a "
+            "model config can take (a damaged or hostile file?); refused before reading it"
+        )
 
 
 def _check_inflation(path: Path, inflated: int) -> None:
     """Refuse an archive whose members inflate far past its size on disk (the weights are read from it later)."""
     stored = path.stat().st_size
     if inflated > MAX_INFLATION * stored + MAX_CONFIG_BYTES:
-        raise ModelFileError(f"{path}: the archive inflates to {inflated / 2**20:,.0f} MiB from "
-                             f"{stored / 2**20:,.1f} MiB on disk (over {MAX_INFLATION}x; Keras stores it "
-                             "uncompressed: a zip bomb?); refused")
+        raise ModelFileError(
+            f"{path}: the archive inflates to {inflated / 2**20:,.0f} MiB from "
+            f"{stored / 2**20:,.1f} MiB on disk (over {MAX_INFLATION}x; Keras stores it "
+            "uncompressed: a zip bomb?); refused"
+        )
 
 
 def _json(path: Path, raw, what: str):
@@ -99,8 +103,9 @@ def _json(path: Path, raw, what: str):
     except (ValueError, UnicodeDecodeError) as error:
         raise ModelFileError(f"{path}: {what} is not valid JSON ({first_line(error)})") from None
     except RecursionError:
-        raise ModelFileError(f"{path}: {what} nests too deep to parse (a model config nests about 10 levels; a "
-                             "damaged or hostile file?)") from None
+        raise ModelFileError(
+            f"{path}: {what} nests too deep to parse (a model config nests about 10 levels; a damaged or hostile file?)"
+        ) from None
     if not isinstance(value, dict):
         raise ModelFileError(f"{path}: {what} is a {type(value).__name__}, expected a JSON object")
     return value
@@ -116,18 +121,24 @@ def check_model_config(path: Path, config, policy: FilePolicy, trust_code: bool 
             raise ModelFileError(f"{path}: layer {layer!r} has a class_name of type {type(class_name).__name__}")
         if (class_name in policy.code_layers or class_name in policy.code_markers) and not trusted:
             what = "holds a Python function" if class_name in policy.code_markers else f"is a {class_name}"
-            raise ModelFileError(f"{path}: layer {layer!r} {what}, which runs Python code when loaded; "
-                                 f"refused{hint or '; build it from Keras layers instead'}")
+            raise ModelFileError(
+                f"{path}: layer {layer!r} {what}, which runs Python code when loaded; "
+                f"refused{hint or '; build it from Keras layers instead'}"
+            )
         if isinstance(module, str) and module.split(".")[0] not in policy.modules and not trusted:
-            raise ModelFileError(f"{path}: layer {layer!r} names module {module!r}, which loading would import; "
-                                 f"only {', '.join(policy.modules)} are allowed{hint}")
+            raise ModelFileError(
+                f"{path}: layer {layer!r} names module {module!r}, which loading would import; "
+                f"only {', '.join(policy.modules)} are allowed{hint}"
+            )
         registered = node.get("registered_name")
         plain = class_name.removeprefix("Custom>")  # tf_keras registers its optimizers as "Custom>Adam"
         known = plain in policy.classes() or plain in policy.markers
         if (not known or (registered and not policy.registered(registered))) and not trusted:
             named = f" (registered as {registered!r})" if registered and registered != class_name else ""
-            raise ModelFileError(f"{path}: layer {layer!r} is of class {class_name!r}{named}, which is not a "
-                                 f"{policy.framework} or fpgaprune class; refused{hint}")
+            raise ModelFileError(
+                f"{path}: layer {layer!r} is of class {class_name!r}{named}, which is not a "
+                f"{policy.framework} or fpgaprune class; refused{hint}"
+            )
 
 
 def _objects(path: Path, config):
@@ -137,8 +148,10 @@ def _objects(path: Path, config):
     while stack:
         value, layer, depth = stack.pop()
         if depth > MAX_DEPTH:
-            raise ModelFileError(f"{path}: the model config nests deeper than {MAX_DEPTH} levels (a model config "
-                                 "nests about 10; a damaged or hostile file?)")
+            raise ModelFileError(
+                f"{path}: the model config nests deeper than {MAX_DEPTH} levels (a model config "
+                "nests about 10; a damaged or hostile file?)"
+            )
         if isinstance(value, dict):
             if "class_name" in value:
                 layer = _layer_name(value) or layer
@@ -152,8 +165,11 @@ def _objects(path: Path, config):
 def _layer_name(node: dict):
     """The layer name of a serialized layer or model (its config has a name and trainable/layers), else None."""
     config = node.get("config")
-    if isinstance(config, dict) and isinstance(config.get("name"), str) and (
-            "trainable" in config or "layers" in config):
+    if (
+        isinstance(config, dict)
+        and isinstance(config.get("name"), str)
+        and ("trainable" in config or "layers" in config)
+    ):
         return config["name"]
     return None
 

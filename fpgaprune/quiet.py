@@ -49,10 +49,11 @@ def import_quietly(verbose: bool):
         warnings.filterwarnings("ignore", message=pattern)
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     with stderr_to_devnull():
-        import fpgaprune
-        import fpgaprune.tfk  # noqa: F401 - TensorFlow, tf_keras and QKeras load here
         import qkeras  # noqa: F401
         import tensorflow as tf
+
+        import fpgaprune
+        import fpgaprune.tfk  # noqa: F401 - TensorFlow, tf_keras and QKeras load here
 
         tf.config.list_physical_devices()  # the CUDA probe ("failed call to cuInit") runs here
         tf.constant(0.0) + 1.0  # and the first op's device set-up

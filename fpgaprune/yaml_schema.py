@@ -128,8 +128,10 @@ def parse_yaml(text: str, source: str, schema, error_class):
         if values == float("inf"):
             raise error_class(f"{source}: an *alias refers to a value that holds it (a cycle); refused")
         if values > MAX_VALUES:
-            raise error_class(f"{source}: its &anchors and *aliases expand to {values:,} values, over the "
-                              f"{MAX_VALUES:,} a config may hold (a run config has a few hundred)")
+            raise error_class(
+                f"{source}: its &anchors and *aliases expand to {values:,} values, over the "
+                f"{MAX_VALUES:,} a config may hold (a run config has a few hundred)"
+            )
         raw, lines = yaml.safe_load(text), {} if root is None else key_lines(root)
     except yaml.YAMLError as error:
         raise error_class(f"{source}: not valid YAML ({str(error).splitlines()[0]})") from None

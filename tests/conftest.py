@@ -6,7 +6,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 # worker process and session, so that nothing measured before the session counts and the user's cache is left alone.
 os.environ.setdefault("FPGAPRUNE_CACHE_DIR", tempfile.mkdtemp(prefix="fpgaprune-test-cache-"))
 
-import fpgaprune  # noqa: E402,F401  (sets TF_USE_LEGACY_KERAS before TensorFlow loads)
+import fpgaprune  # noqa: E402,F401  (first: it sets TF_USE_LEGACY_KERAS before TensorFlow loads)
+
+# isort: split
 import pytest  # noqa: E402
 
 
@@ -14,9 +16,10 @@ import pytest  # noqa: E402
 def digits_cnn_and_dense():
     """The valid-padded digits CNN (seed 0, untrained) and its dense QKeras twin: the one base that the resource,
     report and figure tests prune, each in its own way (`hls_helpers.trained(base, selections, None, epochs=0)`)."""
+    from hls_helpers import SPEC8, digits_cnn
+
     from fpgaprune.quantize import to_qkeras
     from fpgaprune.tfk import keras
-    from hls_helpers import SPEC8, digits_cnn
 
     keras.utils.set_random_seed(0)
     base = digits_cnn(padding="valid")

@@ -13,8 +13,13 @@ from fpgaprune.quantize import to_qkeras
 from fpgaprune.tfk import keras
 
 L = keras.layers
-SPEC8 = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
-                     "activation": "quantized_relu(6,2)"}}
+SPEC8 = {
+    "default": {
+        "kernel": "quantized_bits(6,0,alpha=1)",
+        "bias": "quantized_bits(8,3,alpha=1)",
+        "activation": "quantized_relu(6,2)",
+    }
+}
 LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 # 8x8 one-channel inputs on a 1/16 grid, like the digits: the export tests' held-out x.
 X8 = np.round(np.random.default_rng(0).random((40, 8, 8, 1)) * 16) / 16
@@ -31,11 +36,17 @@ def trained(model, prune, dataset, epochs=2, spec=SPEC8, seed=0, loss=LOSS):
 
 
 def digits_cnn(padding="same"):
-    return keras.Sequential([
-        keras.Input((8, 8, 1)), L.Conv2D(4, 3, name="conv1"), L.ReLU(name="relu1"),
-        L.Conv2D(6, 3, padding=padding, name="conv2"), L.ReLU(name="relu2"), L.Flatten(name="flatten"),
-        L.Dense(10, name="fc"),
-    ])
+    return keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            L.Conv2D(4, 3, name="conv1"),
+            L.ReLU(name="relu1"),
+            L.Conv2D(6, 3, padding=padding, name="conv2"),
+            L.ReLU(name="relu2"),
+            L.Flatten(name="flatten"),
+            L.Dense(10, name="fc"),
+        ]
+    )
 
 
 def branching_model():
@@ -54,8 +65,11 @@ def digits():
 
 def live_weights(model) -> dict:
     """{layer: nonzero quantized kernel entries} for layers with a kernel."""
-    return {layer.name: int(np.count_nonzero(quantized_kernel(layer))) for layer in model.layers
-            if quantized_kernel(layer) is not None}
+    return {
+        layer.name: int(np.count_nonzero(quantized_kernel(layer)))
+        for layer in model.layers
+        if quantized_kernel(layer) is not None
+    }
 
 
 def output_positions(layer) -> int:

@@ -24,8 +24,7 @@ def _float_builders(k) -> dict:
     return {
         "Conv1D": lambda: _conv(k.layers.Conv1D(4, 3, name="layer", **l2), (8, 3), k=k),
         "Conv2D": lambda: _conv(k.layers.Conv2D(4, 3, name="layer", **l2), (5, 5, 2), k=k),
-        "DepthwiseConv2D": lambda: _conv(k.layers.DepthwiseConv2D(3, depth_multiplier=2, name="layer"), (5, 5, 2),
-                                         k=k),
+        "DepthwiseConv2D": lambda: _conv(k.layers.DepthwiseConv2D(3, depth_multiplier=2, name="layer"), (5, 5, 2), k=k),
         "SeparableConv2D": lambda: _conv(k.layers.SeparableConv2D(4, 3, name="layer"), (5, 5, 2), k=k),
         "Dense": lambda: _conv(k.layers.Dense(6, name="layer", **l2), (7,), k=k),
         "LSTM": lambda: _conv(k.layers.LSTM(4, name="layer"), (5, 3), batch_norm=False, k=k),
@@ -43,15 +42,17 @@ BUILDERS = {
     ),
     "QDense": lambda: _conv(qkeras.QDense(6, kernel_quantizer=Q8, bias_quantizer=Q8, name="layer"), (7,)),
     "QSeparableConv2D": lambda: _conv(
-        qkeras.QSeparableConv2D(4, 3, depthwise_quantizer=Q8, pointwise_quantizer=Q8, bias_quantizer=Q8,
-                                name="layer"), (5, 5, 2)
+        qkeras.QSeparableConv2D(4, 3, depthwise_quantizer=Q8, pointwise_quantizer=Q8, bias_quantizer=Q8, name="layer"),
+        (5, 5, 2),
     ),
     "QGRU": lambda: _conv(
-        qkeras.QGRU(4, kernel_quantizer=Q8, recurrent_quantizer=Q8, bias_quantizer=Q8, name="layer"), (5, 3),
+        qkeras.QGRU(4, kernel_quantizer=Q8, recurrent_quantizer=Q8, bias_quantizer=Q8, name="layer"),
+        (5, 3),
         batch_norm=False,
     ),
     "QLSTM": lambda: _conv(
-        qkeras.QLSTM(4, kernel_quantizer=Q8, recurrent_quantizer=Q8, bias_quantizer=Q8, name="layer"), (5, 3),
+        qkeras.QLSTM(4, kernel_quantizer=Q8, recurrent_quantizer=Q8, bias_quantizer=Q8, name="layer"),
+        (5, 3),
         batch_norm=False,
     ),
 }
@@ -88,5 +89,7 @@ KERAS3_OPTIMIZERS = {
 
 LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 KERAS3_LOSS = keras3.losses.SparseCategoricalCrossentropy(from_logits=True)
-FRONT_ENDS = {"tf_keras": (keras, BUILDERS, OPTIMIZERS, LOSS),
-              "keras3": (keras3, KERAS3_BUILDERS, KERAS3_OPTIMIZERS, KERAS3_LOSS)}
+FRONT_ENDS = {
+    "tf_keras": (keras, BUILDERS, OPTIMIZERS, LOSS),
+    "keras3": (keras3, KERAS3_BUILDERS, KERAS3_OPTIMIZERS, KERAS3_LOSS),
+}

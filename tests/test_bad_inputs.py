@@ -21,8 +21,14 @@ ENV = {key: value for key, value in os.environ.items() if key != "TF_CPP_MIN_LOG
 
 
 def _model(input_shape=(8, 8, 1)):
-    return keras.Sequential([keras.Input(input_shape), keras.layers.Conv2D(4, 3, name="conv1"),
-                             keras.layers.Flatten(), keras.layers.Dense(10, name="fc")])
+    return keras.Sequential(
+        [
+            keras.Input(input_shape),
+            keras.layers.Conv2D(4, 3, name="conv1"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(10, name="fc"),
+        ]
+    )
 
 
 def _arrays(**changes):
@@ -118,24 +124,58 @@ def _make_files(root: Path) -> None:
     _model().save_weights(root / "weights_only.h5")
     (root / "dir.keras").mkdir()
     (root / "model.pt").write_bytes(good)
-    lam = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Lambda(lambda t: t * 2.0, name="double"),
-                            keras.layers.Flatten(), keras.layers.Dense(10)])
+    lam = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            keras.layers.Lambda(lambda t: t * 2.0, name="double"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(10),
+        ]
+    )
     lam.save(root / "lambda.h5")
     lam.save(root / "lambda.keras")
     _bad_weight(np.nan).save(root / "nan_weight.keras")
     _bad_weight(np.inf).save(root / "inf_weight.h5")
     _model((28, 28, 1)).save(root / "mnist_shaped.keras")
-    keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3, name="block1.conv-a"),  # two names that
-                      keras.layers.ReLU(name="block1_conv_a"), keras.layers.Conv2D(2, 3, name="conv.2"),  # clash as C++
-                      keras.layers.ReLU(name="conv-2"), keras.layers.Flatten(),  # identifiers: each pair named
-                      keras.layers.Dense(10)]).save(root / "dotted_name.keras")
-    keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2DTranspose(4, 3, name="up"),
-                      keras.layers.Flatten(), keras.layers.Dense(10)]).save(root / "transpose.keras")
-    keras.Sequential([keras.Input((8, 8, 1)), keras.layers.RandomFlip(), keras.layers.GaussianNoise(0.1),
-                      keras.layers.Conv2D(4, 3), keras.layers.SpatialDropout2D(0.1), keras.layers.Flatten(),
-                      keras.layers.Dense(10)]).save(root / "augmented.keras")
-    keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3), keras.layers.LayerNormalization(name="norm"),
-                      keras.layers.Flatten(), keras.layers.Dense(10)]).save(root / "norm4d.keras")
+    keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            keras.layers.Conv2D(4, 3, name="block1.conv-a"),  # two names that
+            keras.layers.ReLU(name="block1_conv_a"),
+            keras.layers.Conv2D(2, 3, name="conv.2"),  # clash as C++
+            keras.layers.ReLU(name="conv-2"),
+            keras.layers.Flatten(),  # identifiers: each pair named
+            keras.layers.Dense(10),
+        ]
+    ).save(root / "dotted_name.keras")
+    keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            keras.layers.Conv2DTranspose(4, 3, name="up"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(10),
+        ]
+    ).save(root / "transpose.keras")
+    keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            keras.layers.RandomFlip(),
+            keras.layers.GaussianNoise(0.1),
+            keras.layers.Conv2D(4, 3),
+            keras.layers.SpatialDropout2D(0.1),
+            keras.layers.Flatten(),
+            keras.layers.Dense(10),
+        ]
+    ).save(root / "augmented.keras")
+    keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            keras.layers.Conv2D(4, 3),
+            keras.layers.LayerNormalization(name="norm"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(10),
+        ]
+    ).save(root / "norm4d.keras")
     np.savez(root / "no_x_test.npz", **_arrays(x_test=None))
     _lying_header(root / "good.npz", root / "lying.npz")
     (root / "text.npz").write_text("x_train,y_train\n1,2\n")
@@ -144,17 +184,30 @@ def _make_files(root: Path) -> None:
     np.savez(root / "strings.npz", **_arrays(y_test=np.array(["cat"] * 50)))
     np.savez(root / "nan_x.npz", **_with_value("x_train", (3, 2, 2, 0), np.nan))
     np.savez(root / "inf_x.npz", **_with_value("x_test", (0, 0, 0, 0), np.inf))
-    np.savez(root / "shape.npz", **_arrays(x_train=np.zeros((200, 4, 8, 1), np.float32),
-                                           x_test=np.zeros((50, 4, 8, 1), np.float32)))
+    np.savez(
+        root / "shape.npz",
+        **_arrays(x_train=np.zeros((200, 4, 8, 1), np.float32), x_test=np.zeros((50, 4, 8, 1), np.float32)),
+    )
     np.savez(root / "labels.npz", **_arrays(y_train=np.full(200, 12)))
     np.savez(root / "negative.npz", **_arrays(y_test=np.full(50, -1)))
     np.savez(root / "lengths.npz", **_arrays(y_train=np.zeros(150, np.int64)))
     np.savez(root / "fractional.npz", **_arrays(y_train=np.full(200, 0.5)))
-    keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3, name="conv1"), keras.layers.Flatten(),
-                      keras.layers.Dense(10, activation="softmax", name="fc")]).save(root / "softmax.keras")
+    keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            keras.layers.Conv2D(4, 3, name="conv1"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(10, activation="softmax", name="fc"),
+        ]
+    ).save(root / "softmax.keras")
     np.savez(root / "targets.npz", **_arrays(y_train=np.linspace(0, 1, 200), y_test=np.linspace(0, 1, 50)))
-    np.savez(root / "multi_hot.npz", **_arrays(y_train=np.tile([1, 1, 0, 0, 0, 0, 0, 0, 0, 0], (200, 1)),
-                                               y_test=np.tile([0, 1, 0, 0, 0, 0, 0, 0, 0, 1], (50, 1))))
+    np.savez(
+        root / "multi_hot.npz",
+        **_arrays(
+            y_train=np.tile([1, 1, 0, 0, 0, 0, 0, 0, 0, 0], (200, 1)),
+            y_test=np.tile([0, 1, 0, 0, 0, 0, 0, 0, 0, 1], (50, 1)),
+        ),
+    )
     np.savez(root / "mixed_forms.npz", **_arrays(y_test=np.eye(10)[np.zeros(50, np.int64)]))
     np.save(root / "single.npy", np.zeros(3))
     shutil.copy(root / "single.npy", root / "single.npz")
@@ -180,21 +233,35 @@ CASES = {
     "model: config.json not JSON": (lambda r: ["validate", _config(r, "badjson.keras")], "not valid JSON"),
     "model: foreign module": (lambda r: ["validate", _config(r, "module.keras")], "module 'os'"),
     "model: unknown class": (lambda r: ["validate", _config(r, "unknown.keras")], "MyCustomConv"),
-    "model: config nested past the walk's limit": (lambda r: ["validate", _config(r, "nested.keras")],
-                                                    "nests deeper than 200 levels"),
-    "model: config nested past the JSON parser": (lambda r: ["validate", _config(r, "brackets.keras")],
-                                                  "nests too deep to parse"),
-    "model: config.json inflates to 80 MB": (lambda r: ["validate", _config(r, "bomb.keras")],
-                                             "config.json is 80 MiB, over the 64 MiB"),
-    "model: weights inflate to 80 MB": (lambda r: ["validate", _config(r, "weights_bomb.keras")],
-                                        "the archive inflates to 80 MiB from 0.1 MiB on disk (over 50x"),
-    "model: layer names that clash in C++": (lambda r: ["validate", _config(r, "dotted_name.keras")],
-                                             "'block1.conv-a' and 'block1_conv_a' would both be 'block1_conv_a'; "
-                                             "'conv.2' and 'conv-2' would both be 'conv_2'"),
-    "model: a layer hls4ml cannot convert": (lambda r: ["validate", _config(r, "transpose.keras")],
-                                             "layer 'up' is a Conv2DTranspose, which hls4ml"),
-    "model: a shape hls4ml's handler refuses": (lambda r: ["validate", _config(r, "norm4d.keras")],
-                                                 "layer 'norm': hls4ml"),
+    "model: config nested past the walk's limit": (
+        lambda r: ["validate", _config(r, "nested.keras")],
+        "nests deeper than 200 levels",
+    ),
+    "model: config nested past the JSON parser": (
+        lambda r: ["validate", _config(r, "brackets.keras")],
+        "nests too deep to parse",
+    ),
+    "model: config.json inflates to 80 MB": (
+        lambda r: ["validate", _config(r, "bomb.keras")],
+        "config.json is 80 MiB, over the 64 MiB",
+    ),
+    "model: weights inflate to 80 MB": (
+        lambda r: ["validate", _config(r, "weights_bomb.keras")],
+        "the archive inflates to 80 MiB from 0.1 MiB on disk (over 50x",
+    ),
+    "model: layer names that clash in C++": (
+        lambda r: ["validate", _config(r, "dotted_name.keras")],
+        "'block1.conv-a' and 'block1_conv_a' would both be 'block1_conv_a'; "
+        "'conv.2' and 'conv-2' would both be 'conv_2'",
+    ),
+    "model: a layer hls4ml cannot convert": (
+        lambda r: ["validate", _config(r, "transpose.keras")],
+        "layer 'up' is a Conv2DTranspose, which hls4ml",
+    ),
+    "model: a shape hls4ml's handler refuses": (
+        lambda r: ["validate", _config(r, "norm4d.keras")],
+        "layer 'norm': hls4ml",
+    ),
     "model: weights-only .h5": (lambda r: ["validate", _config(r, "weights_only.h5")], "no model config"),
     "model: a directory": (lambda r: ["validate", _config(r, "dir.keras")], "is a directory"),
     "model: wrong suffix": (lambda r: ["validate", _config(r, "model.pt")], ".keras or .h5"),
@@ -207,8 +274,10 @@ CASES = {
     "inspect: Lambda": (lambda r: ["inspect", str(r / "lambda.h5"), "--out", str(r / "inspect")], "Lambda"),
     "inspect: text": (lambda r: ["inspect", str(r / "text.h5"), "--out", str(r / "inspect")], "HDF5"),
     "data: no x_test": (lambda r: ["validate", _config(r, npz="no_x_test.npz")], "no array 'x_test'"),
-    "data: a header declaring 25 TB": (lambda r: ["validate", _config(r, npz="lying.npz")],
-                                       "'x_train' declares shape (99999999999, 8, 8, 1)"),
+    "data: a header declaring 25 TB": (
+        lambda r: ["validate", _config(r, npz="lying.npz")],
+        "'x_train' declares shape (99999999999, 8, 8, 1)",
+    ),
     "data: text": (lambda r: ["validate", _config(r, npz="text.npz")], "not a readable .npz"),
     "data: empty file": (lambda r: ["validate", _config(r, npz="empty.npz")], "not a readable .npz"),
     "data: pickled objects": (lambda r: ["validate", _config(r, npz="object.npz")], "y_train"),
@@ -219,28 +288,40 @@ CASES = {
     "data: labels above the classes": (lambda r: ["validate", _config(r, npz="labels.npz")], "0..9"),
     "data: negative labels": (lambda r: ["validate", _config(r, npz="negative.npz")], "the label -1"),
     "data: x and y lengths": (lambda r: ["validate", _config(r, npz="lengths.npz")], "as many in both"),
-    "data: fractional labels": (lambda r: ["validate", _config(r, npz="fractional.npz")],
-                                 "y_train holds 1 float target(s) per sample; the output layer 'fc' has 10 units"),
-    "task: float targets for a softmax": (lambda r: ["validate", _config(r, "softmax.keras", "targets.npz")],
-                                          "y_train holds float targets, but the output layer 'fc' is a softmax"),
-    "task: multi-hot rows for a softmax": (lambda r: ["validate", _config(r, "softmax.keras", "multi_hot.npz")],
-                                           "rows hold several 1s (multi-label), but the output layer 'fc' is a "
-                                           "softmax"),
-    "task: one-hot and integer splits": (lambda r: ["validate", _config(r, npz="mixed_forms.npz")],
-                                         "y_train has shape (200,) and y_test (50, 10); give both splits labels"),
-    "task: a loss for another task": (lambda r: ["validate", _config(r, extra="training: {loss: mse}\n")],
-                                      "training.loss 'mse' does not train a classification task"),
-    "task: regression with a softmax": (lambda r: ["validate", _config(r, "softmax.keras",
-                                                                       extra="training: {task: regression}\n")],
-                                        "training.task 'regression' needs a linear output"),
+    "data: fractional labels": (
+        lambda r: ["validate", _config(r, npz="fractional.npz")],
+        "y_train holds 1 float target(s) per sample; the output layer 'fc' has 10 units",
+    ),
+    "task: float targets for a softmax": (
+        lambda r: ["validate", _config(r, "softmax.keras", "targets.npz")],
+        "y_train holds float targets, but the output layer 'fc' is a softmax",
+    ),
+    "task: multi-hot rows for a softmax": (
+        lambda r: ["validate", _config(r, "softmax.keras", "multi_hot.npz")],
+        "rows hold several 1s (multi-label), but the output layer 'fc' is a softmax",
+    ),
+    "task: one-hot and integer splits": (
+        lambda r: ["validate", _config(r, npz="mixed_forms.npz")],
+        "y_train has shape (200,) and y_test (50, 10); give both splits labels",
+    ),
+    "task: a loss for another task": (
+        lambda r: ["validate", _config(r, extra="training: {loss: mse}\n")],
+        "training.loss 'mse' does not train a classification task",
+    ),
+    "task: regression with a softmax": (
+        lambda r: ["validate", _config(r, "softmax.keras", extra="training: {task: regression}\n")],
+        "training.task 'regression' needs a linear output",
+    ),
     "data: a single .npy": (lambda r: ["validate", _config(r, npz="single.npz")], "single .npy"),
     "data: a directory": (lambda r: ["validate", _config(r, npz="dir.npz")], "is a directory"),
     "config: binary garbage": (lambda r: ["validate", str(r / "garbage.yaml")], "garbage.yaml"),
     "config: a list": (lambda r: ["validate", str(r / "list.yaml")], "list.yaml"),
     "config: a directory": (lambda r: ["validate", str(r / "configdir.yaml")], "configdir.yaml"),
     "run: --out is a file": (lambda r: ["run", _config(r), "--out", str(r / "good.npz")], "is a file"),
-    "export: npz without x_test": (lambda r: ["export", str(r / "good.keras"), "--data", str(r / "no_x_test.npz"),
-                                              "--out", str(r / "prj")], "no array 'x_test'"),
+    "export: npz without x_test": (
+        lambda r: ["export", str(r / "good.keras"), "--data", str(r / "no_x_test.npz"), "--out", str(r / "prj")],
+        "no array 'x_test'",
+    ),
     "cli: unknown option": (lambda r: ["validate", "--frobnicate"], "--frobnicate"),
 }
 
@@ -253,8 +334,11 @@ def files(tmp_path_factory):
 
 
 def _hashes(root: Path) -> dict:
-    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()
-            and p.suffix != ".yaml"}
+    return {
+        str(p): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.suffix != ".yaml"
+    }
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -271,8 +355,13 @@ def test_a_bad_input_gets_one_line_and_leaves_the_files_alone(files, case):
 
 
 def test_debug_shows_the_traceback(files):
-    result = subprocess.run([str(FPGAPRUNE), "validate", _config(files, "text.h5"), "--debug"], capture_output=True,
-                            text=True, env=ENV, timeout=300)
+    result = subprocess.run(
+        [str(FPGAPRUNE), "validate", _config(files, "text.h5"), "--debug"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
     assert result.returncode == 2 and "Traceback" in result.stderr
     assert result.stderr.strip().splitlines()[-1].startswith("error: ")
 
@@ -289,25 +378,42 @@ def test_data_larger_than_memory_is_one_line(tmp_path):
             npy.write_array_header_1_0(member, {"descr": "<f4", "fortran_order": False, "shape": (samples, 8, 8, 1)})
             for _ in range(samples // 4096):
                 member.write(bytes(4096 * 64 * 4))
-        for key, value in {"y_train": np.zeros(samples, np.int64), "x_test": np.zeros((2, 8, 8, 1), np.float32),
-                           "y_test": np.zeros(2, np.int64)}.items():
+        for key, value in {
+            "y_train": np.zeros(samples, np.int64),
+            "x_test": np.zeros((2, 8, 8, 1), np.float32),
+            "y_test": np.zeros(2, np.int64),
+        }.items():
             with archive.open(f"{key}.npy", "w", force_zip64=True) as member:
                 npy.write_array(member, value)
-    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (500 << 20, 500 << 20))\n"
-            "from fpgaprune.data import load_npz\n"
-            "from fpgaprune.errors import DataError\n"
-            f"try:\n    load_npz({str(tmp_path / 'big.npz')!r})\nexcept DataError as error:\n    print(error)\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                            env={**ENV, "OPENBLAS_NUM_THREADS": "1"})
+    code = (
+        "import resource; resource.setrlimit(resource.RLIMIT_AS, (500 << 20, 500 << 20))\n"
+        "from fpgaprune.data import load_npz\n"
+        "from fpgaprune.errors import DataError\n"
+        f"try:\n    load_npz({str(tmp_path / 'big.npz')!r})\nexcept DataError as error:\n    print(error)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**ENV, "OPENBLAS_NUM_THREADS": "1"},
+    )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.strip() == f"{tmp_path / 'big.npz'}: array 'x_train' takes 0.6 GiB, more than this " \
+    assert (
+        result.stdout.strip() == f"{tmp_path / 'big.npz'}: array 'x_train' takes 0.6 GiB, more than this "
         "machine can allocate"
+    )
 
 
 def test_a_model_with_layers_that_act_only_in_training_validates(files):
     """RandomFlip, GaussianNoise and SpatialDropout2D are identities at inference, left out for hls4ml."""
-    result = subprocess.run([str(FPGAPRUNE), "validate", _config(files, "augmented.keras")], capture_output=True,
-                            text=True, env=ENV, timeout=300)
+    result = subprocess.run(
+        [str(FPGAPRUNE), "validate", _config(files, "augmented.keras")],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
 
 

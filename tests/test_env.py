@@ -16,10 +16,12 @@ KERAS3_MODEL = (
     "assert not held.get_layer('h').kernel.numpy()[0].any()\n"
     "print('held')\n"
 )
-QUANTIZE = ("q = fp.to_qkeras(held, {'default': {'kernel': 'quantized_bits(8,0,alpha=1)', "
-            "'bias': 'quantized_bits(8,0,alpha=1)', 'activation': 'quantized_relu(8,3)'}})\n"
-            "assert not q.get_layer('h').kernel.numpy()[0].any()\n"
-            "print('quantized', type(q).__module__.split('.')[0], type(q.get_layer('h')).__name__)\n")
+QUANTIZE = (
+    "q = fp.to_qkeras(held, {'default': {'kernel': 'quantized_bits(8,0,alpha=1)', "
+    "'bias': 'quantized_bits(8,0,alpha=1)', 'activation': 'quantized_relu(8,3)'}})\n"
+    "assert not q.get_layer('h').kernel.numpy()[0].any()\n"
+    "print('quantized', type(q).__module__.split('.')[0], type(q.get_layer('h')).__name__)\n"
+)
 
 
 def run_python(code: str):
@@ -42,8 +44,10 @@ def test_import_sets_legacy_keras_before_tensorflow():
 
 def test_import_keras_first_then_fpgaprune_quantizes_a_keras3_model():
     """`import keras` imports TensorFlow without touching tf.keras: QKeras still binds to tf_keras."""
-    result = run_python("import keras\nimport fpgaprune as fp\nimport qkeras, tf_keras\n"
-                        "assert issubclass(qkeras.QDense, tf_keras.layers.Dense)\n" + KERAS3_MODEL + QUANTIZE)
+    result = run_python(
+        "import keras\nimport fpgaprune as fp\nimport qkeras, tf_keras\n"
+        "assert issubclass(qkeras.QDense, tf_keras.layers.Dense)\n" + KERAS3_MODEL + QUANTIZE
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["held", "quantized", "tf_keras", "QDense"]
 
@@ -55,9 +59,10 @@ def test_import_fpgaprune_first_then_keras_quantizes_a_keras3_model():
 
 
 def test_tf_keras_resolved_to_keras3_first_holds_work_and_quantization_is_one_line():
-    result = run_python("import tensorflow as tf\ntf.keras.layers.Dense\nimport fpgaprune as fp\nimport keras\n"
-                        "assert tf.keras.Model is keras.Model  # the user's tf.keras is left as it was\n"
-                        + KERAS3_MODEL + QUANTIZE)
+    result = run_python(
+        "import tensorflow as tf\ntf.keras.layers.Dense\nimport fpgaprune as fp\nimport keras\n"
+        "assert tf.keras.Model is keras.Model  # the user's tf.keras is left as it was\n" + KERAS3_MODEL + QUANTIZE
+    )
     assert result.returncode != 0
     assert "held" in result.stdout.split()
     last = result.stderr.strip().splitlines()[-1]
@@ -68,7 +73,6 @@ def test_tf_keras_resolved_to_keras3_first_holds_work_and_quantization_is_one_li
 def test_import_after_untouched_tensorflow_still_works():
     result = run_python("import tensorflow as tf\nimport fpgaprune, tf_keras\nassert tf.keras.Model is tf_keras.Model")
     assert result.returncode == 0, result.stderr[-2000:]
-
 
 
 def test_a_keras3_model_on_another_backend_is_one_line(monkeypatch):

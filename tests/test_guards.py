@@ -65,8 +65,13 @@ def test_a_diverging_run_stops_with_one_line(tmp_path):
     config = tmp_path / "diverge.yaml"
     config.write_text("name: diverge\ntraining: {optimizer: sgd, learning_rate: 1.0e+30, epochs: 3}\n")
     env = {key: value for key, value in os.environ.items() if key != "TF_CPP_MIN_LOG_LEVEL"}
-    result = subprocess.run([str(FPGAPRUNE), "run", str(config), "--out", str(tmp_path / "run")],
-                            capture_output=True, text=True, env=env, timeout=300)
+    result = subprocess.run(
+        [str(FPGAPRUNE), "run", str(config), "--out", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     errors = [line for line in result.stderr.splitlines() if line.startswith("error")]
     assert result.returncode == 1, result.stderr[-2000:]
     assert errors and errors[0].startswith("error: stage train failed: train: the training loss became"), errors
@@ -80,8 +85,9 @@ def test_a_second_run_on_a_busy_run_directory_gets_one_line(tmp_path):
     run_dir.mkdir()
     env = {key: value for key, value in os.environ.items() if key != "TF_CPP_MIN_LOG_LEVEL"}
     with run_lock(run_dir):  # the first run, still going
-        result = subprocess.run([str(FPGAPRUNE), "run", "--out", str(run_dir)], capture_output=True, text=True,
-                                env=env, timeout=300)
+        result = subprocess.run(
+            [str(FPGAPRUNE), "run", "--out", str(run_dir)], capture_output=True, text=True, env=env, timeout=300
+        )
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode == 2 and len(lines) == 1, result.stderr[-2000:]
     assert f"pid {os.getpid()}" in lines[0] and "another fpgaprune run" in lines[0]

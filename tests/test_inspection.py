@@ -7,10 +7,14 @@ from fpgaprune.tfk import keras
 
 def model():
     keras.utils.set_random_seed(0)
-    return keras.Sequential([
-        keras.Input((6, 6, 2)), keras.layers.Conv2D(3, 3, name="conv"), keras.layers.Flatten(),
-        keras.layers.Dense(4, name="fc"),
-    ])
+    return keras.Sequential(
+        [
+            keras.Input((6, 6, 2)),
+            keras.layers.Conv2D(3, 3, name="conv"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(4, name="fc"),
+        ]
+    )
 
 
 def test_sparsity_table_counts_by_hand():

@@ -11,10 +11,15 @@ from fpgaprune.layer_kinds import BY_NAME, KINDS, kind_of
 from fpgaprune.tfk import keras
 
 # A small input and the constructor arguments that build each kind.
-BUILD = {"Conv1D": ((8, 3), {"filters": 2, "kernel_size": 3}), "Conv2D": ((6, 6, 3), {"filters": 2, "kernel_size": 3}),
-         "Dense": ((5,), {"units": 2}), "DepthwiseConv2D": ((6, 6, 3), {"kernel_size": 3}),
-         "SeparableConv2D": ((6, 6, 3), {"filters": 2, "kernel_size": 3}), "LSTM": ((4, 3), {"units": 2}),
-         "GRU": ((4, 3), {"units": 2})}
+BUILD = {
+    "Conv1D": ((8, 3), {"filters": 2, "kernel_size": 3}),
+    "Conv2D": ((6, 6, 3), {"filters": 2, "kernel_size": 3}),
+    "Dense": ((5,), {"units": 2}),
+    "DepthwiseConv2D": ((6, 6, 3), {"kernel_size": 3}),
+    "SeparableConv2D": ((6, 6, 3), {"filters": 2, "kernel_size": 3}),
+    "LSTM": ((4, 3), {"units": 2}),
+    "GRU": ((4, 3), {"units": 2}),
+}
 QUANTIZER = "quantized_bits(6, 0, alpha=1)"
 
 
@@ -29,8 +34,9 @@ def test_each_kind_names_weights_constraints_and_quantizers_its_classes_have(kin
     shape, arguments = BUILD[kind.name]
     float_class, quantized_class = CLASSES[kind.name]
     plain = _built(float_class, arguments, shape)
-    quantized = _built(quantized_class, {**arguments, **{f"{arg}_quantizer": QUANTIZER for arg, _ in kind.quantizers}},
-                       shape)
+    quantized = _built(
+        quantized_class, {**arguments, **{f"{arg}_quantizer": QUANTIZER for arg, _ in kind.quantizers}}, shape
+    )
     for weight in kind.weights:
         assert weight.variable(plain) is not None and weight.variable(quantized) is not None, weight
         assert weight.constraint_key in plain.get_config() or weight.constraint_key in plain.cell.get_config()
@@ -69,8 +75,11 @@ def test_a_subclass_that_changes_the_computation_is_one_line_when_quantized():
             return 2.0 * super().call(inputs)
 
     model = keras.Sequential([keras.Input((4,)), DoubledDense(3, name="doubled")])
-    with pytest.raises(QuantizationConfigError, match=r"layer 'doubled' is a DoubledDense, a subclass of Dense "
-                                                      r"with its own call"):
+    with pytest.raises(
+        QuantizationConfigError,
+        match=r"layer 'doubled' is a DoubledDense, a subclass of Dense "
+        r"with its own call",
+    ):
         fp.to_qkeras(model, {"default": {"kernel": QUANTIZER, "bias": QUANTIZER}})
 
 
@@ -92,8 +101,9 @@ def test_the_modules_along_the_data_path_ask_the_table():
         assert not is_hardware_layer(layer)  # a float layer: its products are not the export's
     sparse = {kind.name for kind in KINDS if kind.kernel_sparse}
     assert sparse == {"Conv1D", "Conv2D", "Dense"}
-    quantized = _built(CLASSES["Dense"][1], {"units": 2, "kernel_quantizer": QUANTIZER, "bias_quantizer": QUANTIZER},
-                       (5,))
+    quantized = _built(
+        CLASSES["Dense"][1], {"units": 2, "kernel_quantizer": QUANTIZER, "bias_quantizer": QUANTIZER}, (5,)
+    )
     assert is_hardware_layer(quantized)
 
 

@@ -23,13 +23,19 @@ def _shape_writes(path):
 
 
 def _lambda_function(marker):
-    return keras.Sequential([keras.Input((4,)), keras.layers.Lambda(_writes(marker), name="payload"),
-                             keras.layers.Dense(2)])
+    return keras.Sequential(
+        [keras.Input((4,)), keras.layers.Lambda(_writes(marker), name="payload"), keras.layers.Dense(2)]
+    )
 
 
 def _lambda_output_shape(marker):
-    return keras.Sequential([keras.Input((4,)), keras.layers.Lambda(lambda t: t, output_shape=_shape_writes(marker),
-                                                                    name="payload"), keras.layers.Dense(2)])
+    return keras.Sequential(
+        [
+            keras.Input((4,)),
+            keras.layers.Lambda(lambda t: t, output_shape=_shape_writes(marker), name="payload"),
+            keras.layers.Dense(2),
+        ]
+    )
 
 
 def _nested(marker):

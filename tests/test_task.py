@@ -23,20 +23,35 @@ def _model(units, activation=None, separate=False):
     return keras.Sequential([keras.Input((5,)), L.Dense(8, activation="relu", name="hidden"), *head])
 
 
-@pytest.mark.parametrize("model, labels, kind, output, loss, metric", [
-    (_model(10, "softmax"), INTEGERS, "classification", "softmax", "sparse_categorical_crossentropy", "accuracy"),
-    (_model(10, "softmax", separate=True), np.eye(10)[INTEGERS], "classification", "softmax",
-     "sparse_categorical_crossentropy", "accuracy"),
-    (_model(10), INTEGERS, "classification", "linear", "sparse_categorical_crossentropy", "accuracy"),
-    (_model(1, "sigmoid"), BINARY, "binary", "sigmoid", "binary_crossentropy", "accuracy"),
-    (_model(1), BINARY, "binary", "linear", "binary_crossentropy", "accuracy"),
-    (_model(4, "sigmoid"), MULTI_HOT, "multilabel", "sigmoid", "binary_crossentropy", "label_accuracy"),
-    (_model(4, "sigmoid"), np.eye(4)[INTEGERS % 4], "multilabel", "sigmoid", "binary_crossentropy",
-     "label_accuracy"),
-    (_model(1), TARGETS, "regression", "linear", "mse", "rmse"),
-    (_model(3), RNG.normal(size=(60, 3)), "regression", "linear", "mse", "rmse"),
-    (_model(1, "relu"), np.abs(TARGETS), "regression", "linear", "mse", "rmse"),
-])
+@pytest.mark.parametrize(
+    "model, labels, kind, output, loss, metric",
+    [
+        (_model(10, "softmax"), INTEGERS, "classification", "softmax", "sparse_categorical_crossentropy", "accuracy"),
+        (
+            _model(10, "softmax", separate=True),
+            np.eye(10)[INTEGERS],
+            "classification",
+            "softmax",
+            "sparse_categorical_crossentropy",
+            "accuracy",
+        ),
+        (_model(10), INTEGERS, "classification", "linear", "sparse_categorical_crossentropy", "accuracy"),
+        (_model(1, "sigmoid"), BINARY, "binary", "sigmoid", "binary_crossentropy", "accuracy"),
+        (_model(1), BINARY, "binary", "linear", "binary_crossentropy", "accuracy"),
+        (_model(4, "sigmoid"), MULTI_HOT, "multilabel", "sigmoid", "binary_crossentropy", "label_accuracy"),
+        (
+            _model(4, "sigmoid"),
+            np.eye(4)[INTEGERS % 4],
+            "multilabel",
+            "sigmoid",
+            "binary_crossentropy",
+            "label_accuracy",
+        ),
+        (_model(1), TARGETS, "regression", "linear", "mse", "rmse"),
+        (_model(3), RNG.normal(size=(60, 3)), "regression", "linear", "mse", "rmse"),
+        (_model(1, "relu"), np.abs(TARGETS), "regression", "linear", "mse", "rmse"),
+    ],
+)
 def test_the_output_activation_and_the_labels_make_the_task(model, labels, kind, output, loss, metric):
     task = infer_task(model, labels, labels[:20], "data.npz")
     assert (task.kind, task.output, task.loss, task.metric) == (kind, output, loss, metric)
@@ -69,27 +84,78 @@ def test_scores_and_agreements_by_task():
     assert mae.metric == "mae" and mae.score(TARGETS - 0.25, TARGETS) == pytest.approx(0.25)
 
 
-@pytest.mark.parametrize("model, y_train, y_test, options, message", [
-    (_model(10, "softmax"), TARGETS, TARGETS, {}, "data.npz: y_train holds float targets, but the output layer "
-     "'out' is a softmax (classes); for regression end the model with a linear Dense, or give class labels"),
-    (_model(4, "softmax"), MULTI_HOT, MULTI_HOT, {}, "y_train rows hold several 1s (multi-label), but the output "
-     "layer 'out' is a softmax"),
-    (_model(10), np.full(60, 12), INTEGERS, {}, "y_train holds the label 12; the output layer 'out' has 10 "
-     "classes, so labels must lie in 0..9"),
-    (_model(10), TARGETS, TARGETS, {}, "y_train holds 1 float target(s) per sample; the output layer 'out' has "
-     "10 units; for classes, give integer labels"),
-    (_model(1, "sigmoid"), INTEGERS, INTEGERS, {}, "y_train must hold 0/1 labels, 1 per sample, for the sigmoid "
-     "output layer 'out' (binary)"),
-    (_model(1, "softmax"), BINARY, BINARY, {}, "the output layer 'out' has 1 unit; classification needs one per "
-     "class"),
-    (_model(10), INTEGERS, np.eye(10)[INTEGERS], {}, "y_train holds integer labels but y_test one-hot ones"),
-    (_model(10), INTEGERS, INTEGERS, {"loss": "mse"}, "training.loss 'mse' does not train a classification task; "
-     "use sparse_categorical_crossentropy or categorical_crossentropy"),
-    (_model(10, "softmax"), INTEGERS, INTEGERS, {"task": "regression"}, "training.task 'regression' needs a "
-     "linear output; the output layer 'out' is a softmax"),
-    (_model(2, "tanh"), np.eye(2)[BINARY], np.eye(2)[BINARY], {}, "the output layer 'out' ends in "
-     "tanh, which fpgaprune does not train classes with"),
-])
+@pytest.mark.parametrize(
+    "model, y_train, y_test, options, message",
+    [
+        (
+            _model(10, "softmax"),
+            TARGETS,
+            TARGETS,
+            {},
+            "data.npz: y_train holds float targets, but the output layer "
+            "'out' is a softmax (classes); for regression end the model with a linear Dense, or give class labels",
+        ),
+        (
+            _model(4, "softmax"),
+            MULTI_HOT,
+            MULTI_HOT,
+            {},
+            "y_train rows hold several 1s (multi-label), but the output layer 'out' is a softmax",
+        ),
+        (
+            _model(10),
+            np.full(60, 12),
+            INTEGERS,
+            {},
+            "y_train holds the label 12; the output layer 'out' has 10 classes, so labels must lie in 0..9",
+        ),
+        (
+            _model(10),
+            TARGETS,
+            TARGETS,
+            {},
+            "y_train holds 1 float target(s) per sample; the output layer 'out' has "
+            "10 units; for classes, give integer labels",
+        ),
+        (
+            _model(1, "sigmoid"),
+            INTEGERS,
+            INTEGERS,
+            {},
+            "y_train must hold 0/1 labels, 1 per sample, for the sigmoid output layer 'out' (binary)",
+        ),
+        (
+            _model(1, "softmax"),
+            BINARY,
+            BINARY,
+            {},
+            "the output layer 'out' has 1 unit; classification needs one per class",
+        ),
+        (_model(10), INTEGERS, np.eye(10)[INTEGERS], {}, "y_train holds integer labels but y_test one-hot ones"),
+        (
+            _model(10),
+            INTEGERS,
+            INTEGERS,
+            {"loss": "mse"},
+            "training.loss 'mse' does not train a classification task; "
+            "use sparse_categorical_crossentropy or categorical_crossentropy",
+        ),
+        (
+            _model(10, "softmax"),
+            INTEGERS,
+            INTEGERS,
+            {"task": "regression"},
+            "training.task 'regression' needs a linear output; the output layer 'out' is a softmax",
+        ),
+        (
+            _model(2, "tanh"),
+            np.eye(2)[BINARY],
+            np.eye(2)[BINARY],
+            {},
+            "the output layer 'out' ends in tanh, which fpgaprune does not train classes with",
+        ),
+    ],
+)
 def test_a_contradiction_is_one_line_naming_the_file_the_array_or_the_layer(model, y_train, y_test, options, message):
     with pytest.raises(DataError) as error:
         infer_task(model, y_train, y_test, "data.npz", **options)

@@ -8,4 +8,4 @@ NEGATIVE_ZERO = re.compile(r"(\u2212|&minus;|(?<![\w.-])-)0(\.0+)?(?![\w.])")
 
 def negative_zeros(text: str) -> list:
     """Each negative zero in `text`, with some context around it."""
-    return [text[max(0, m.start() - 40):m.end() + 20] for m in NEGATIVE_ZERO.finditer(text)]
+    return [text[max(0, m.start() - 40) : m.end() + 20] for m in NEGATIVE_ZERO.finditer(text)]

@@ -17,8 +17,11 @@ from fpgaprune.tfk import keras
 L = keras.layers
 FPGAPRUNE = [sys.executable, "-m", "fpgaprune.cli"]
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-Q8 = {"kernel": "quantized_bits(8,1,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
-      "activation": "quantized_relu(8,2)"}
+Q8 = {
+    "kernel": "quantized_bits(8,1,alpha=1)",
+    "bias": "quantized_bits(8,3,alpha=1)",
+    "activation": "quantized_relu(8,2)",
+}
 
 
 @dataclass
@@ -33,8 +36,15 @@ class Case:
 
 
 def _cnn(*head, filters=8):
-    return keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(filters, 3, name="conv1"), L.ReLU(name="relu1"),
-                             L.Flatten(name="flatten"), *head])
+    return keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            L.Conv2D(filters, 3, name="conv1"),
+            L.ReLU(name="relu1"),
+            L.Flatten(name="flatten"),
+            *head,
+        ]
+    )
 
 
 def _functional(merge):
@@ -47,9 +57,16 @@ def _functional(merge):
 
 def _pooled(global_pool):
     pool = L.GlobalAveragePooling2D(name="gap") if global_pool else L.AveragePooling2D(2, name="avg")
-    body = [keras.Input((8, 8, 1)), L.ZeroPadding2D(1, name="pad"), L.Conv2D(8, 3, name="conv1"),
-            L.ReLU(name="relu1"), L.Dropout(0.1, name="drop"), L.Conv2D(12, 3, name="conv2"), L.ReLU(name="relu2"),
-            pool]
+    body = [
+        keras.Input((8, 8, 1)),
+        L.ZeroPadding2D(1, name="pad"),
+        L.Conv2D(8, 3, name="conv1"),
+        L.ReLU(name="relu1"),
+        L.Dropout(0.1, name="drop"),
+        L.Conv2D(12, 3, name="conv2"),
+        L.ReLU(name="relu2"),
+        pool,
+    ]
     if not global_pool:
         body.append(L.Flatten(name="flatten"))
     return keras.Sequential(body + [L.Dense(10, name="dense_out"), L.Activation("softmax", name="softmax")])
@@ -63,24 +80,45 @@ LOGITS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 ROWS = {"inputs": lambda x: x[..., 0]}  # a digit as a sequence of 8 rows of 8
 CASES = {
     "softmax": Case(lambda: _cnn(L.Dense(10, activation="softmax", name="fc"))),
-    "one_hot": Case(lambda: _cnn(L.Dense(10, activation="softmax", name="fc")), lambda y: np.eye(10)[y],
-                    "categorical_crossentropy"),
-    "sigmoid": Case(lambda: _cnn(L.Dense(1, activation="sigmoid", name="fc")), lambda y: (y >= 5).astype(np.int64),
-                    "binary_crossentropy"),
+    "one_hot": Case(
+        lambda: _cnn(L.Dense(10, activation="softmax", name="fc")), lambda y: np.eye(10)[y], "categorical_crossentropy"
+    ),
+    "sigmoid": Case(
+        lambda: _cnn(L.Dense(1, activation="sigmoid", name="fc")),
+        lambda y: (y >= 5).astype(np.int64),
+        "binary_crossentropy",
+    ),
     "regression": Case(lambda: _cnn(L.Dense(1, name="fc")), lambda y: (y / 9.0).astype(np.float32), "mse"),
     "unscaled": Case(lambda: _cnn(L.Dense(10, activation="softmax", name="fc")), inputs=lambda x: np.round(x * 255)),
-    "lstm": Case(lambda: _recurrent(L.LSTM), loss=LOGITS, config={"pruning": {"structure": "element",
-                 "targets": {"rnn": 0.5}}, "quantization": {"default": Q8}}, **ROWS),
-    "gru": Case(lambda: _recurrent(L.GRU), loss=LOGITS, config={"pruning": {"structure": "element",
-                "targets": {"rnn": 0.5}}, "quantization": {"default": Q8}}, **ROWS),
+    "lstm": Case(
+        lambda: _recurrent(L.LSTM),
+        loss=LOGITS,
+        config={"pruning": {"structure": "element", "targets": {"rnn": 0.5}}, "quantization": {"default": Q8}},
+        **ROWS,
+    ),
+    "gru": Case(
+        lambda: _recurrent(L.GRU),
+        loss=LOGITS,
+        config={"pruning": {"structure": "element", "targets": {"rnn": 0.5}}, "quantization": {"default": Q8}},
+        **ROWS,
+    ),
     "average_pooling": Case(lambda: _pooled(False)),
     "global_average_pooling": Case(lambda: _pooled(True)),
     "residual_add": Case(lambda: _functional("add"), loss=LOGITS),
     "concatenate": Case(lambda: _functional("concatenate"), loss=LOGITS),
-    "names": Case(lambda: keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(8, 3, name="conv.2"),
-                                            L.ReLU(name="relu-2"), L.Flatten(name="flat"),
-                                            L.Dense(10, name="dense-out")]), loss=LOGITS,
-                  config={"pruning": {"targets": {"conv.2": 0.5}}}),
+    "names": Case(
+        lambda: keras.Sequential(
+            [
+                keras.Input((8, 8, 1)),
+                L.Conv2D(8, 3, name="conv.2"),
+                L.ReLU(name="relu-2"),
+                L.Flatten(name="flat"),
+                L.Dense(10, name="dense-out"),
+            ]
+        ),
+        loss=LOGITS,
+        config={"pruning": {"targets": {"conv.2": 0.5}}},
+    ),
 }
 
 
@@ -90,18 +128,26 @@ def write_case(name: str, root: Path, epochs: int = 4) -> Path:
     keras.utils.set_random_seed(0)
     inputs = case.inputs or (lambda x: x)
     labels = case.labels or (lambda y: y)
-    arrays = {"x_train": inputs(digits.x_train), "y_train": labels(digits.y_train),
-              "x_test": inputs(digits.x_test), "y_test": labels(digits.y_test)}
+    arrays = {
+        "x_train": inputs(digits.x_train),
+        "y_train": labels(digits.y_train),
+        "x_test": inputs(digits.x_test),
+        "y_test": labels(digits.y_test),
+    }
     model = case.build()
     model.compile(keras.optimizers.Adam(3e-3), case.loss)
     model.fit(arrays["x_train"], arrays["y_train"], epochs=epochs, batch_size=32, verbose=0)
     model.save(root / f"{name}.h5")
     np.savez(root / f"{name}.npz", **arrays)
-    config = {"name": name, "model": {"file": str(root / f"{name}.h5")},
-              "data": {"dataset": "npz", "file": str(root / f"{name}.npz")},
-              "pruning": {"structure": "kernel", "targets": {"conv1": 0.5}},
-              "finetune": {"epochs": 1}, "quantization": {"qat_epochs": 1},
-              "outputs": {"dir": str(root / "runs" / name), "tb_samples": 20, "synthesize_layers": False}}
+    config = {
+        "name": name,
+        "model": {"file": str(root / f"{name}.h5")},
+        "data": {"dataset": "npz", "file": str(root / f"{name}.npz")},
+        "pruning": {"structure": "kernel", "targets": {"conv1": 0.5}},
+        "finetune": {"epochs": 1},
+        "quantization": {"qat_epochs": 1},
+        "outputs": {"dir": str(root / "runs" / name), "tb_samples": 20, "synthesize_layers": False},
+    }
     for section, values in case.config.items():
         config[section] = {**config.get(section, {}), **values}
     path = root / f"{name}.yaml"

@@ -28,12 +28,14 @@ POS = {"w1": 26 * 26, "w2": 11 * 11, "w3": 3 * 3, "wf": 1}
 def load(limit=None):
     def idx(name, offset):
         return np.frombuffer(gzip.open(os.path.join(DATA, name)).read(), np.uint8, offset=offset)
+
     xtr = idx("train-images-idx3-ubyte.gz", 16).reshape(-1, 1, 28, 28) / 256.0
     ytr = idx("train-labels-idx1-ubyte.gz", 8)
     xte = idx("t10k-images-idx3-ubyte.gz", 16).reshape(-1, 1, 28, 28) / 256.0
     yte = idx("t10k-labels-idx1-ubyte.gz", 8)
     if limit:
         xtr, ytr, xte, yte = xtr[:limit], ytr[:limit], xte[:limit], yte[:limit]
+
     def t(array, dtype):
         return torch.tensor(array, dtype=dtype, device=DEV)
 
@@ -48,10 +50,14 @@ def glorot(shape, fan_in, fan_out, gen):
 def init(seed):
     gen = torch.Generator().manual_seed(seed)
     p = {
-        "w1": glorot((C1, 1, 3, 3), 9, 9 * C1, gen), "b1": torch.zeros(C1),
-        "w2": glorot((C2, C1, 3, 3), 9 * C1, 9 * C2, gen), "b2": torch.zeros(C2),
-        "w3": glorot((C3, C2, 3, 3), 9 * C2, 9 * C3, gen), "b3": torch.zeros(C3),
-        "wf": glorot((10, 9 * C3), 9 * C3, 10, gen), "bf": torch.zeros(10),
+        "w1": glorot((C1, 1, 3, 3), 9, 9 * C1, gen),
+        "b1": torch.zeros(C1),
+        "w2": glorot((C2, C1, 3, 3), 9 * C1, 9 * C2, gen),
+        "b2": torch.zeros(C2),
+        "w3": glorot((C3, C2, 3, 3), 9 * C2, 9 * C3, gen),
+        "b3": torch.zeros(C3),
+        "wf": glorot((10, 9 * C3), 9 * C3, 10, gen),
+        "bf": torch.zeros(10),
     }
     return {k: v.to(DEV).requires_grad_() for k, v in p.items()}
 
@@ -67,7 +73,7 @@ def forward(p, x):
 def accuracy(p, x, y):
     correct = 0
     for i in range(0, len(y), 2000):
-        correct += (forward(p, x[i:i + 2000]).argmax(1) == y[i:i + 2000]).sum().item()
+        correct += (forward(p, x[i : i + 2000]).argmax(1) == y[i : i + 2000]).sum().item()
     return correct / len(y)
 
 
@@ -120,7 +126,7 @@ def train(p, data, epochs, seed, masks=None, on_step=None, lr=1e-3):
     for epoch in range(epochs):
         perm = torch.randperm(n, device=DEV, generator=gen)
         for i in range(0, n, 128):
-            idx = perm[i:i + 128]
+            idx = perm[i : i + 128]
             if on_step is not None:
                 on_step(step, p, masks, xtr[idx], ytr[idx])
             loss = F.cross_entropy(forward(p, xtr[idx]), ytr[idx])
@@ -149,8 +155,12 @@ def gradual(variant, base, data, sparsities, seed, prune_epochs, end_frac=0.6):
     masks = {k: torch.ones_like(p[k]) for k in sparsities}
 
     def on_step(step, p, masks, xb, yb):
-        if variant.get("rigl") and step > end and step <= variant["rigl_end"] * prune_epochs * steps \
-                and step % variant.get("rigl_every", 100) == 0:
+        if (
+            variant.get("rigl")
+            and step > end
+            and step <= variant["rigl_end"] * prune_epochs * steps
+            and step % variant.get("rigl_every", 100) == 0
+        ):
             rigl_update(p, masks, sparsities, xb, yb, variant, step, prune_epochs * steps)
             return
         if not (step <= end and (step % freq == 0 or step == end)):
@@ -243,8 +253,14 @@ def run_job(job, data, pretrained):
     p, masks = gradual(variant, base, data, sp, seed + 1, epochs, variant.get("end_frac", 0.6))
     total, live = multipliers(p)
     acc = accuracy(p, data[2], data[3])
-    return {"seed": seed, "name": name, "acc": acc, "removed": 1 - live / total, "sec": time.time() - t0,
-            "sparsities": sp}
+    return {
+        "seed": seed,
+        "name": name,
+        "acc": acc,
+        "removed": 1 - live / total,
+        "sec": time.time() - t0,
+        "sparsities": sp,
+    }
 
 
 def worker(rank, queue, seeds, limit, pre_epochs, out):

@@ -38,9 +38,15 @@ def _plan_base(s):
 
 def _plan_obs(s):
     kernel = {"s": s, "structure": "kernel", "obs": True}
-    return {"K_obs": kernel, "K_obsscore": {**kernel, "compensate": False}, "K_l1comp": {**kernel, "obs_score": "l1"},
-            "K_obs_w1=0.5": {**kernel, "w1": 0.5}, "U_w1=0.5": _pair(s, w1=0.5)["U"],
-            "K_obs_e20": {**kernel, "epochs": 20}, "U_e20": _pair(s, epochs=20)["U"]}
+    return {
+        "K_obs": kernel,
+        "K_obsscore": {**kernel, "compensate": False},
+        "K_l1comp": {**kernel, "obs_score": "l1"},
+        "K_obs_w1=0.5": {**kernel, "w1": 0.5},
+        "U_w1=0.5": _pair(s, w1=0.5)["U"],
+        "K_obs_e20": {**kernel, "epochs": 20},
+        "U_e20": _pair(s, epochs=20)["U"],
+    }
 
 
 PLANS = {
@@ -79,8 +85,10 @@ def run(args) -> list[dict]:
             queue.put({"seed": seed, "name": name, "variant": {**variant, **epochs}})
     for _ in range(args.workers):
         queue.put(None)
-    procs = [mp.Process(target=replica.worker, args=(r, queue, args.seeds, args.limit, args.pre_epochs, args.out))
-             for r in range(args.workers)]
+    procs = [
+        mp.Process(target=replica.worker, args=(r, queue, args.seeds, args.limit, args.pre_epochs, args.out))
+        for r in range(args.workers)
+    ]
     [p.start() for p in procs]
     [p.join() for p in procs]
     return [json.loads(line) for line in open(results)]
@@ -107,8 +115,10 @@ def main():
     for name in sorted(by_name):
         accuracies = [by_name[name][s]["acc"] for s in sorted(by_name[name])]
         removed = by_name[name][min(by_name[name])]["removed"]
-        print(f"{name:<16}{removed:>9.4f}{100 * sum(accuracies) / len(accuracies):>10.2f}  "
-              + " ".join(f"{100 * a:.2f}" for a in accuracies))
+        print(
+            f"{name:<16}{removed:>9.4f}{100 * sum(accuracies) / len(accuracies):>10.2f}  "
+            + " ".join(f"{100 * a:.2f}" for a in accuracies)
+        )
 
 
 if __name__ == "__main__":

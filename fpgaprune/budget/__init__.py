@@ -14,6 +14,19 @@ from fpgaprune.budget.fit import (
 )
 from fpgaprune.budget.spec import BUDGET_RESOURCES, Budget, BudgetError, Constraint, parse_budget
 
-__all__ = ["BUDGET_RESOURCES", "DEFAULT_MARGIN", "Budget", "BudgetError", "BudgetFit", "BudgetPruning", "BudgetStep",
-           "Constraint",
-           "HardwareCosts", "Repair", "fit_to_budget", "hybrid_pruners", "parse_budget", "repair"]
+__all__ = [
+    "BUDGET_RESOURCES",
+    "DEFAULT_MARGIN",
+    "Budget",
+    "BudgetError",
+    "BudgetFit",
+    "BudgetPruning",
+    "BudgetStep",
+    "Constraint",
+    "HardwareCosts",
+    "Repair",
+    "fit_to_budget",
+    "hybrid_pruners",
+    "parse_budget",
+    "repair",
+]

@@ -29,10 +29,23 @@ class HardwareCosts:
     vendor-checked C-synthesis model of `backend`'s tool where one covers the layers in `io_type`, else by the
     rules (`sources`)."""
 
-    def __init__(self, spec: dict, hls_config: dict, input_fixed, board, batchnorm: str = "fold",
-                 backend: str = "Vitis", io_type: str = "io_parallel"):
+    def __init__(
+        self,
+        spec: dict,
+        hls_config: dict,
+        input_fixed,
+        board,
+        batchnorm: str = "fold",
+        backend: str = "Vitis",
+        io_type: str = "io_parallel",
+    ):
         self.spec, self.hls_config, self.input_fixed, self.board, self.batchnorm = (
-            spec, hls_config, input_fixed, board, batchnorm)
+            spec,
+            hls_config,
+            input_fixed,
+            board,
+            batchnorm,
+        )
         self.backend, self.io_type = backend, io_type
         self.types, self.notes, self.sources = None, [], {}
 
@@ -57,8 +70,15 @@ class BudgetStep:
     pruned_groups: int = 0
 
 
-def fit_to_budget(pruner: Pruner, model, costs: HardwareCosts, budget: Budget, margin: float = DEFAULT_MARGIN,
-                  aim: np.ndarray | None = None, aimed: str = FINAL_AIM) -> tuple[dict, BudgetStep]:
+def fit_to_budget(
+    pruner: Pruner,
+    model,
+    costs: HardwareCosts,
+    budget: Budget,
+    margin: float = DEFAULT_MARGIN,
+    aim: np.ndarray | None = None,
+    aimed: str = FINAL_AIM,
+) -> tuple[dict, BudgetStep]:
     """(masks for `pruner.apply`, the step): the most important groups whose estimate fits `aim` (default: the
     budget's limits less `margin`). Raises one BudgetError line when the layers it may not prune exceed it;
     `aimed` says in it what the aim is."""
@@ -69,15 +89,18 @@ def fit_to_budget(pruner: Pruner, model, costs: HardwareCosts, budget: Budget, m
         masks, result = pruner.select_to_fit(model, _entry_rows(priced, budget), aim - fixed)
     except BudgetInfeasible as error:
         worst = int(np.argmax(fixed + error.floor - aim))
-        raise BudgetError(f"pruning.budget: {budget.constraints[worst].describe(budget.board)} cannot be met: each "
-                          f"pruned layer keeps its strongest {pruner.min_kept:.0%} of groups "
-                          "(pruning.budget_min_kept), and with only those "
-                          f"the design still needs {_over(fixed[worst] + error.floor[worst], aim[worst])} "
-                          f"aimed at ({aimed})") from None
+        raise BudgetError(
+            f"pruning.budget: {budget.constraints[worst].describe(budget.board)} cannot be met: each "
+            f"pruned layer keeps its strongest {pruner.min_kept:.0%} of groups "
+            "(pruning.budget_min_kept), and with only those "
+            f"the design still needs {_over(fixed[worst] + error.floor[worst], aim[worst])} "
+            f"aimed at ({aimed})"
+        ) from None
     estimate = dict(zip([c.name for c in budget.constraints], (fixed + result.cost).tolist()))
     pruned = int((~result.keep).sum())
-    return masks, BudgetStep(dict(zip([c.name for c in budget.constraints], aim.tolist())), estimate, result.optimal,
-                             pruned)
+    return masks, BudgetStep(
+        dict(zip([c.name for c in budget.constraints], aim.tolist())), estimate, result.optimal, pruned
+    )
 
 
 def cheapest_floor(pruner: Pruner, model, priced: EntryCosts, costs: HardwareCosts, budget: Budget) -> dict:
@@ -93,26 +116,31 @@ def _less_rounding(budget: Budget, priced: EntryCosts, aim) -> np.ndarray:
     return np.maximum(np.asarray(aim, np.float64) - budget.rounding(len(priced.dsp)), 0.0)
 
 
-def _fixed_layers(pruner: Pruner, model, priced: EntryCosts, budget: Budget, aim: np.ndarray,
-                  aimed: str = FINAL_AIM) -> np.ndarray:
+def _fixed_layers(
+    pruner: Pruner, model, priced: EntryCosts, budget: Budget, aim: np.ndarray, aimed: str = FINAL_AIM
+) -> np.ndarray:
     """Per constraint, the board fraction of the layers `pruner` does not prune; one BudgetError line if over."""
     targets = {t.layer for t in pruner.targets(model)}
     fixed = budget.fractions(priced.total([name for name in priced.dsp if name not in targets]))
     for constraint, floor, limit in zip(budget.constraints, fixed, aim):
         if floor > limit:
             kept = sorted(set(priced.dsp) - targets) or ["none"]
-            raise BudgetError(f"pruning.budget: {constraint.describe(budget.board)} cannot be met: the layers that "
-                              f"are not pruned ({', '.join(kept)}) alone need {_over(floor, limit)} aimed at "
-                              f"({aimed})")
+            raise BudgetError(
+                f"pruning.budget: {constraint.describe(budget.board)} cannot be met: the layers that "
+                f"are not pruned ({', '.join(kept)}) alone need {_over(floor, limit)} aimed at "
+                f"({aimed})"
+            )
     return fixed
 
 
 def _entry_rows(priced: EntryCosts, budget: Budget):
     """target -> each entry's cost per constraint, shape (constraints, *weight shape)."""
+
     def entry_rows(target):
         if target.layer not in priced.dsp:  # not a layer the export generates products for
             return np.zeros((len(budget.constraints), *target.variable.shape))
         return budget.rows({"DSP": priced.dsp[target.layer], "LUT": priced.lut[target.layer]})
+
     return entry_rows
 
 
@@ -162,18 +190,21 @@ class BudgetFit:
         need = budget.fractions(cheapest_floor(pruner, model, priced, self.costs, budget))
         worst = int(np.argmax(need - aim))
         if need[worst] > aim[worst]:
-            raise BudgetError(f"pruning.budget: {budget.constraints[worst].describe(budget.board)} cannot be met: "
-                              f"even if each pruned layer kept only its cheapest {pruner.min_kept:.0%} of groups "
-                              f"(pruning.budget_min_kept), the design would need {_over(need[worst], aim[worst])} "
-                              f"aimed at ({FINAL_AIM})")
+            raise BudgetError(
+                f"pruning.budget: {budget.constraints[worst].describe(budget.board)} cannot be met: "
+                f"even if each pruned layer kept only its cheapest {pruner.min_kept:.0%} of groups "
+                f"(pruning.budget_min_kept), the design would need {_over(need[worst], aim[worst])} "
+                f"aimed at ({FINAL_AIM})"
+            )
 
     def __call__(self, model, aim=None, aimed: str = FINAL_AIM) -> BudgetStep:
         aim = self.final_aim() if aim is None else np.asarray(aim, np.float64)
         if len(self.pruners) > 1:
             start = self.budget.fractions(self.costs(model).total())
             first = np.maximum(aim, np.minimum(start, start - self.first_share * (start - aim)))
-            self._apply(self.pruners[0], model, first, f"the {self.pruners[0].structure} step's share of the way "
-                        f"to {aimed}")
+            self._apply(
+                self.pruners[0], model, first, f"the {self.pruners[0].structure} step's share of the way to {aimed}"
+            )
         return self._apply(self.pruners[-1], model, aim, aimed)
 
     def _apply(self, pruner: Pruner, model, aim, aimed: str) -> BudgetStep:
@@ -207,8 +238,9 @@ class BudgetPruning(keras.callbacks.Callback):
         if update:
             final, progress = self.fit.final_aim(), float(progress)
             aimed = FINAL_AIM if progress >= 1 else f"step {step}'s, {way(progress)} of the way to {FINAL_AIM}"
-            self.history.append(self.fit(self.model, np.minimum(self.start, self.start + progress *
-                                                                (final - self.start)), aimed))
+            self.history.append(
+                self.fit(self.model, np.minimum(self.start, self.start + progress * (final - self.start)), aimed)
+            )
 
 
 @dataclass
@@ -234,6 +266,10 @@ def repair(pruner: Pruner, qmodel, costs: HardwareCosts, budget: Budget) -> Repa
     masks, step = fit_to_budget(pruner, qmodel, costs, budget, margin=0.0)
     pruner.apply(qmodel, masks)
     after = dict(zip(names, budget.fractions(costs(qmodel).total()).tolist()))
-    return Repair(before, after, True, step.pruned_groups,
-                  [f"sparsity {already:.1%} -> {pruner.sparsity(qmodel):.1%} of the pruned layers' entries"])
-
+    return Repair(
+        before,
+        after,
+        True,
+        step.pruned_groups,
+        [f"sparsity {already:.1%} -> {pruner.sparsity(qmodel):.1%} of the pruned layers' entries"],
+    )

@@ -55,13 +55,19 @@ class Budget:
 
     def rows(self, per_resource: dict) -> np.ndarray:
         """Per constraint, the board fraction of `per_resource` ({resource: array}), element by element."""
-        return np.stack([sum(np.asarray(per_resource[r], np.float64) / self.board.resources[r] for r in c.resources)
-                         for c in self.constraints])
+        return np.stack(
+            [
+                sum(np.asarray(per_resource[r], np.float64) / self.board.resources[r] for r in c.resources)
+                for c in self.constraints
+            ]
+        )
 
     def table(self, **columns) -> list:
         """Rows {constraint, budget, <column>: fraction} for the report; each column is {name: fraction}."""
-        return [{"constraint": c.name, "budget": c.limit, **{k: v.get(c.name) for k, v in columns.items()}}
-                for c in self.constraints]
+        return [
+            {"constraint": c.name, "budget": c.limit, **{k: v.get(c.name) for k, v in columns.items()}}
+            for c in self.constraints
+        ]
 
 
 def parse_budget(spec: dict, board, where: str = "pruning.budget") -> Budget:
@@ -73,17 +79,22 @@ def parse_budget(spec: dict, board, where: str = "pruning.budget") -> Budget:
         resources = tuple(part.strip().upper() for part in str(key).split("+"))
         unknown = [r for r in resources if r not in BUDGET_RESOURCES]
         if unknown or len(set(resources)) != len(resources):
-            raise BudgetError(f"{where}.{key}: found {key!r}; a budget limits {', '.join(BUDGET_RESOURCES)} or their "
-                              "sum (LUT+DSP)")
+            raise BudgetError(
+                f"{where}.{key}: found {key!r}; a budget limits {', '.join(BUDGET_RESOURCES)} or their sum (LUT+DSP)"
+            )
         missing = [r for r in resources if not board.resources.get(r)]
         if missing:
             raise BudgetError(f"{where}.{key}: board {board.name} has no {', '.join(missing)}")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value <= 0:
-            raise BudgetError(f"{where}.{key}: found {value!r}; expected a fraction of the board (0 < f <= "
-                              f"{len(resources)}) or a count")
+            raise BudgetError(
+                f"{where}.{key}: found {value!r}; expected a fraction of the board (0 < f <= "
+                f"{len(resources)}) or a count"
+            )
         if value > len(resources) and len(resources) > 1:
-            raise BudgetError(f"{where}.{key}: found {value!r}; a sum of resources takes a sum of fractions "
-                              f"(at most {len(resources)}), not a count")
+            raise BudgetError(
+                f"{where}.{key}: found {value!r}; a sum of resources takes a sum of fractions "
+                f"(at most {len(resources)}), not a count"
+            )
         limit = float(value) if value <= len(resources) else float(value) / board.resources[resources[0]]
         constraints.append(Constraint("+".join(resources), resources, limit))
     return Budget(tuple(constraints), board)

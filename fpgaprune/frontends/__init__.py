@@ -52,8 +52,10 @@ def front_end_of(model_or_layer):
 
     cls = model_or_layer if isinstance(model_or_layer, type) else type(model_or_layer)
     frameworks = " or ".join(front_end.name for front_end in front_ends())
-    raise ModelTypeError(f"{cls.__module__}.{cls.__name__} is not a {frameworks} object; fpgaprune takes Keras "
-                         "models (Sequential or functional)")
+    raise ModelTypeError(
+        f"{cls.__module__}.{cls.__name__} is not a {frameworks} object; fpgaprune takes Keras "
+        "models (Sequential or functional)"
+    )
 
 
 def quantizing():

@@ -9,6 +9,23 @@ from fpgaprune.hls.presets import load_preset
 from fpgaprune.hls.product_count import count_products
 from fpgaprune.hls.synth import csynth, find_hls_tool
 
-__all__ = ["Board", "CsimResult", "Export", "boards", "config_from_model", "convert_model", "count_products",
-           "csim_check", "csynth", "derived_hls_config", "export", "export_config", "find_hls_tool",
-           "hardware_input", "load_board", "load_export", "load_preset", "merge_config"]
+__all__ = [
+    "Board",
+    "CsimResult",
+    "Export",
+    "boards",
+    "config_from_model",
+    "convert_model",
+    "count_products",
+    "csim_check",
+    "csynth",
+    "derived_hls_config",
+    "export",
+    "export_config",
+    "find_hls_tool",
+    "hardware_input",
+    "load_board",
+    "load_export",
+    "load_preset",
+    "merge_config",
+]

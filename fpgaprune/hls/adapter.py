@@ -14,10 +14,11 @@ from contextlib import contextmanager
 import tf_keras
 
 from fpgaprune.errors import ModelTypeError
+from fpgaprune.frontends import QUANTIZING
 from fpgaprune.hls.names import cpp_names
 from fpgaprune.layer_graph import IDENTITY_AT_INFERENCE, drop_from_config
-from fpgaprune.frontends import QUANTIZING
 from fpgaprune.tfk import require_tf_keras_model
+
 
 @contextmanager
 def _keras2_for_hls4ml():
@@ -61,13 +62,17 @@ def layer_problem(model) -> str | None:
     from hls4ml.converters.keras_v2_to_hls import get_supported_keras_layers
 
     supported = {*get_supported_keras_layers(), *IDENTITY_AT_INFERENCE}
-    layers = [(layer.get("config", {}).get("name") or layer.get("name"), layer.get("class_name"))
-              for layer in model.get_config().get("layers", [])]
+    layers = [
+        (layer.get("config", {}).get("name") or layer.get("name"), layer.get("class_name"))
+        for layer in model.get_config().get("layers", [])
+    ]
     refused = [f"'{name}' is a {kind}" for name, kind in layers if kind not in supported]
     if refused:
         which = "layer " + refused[0] if len(refused) == 1 else "layers " + ", ".join(refused)
-        return (f"{which}, which hls4ml {hls4ml.__version__} cannot convert; replace "
-                f"{'it' if len(refused) == 1 else 'them'}")
+        return (
+            f"{which}, which hls4ml {hls4ml.__version__} cannot convert; replace "
+            f"{'it' if len(refused) == 1 else 'them'}"
+        )
     try:
         cpp_names(model)
     except ModelTypeError as error:
@@ -88,6 +93,7 @@ def _naming_the_layer_at_work(current: dict):
         def handle(keras_layer, *args, **kwargs):
             current["name"] = keras_layer.get("config", {}).get("name") or keras_layer.get("name")
             return handler(keras_layer, *args, **kwargs)
+
         return handle
 
     handlers.update({kind: noting(handler) for kind, handler in saved.items()})

@@ -56,8 +56,18 @@ def load_board(name_or_path) -> Board:
     """A board by name (`boards()` lists them) or from a YAML file of the same form."""
     path = named_file("boards", name_or_path, "board")
     raw, _ = load_yaml_file(path, BoardFile, HlsConfigError, "board")
-    return Board(path.stem, raw.name, raw.part, raw.family, raw.clock_period_ns, raw.dsp.type, raw.dsp.a_bits,
-                 raw.dsp.b_bits, raw.resources.model_dump(), raw.source)
+    return Board(
+        path.stem,
+        raw.name,
+        raw.part,
+        raw.family,
+        raw.clock_period_ns,
+        raw.dsp.type,
+        raw.dsp.a_bits,
+        raw.dsp.b_bits,
+        raw.resources.model_dump(),
+        raw.source,
+    )
 
 
 def boards() -> list:

@@ -18,8 +18,9 @@ def merge_config(base: dict, override: dict) -> dict:
     return merged
 
 
-def derived_hls_config(model, data_or_type, overrides: dict | None = None, preset: dict | None = None,
-                       **config_kwargs) -> tuple[dict, list]:
+def derived_hls_config(
+    model, data_or_type, overrides: dict | None = None, preset: dict | None = None, **config_kwargs
+) -> tuple[dict, list]:
     """(HLSConfig with granularity='name', notes on nodes whose precisions were left to hls4ml).
 
     Merged in this order, later winning: hls4ml's own config for the model, `preset` (an HLSConfig-shaped

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.hls.tolerance import Tolerance
 from fpgaprune.frontends import QUANTIZING as front
+from fpgaprune.hls.tolerance import Tolerance
 from fpgaprune.quantize.fixed_types import FixedType
 from fpgaprune.quantize.layer_values import LayerValuesProbe, activation_name
 from fpgaprune.text_table import format_rows
@@ -56,8 +56,9 @@ class BridgeRun:
         from fpgaprune.workers.csim_chunks import traced_runner
 
         if self._run is None:
-            self._run = traced_runner(ctypes.cdll.LoadLibrary(str(self.library)), self.project_name,
-                                      self.output_size, self.sizes)
+            self._run = traced_runner(
+                ctypes.cdll.LoadLibrary(str(self.library)), self.project_name, self.output_size, self.sizes
+            )
         return self._named(self._run(xq))
 
     def map(self, chunks: list, workers: int):
@@ -76,6 +77,8 @@ class BridgeRun:
                 yield from (self._named(result) for result in pool.map(chunks[1:]))
             finally:
                 pool.close()
+
+
 DIFF_HEADER = ("layer", "values differing", "max |diff|", "first (sample, index)", "C-sim", "QKeras")
 
 
@@ -103,7 +106,7 @@ def logits_layer(model):
     """The last layer with a kernel, and whether a table-based activation follows (inside it or after it)."""
     with_kernel = [layer for layer in model.layers if getattr(layer, "kernel", None) is not None]
     last = with_kernel[-1]
-    after = model.layers[model.layers.index(last) + 1:]
+    after = model.layers[model.layers.index(last) + 1 :]
     names = [activation_name(last)] + [activation_name(layer) for layer in after]
     return last, any(table in name for name in names for table in TABLE_ACTIVATIONS)
 
@@ -150,15 +153,19 @@ class CsimResult:
         sample...)"."""
         if not self.held_out or self.held_out <= self.samples:
             return f"{self.samples} samples"
-        return (f"{self.samples} of the {self.held_out} held-out samples (a seeded sample, outputs.csim_samples; "
-                "`all` simulates every one)")
+        return (
+            f"{self.samples} of the {self.held_out} held-out samples (a seeded sample, outputs.csim_samples; "
+            "`all` simulates every one)"
+        )
 
     def verdict(self) -> str:
         if self.bit_exact:
             return "bit-exact"
         if self.within_tolerance:
-            return (f"within its tolerance (max |diff| {self.max_abs_diff:.3g} <= {self.tolerance_bound:.3g}: "
-                    f"{self.tolerance.reason})")
+            return (
+                f"within its tolerance (max |diff| {self.max_abs_diff:.3g} <= {self.tolerance_bound:.3g}: "
+                f"{self.tolerance.reason})"
+            )
         return f"NOT bit-exact ({self.mismatches} values differ, max |diff| {self.max_abs_diff:.3g})"
 
     def agreement_text(self) -> str:
@@ -167,39 +174,63 @@ class CsimResult:
             return ""
         text = f"{self.agreement} {self.argmax_agreement:.2%}"
         if self.table_activation and self.argmax_agreement < 1 and self.logits_agreement is not None:
-            text += (f" after the output's table activation (at the logits {self.logits_agreement:.2%}): its "
-                     f"rounded outputs tie at the top in {self.ties} sample(s) where QKeras' float ones do not")
+            text += (
+                f" after the output's table activation (at the logits {self.logits_agreement:.2%}): its "
+                f"rounded outputs tie at the top in {self.ties} sample(s) where QKeras' float ones do not"
+            )
         return text
 
     def format(self) -> str:
-        lines = [f"C-sim vs QKeras at the logits ({self.layer}), {self.scope()}: {self.verdict()}"
-                 + (f"; {self.agreement_text()}" if self.argmax_agreement is not None else "")]
+        lines = [
+            f"C-sim vs QKeras at the logits ({self.layer}), {self.scope()}: {self.verdict()}"
+            + (f"; {self.agreement_text()}" if self.argmax_agreement is not None else "")
+        ]
         if self.tolerance is not None and not self.bit_exact:
             lines.append(f"the tolerance: {self.tolerance.reason}; to be exact: {self.tolerance.advice}")
         return "\n".join(lines + self.diff)
 
     def metrics(self) -> dict:
         """What the csim stage records (JSON-ready); `from_metrics` reads it back for the report."""
-        return {"bit_exact": self.bit_exact, "argmax_agreement": self.argmax_agreement, "agreement": self.agreement,
-                "logits_agreement": self.logits_agreement, "ties": self.ties, "mismatches": self.mismatches,
-                "max_abs_diff": self.max_abs_diff, "logits_layer": self.layer, "samples": self.samples,
-                "held_out": self.held_out or self.samples,
-                "table_activation": self.table_activation, "float32_exact": self.float32_exact,
-                "tolerance": self.tolerance_bound, "within_tolerance": self.within_tolerance,
-                "tolerance_reason": self.tolerance.reason if self.tolerance else None,
-                "tolerance_advice": self.tolerance.advice if self.tolerance else None}
+        return {
+            "bit_exact": self.bit_exact,
+            "argmax_agreement": self.argmax_agreement,
+            "agreement": self.agreement,
+            "logits_agreement": self.logits_agreement,
+            "ties": self.ties,
+            "mismatches": self.mismatches,
+            "max_abs_diff": self.max_abs_diff,
+            "logits_layer": self.layer,
+            "samples": self.samples,
+            "held_out": self.held_out or self.samples,
+            "table_activation": self.table_activation,
+            "float32_exact": self.float32_exact,
+            "tolerance": self.tolerance_bound,
+            "within_tolerance": self.within_tolerance,
+            "tolerance_reason": self.tolerance.reason if self.tolerance else None,
+            "tolerance_advice": self.tolerance.advice if self.tolerance else None,
+        }
 
     @classmethod
     def from_metrics(cls, metrics: dict) -> "CsimResult":
         reason = metrics.get("tolerance_reason")
         advice = metrics.get("tolerance_advice") or ""
         tolerance = Tolerance(metrics.get("tolerance") or 0.0, 0.0, reason, advice) if reason else None
-        return cls(metrics.get("logits_layer", "?"), metrics["bit_exact"], metrics.get("mismatches", 0),
-                   metrics.get("max_abs_diff", 0.0), metrics.get("argmax_agreement"),
-                   metrics.get("table_activation", False), metrics.get("float32_exact", True),
-                   samples=metrics.get("samples", 0), agreement=metrics.get("agreement", "argmax agreement"),
-                   logits_agreement=metrics.get("logits_agreement"), ties=metrics.get("ties", 0),
-                   tolerance=tolerance, tolerance_bound=metrics.get("tolerance"), held_out=metrics.get("held_out", 0))
+        return cls(
+            metrics.get("logits_layer", "?"),
+            metrics["bit_exact"],
+            metrics.get("mismatches", 0),
+            metrics.get("max_abs_diff", 0.0),
+            metrics.get("argmax_agreement"),
+            metrics.get("table_activation", False),
+            metrics.get("float32_exact", True),
+            samples=metrics.get("samples", 0),
+            agreement=metrics.get("agreement", "argmax agreement"),
+            logits_agreement=metrics.get("logits_agreement"),
+            ties=metrics.get("ties", 0),
+            tolerance=tolerance,
+            tolerance_bound=metrics.get("tolerance"),
+            held_out=metrics.get("held_out", 0),
+        )
 
 
 class _LayerDiff:
@@ -224,8 +255,17 @@ class _LayerDiff:
 
     def rows(self, order: list, limit: int = 3) -> list:
         names = [name for name in order if self.counts.get(name)][:limit]
-        return [(name, self.counts[name], f"{self.largest[name]:g}", str(self.first[name][0]),
-                 f"{self.first[name][1]:g}", f"{self.first[name][2]:g}") for name in names]
+        return [
+            (
+                name,
+                self.counts[name],
+                f"{self.largest[name]:g}",
+                str(self.first[name][0]),
+                f"{self.first[name][1]:g}",
+                f"{self.first[name][2]:g}",
+            )
+            for name in names
+        ]
 
 
 class _Comparison:
@@ -275,16 +315,28 @@ class _Comparison:
         agreement = self.agree / self.decided if self.decided else None
         rows = self.layers.rows([layer.name for layer in self.model.layers])
         result = CsimResult(
-            self.logits.name, self.mismatches == 0, self.mismatches, self.largest_diff, agreement, self.table,
-            exactness_bound(self.logits, fixed.width) <= 24, format_rows(DIFF_HEADER, rows) if rows else [],
-            self.samples, self.task.agreement if self.task is not None else "argmax agreement",
-            self.logits_agree / self.samples if self.table else None, self.ties, tolerance,
-            tolerance.bound(self.largest_logit) if tolerance else None)
+            self.logits.name,
+            self.mismatches == 0,
+            self.mismatches,
+            self.largest_diff,
+            agreement,
+            self.table,
+            exactness_bound(self.logits, fixed.width) <= 24,
+            format_rows(DIFF_HEADER, rows) if rows else [],
+            self.samples,
+            self.task.agreement if self.task is not None else "argmax agreement",
+            self.logits_agree / self.samples if self.table else None,
+            self.ties,
+            tolerance,
+            tolerance.bound(self.largest_logit) if tolerance else None,
+        )
         if rows:
             name, count, largest, first, csim, qkeras = rows[0]
-            result.first_difference = (f"the first layer that differs is '{name}': {count} values, max |diff| "
-                                       f"{largest}, the first at (sample, index) {first}: C-sim {csim}, "
-                                       f"QKeras {qkeras}")
+            result.first_difference = (
+                f"the first layer that differs is '{name}': {count} values, max |diff| "
+                f"{largest}, the first at (sample, index) {first}: C-sim {csim}, "
+                f"QKeras {qkeras}"
+            )
         return result
 
 
@@ -300,9 +352,19 @@ def layer_diff(trace: dict, model, x, limit: int = 3) -> list:
     return format_rows(DIFF_HEADER, rows) if rows else ["no traced layer differs"]
 
 
-def compare_with_qkeras(run, model, x, fixed: FixedType, *, task=None, tolerance: Tolerance | None = None,
-                        collector=None, chunk: int = CHUNK, workers: int | None = None,
-                        ids: np.ndarray | None = None) -> CsimResult:
+def compare_with_qkeras(
+    run,
+    model,
+    x,
+    fixed: FixedType,
+    *,
+    task=None,
+    tolerance: Tolerance | None = None,
+    collector=None,
+    chunk: int = CHUNK,
+    workers: int | None = None,
+    ids: np.ndarray | None = None,
+) -> CsimResult:
     """Compare a C-simulation with the QKeras model at the logits, bit for bit, over all of `x`.
 
     `run(xq)` returns (outputs, {traced layer: outputs}) of the C-simulation for the hardware inputs `xq`; a
@@ -313,14 +375,14 @@ def compare_with_qkeras(run, model, x, fixed: FixedType, *, task=None, tolerance
     """
     probe, comparison = LayerValuesProbe(model), _Comparison(model, task)
     starts = list(range(0, len(x), chunk))
-    inputs = [np.ascontiguousarray(hardware_input(np.asarray(x[start:start + chunk]), fixed)) for start in starts]
+    inputs = [np.ascontiguousarray(hardware_input(np.asarray(x[start : start + chunk]), fixed)) for start in starts]
     workers = workers or cores()
     passes = run.map(inputs, workers) if isinstance(run, BridgeRun) else (run(xq) for xq in inputs)
     for start, xq, (outputs, traces) in zip(starts, inputs, passes):
         values = probe(xq)
-        comparison.add(start, outputs, traces, values, None if ids is None else ids[start:start + chunk])
+        comparison.add(start, outputs, traces, values, None if ids is None else ids[start : start + chunk])
         if collector is not None:
-            collector.add(np.asarray(x[start:start + chunk]), values)
+            collector.add(np.asarray(x[start : start + chunk]), values)
     result = comparison.result(fixed, tolerance)
     result.profile = collector.profile() if collector is not None else None
     return result
@@ -335,21 +397,40 @@ def compile_library(hls_model) -> None:
     hls_model.write()
     project = Path(hls_model.config.get_output_dir())
     run_tool(["bash", "build_lib.sh"], f"g++ build of the C-sim library in {project}", GXX_TIMEOUT_S, cwd=project)
-    library = project / "firmware" / (f"{hls_model.config.get_project_name()}-"
-                                      f"{hls_model.config.get_config_value('Stamp')}.so")
+    library = (
+        project
+        / "firmware"
+        / (f"{hls_model.config.get_project_name()}-{hls_model.config.get_config_value('Stamp')}.so")
+    )
     hls_model._top_function_lib = ctypes.cdll.LoadLibrary(str(library))
 
 
-def csim_check(hls_model, model, x, fixed: FixedType, task=None, tolerance: Tolerance | None = None,
-               collector=None, names: dict | None = None) -> CsimResult:
+def csim_check(
+    hls_model,
+    model,
+    x,
+    fixed: FixedType,
+    task=None,
+    tolerance: Tolerance | None = None,
+    collector=None,
+    names: dict | None = None,
+) -> CsimResult:
     """Compile `hls_model` with hls4ml's trace calls (if needed) and compare its C-simulation with the QKeras
     model on `x` (`compare_with_qkeras`); `names`: the export's {hls4ml node: user's layer name}."""
     if not hls_model.config.trace_output:
         hls_model.config.trace_output, hls_model._top_function_lib = True, None
     if hls_model._top_function_lib is None:
         compile_library(hls_model)
-    sizes = {layer.name: int(np.prod(layer.get_output_variable().shape)) for layer in hls_model.get_layers()
-             if layer.get_attr("function_cpp", None) and layer.get_attr("trace", False)}
-    run = BridgeRun(Path(hls_model._top_function_lib._name), hls_model.config.get_project_name(),
-                    int(np.prod(model.output_shape[1:])), sizes, names or {})
+    sizes = {
+        layer.name: int(np.prod(layer.get_output_variable().shape))
+        for layer in hls_model.get_layers()
+        if layer.get_attr("function_cpp", None) and layer.get_attr("trace", False)
+    }
+    run = BridgeRun(
+        Path(hls_model._top_function_lib._name),
+        hls_model.config.get_project_name(),
+        int(np.prod(model.output_shape[1:])),
+        sizes,
+        names or {},
+    )
     return compare_with_qkeras(run, model, x, fixed, task=task, tolerance=tolerance, collector=collector)

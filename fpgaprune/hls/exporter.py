@@ -15,6 +15,7 @@ import numpy as np
 
 from fpgaprune.atomic import replace_directory
 from fpgaprune.errors import ExportError
+from fpgaprune.frontends import front_end_of
 from fpgaprune.guards import check_finite_array, check_finite_weights
 from fpgaprune.hls.adapter import convert_model
 from fpgaprune.hls.attribute_keys import PLAN
@@ -26,7 +27,6 @@ from fpgaprune.hls.node_record import record_from_json
 from fpgaprune.hls.presets import load_preset
 from fpgaprune.quantize.fixed_types import FixedType, input_type
 from fpgaprune.text_table import format_rows
-from fpgaprune.frontends import front_end_of
 
 MANIFEST = "fpgaprune_manifest.json"
 
@@ -46,8 +46,11 @@ class Export:
     @cached_property
     def nodes(self) -> dict:
         """{hls4ml node: NodeRecord} of every kernel-sparse node, read from the manifest (fresh or reloaded alike)."""
-        return {name: record_from_json(name, entry["hardware"]) for name, entry in self.manifest["hls_nodes"].items()
-                if "hardware" in entry}
+        return {
+            name: record_from_json(name, entry["hardware"])
+            for name, entry in self.manifest["hls_nodes"].items()
+            if "hardware" in entry
+        }
 
     def summary(self, shown_path=None) -> str:
         """Per hls4ml node with weights (by the user's layer names): the code it got, weights, live weights,
@@ -55,15 +58,24 @@ class Export:
         rows = []
         for name, node in map_keys(self.manifest["hls_nodes"], self.manifest.get("names", {})).items():
             sparse = node["code"] == SPARSE
-            rows.append((name, node["class"], node.get("weights", "-"), node.get("live_weights", "-"),
-                         node.get("multiplication_sites", "-"), "kernel-sparse" if sparse else node["code"]))
+            rows.append(
+                (
+                    name,
+                    node["class"],
+                    node.get("weights", "-"),
+                    node.get("live_weights", "-"),
+                    node.get("multiplication_sites", "-"),
+                    "kernel-sparse" if sparse else node["code"],
+                )
+            )
         header = ("node", "class", "weights", "live", "mult. sites", "code")
         lines = [f"hls4ml project {shown_path or self.path} for {self.board.name} ({self.board.part})"]
         return "\n".join(lines + format_rows(header, rows) + [f"note: {n}" for n in self.notes])
 
 
-def export_config(model, preset, x, overrides=None, index_map=None, kernel_sparse=True,
-                  origins=None) -> tuple[dict, str, list]:
+def export_config(
+    model, preset, x, overrides=None, index_map=None, kernel_sparse=True, origins=None
+) -> tuple[dict, str, list]:
     """(HLSConfig, io_type, notes): hls4ml defaults < preset < derived precisions < overrides. `index_map`: a
     strip's {layer: {"in", "out"}}; `origins`: {layer: the user's name} where the export renamed it."""
     preset = load_preset(preset)
@@ -75,15 +87,20 @@ def export_config(model, preset, x, overrides=None, index_map=None, kernel_spars
         layer_config["Trace"] = True  # C-sim only (`#ifndef __SYNTHESIS__`): per-layer outputs from the shipped code
         if name in (index_map or {}) or name in (origins or {}):
             maps = (index_map or {}).get(name, {})
-            layer_config["KernelOrigin"] = {"layer": (origins or {}).get(name, name),
-                                            **{k: [int(i) for i in maps[k]] for k in ("in", "out") if k in maps}}
+            layer_config["KernelOrigin"] = {
+                "layer": (origins or {}).get(name, name),
+                **{k: [int(i) for i in maps[k]] for k in ("in", "out") if k in maps},
+            }
     return config, preset.get("IOType", "io_parallel"), notes
 
 
 def traced_outputs(hls_model) -> dict:
     """{layer: output size} of the layers whose outputs the written code traces (what `hls_model.trace` reads)."""
-    return {layer.name: int(np.prod(layer.get_output_variable().shape)) for layer in hls_model.get_layers()
-            if layer.get_attr("function_cpp", None) and layer.get_attr("trace", False)}
+    return {
+        layer.name: int(np.prod(layer.get_output_variable().shape))
+        for layer in hls_model.get_layers()
+        if layer.get_attr("function_cpp", None) and layer.get_attr("trace", False)
+    }
 
 
 def _testbench_files(model, x, fixed: FixedType, workdir: Path, samples: int) -> tuple[str, str]:
@@ -102,9 +119,22 @@ def _move_into_place(tmp: Path, output_dir: Path, overwrite: bool) -> None:
     replace_directory(tmp, output_dir)
 
 
-def export(model, hls_config="latency_parallel", board="pynq-z2", output_dir="hls_project", *, x,
-           overrides=None, strip=None, backend="Vitis", project_name="myproject", kernel_sparse=True,
-           overwrite=False, tb_samples=100, input_fixed: FixedType | None = None) -> Export:
+def export(
+    model,
+    hls_config="latency_parallel",
+    board="pynq-z2",
+    output_dir="hls_project",
+    *,
+    x,
+    overrides=None,
+    strip=None,
+    backend="Vitis",
+    project_name="myproject",
+    kernel_sparse=True,
+    overwrite=False,
+    tb_samples=100,
+    input_fixed: FixedType | None = None,
+) -> Export:
     """Write a complete hls4ml project for `model` (QKeras) into `output_dir`, atomically.
 
     `hls_config`: a preset name, a YAML path or a dict in hls4ml's format. `x`: held-out inputs, for the
@@ -127,24 +157,49 @@ def export(model, hls_config="latency_parallel", board="pynq-z2", output_dir="hl
     named, layer_overrides = renamed(model, names), dict(overrides or {})
     if names and "LayerName" in layer_overrides:
         layer_overrides["LayerName"] = map_keys(layer_overrides["LayerName"], names)
-    config, io_type, notes = export_config(named, hls_config, fixed, layer_overrides, map_keys(index_map, names),
-                                           kernel_sparse, {new: old for old, new in names.items()})
+    config, io_type, notes = export_config(
+        named,
+        hls_config,
+        fixed,
+        layer_overrides,
+        map_keys(index_map, names),
+        kernel_sparse,
+        {new: old for old, new in names.items()},
+    )
     output_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = output_dir.with_name(f".{output_dir.name}.tmp-{uuid.uuid4().hex[:8]}")
     try:
         (tmp / "tb_data").mkdir(parents=True)
         tb_in, tb_out = _testbench_files(model, x, fixed, tmp / "tb_data", tb_samples)
-        hls_model = convert_model(named, config, tmp, io_type=io_type, backend=backend, part=board.part,
-                                  clock_period=board.clock_period_ns, project_name=project_name,
-                                  input_data_tb=tb_in, output_data_tb=tb_out)
+        hls_model = convert_model(
+            named,
+            config,
+            tmp,
+            io_type=io_type,
+            backend=backend,
+            part=board.part,
+            clock_period=board.clock_period_ns,
+            project_name=project_name,
+            input_data_tb=tb_in,
+            output_data_tb=tb_out,
+        )
         hls_model.config.trace_output = True  # hls4ml's trace calls in the shipped code, under #ifndef __SYNTHESIS__
         hls_model.write()
         notes += [n for node in hls_model.get_layers() for n in getattr(node.get_attr(PLAN), "notes", [])]
         notes = [_named_note(note, {new: old for old, new in names.items()}) for note in notes]
-        extra = {"board": board.key, "board_spec": asdict(board), "part": board.part, "backend": backend,
-                 "io_type": io_type, "project_name": project_name, "input_type": fixed.hls(), "hls_config": config,
-                 "traced_outputs": traced_outputs(hls_model), "notes": notes,
-                 "names": {new: old for old, new in names.items()}}
+        extra = {
+            "board": board.key,
+            "board_spec": asdict(board),
+            "part": board.part,
+            "backend": backend,
+            "io_type": io_type,
+            "project_name": project_name,
+            "input_type": fixed.hls(),
+            "hls_config": config,
+            "traced_outputs": traced_outputs(hls_model),
+            "notes": notes,
+            "names": {new: old for old, new in names.items()},
+        }
         manifest = build_manifest(model, hls_model, tmp, index_map, extra)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, default=str))
         _retarget(hls_model, tmp, output_dir)
@@ -172,8 +227,9 @@ def load_export(project) -> Export:
             raise ValueError(f"format {manifest.get('format')!r}, expected {FORMAT!r}")
         board, fixed = Board(**manifest["board_spec"]), FixedType.parse(manifest["input_type"])
     except (OSError, ValueError, KeyError, TypeError) as error:
-        raise ExportError(f"{path}: not a readable fpgaprune export manifest ({error}); export the model again") \
-            from None
+        raise ExportError(
+            f"{path}: not a readable fpgaprune export manifest ({error}); export the model again"
+        ) from None
     return Export(project, None, manifest, manifest["hls_config"], fixed, board, list(manifest.get("notes", [])))
 
 

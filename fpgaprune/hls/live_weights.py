@@ -26,8 +26,9 @@ class KernelOrigin:
     def from_config(cls, node_name: str, config: dict | None, n_in: int, n_out: int) -> "KernelOrigin":
         if not config:
             return cls.identity(node_name, n_in, n_out)
-        return cls(config.get("layer", node_name), list(config.get("in", range(n_in))),
-                   list(config.get("out", range(n_out))))
+        return cls(
+            config.get("layer", node_name), list(config.get("in", range(n_in))), list(config.get("out", range(n_out)))
+        )
 
 
 @dataclass
@@ -101,6 +102,7 @@ def live_plan(node, origin_config: dict | None = None) -> LivePlan:
     plan = LivePlan(window, n_out, rows, cols, exact[rows, cols], origin, kind)
     rounded = int(np.count_nonzero(matrix) - len(rows))
     if rounded:
-        plan.notes.append(f"{node.name}: {rounded} nonzero weights round to 0 in the weight type; they make no "
-                          "hardware")
+        plan.notes.append(
+            f"{node.name}: {rounded} nonzero weights round to 0 in the weight type; they make no hardware"
+        )
     return plan

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
+from fpgaprune.frontends import QUANTIZING as front
 from fpgaprune.hls.attribute_keys import PLAN, SPARSE_SOURCE
 from fpgaprune.hls.node_record import node_record, record_json
-from fpgaprune.frontends import QUANTIZING as front
 
 FORMAT = "fpgaprune.export/4"  # 2: each kernel-sparse node's hardware record and the board's spec; 3: the
 # shipped code carries hls4ml's trace calls, and `traced_outputs` gives each traced layer's output size; 4: the
@@ -55,8 +55,11 @@ def _kernels(layer, maps: dict) -> dict:
     kept = [list(p) for p, a in zip(pairs, alive.ravel()) if a]
     pruned = [list(p) for p, a in zip(pairs, alive.ravel()) if not a]
     key = "weights" if kernel.ndim == 2 else "kernels"
-    return {f"{key}_kept": kept, f"{key}_pruned": pruned, "dead_outputs":
-            [int(outs[o]) for o in range(alive.shape[1]) if not alive[:, o].any()]}
+    return {
+        f"{key}_kept": kept,
+        f"{key}_pruned": pruned,
+        "dead_outputs": [int(outs[o]) for o in range(alive.shape[1]) if not alive[:, o].any()],
+    }
 
 
 def _quantizers(layer) -> dict:
@@ -97,9 +100,14 @@ def node_entry(node, project: Path) -> dict:
     plan = node.get_attr(PLAN)
     if plan is not None:
         source = str(node.get_attr(SPARSE_SOURCE))
-        entry.update(original_layer=plan.origin.layer, weights=plan.n_in * plan.n_out, live_weights=plan.n_live,
-                     multiplication_sites=live_table_entries(source), notes=plan.notes,
-                     hardware=record_json(node_record(node)))
+        entry.update(
+            original_layer=plan.origin.layer,
+            weights=plan.n_in * plan.n_out,
+            live_weights=plan.n_live,
+            multiplication_sites=live_table_entries(source),
+            notes=plan.notes,
+            hardware=record_json(node_record(node)),
+        )
     return entry
 
 
@@ -110,9 +118,10 @@ def build_manifest(model, hls_model, project: Path, index_map: dict, extra: dict
         if quantized_kernel(layer) is None or quantized_kernel(layer).ndim not in (2, 3, 4):
             continue
         layers[layer.name] = {"quantizers": _quantizers(layer), **_kernels(layer, index_map.get(layer.name, {}))}
-    nodes = {node.name: node_entry(node, project) for node in hls_model.get_layers()
-             if node.get_weights() or _code(node) == DA}
-    maps = {name: {axis: [int(i) for i in values] for axis, values in axes.items()}
-            for name, axes in index_map.items()}
-    return {"format": FORMAT, **extra, "versions": versions(), "layers": layers, "hls_nodes": nodes,
-            "index_map": maps}
+    nodes = {
+        node.name: node_entry(node, project)
+        for node in hls_model.get_layers()
+        if node.get_weights() or _code(node) == DA
+    }
+    maps = {name: {axis: [int(i) for i in values] for axis, values in axes.items()} for name, axes in index_map.items()}
+    return {"format": FORMAT, **extra, "versions": versions(), "layers": layers, "hls_nodes": nodes, "index_map": maps}

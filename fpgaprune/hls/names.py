@@ -22,11 +22,12 @@ def cpp_names(model) -> dict:
     ModelTypeError naming every pair of names that would become the same identifier."""
     names = [layer.name for layer in model.layers]
     mapped = {name: _identifier(name) for name in names if not C_IDENTIFIER.fullmatch(name)}
-    clashes = [(a, b) for i, a in enumerate(names) for b in names[i + 1:] if mapped.get(a, a) == mapped.get(b, b)]
+    clashes = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :] if mapped.get(a, a) == mapped.get(b, b)]
     if clashes:
         pairs = "; ".join(f"'{a}' and '{b}' would both be '{mapped.get(a, a)}'" for a, b in clashes)
-        raise ModelTypeError(f"model '{model.name}': layer names must stay distinct as C++ identifiers: {pairs}; "
-                             "rename one of each pair")
+        raise ModelTypeError(
+            f"model '{model.name}': layer names must stay distinct as C++ identifiers: {pairs}; rename one of each pair"
+        )
     return mapped
 
 
@@ -75,9 +76,9 @@ def _mapped_key(key: str, names: dict, ordered: list) -> str:
         return names[key]
     for name in ordered:
         if key.startswith(name + "_"):
-            return names[name] + key[len(name):]
+            return names[name] + key[len(name) :]
         if key.endswith("_" + name):
-            return key[:-len(name)] + names[name]
+            return key[: -len(name)] + names[name]
     return key
 
 

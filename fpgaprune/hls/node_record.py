@@ -36,33 +36,69 @@ def _fixed(precision) -> FixedType:
 
 def node_record(node) -> NodeRecord:
     """The record of an hls4ml node that fpgaprune's pass made kernel-sparse."""
-    positions = int(node.get_attr("out_height", 1) * node.get_attr("out_width", 1)) if node.get_attr(
-        "out_width") else 1
+    positions = int(node.get_attr("out_height", 1) * node.get_attr("out_width", 1)) if node.get_attr("out_width") else 1
     bias = node.weights.get("bias")
-    return NodeRecord(node.name, node.get_attr(PLAN), _fixed(node.get_weights("weight").type.precision),
-                      _fixed(node.get_input_variable().type.precision), int(node.get_attr("accum_t").precision.width),
-                      int(node.get_attr("reuse_factor", 1)), str(node.get_attr("strategy", "latency")).lower(),
-                      node.model.config.get_config_value("IOType"), positions,
-                      header_values(bias, np.asarray(bias.data).ravel()) if bias is not None else None)
+    return NodeRecord(
+        node.name,
+        node.get_attr(PLAN),
+        _fixed(node.get_weights("weight").type.precision),
+        _fixed(node.get_input_variable().type.precision),
+        int(node.get_attr("accum_t").precision.width),
+        int(node.get_attr("reuse_factor", 1)),
+        str(node.get_attr("strategy", "latency")).lower(),
+        node.model.config.get_config_value("IOType"),
+        positions,
+        header_values(bias, np.asarray(bias.data).ravel()) if bias is not None else None,
+    )
 
 
 def record_json(record: NodeRecord) -> dict:
     """JSON-ready; the header values are kept exactly (floats written with all their digits)."""
     plan = record.plan
-    return {"kind": plan.kind, "window": list(plan.window), "n_out": plan.n_out,
-            "origin": {"layer": plan.origin.layer, "in": list(map(int, plan.origin.inputs)),
-                       "out": list(map(int, plan.origin.outputs))},
-            "rows": plan.rows.tolist(), "cols": plan.cols.tolist(), "values": plan.values.tolist(),
-            "weight_type": record.weight.hls(), "input_type": record.input.hls(), "accum_bits": record.accum_bits,
-            "reuse_factor": record.reuse, "strategy": record.strategy, "io_type": record.io_type,
-            "positions": record.positions, "bias": None if record.bias is None else record.bias.tolist()}
+    return {
+        "kind": plan.kind,
+        "window": list(plan.window),
+        "n_out": plan.n_out,
+        "origin": {
+            "layer": plan.origin.layer,
+            "in": list(map(int, plan.origin.inputs)),
+            "out": list(map(int, plan.origin.outputs)),
+        },
+        "rows": plan.rows.tolist(),
+        "cols": plan.cols.tolist(),
+        "values": plan.values.tolist(),
+        "weight_type": record.weight.hls(),
+        "input_type": record.input.hls(),
+        "accum_bits": record.accum_bits,
+        "reuse_factor": record.reuse,
+        "strategy": record.strategy,
+        "io_type": record.io_type,
+        "positions": record.positions,
+        "bias": None if record.bias is None else record.bias.tolist(),
+    }
 
 
 def record_from_json(name: str, data: dict) -> NodeRecord:
     """The inverse of `record_json`."""
     origin = KernelOrigin(data["origin"]["layer"], data["origin"]["in"], data["origin"]["out"])
-    plan = LivePlan(tuple(data["window"]), int(data["n_out"]), np.asarray(data["rows"], np.int64),
-                    np.asarray(data["cols"], np.int64), np.asarray(data["values"], np.float64), origin, data["kind"])
-    return NodeRecord(name, plan, FixedType.parse(data["weight_type"]), FixedType.parse(data["input_type"]),
-                      int(data["accum_bits"]), int(data["reuse_factor"]), data["strategy"], data["io_type"],
-                      int(data["positions"]), None if data.get("bias") is None else np.asarray(data["bias"]))
+    plan = LivePlan(
+        tuple(data["window"]),
+        int(data["n_out"]),
+        np.asarray(data["rows"], np.int64),
+        np.asarray(data["cols"], np.int64),
+        np.asarray(data["values"], np.float64),
+        origin,
+        data["kind"],
+    )
+    return NodeRecord(
+        name,
+        plan,
+        FixedType.parse(data["weight_type"]),
+        FixedType.parse(data["input_type"]),
+        int(data["accum_bits"]),
+        int(data["reuse_factor"]),
+        data["strategy"],
+        data["io_type"],
+        int(data["positions"]),
+        None if data.get("bias") is None else np.asarray(data["bias"]),
+    )

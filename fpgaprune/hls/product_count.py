@@ -52,8 +52,9 @@ def _instrument(project: Path) -> list:
     mult, n_products = _PRODUCT.subn(r"\1 FPGAPRUNE_COUNT_PRODUCT();", mult)
     if n_products == 0:
         raise RuntimeError("fpgaprune: no product() function found in nnet_mult.h to instrument")
-    (utils / "nnet_mult.h").write_text(mult.replace('#include "nnet_common.h"',
-                                                    '#include "nnet_common.h"\n#include "fpgaprune_counter.h"', 1))
+    (utils / "nnet_mult.h").write_text(
+        mult.replace('#include "nnet_common.h"', '#include "nnet_common.h"\n#include "fpgaprune_counter.h"', 1)
+    )
     top = next((project / "firmware").glob("*.cpp"))
     names, lines = [], []
     for line in top.read_text().splitlines():

@@ -50,18 +50,26 @@ def build_shipped(project: Path, scratch: Path, project_name: str = "myproject")
     shutil.rmtree(build, ignore_errors=True)
     shutil.copytree(project, build)
     weights = f'-DWEIGHTS_DIR="{build / "firmware" / "weights"}"'
-    objects = [([*CXX, weights, "-c", f"firmware/{project_name}.cpp", "-o", "project.o"], "the project"),
-               ([*CXX, weights, "-c", f"{project_name}_bridge.cpp", "-o", "bridge.o"], "the bridge"),
-               ([*CXX, weights, "-c", f"{project_name}_test.cpp", "-o", "test.o"], "the test bench")]
-    links = [([*CXX, "-shared", "project.o", "bridge.o", "-o", "bridge.so"], "the bridge library"),
-             ([*CXX, "project.o", "test.o", "-o", "csim_tb"], "the test-bench program")]
+    objects = [
+        ([*CXX, weights, "-c", f"firmware/{project_name}.cpp", "-o", "project.o"], "the project"),
+        ([*CXX, weights, "-c", f"{project_name}_bridge.cpp", "-o", "bridge.o"], "the bridge"),
+        ([*CXX, weights, "-c", f"{project_name}_test.cpp", "-o", "test.o"], "the test bench"),
+    ]
+    links = [
+        ([*CXX, "-shared", "project.o", "bridge.o", "-o", "bridge.so"], "the bridge library"),
+        ([*CXX, "project.o", "test.o", "-o", "csim_tb"], "the test-bench program"),
+    ]
     # the objects side by side, one per core (each g++ holds ~0.4 GB: more at once only adds memory), then the links
     with ThreadPoolExecutor(max_workers=max(1, min(len(objects), cores()))) as pool:
-        for future in [pool.submit(run_tool, command, f"g++ build of {what} ({build})", GXX_TIMEOUT_S, cwd=build)
-                       for command, what in objects]:
+        for future in [
+            pool.submit(run_tool, command, f"g++ build of {what} ({build})", GXX_TIMEOUT_S, cwd=build)
+            for command, what in objects
+        ]:
             future.result()
-        for future in [pool.submit(run_tool, command, f"g++ build of {what} ({build})", GXX_TIMEOUT_S, cwd=build)
-                       for command, what in links]:
+        for future in [
+            pool.submit(run_tool, command, f"g++ build of {what} ({build})", GXX_TIMEOUT_S, cwd=build)
+            for command, what in links
+        ]:
             future.result()
     return ShippedBuild(build, project_name, build / "bridge.so", build / "csim_tb")
 
@@ -71,8 +79,7 @@ def runner(build: ShippedBuild, model, sizes: dict, names: dict | None = None):
     this process, or in worker processes for a long set); `names` maps traced nodes to the user's names."""
     from fpgaprune.hls.csim import BridgeRun
 
-    return BridgeRun(build.library, build.project_name, int(np.prod(model.output_shape[1:])), dict(sizes),
-                     names or {})
+    return BridgeRun(build.library, build.project_name, int(np.prod(model.output_shape[1:])), dict(sizes), names or {})
 
 
 @dataclass
@@ -90,16 +97,21 @@ def run_testbench(build: ShippedBuild) -> TestbenchResult:
     expected = np.atleast_2d(np.loadtxt(data / "tb_output_predictions.dat", ndmin=2))
     if got.shape != expected.shape:
         raise ExportError(f"{data / 'csim_results.log'}: {got.shape} values, expected {expected.shape}")
-    return TestbenchResult(len(got), float(np.mean(got.argmax(1) == expected.argmax(1))),
-                           float(np.abs(got - expected).max()))
+    return TestbenchResult(
+        len(got), float(np.mean(got.argmax(1) == expected.argmax(1))), float(np.abs(got - expected).max())
+    )
 
 
 def check_synthesis_branch(build: ShippedBuild) -> None:
     """`g++ -fsyntax-only` of the project as synthesis reads it (`__SYNTHESIS__` defined after the ap_types)."""
     wrapper = build.directory / "synthesis_branch.cpp"
     wrapper.write_text(SYNTHESIS_WRAPPER.format(project=build.project_name))
-    run_tool([*CXX, "-fsyntax-only", wrapper.name], f"g++ -fsyntax-only of the __SYNTHESIS__ branch ({wrapper})",
-             GXX_TIMEOUT_S, cwd=build.directory)
+    run_tool(
+        [*CXX, "-fsyntax-only", wrapper.name],
+        f"g++ -fsyntax-only of the __SYNTHESIS__ branch ({wrapper})",
+        GXX_TIMEOUT_S,
+        cwd=build.directory,
+    )
 
 
 _INITIALIZER = re.compile(r"(\w+)\s*\[[^\]]*\]\s*=\s*\{([^}]*)\}", re.S)
@@ -130,8 +142,10 @@ def check_weight_files(project: Path, owners: dict) -> list[str]:
             problems.append(f"layer {layer!r}: {name}.h holds {synthesized.size} values, {name}.txt {simulated.size}")
         elif not np.array_equal(synthesized, simulated):
             index = int(np.argmax(synthesized != simulated))
-            problems.append(f"layer {layer!r}: {name}[{index}] is {synthesized[index]:g} in {name}.h (synthesis) "
-                            f"but {simulated[index]:g} in {name}.txt (C-sim)")
+            problems.append(
+                f"layer {layer!r}: {name}[{index}] is {synthesized[index]:g} in {name}.h (synthesis) "
+                f"but {simulated[index]:g} in {name}.txt (C-sim)"
+            )
     return problems
 
 

@@ -30,8 +30,9 @@ def _command(project: Path, tool: str) -> list:
     """hls4ml 1.3's build command for the project's backend: Vitis reads build_opt.tcl, Vivado its arguments."""
     if tool == "vivado_hls":
         return ["vivado_hls", "-f", "build_prj.tcl", " ".join(f"{k}={v}" for k, v in OPTIONS.items())]
-    (project / "build_opt.tcl").write_text("array set opt {\n" + "".join(f"    {k} {v}\n" for k, v in OPTIONS.items())
-                                           + "}\n")
+    (project / "build_opt.tcl").write_text(
+        "array set opt {\n" + "".join(f"    {k} {v}\n" for k, v in OPTIONS.items()) + "}\n"
+    )
     if shutil.which("vitis-run"):
         return ["vitis-run", "--tcl", "build_prj.tcl", "--mode", "hls"]
     return ["vitis_hls", "-f", "build_prj.tcl"]

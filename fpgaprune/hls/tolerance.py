@@ -15,17 +15,35 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fpgaprune.frontends import QUANTIZING as front
 from fpgaprune.layer_graph import MERGES, LayerGraph
 from fpgaprune.layer_kinds import kind_of
-from fpgaprune.frontends import QUANTIZING as front
 from fpgaprune.quantize.fixed_types import FixedType
 
 RECURRENT_RELATIVE = 0.02
 FLOAT32_STEP = 2.0**-23  # QKeras averages in float32: one rounding of the mean
 _AVERAGING = ("AveragePooling1D", "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D")
-_SAME = ("ReLU", "Flatten", "Reshape", "MaxPooling1D", "MaxPooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D",
-         "ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "UpSampling1D", "UpSampling2D", "Permute",
-         "Dropout", "InputLayer", "Concatenate", "Maximum", "Minimum")
+_SAME = (
+    "ReLU",
+    "Flatten",
+    "Reshape",
+    "MaxPooling1D",
+    "MaxPooling2D",
+    "GlobalMaxPooling1D",
+    "GlobalMaxPooling2D",
+    "ZeroPadding1D",
+    "ZeroPadding2D",
+    "Cropping1D",
+    "Cropping2D",
+    "UpSampling1D",
+    "UpSampling2D",
+    "Permute",
+    "Dropout",
+    "InputLayer",
+    "Concatenate",
+    "Maximum",
+    "Minimum",
+)
 _TYPE = re.compile(r"(?:ap_)?(u?)fixed<\s*(\d+)\s*,\s*(-?\d+)\s*(?:,[^>]*)?>")
 
 
@@ -73,10 +91,14 @@ def logits_tolerance(model, logits_name: str, types: dict) -> Tolerance | None:
     graph = LayerGraph(model)
     recurrent = [name for name in graph.layers if (kind_of(graph.class_of(name)) or _NONE).precision == "recurrent"]
     if recurrent:
-        return Tolerance(0.0, RECURRENT_RELATIVE, f"hls4ml computes the sigmoid/tanh of {', '.join(recurrent)} by "
-                         f"tables: judged at {RECURRENT_RELATIVE:.0%} of the largest |logit|",
-                         "no setting makes hls4ml 1.3's recurrent tables exact; larger tables (table_size in "
-                         "hls.config) bring it closer")
+        return Tolerance(
+            0.0,
+            RECURRENT_RELATIVE,
+            f"hls4ml computes the sigmoid/tanh of {', '.join(recurrent)} by "
+            f"tables: judged at {RECURRENT_RELATIVE:.0%} of the largest |logit|",
+            "no setting makes hls4ml 1.3's recurrent tables exact; larger tables (table_size in "
+            "hls.config) bring it closer",
+        )
     errors, sources = {}, []
     for name in graph.topological():
         inbound = [errors.get(source, 0.0) for source in graph.inbound[name]]
@@ -89,10 +111,14 @@ def logits_tolerance(model, logits_name: str, types: dict) -> Tolerance | None:
     if not errors.get(logits_name):
         return None
     pools = ", ".join(f"'{name}' ({k} values)" for name, k in sources)
-    return Tolerance(errors[logits_name], 0.0, f"averaging {pools} is not exact in fixed point (not a power of 2): "
-                     f"at most {errors[logits_name]:.3g} at the logits, from the types",
-                     "use a power-of-2 pooling window, or give the pooling's accum and result types more fraction "
-                     "bits (hls.config LayerName)")
+    return Tolerance(
+        errors[logits_name],
+        0.0,
+        f"averaging {pools} is not exact in fixed point (not a power of 2): "
+        f"at most {errors[logits_name]:.3g} at the logits, from the types",
+        "use a power-of-2 pooling window, or give the pooling's accum and result types more fraction "
+        "bits (hls.config LayerName)",
+    )
 
 
 class _NoKind:

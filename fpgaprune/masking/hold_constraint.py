@@ -28,8 +28,9 @@ class HoldLogic:
     """Hold the entries named by `entries` at their targets; `inner` is the layer's own constraint, applied first."""
 
     def __init__(self, entries, inner=None):
-        self.entries = tuple(e if isinstance(e, HoldEntry) else HoldEntry.from_json(e, "HoldConstraint")
-                             for e in entries)
+        self.entries = tuple(
+            e if isinstance(e, HoldEntry) else HoldEntry.from_json(e, "HoldConstraint") for e in entries
+        )
         if isinstance(inner, dict):
             inner = self.deserialize_inner(inner)
         self.inner = inner

@@ -20,9 +20,11 @@ def check_files(config: RunConfig, at: Located) -> None:
 def check_hls(config: RunConfig, at: Located) -> None:
     from fpgaprune.hls import load_board, load_preset
 
-    for path, call in ((("board",), lambda: load_board(config.board)),
-                       (("hls", "preset"), lambda: load_preset(config.hls.preset)),
-                       (("hls", "config"), lambda: load_preset({"HLSConfig": config.hls.config}))):
+    for path, call in (
+        (("board",), lambda: load_board(config.board)),
+        (("hls", "preset"), lambda: load_preset(config.hls.preset)),
+        (("hls", "config"), lambda: load_preset({"HLSConfig": config.hls.config})),
+    ):
         try:
             call()
         except FpgapruneError as error:
@@ -35,8 +37,11 @@ def check_quantizers(config: RunConfig, at: Located) -> None:
 
     front = quantizing()
     entries = [(("quantization", "default", role), text) for role, text in config.quantization.default.items()]
-    entries += [(("quantization", "layers", layer, role), text) for layer, roles in config.quantization.layers.items()
-                for role, text in roles.items()]
+    entries += [
+        (("quantization", "layers", layer, role), text)
+        for layer, roles in config.quantization.layers.items()
+        for role, text in roles.items()
+    ]
     for path, text in entries:
         try:
             quantizer = front.build_quantizer(text, ".".join(path))
@@ -44,8 +49,11 @@ def check_quantizers(config: RunConfig, at: Located) -> None:
             _fail(at.at(*path), str(error).split(": ", 1)[-1])
         zero = front.zero_of(quantizer) if path[-1] in front.WEIGHT_ROLES else 0.0
         if zero != 0.0:
-            _fail(at.at(*path), f"found {text!r}, which maps 0 to {zero:g}; pruned weights need a quantizer that "
-                                f"keeps 0 (e.g. {front.DEFAULT_QUANTIZERS['kernel']})")
+            _fail(
+                at.at(*path),
+                f"found {text!r}, which maps 0 to {zero:g}; pruned weights need a quantizer that "
+                f"keeps 0 (e.g. {front.DEFAULT_QUANTIZERS['kernel']})",
+            )
 
 
 def check_pruning(config: RunConfig, at: Located, model) -> None:
@@ -76,8 +84,11 @@ def check_pruning(config: RunConfig, at: Located, model) -> None:
         if not 0.0 <= sparsity < 1.0:
             _fail(at.at("pruning", "targets", layer), f"found {sparsity}; a sparsity is in [0, 1)")
     if config.pruning.scope == "global" and len(set(config.pruning.targets.values())) > 1:
-        _fail(at.at("pruning", "targets"), f"found {dict(config.pruning.targets)}; a global scope ranks every "
-                                           "listed layer to one sparsity, so give them all the same value")
+        _fail(
+            at.at("pruning", "targets"),
+            f"found {dict(config.pruning.targets)}; a global scope ranks every "
+            "listed layer to one sparsity, so give them all the same value",
+        )
 
 
 def check_budget(config: RunConfig, at: Located) -> None:
@@ -106,8 +117,10 @@ def check_quantized_layers(config: RunConfig, at: Located, model) -> None:
     names = {layer.name for layer in model.layers}
     for layer, roles in config.quantization.layers.items():
         if layer not in names:
-            _fail(at.at("quantization", "layers", layer), f"found layer {layer!r}; the model has "
-                                                          f"{', '.join(sorted(names))}")
+            _fail(
+                at.at("quantization", "layers", layer),
+                f"found layer {layer!r}; the model has {', '.join(sorted(names))}",
+            )
         problem = activation_mismatch(model.get_layer(layer), roles["activation"]) if roles.get("activation") else None
         if problem:
             _fail(at.at("quantization", "layers", layer, "activation"), problem)

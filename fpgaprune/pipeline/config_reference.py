@@ -54,8 +54,9 @@ def type_text(annotation) -> str:
 
 def _limits(item) -> str:
     """A pydantic constraint (`Ge(0)`, `Gt(0)`, ...) as `>= 0`; '' for anything else."""
-    return ", ".join(f"{sign} {getattr(item, key)}" for key, sign in CONSTRAINTS.items()
-                     if getattr(item, key, None) is not None)
+    return ", ".join(
+        f"{sign} {getattr(item, key)}" for key, sign in CONSTRAINTS.items() if getattr(item, key, None) is not None
+    )
 
 
 def limits_text(field) -> str:
@@ -73,9 +74,17 @@ def config_rows(model=schema.RunConfig, prefix: str = "", comments: dict | None 
         annotation = field.annotation
         default = field.get_default(call_default_factory=True)
         section = _is_section(annotation)
-        rows.append({"key": key, "type": type_text(annotation), "limits": limits_text(field),
-                     "default": None if section else default, "section": section,
-                     "comment": comments.get((model.__name__, name), ""), "model": annotation if section else None})
+        rows.append(
+            {
+                "key": key,
+                "type": type_text(annotation),
+                "limits": limits_text(field),
+                "default": None if section else default,
+                "section": section,
+                "comment": comments.get((model.__name__, name), ""),
+                "model": annotation if section else None,
+            }
+        )
         if section:
             rows += config_rows(annotation, f"{key}.", comments)
     return rows
@@ -106,6 +115,7 @@ def config_reference_markdown() -> str:
             out += ["", f"### `{row['key']}`", "", " ".join(t for t in (doc, row["comment"]) if t), "", *header]
             continue
         kind = row["type"] + (f" ({row['limits']})" if row["limits"] else "")
-        out.append(f"| `{row['key']}` | {kind} | {_default_text(row['default'])} | "
-                   f"{row['comment'].replace('|', '/')} |")
+        out.append(
+            f"| `{row['key']}` | {kind} | {_default_text(row['default'])} | {row['comment'].replace('|', '/')} |"
+        )
     return "\n".join(out) + "\n"

@@ -34,21 +34,43 @@ def yosys_measurements(config, run_dir: Path, cancel=None, progress: bool = True
     exported = shipped_export(run_dir)
     dense = stage_model(config, run_dir, "quantize", "dense.keras")
     budget = measurement_budget(config)
-    measured = measure_export(exported, dense, estimate_resources(exported, dense), config.outputs.measure, budget,
-                              progress=(lambda items, label, total: counted(items, label, "circuit", total=total))
-                              if progress else None, cancel=cancel)
-    record = {"scope": measured.scope, "layers": {name: asdict(s) for name, s in measured.layers.items()},
-              "traced": measured.traced, "samples": {name: asdict(s) for name, s in measured.samples.items()},
-              "unmeasured": measured.unmeasured, "jobs": measured.jobs,
-              "budget": {"seconds": budget.seconds, "memory_mb": budget.memory >> 20, "workers": budget.concurrency()}}
+    measured = measure_export(
+        exported,
+        dense,
+        estimate_resources(exported, dense),
+        config.outputs.measure,
+        budget,
+        progress=(lambda items, label, total: counted(items, label, "circuit", total=total)) if progress else None,
+        cancel=cancel,
+    )
+    record = {
+        "scope": measured.scope,
+        "layers": {name: asdict(s) for name, s in measured.layers.items()},
+        "traced": measured.traced,
+        "samples": {name: asdict(s) for name, s in measured.samples.items()},
+        "unmeasured": measured.unmeasured,
+        "jobs": measured.jobs,
+        "budget": {"seconds": budget.seconds, "memory_mb": budget.memory >> 20, "workers": budget.concurrency()},
+    }
     if measured.removal:
         r = measured.removal
-        record["removal"] = {"layer": r.layer, "kernel": r.kernel, "with": asdict(r.with_kernel),
-                             "without": asdict(r.without_kernel), "where": r.where}
+        record["removal"] = {
+            "layer": r.layer,
+            "kernel": r.kernel,
+            "with": asdict(r.with_kernel),
+            "without": asdict(r.without_kernel),
+            "where": r.where,
+        }
     if measured.calibration:
         c = measured.calibration
-        record["calibration"] = {"scale": c.scale, "fit": c.calibration_layers, "held_out": c.held_out,
-                                 "source": c.source, "recorded_errors": c.recorded_errors, "text": c.format()}
+        record["calibration"] = {
+            "scale": c.scale,
+            "fit": c.calibration_layers,
+            "held_out": c.held_out,
+            "source": c.source,
+            "recorded_errors": c.recorded_errors,
+            "text": c.format(),
+        }
     return record
 
 
@@ -59,18 +81,27 @@ def measurements(run_dir: Path):
     from fpgaprune.resources.yosys import Synthesis
 
     record = SynthRecord.read(run_dir / "synth" / "synth.json")
-    measured = Measurements(vendor=record.vendor, scope=record.scope, traced=record.traced,
-                            unmeasured=record.unmeasured)
+    measured = Measurements(
+        vendor=record.vendor, scope=record.scope, traced=record.traced, unmeasured=record.unmeasured
+    )
     measured.yosys = {name: Synthesis(**s) for name, s in record.layers.items()}
     measured.samples = {name: Synthesis(**s) for name, s in record.samples.items()}
     if record.removal:
         r = record.removal
-        measured.removals = [KernelRemoval(r["layer"], r["kernel"], Synthesis(**r["with"]), Synthesis(**r["without"]),
-                                           r.get("where", ""))]
+        measured.removals = [
+            KernelRemoval(
+                r["layer"], r["kernel"], Synthesis(**r["with"]), Synthesis(**r["without"]), r.get("where", "")
+            )
+        ]
     if record.calibration:
         c = record.calibration
-        measured.calibration = Calibration(c["scale"], c["fit"], {k: tuple(v) for k, v in c["held_out"].items()},
-                                           c.get("source", ""), c.get("recorded_errors", {}))
+        measured.calibration = Calibration(
+            c["scale"],
+            c["fit"],
+            {k: tuple(v) for k, v in c["held_out"].items()},
+            c.get("source", ""),
+            c.get("recorded_errors", {}),
+        )
     return measured
 
 
@@ -93,8 +124,10 @@ def _advice(row, input_peak: float) -> str:
     layer, _, weight = row.layer.partition("/")
     if row.what == "weights":
         key = {"kernel": "kernel", "bias": "bias"}.get(weight, weight)
-        return (f"give its quantizer more integer bits (quantization.layers.{layer}.{key}, now {row.limit}), or keep "
-                "the weights smaller in training")
+        return (
+            f"give its quantizer more integer bits (quantization.layers.{layer}.{key}, now {row.limit}), or keep "
+            "the weights smaller in training"
+        )
     if row.what == "accumulator":
         return f"widen its accumulator (hls.config LayerName.{layer}.Precision.accum, now {row.limit})"
     scale = ""
@@ -104,8 +137,10 @@ def _advice(row, input_peak: float) -> str:
         return f"{scale}widen the input type (now {row.limit})"
     if row.where == "after export":
         return f"{scale}widen its type in hls.config (LayerName.{layer}, now {row.limit})"
-    return (f"{scale}give its activation quantizer more integer bits (quantization.layers.{layer}.activation, "
-            f"now {row.limit})")
+    return (
+        f"{scale}give its activation quantizer more integer bits (quantization.layers.{layer}.activation, "
+        f"now {row.limit})"
+    )
 
 
 def budget_rows(config, run_dir: Path, estimate) -> list:
@@ -117,8 +152,17 @@ def budget_rows(config, run_dir: Path, estimate) -> list:
     metrics = {stage: stage_metrics(run_dir, stage)["budget"] for stage in ("prune", "quantize")}
     usage, sources = checked_usage(estimate)
     achieved = budget.fractions(usage)
-    return [{"constraint": c.name, "describe": c.describe(budget.board), "budget": c.limit,
-             "pruning": metrics["prune"]["estimate"][c.name], "after_qat": metrics["quantize"]["after_qat"][c.name],
-             "final": metrics["quantize"]["final"][c.name], "achieved": float(a), "fits": bool(a <= c.limit + 1e-9),
-             "priced_by": "; ".join(f"{r}: {sources[r]}" for r in c.resources)}
-            for c, a in zip(budget.constraints, achieved)]
+    return [
+        {
+            "constraint": c.name,
+            "describe": c.describe(budget.board),
+            "budget": c.limit,
+            "pruning": metrics["prune"]["estimate"][c.name],
+            "after_qat": metrics["quantize"]["after_qat"][c.name],
+            "final": metrics["quantize"]["final"][c.name],
+            "achieved": float(a),
+            "fits": bool(a <= c.limit + 1e-9),
+            "priced_by": "; ".join(f"{r}: {sources[r]}" for r in c.resources),
+        }
+        for c, a in zip(budget.constraints, achieved)
+    ]

@@ -17,7 +17,7 @@ def _stderr():
 
 
 def rate_label(label: str, done: int, total: int, started: float, unit: str, extra: str = "") -> str:
-    """"label (extra, 2.1 s/unit, ETA 13 s)" after `done` of `total` items, from the mean time per item so far."""
+    """ "label (extra, 2.1 s/unit, ETA 13 s)" after `done` of `total` items, from the mean time per item so far."""
     seconds = max(time.perf_counter() - started, 1e-9) / max(done, 1)
     return f"    {label} ({extra}{seconds:.1f} s/{unit}, ETA {seconds * (total - done):.0f} s)"
 

@@ -18,8 +18,13 @@ def pruner_of(config):
     """The run's Pruner (a HybridPruner for structure `hybrid`): its score, scope, target layers and exclusions."""
     from fpgaprune.pruning import HybridPruner, Pruner
 
-    options = dict(score=config.pruning.score, scope=config.pruning.scope, layers=list(config.pruning.targets) or None,
-                   do_not_prune=config.pruning.do_not_prune, min_kept=config.pruning.budget_min_kept)
+    options = dict(
+        score=config.pruning.score,
+        scope=config.pruning.scope,
+        layers=list(config.pruning.targets) or None,
+        do_not_prune=config.pruning.do_not_prune,
+        min_kept=config.pruning.budget_min_kept,
+    )
     if config.pruning.structure == "hybrid":
         return HybridPruner(**options, first_share=config.pruning.hybrid_first_share)
     return Pruner(structure=config.pruning.structure, **options)
@@ -34,14 +39,24 @@ def scheduled(config, held, dataset):
         return held
     sparsity = dict(targets) if config.pruning.scope == "layer" else next(iter(targets.values()))
     if config.pruning.lottery_rounds:
-        train = lambda model, callbacks: fit_model(model, dataset, config.pruning.epochs or 1,  # noqa: E731
-                                              config.finetune.learning_rate, config, "lottery round", callbacks)
+
+        def train(model, callbacks):
+            epochs = config.pruning.epochs or 1
+            return fit_model(model, dataset, epochs, config.finetune.learning_rate, config, "lottery round", callbacks)
+
         return LotteryTicket.reaching(pruner, config.pruning.lottery_rounds, sparsity).run(held, train)
     if config.pruning.schedule == "one_shot":
         return pruner.prune(held, sparsity=sparsity)
     attached = pruner.attach(held)
-    return fit_model(attached, dataset, config.pruning.epochs, config.finetune.learning_rate, config, "prune",
-                [GradualPruning(pruner, polynomial(config, dataset, 0.0, sparsity))])
+    return fit_model(
+        attached,
+        dataset,
+        config.pruning.epochs,
+        config.finetune.learning_rate,
+        config,
+        "prune",
+        [GradualPruning(pruner, polynomial(config, dataset, 0.0, sparsity))],
+    )
 
 
 def polynomial(config, dataset, initial, target):
@@ -61,8 +76,15 @@ def hardware_costs(config, dataset):
 
     preset = hls_preset(config)
     hls_config = merge_config(preset.get("HLSConfig", {}), config.hls.config)
-    return HardwareCosts(quantization_spec(config), hls_config, input_type(dataset.x_test), load_board(config.board),
-                         config.quantization.batchnorm, config.hls.backend, preset.get("IOType", "io_parallel"))
+    return HardwareCosts(
+        quantization_spec(config),
+        hls_config,
+        input_type(dataset.x_test),
+        load_board(config.board),
+        config.quantization.batchnorm,
+        config.hls.backend,
+        preset.get("IOType", "io_parallel"),
+    )
 
 
 def budget_fit(config, dataset):
@@ -70,8 +92,13 @@ def budget_fit(config, dataset):
     from fpgaprune.budget import BudgetFit
 
     pruner = pruner_of(config)
-    return BudgetFit(getattr(pruner, "pruners", (pruner,)), hardware_costs(config, dataset), budget_of(config),
-                     config.pruning.budget_margin, config.pruning.hybrid_first_share)
+    return BudgetFit(
+        getattr(pruner, "pruners", (pruner,)),
+        hardware_costs(config, dataset),
+        budget_of(config),
+        config.pruning.budget_margin,
+        config.pruning.hybrid_first_share,
+    )
 
 
 def budgeted(config, held, dataset):
@@ -87,9 +114,14 @@ def budgeted(config, held, dataset):
         fit_model(attached, dataset, config.pruning.epochs, config.finetune.learning_rate, config, "prune", [callback])
         step = callback.history[-1]
     estimate = dict(zip([c.name for c in budget.constraints], budget.fractions(costs(attached).total()).tolist()))
-    return attached, {"limits": {c.name: c.limit for c in budget.constraints}, "aimed": step.aimed,
-                      "estimate": estimate, "optimal": step.optimal, "notes": costs.notes,
-                      "priced_by": costs.sources}
+    return attached, {
+        "limits": {c.name: c.limit for c in budget.constraints},
+        "aimed": step.aimed,
+        "estimate": estimate,
+        "optimal": step.optimal,
+        "notes": costs.notes,
+        "priced_by": costs.sources,
+    }
 
 
 def repaired(config, quantized, dataset) -> dict:
@@ -104,5 +136,10 @@ def repaired(config, quantized, dataset) -> dict:
     if first.repaired:
         fit_model(quantized, dataset, 1, config.quantization.learning_rate, config, "QAT (repair)")
         last = repair(pruner, quantized, fitting.costs, fitting.budget)
-    return {"after_qat": first.before, "final": last.after, "repaired": first.repaired or last.repaired,
-            "repaired_groups": first.groups + last.groups, "notes": first.notes + last.notes}
+    return {
+        "after_qat": first.before,
+        "final": last.after,
+        "repaired": first.repaired or last.repaired,
+        "repaired_groups": first.groups + last.groups,
+        "notes": first.notes + last.notes,
+    }

@@ -6,11 +6,21 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 # Each stage's key hashes these sections of the run config (and the key of the stage before it).
-STAGE_SECTIONS = {"train": ("seed", "model", "data", "training"), "prune": ("pruning",), "finetune": ("finetune",),
-                  "quantize": ("quantization",), "hls": ("hls", "board", "outputs.tb_samples"),
-                  "csim": ("outputs.saturation_threshold", "outputs.csim_samples"),
-                  "synth": ("outputs.synthesize_layers", "outputs.measure", "outputs.synth_time_budget_s",
-                            "outputs.synth_memory_budget_mb"), "report": ()}
+STAGE_SECTIONS = {
+    "train": ("seed", "model", "data", "training"),
+    "prune": ("pruning",),
+    "finetune": ("finetune",),
+    "quantize": ("quantization",),
+    "hls": ("hls", "board", "outputs.tb_samples"),
+    "csim": ("outputs.saturation_threshold", "outputs.csim_samples"),
+    "synth": (
+        "outputs.synthesize_layers",
+        "outputs.measure",
+        "outputs.synth_time_budget_s",
+        "outputs.synth_memory_budget_mb",
+    ),
+    "report": (),
+}
 STAGE_NAMES = tuple(STAGE_SECTIONS)  # the one list of stages, in order
 # A budget prices weights with the quantizers, the hls config and the board: pruning and its repair after QAT
 # read sections that otherwise only later stages read.

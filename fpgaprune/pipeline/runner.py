@@ -24,7 +24,6 @@ from fpgaprune.pipeline.records import StageRecord, stage_sections
 from fpgaprune.pipeline.stages import STAGES
 from fpgaprune.resources.yosys import warm_up
 
-
 LOCK_FILE = "run.lock"
 
 
@@ -47,9 +46,17 @@ def _section(config, dotted: str):
 def stage_keys(config) -> dict:
     keys, previous = {}, ""
     for stage, sections in stage_sections(config).items():
-        payload = json.dumps({"stage": stage, "previous": previous, "seed": config.seed,
-                              **({"format": FORMAT} if stage == "hls" else {}),  # an older export is made again
-                              **{s: _section(config, s) for s in sections}}, sort_keys=True, default=str)
+        payload = json.dumps(
+            {
+                "stage": stage,
+                "previous": previous,
+                "seed": config.seed,
+                **({"format": FORMAT} if stage == "hls" else {}),  # an older export is made again
+                **{s: _section(config, s) for s in sections},
+            },
+            sort_keys=True,
+            default=str,
+        )
         previous = keys[stage] = hashlib.sha256(payload.encode()).hexdigest()[:16]
     return keys
 
@@ -72,8 +79,10 @@ def run_lock(run_dir: Path):
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
-            raise RunDirectoryBusy(f"{run_dir}: another fpgaprune run ({holder}) is using this run directory; "
-                                   "wait for it to finish, or pass --out for a new directory") from None
+            raise RunDirectoryBusy(
+                f"{run_dir}: another fpgaprune run ({holder}) is using this run directory; "
+                "wait for it to finish, or pass --out for a new directory"
+            ) from None
         handle.seek(0)
         handle.truncate()
         handle.write(f"pid {os.getpid()}")
@@ -161,8 +170,12 @@ def _run_stages(config, run_dir: Path, from_stage: str | None, echo, until: str 
             else:
                 records[stage] = _run_stage(stage, keys, config, run_dir, echo)
             for later, after in BESIDE.items():
-                if after == stage and later in plan and plan[later] is None and list(plan).index(later) > \
-                        list(plan).index(stage) + 1:
+                if (
+                    after == stage
+                    and later in plan
+                    and plan[later] is None
+                    and list(plan).index(later) > list(plan).index(stage) + 1
+                ):
                     echo(f"  {later:<9} running beside the stages before it ...")
                     beside[later] = _Beside(later, config, run_dir)
     finally:
@@ -196,9 +209,14 @@ def _finish_beside(pending: _Beside, keys: dict, config, run_dir: Path, echo) ->
 
 def _keep(stage: str, tmp: Path, metrics: dict, seconds: float, keys: dict, config, run_dir: Path, echo) -> dict:
     """Write the stage's record and move its directory into place."""
-    text = StageRecord(stage=stage, key=keys[stage], seconds=round(seconds, 1), metrics=metrics,
-                       config={s: _section(config, s) for s in stage_sections(config)[stage]},
-                       versions=versions()).text()
+    text = StageRecord(
+        stage=stage,
+        key=keys[stage],
+        seconds=round(seconds, 1),
+        metrics=metrics,
+        config={s: _section(config, s) for s in stage_sections(config)[stage]},
+        versions=versions(),
+    ).text()
     (tmp / "stage.json").write_text(text)
     replace_directory(tmp, run_dir / stage)
     echo(f"  {stage:<9} done in {seconds:.1f} s")

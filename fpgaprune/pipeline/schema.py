@@ -43,8 +43,15 @@ class TrainingSection(Strict):
 
     # What the model is trained for (fpgaprune/task.py): "auto" reads it from the output activation and the labels.
     task: Literal["auto", "classification", "binary", "multilabel", "regression"] = "auto"
-    loss: Literal["auto", "sparse_categorical_crossentropy", "categorical_crossentropy", "binary_crossentropy", "mse",
-                  "mae", "huber"] = "auto"  # "auto": the task's loss
+    loss: Literal[
+        "auto",
+        "sparse_categorical_crossentropy",
+        "categorical_crossentropy",
+        "binary_crossentropy",
+        "mse",
+        "mae",
+        "huber",
+    ] = "auto"  # "auto": the task's loss
     optimizer: Literal["adam", "sgd", "rmsprop", "adamw"] = "adam"  # every training stage uses it
     learning_rate: float = Field(3e-3, gt=0)  # of the train stage
     epochs: int = Field(12, ge=0)  # of the train stage

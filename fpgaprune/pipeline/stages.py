@@ -12,8 +12,13 @@ from pathlib import Path
 import fpgaprune as fp
 from fpgaprune.guards import check_finite_weights
 from fpgaprune.inspection import pruned_fractions
-from fpgaprune.pipeline.measurements import (budget_rows, measurements, saturation_lines, shipped_export,
-                                             yosys_measurements)
+from fpgaprune.pipeline.measurements import (
+    budget_rows,
+    measurements,
+    saturation_lines,
+    shipped_export,
+    yosys_measurements,
+)
 from fpgaprune.pipeline.progress import elapsed
 from fpgaprune.pipeline.pruning_policy import budgeted, repaired, scheduled
 from fpgaprune.pipeline.records import STAGE_NAMES, SynthRecord, stage_metrics, stage_score
@@ -32,8 +37,11 @@ def train(config, run_dir: Path, out: Path) -> dict:
     if not config.model.file:
         fit_model(model, dataset, config.training.epochs, config.training.learning_rate, config, "train")
     fp.save_model(model, out / "model.keras")
-    return {**scores(config, model, dataset), "task": task_of(config, model, dataset).describe(),
-            "trained": not config.model.file}
+    return {
+        **scores(config, model, dataset),
+        "task": task_of(config, model, dataset).describe(),
+        "trained": not config.model.file,
+    }
 
 
 def prune(config, run_dir: Path, out: Path) -> dict:
@@ -52,8 +60,10 @@ def prune(config, run_dir: Path, out: Path) -> dict:
     index_map = {}
     if config.pruning.strip:
         result = strip(held)
-        held, index_map = result.model, {k: {a: [int(i) for i in v] for a, v in m.items()}
-                                         for k, m in result.index_map.items()}
+        held, index_map = (
+            result.model,
+            {k: {a: [int(i) for i in v] for a, v in m.items()} for k, m in result.index_map.items()},
+        )
         metrics["strip_notes"] = result.notes
     (out / "index_map.json").write_text(json.dumps(index_map))
     fp.save_model(held, out / "model.keras")
@@ -83,23 +93,38 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
     fp.save_model(quantized, out / "model.keras")
     trained = stage_model(config, run_dir, "train")
     fp.save_model(dense_reference(quantized, trained, spec, batchnorm), out / "dense.keras")
-    report = quantization_report(quantized, finetuned, dataset.x_test, dataset.y_test,
-                                 task_of(config, quantized, dataset))
+    report = quantization_report(
+        quantized, finetuned, dataset.x_test, dataset.y_test, task_of(config, quantized, dataset)
+    )
     (out / "quantization.txt").write_text(report.format() + "\n")
-    return {**scores(config, quantized, dataset), **pruned_fractions(quantized),
-            **({"budget": budget} if budget else {})}
+    return {
+        **scores(config, quantized, dataset),
+        **pruned_fractions(quantized),
+        **({"budget": budget} if budget else {}),
+    }
 
 
 def hls(config, run_dir: Path, out: Path) -> dict:
     dataset = dataset_of(config)
     index_map = json.loads((run_dir / "prune" / "index_map.json").read_text())
-    exported = fp.export(stage_model(config, run_dir, "quantize"), hls_preset(config), config.board, out / "project",
-                         x=dataset.x_test, overrides=config.hls.config, strip=index_map or None,
-                         backend=config.hls.backend, tb_samples=config.outputs.tb_samples)
+    exported = fp.export(
+        stage_model(config, run_dir, "quantize"),
+        hls_preset(config),
+        config.board,
+        out / "project",
+        x=dataset.x_test,
+        overrides=config.hls.config,
+        strip=index_map or None,
+        backend=config.hls.backend,
+        tb_samples=config.outputs.tb_samples,
+    )
     (out / "summary.txt").write_text(exported.summary(run_dir / "hls" / "project") + "\n")
     nodes = exported.manifest["hls_nodes"].values()
-    return {"live_weights": sum(n.get("live_weights", 0) for n in nodes),
-            "weights": sum(n.get("weights", 0) for n in nodes), "notes": exported.notes}
+    return {
+        "live_weights": sum(n.get("live_weights", 0) for n in nodes),
+        "weights": sum(n.get("weights", 0) for n in nodes),
+        "notes": exported.notes,
+    }
 
 
 class CsimMismatch(fp.FpgapruneError):
@@ -114,8 +139,11 @@ def csim(config, run_dir: Path, out: Path) -> dict:
 
     exported = shipped_export(run_dir)
     project, manifest = exported.path, exported.manifest
-    owners = {array: original_name(node, manifest) for node, entry in manifest["hls_nodes"].items()
-              for array in entry.get("weight_headers_sha256", {})}
+    owners = {
+        array: original_name(node, manifest)
+        for node, entry in manifest["hls_nodes"].items()
+        for array in entry.get("weight_headers_sha256", {})
+    }
     weight_problems = shipped.check_weight_files(project, owners)
     with elapsed("g++ build of hls/project (one object: the C-sim library and the test bench)"):
         build = shipped.build_shipped(project, out / "scratch", project_name=manifest.get("project_name", "myproject"))
@@ -123,27 +151,37 @@ def csim(config, run_dir: Path, out: Path) -> dict:
     with ThreadPoolExecutor(max_workers=1) as side:  # the __SYNTHESIS__ branch compiles beside the simulation
         syntax = side.submit(shipped.check_synthesis_branch, build)
         quantized, dataset = stage_model(config, run_dir, "quantize"), dataset_of(config)
-        with elapsed(f"C-sim of hls/project against QKeras over the held-out set (outputs.csim_samples: "
-                     f"{config.outputs.csim_samples})"):
-            result = simulated(config, quantized, dataset, exported,
-                               shipped.runner(build, quantized, manifest["traced_outputs"]))
+        with elapsed(
+            f"C-sim of hls/project against QKeras over the held-out set (outputs.csim_samples: "
+            f"{config.outputs.csim_samples})"
+        ):
+            result = simulated(
+                config, quantized, dataset, exported, shipped.runner(build, quantized, manifest["traced_outputs"])
+            )
         syntax.result()
     bench = shipped.run_testbench(build)
     shutil.rmtree(out / "scratch", ignore_errors=True)
     argmax = result.agreement == "argmax agreement"  # other tasks: no argmax to compare
     bench_argmax = bench.argmax_agreement if argmax else None
-    lines = [result.format(), f"the project's test bench over tb_data/ ({bench.samples} samples, 6 significant "
-             f"digits): {f'argmax agreement {bench_argmax:.4f}, ' if argmax else ''}max |diff| {bench.max_abs_diff:g}",
-             "the __SYNTHESIS__ branch: g++ -fsyntax-only passed",
-             *(["weights/*.h and weights/*.txt hold the same values"] if not weight_problems else weight_problems)]
+    lines = [
+        result.format(),
+        f"the project's test bench over tb_data/ ({bench.samples} samples, 6 significant "
+        f"digits): {f'argmax agreement {bench_argmax:.4f}, ' if argmax else ''}max |diff| {bench.max_abs_diff:g}",
+        "the __SYNTHESIS__ branch: g++ -fsyntax-only passed",
+        *(["weights/*.h and weights/*.txt hold the same values"] if not weight_problems else weight_problems),
+    ]
     (out / "csim.txt").write_text("\n".join(lines) + "\n")
     (out / "profile.json").write_text(json.dumps(result.profile.to_json(), indent=1))
     if not result.passed and (result.float32_exact or result.tolerance is not None):
         raise CsimMismatch(_mismatch(result, weight_problems))
-    return {**result.metrics(), "testbench_argmax_agreement": bench_argmax,
-            "testbench_max_abs_diff": bench.max_abs_diff, "synthesis_branch_compiles": True,
-            "weight_files_agree": not weight_problems,
-            "saturation": saturation_lines(config, result.profile, dataset)}
+    return {
+        **result.metrics(),
+        "testbench_argmax_agreement": bench_argmax,
+        "testbench_max_abs_diff": bench.max_abs_diff,
+        "synthesis_branch_compiles": True,
+        "weight_files_agree": not weight_problems,
+        "saturation": saturation_lines(config, result.profile, dataset),
+    }
 
 
 def simulated(config, quantized, dataset, exported, run):
@@ -160,9 +198,16 @@ def simulated(config, quantized, dataset, exported, run):
     run.names = names
     ids = simulated_subset(len(dataset.x_test), config.outputs.csim_samples, config.seed)
     x = dataset.x_test if ids is None else dataset.x_test[ids]
-    result = compare_with_qkeras(run, quantized, x, exported.input_type, task=task_of(config, quantized, dataset),
-                                 tolerance=export_tolerance(quantized, hls_config, names), collector=collector,
-                                 ids=ids)
+    result = compare_with_qkeras(
+        run,
+        quantized,
+        x,
+        exported.input_type,
+        task=task_of(config, quantized, dataset),
+        tolerance=export_tolerance(quantized, hls_config, names),
+        collector=collector,
+        ids=ids,
+    )
     result.held_out = len(dataset.x_test)
     return result
 
@@ -170,8 +215,11 @@ def simulated(config, quantized, dataset, exported, run):
 def _mismatch(result, weight_problems: list) -> str:
     """The csim stage's one line: where C-sim and QKeras part, and why that is a failure."""
     found = f"({result.layer}: {result.mismatches} values, max |diff| {result.max_abs_diff:.3g})"
-    why = (f"beyond its tolerance {result.tolerance_bound:.3g} ({result.tolerance.reason})" if result.tolerance
-           else "although float32 is exact there")
+    why = (
+        f"beyond its tolerance {result.tolerance_bound:.3g} ({result.tolerance.reason})"
+        if result.tolerance
+        else "although float32 is exact there"
+    )
     where = weight_problems[0] if weight_problems else result.first_difference or f"at {result.layer}"
     return f"C-sim of hls/project differs from QKeras at the logits {found} {why}: {where}"
 
@@ -196,10 +244,12 @@ def synth(config, run_dir: Path, out: Path, cancel=None) -> dict:
         try:
             measured = yosys_measurements(config, run_dir, cancel, progress=cancel is None)
         except ToolError as error:
-            raise ToolError(f"{error} (outputs.synthesize_layers: false skips this measurement; a re-run resumes "
-                            "here)") from None
-        record = SynthRecord(ran="yosys", yosys=yosys.describe(), yosys_first_call_seconds=yosys.first_call_seconds,
-                             **measured)
+            raise ToolError(
+                f"{error} (outputs.synthesize_layers: false skips this measurement; a re-run resumes here)"
+            ) from None
+        record = SynthRecord(
+            ran="yosys", yosys=yosys.describe(), yosys_first_call_seconds=yosys.first_call_seconds, **measured
+        )
     else:
         record = SynthRecord(ran="none", reason="skipped: vitis_hls not found, and yosys is not installed or disabled")
     (out / "synth.json").write_text(record.text())
@@ -210,10 +260,24 @@ def _measured_metrics(record) -> dict:
     """What the console says of a yosys measurement: its tool, scope, layers, removal and what was stopped."""
     removal = record.removal
     samples = {name: s["luts"] for name, s in record.samples.items()} if not removal else {}
-    return {"yosys": record.yosys, "scope": record.scope, "measured_layers": len(record.layers),
-            "unmeasured": record.unmeasured, **({"samples": samples} if samples else {}),
-            **({"removal": {"kernel": removal["kernel"], "where": removal["where"],
-                            "luts": removal["without"]["luts"] - removal["with"]["luts"]}} if removal else {})}
+    return {
+        "yosys": record.yosys,
+        "scope": record.scope,
+        "measured_layers": len(record.layers),
+        "unmeasured": record.unmeasured,
+        **({"samples": samples} if samples else {}),
+        **(
+            {
+                "removal": {
+                    "kernel": removal["kernel"],
+                    "where": removal["where"],
+                    "luts": removal["without"]["luts"] - removal["with"]["luts"],
+                }
+            }
+            if removal
+            else {}
+        ),
+    }
 
 
 def report(config, run_dir: Path, out: Path) -> dict:
@@ -223,24 +287,44 @@ def report(config, run_dir: Path, out: Path) -> dict:
     exported, quantized = shipped_export(run_dir), stage_model(config, run_dir, "quantize")
     dense = stage_model(config, run_dir, "quantize", "dense.keras")
     estimate = estimate_resources(exported, dense)
-    scores = {label: stage_score(stage_metrics(run_dir, stage)) for label, stage in
-              (("dense", "train"), ("pruned", "finetune"), ("quantized", "quantize"))}
+    scores = {
+        label: stage_score(stage_metrics(run_dir, stage))
+        for label, stage in (("dense", "train"), ("pruned", "finetune"), ("quantized", "quantize"))
+    }
     csim_metrics = stage_metrics(run_dir, "csim")
     budget = budget_rows(config, run_dir, estimate) if config.pruning.budget else None
-    write_report(out, exported, estimate, quantized, dense_model=dense, measurements=measurements(run_dir),
-                 accuracies={label: value for label, (_, value) in scores.items()}, metric=scores["quantized"][0],
-                 task=task_of(config, quantized, dataset_of(config)), title=f"fpgaprune report: {config.name}",
-                 csim=csim_metrics, budget=budget, saturation=csim_metrics.get("saturation", []),
-                 profile=_profile(run_dir),
-                 saturation_threshold=config.outputs.saturation_threshold)
+    write_report(
+        out,
+        exported,
+        estimate,
+        quantized,
+        dense_model=dense,
+        measurements=measurements(run_dir),
+        accuracies={label: value for label, (_, value) in scores.items()},
+        metric=scores["quantized"][0],
+        task=task_of(config, quantized, dataset_of(config)),
+        title=f"fpgaprune report: {config.name}",
+        csim=csim_metrics,
+        budget=budget,
+        saturation=csim_metrics.get("saturation", []),
+        profile=_profile(run_dir),
+        saturation_threshold=config.outputs.saturation_threshold,
+    )
     dense_total, pruned_total = estimate.total("dense"), estimate.total("pruned")
-    return {"report": str(run_dir / "report" / "report.html"), "fits": estimate.fits(), "verdict": estimate.verdict(),
-            "fit_checked": [v.text() for v in estimate.fit_verdicts() if v.error is not None],
-            "products": [dense_total.per_inference, pruned_total.per_inference],
-            "live_weights": [dense_total.products, pruned_total.products], "dsp": [dense_total.dsp, pruned_total.dsp],
-            "lut": [dense_total.lut, pruned_total.lut], "groups_removed": estimate.removed_groups(),
-            "kernel_savings": len(estimate.savings()), "layers": len(estimate.layers),
-            **({"budget": budget} if budget else {})}
+    return {
+        "report": str(run_dir / "report" / "report.html"),
+        "fits": estimate.fits(),
+        "verdict": estimate.verdict(),
+        "fit_checked": [v.text() for v in estimate.fit_verdicts() if v.error is not None],
+        "products": [dense_total.per_inference, pruned_total.per_inference],
+        "live_weights": [dense_total.products, pruned_total.products],
+        "dsp": [dense_total.dsp, pruned_total.dsp],
+        "lut": [dense_total.lut, pruned_total.lut],
+        "groups_removed": estimate.removed_groups(),
+        "kernel_savings": len(estimate.savings()),
+        "layers": len(estimate.layers),
+        **({"budget": budget} if budget else {}),
+    }
 
 
 def _profile(run_dir: Path):

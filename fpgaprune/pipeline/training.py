@@ -21,8 +21,14 @@ def dataset_of(config):
 
 def task_of(config, model, dataset) -> Task:
     """The run's task: `training.task`/`training.loss`, or what the model's output and the labels make."""
-    return infer_task(model, dataset.y_train, dataset.y_test, str(config.data.file or config.data.dataset),
-                      config.training.task, config.training.loss)
+    return infer_task(
+        model,
+        dataset.y_train,
+        dataset.y_test,
+        str(config.data.file or config.data.dataset),
+        config.training.task,
+        config.training.loss,
+    )
 
 
 def fit_model(model, dataset, epochs, learning_rate, config, label, callbacks=()):
@@ -31,13 +37,23 @@ def fit_model(model, dataset, epochs, learning_rate, config, label, callbacks=()
     from fpgaprune.frontends import front_end_of
 
     keras = front_end_of(model).keras()
-    optimizers = {"adam": keras.optimizers.Adam, "sgd": keras.optimizers.SGD, "rmsprop": keras.optimizers.RMSprop,
-                  "adamw": keras.optimizers.AdamW}
+    optimizers = {
+        "adam": keras.optimizers.Adam,
+        "sgd": keras.optimizers.SGD,
+        "rmsprop": keras.optimizers.RMSprop,
+        "adamw": keras.optimizers.AdamW,
+    }
     task = task_of(config, model, dataset)
     model.compile(optimizers[config.training.optimizer](learning_rate), task.keras_loss(keras))
     if epochs:
-        model.fit(dataset.x_train, task.labels_for_training(dataset.y_train), batch_size=config.training.batch_size,
-                  epochs=epochs, verbose=0, callbacks=[StopOnNonFiniteLoss(label), EpochBar(epochs, label), *callbacks])
+        model.fit(
+            dataset.x_train,
+            task.labels_for_training(dataset.y_train),
+            batch_size=config.training.batch_size,
+            epochs=epochs,
+            verbose=0,
+            callbacks=[StopOnNonFiniteLoss(label), EpochBar(epochs, label), *callbacks],
+        )
     return model
 
 

@@ -29,8 +29,13 @@ class HybridPruner:
     def __post_init__(self):
         if not 0 <= self.first_share <= 1:
             raise FpgapruneError(f"hybrid first_share {self.first_share!r} is not a fraction in [0, 1]")
-        options = dict(score=self.score, scope=self.scope, layers=self.layers, do_not_prune=self.do_not_prune,
-                       min_kept=self.min_kept)
+        options = dict(
+            score=self.score,
+            scope=self.scope,
+            layers=self.layers,
+            do_not_prune=self.do_not_prune,
+            min_kept=self.min_kept,
+        )
         self.pruners = (Pruner(structure="kernel", **options), Pruner(structure="element", **options))
 
     def targets(self, model):
@@ -50,8 +55,11 @@ class HybridPruner:
         weights of the kept kernels up to `sparsity` of all entries."""
         if sparsity is None or threshold is not None:
             raise FpgapruneError("hybrid pruning takes a sparsity, not a threshold")
-        share = ({layer: self.first_share * s for layer, s in sparsity.items()} if isinstance(sparsity, dict)
-                 else self.first_share * sparsity)
+        share = (
+            {layer: self.first_share * s for layer, s in sparsity.items()}
+            if isinstance(sparsity, dict)
+            else self.first_share * sparsity
+        )
         kernels, elements = self.pruners
         return elements.select(model, sparsity, pruned=kernels.select(model, share))
 

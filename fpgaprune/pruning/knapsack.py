@@ -60,16 +60,20 @@ def solve(values, costs, capacity, must_keep=None, must_remove=None, time_limit=
     must_remove = np.zeros(n, bool) if must_remove is None else np.asarray(must_remove, bool) & ~must_keep
     floor = minimum_cost(costs, must_keep)
     if np.any(floor > capacity + 1e-9):
-        raise BudgetInfeasible(f"the groups that must stay cost {floor.tolist()}, over the capacity "
-                               f"{capacity.tolist()}",
-                               floor)
+        raise BudgetInfeasible(
+            f"the groups that must stay cost {floor.tolist()}, over the capacity {capacity.tolist()}", floor
+        )
     if n == 0:
         return KnapsackResult(np.zeros(0, bool), 0.0, np.zeros(capacity.size), True)
     if n > EXACT_MAX_GROUPS:
         return _relaxed(values, costs, capacity, must_keep, must_remove)
-    result = milp(-values, integrality=np.ones(n), bounds=Bounds(must_keep.astype(float), (~must_remove).astype(float)),
-                  constraints=LinearConstraint(costs, -np.inf, capacity),
-                  options={"node_limit": NODE_LIMIT, "time_limit": time_limit, "mip_rel_gap": MIP_GAP})
+    result = milp(
+        -values,
+        integrality=np.ones(n),
+        bounds=Bounds(must_keep.astype(float), (~must_remove).astype(float)),
+        constraints=LinearConstraint(costs, -np.inf, capacity),
+        options={"node_limit": NODE_LIMIT, "time_limit": time_limit, "mip_rel_gap": MIP_GAP},
+    )
     keep = None if result.x is None else np.round(result.x).astype(bool)
     if keep is not None and result.status == 0:
         return KnapsackResult(keep, float(values[keep].sum()), costs @ keep, True)
@@ -97,8 +101,11 @@ def _relaxed(values, costs, capacity, must_keep, must_remove) -> KnapsackResult:
         start |= (relaxed.x > 1 - 1e-9) & ~must_remove
         if np.any(costs @ start > capacity + 1e-9):  # rounding noise: start from what must stay
             start = must_keep.copy()
-    keep = max(_greedy_fill(values, costs, capacity, start, must_remove),
-               _greedy_fill(values, costs, capacity, must_keep, must_remove), key=lambda k: values[k].sum())
+    keep = max(
+        _greedy_fill(values, costs, capacity, start, must_remove),
+        _greedy_fill(values, costs, capacity, must_keep, must_remove),
+        key=lambda k: values[k].sum(),
+    )
     bound = float(-relaxed.fun) if relaxed.status == 0 else None
     return KnapsackResult(keep, float(values[keep].sum()), costs @ keep, False, bound)
 

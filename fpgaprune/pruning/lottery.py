@@ -32,8 +32,10 @@ class LotteryTicket:
     def __init__(self, pruner: Pruner, rounds: int, rate: Sparsity, rewind_epoch: int = 0):
         rates = rate.values() if isinstance(rate, dict) else [rate]
         if rounds < 1 or not all(0.0 <= r < 1.0 for r in rates) or rewind_epoch < 0:
-            raise FpgapruneError(f"lottery ticket needs rounds >= 1, 0 <= rate < 1, rewind_epoch >= 0; got "
-                                 f"{rounds}, {rate}, {rewind_epoch}")
+            raise FpgapruneError(
+                f"lottery ticket needs rounds >= 1, 0 <= rate < 1, rewind_epoch >= 0; got "
+                f"{rounds}, {rate}, {rewind_epoch}"
+            )
         self.pruner, self.rounds, self.rate, self.rewind_epoch = pruner, rounds, rate, rewind_epoch
         self.rewind_weights = None
         self.sparsities: list = []

@@ -17,7 +17,6 @@ from fpgaprune.pruning.scores import NORMS, group_scores, lamp_scores
 from fpgaprune.pruning.structures import Structure, parse_structure, prunable, structure_for
 from fpgaprune.selection import parse_selector, resolve
 
-
 MIN_KEPT_FRACTION = 0.1  # by default a budget fit keeps at least this share of each layer's groups (its strongest)
 
 
@@ -58,8 +57,7 @@ class Pruner:
 
     def targets(self, model) -> list[PruneTarget]:
         """The weights this pruner prunes, with their structures; unknown names are one-line errors."""
-        names = self.layers if self.layers is not None else [
-            layer.name for layer in model.layers if prunable(layer)]
+        names = self.layers if self.layers is not None else [layer.name for layer in model.layers if prunable(layer)]
         for name in self.do_not_prune:
             resolve(model, parse_selector(name.split("/")[0]))  # the name must exist
         targets = []
@@ -71,15 +69,22 @@ class Pruner:
             targets.append(PruneTarget(bound.layer.name, bound.weight.name, bound.variable, structure))
         return targets
 
-    def select(self, model, sparsity: Union[float, dict, None] = None, threshold: Optional[float] = None,
-               pruned: Optional[dict] = None) -> dict:
+    def select(
+        self,
+        model,
+        sparsity: Union[float, dict, None] = None,
+        threshold: Optional[float] = None,
+        pruned: Optional[dict] = None,
+    ) -> dict:
         """{(layer, weight): boolean mask of the entries to prune}, including those pruned already, and those of
         `pruned` ({(layer, weight): mask}, counted as pruned already: another pruner's choice not yet applied)."""
         if (sparsity is None) == (threshold is None):
             raise FpgapruneError("give exactly one of sparsity and threshold")
         pruned = pruned or {}
-        groups = [_GroupView(target, self.score, self._cost(model, target), pruned.get((target.layer, target.weight)))
-                  for target in self.targets(model)]
+        groups = [
+            _GroupView(target, self.score, self._cost(model, target), pruned.get((target.layer, target.weight)))
+            for target in self.targets(model)
+        ]
         if self.scope == "global":
             if isinstance(sparsity, dict):
                 raise FpgapruneError("a global pruning scope takes one sparsity, not a per-layer dict")
@@ -87,8 +92,10 @@ class Pruner:
         else:
             unknown = set(sparsity) - {v.target.layer for v in groups} if isinstance(sparsity, dict) else set()
             if unknown:
-                raise FpgapruneError(f"sparsity names {sorted(unknown)}, which this pruner does not prune; it prunes "
-                                     f"{sorted({v.target.layer for v in groups})}")
+                raise FpgapruneError(
+                    f"sparsity names {sorted(unknown)}, which this pruner does not prune; it prunes "
+                    f"{sorted({v.target.layer for v in groups})}"
+                )
             for view in groups:
                 layer_sparsity = sparsity.get(view.target.layer) if isinstance(sparsity, dict) else sparsity
                 if layer_sparsity is not None or threshold is not None:
@@ -106,16 +113,27 @@ class Pruner:
         group costs the sum over its entries. Pruned groups stay pruned and frozen ones stay kept."""
         views = [_GroupView(target, self.score) for target in self.targets(model)]
         capacity = np.atleast_1d(np.asarray(capacity, np.float64))
-        costs = [np.stack([np.bincount(v.labels.ravel(), np.asarray(row, np.float64).ravel(), v.scores.size)
-                           for row in np.reshape(entry_costs(v.target), (capacity.size, -1))]) for v in views]
-        result = solve(np.concatenate([lamp_scores(v.scores, ~v.already) for v in views] or [np.zeros(0)]),
-                       np.concatenate(costs, axis=1) if costs else np.zeros((capacity.size, 0)), capacity,
-                       must_keep=np.concatenate([(v.protected | v.strongest(self.min_kept)) & ~v.already
-                                                 for v in views] or [np.zeros(0, bool)]),
-                       must_remove=np.concatenate([v.already for v in views] or [np.zeros(0, bool)]))
+        costs = [
+            np.stack(
+                [
+                    np.bincount(v.labels.ravel(), np.asarray(row, np.float64).ravel(), v.scores.size)
+                    for row in np.reshape(entry_costs(v.target), (capacity.size, -1))
+                ]
+            )
+            for v in views
+        ]
+        result = solve(
+            np.concatenate([lamp_scores(v.scores, ~v.already) for v in views] or [np.zeros(0)]),
+            np.concatenate(costs, axis=1) if costs else np.zeros((capacity.size, 0)),
+            capacity,
+            must_keep=np.concatenate(
+                [(v.protected | v.strongest(self.min_kept)) & ~v.already for v in views] or [np.zeros(0, bool)]
+            ),
+            must_remove=np.concatenate([v.already for v in views] or [np.zeros(0, bool)]),
+        )
         start = 0
         for view in views:
-            view.chosen = ~result.keep[start:start + view.scores.size]
+            view.chosen = ~result.keep[start : start + view.scores.size]
             start += view.scores.size
         return {(v.target.layer, v.target.weight): v.mask() for v in views}, result
 
@@ -254,5 +272,5 @@ def _choose(views: list, sparsity, threshold, normalise: bool) -> None:
         chosen[take] = True
     start = 0
     for view in views:
-        view.chosen = chosen[start:start + view.sizes.size]
+        view.chosen = chosen[start : start + view.sizes.size]
         start += view.sizes.size

@@ -26,7 +26,7 @@ class PruningSchedule(ABC):
 
 
 def _check_fraction(name: str, value: Sparsity) -> None:
-    for layer, fraction in (value.items() if isinstance(value, dict) else [(None, value)]):
+    for layer, fraction in value.items() if isinstance(value, dict) else [(None, value)]:
         if not 0.0 <= fraction <= 1.0:
             where = f"{name}[{layer!r}]" if layer is not None else name
             raise FpgapruneError(f"{where} must lie in [0, 1], got {fraction}")
@@ -52,12 +52,20 @@ class PolynomialDecay(PruningSchedule):
     """Zhu & Gupta (2017): s_t = s_f + (s_i - s_f) (1 - (t - t0) / (n dt))^e, updated every `frequency` steps
     from `begin_step` (t0) to `end_step` (t0 + n dt). With {layer: s_f}, each layer follows its own curve."""
 
-    def __init__(self, initial_sparsity: Sparsity, target_sparsity: Sparsity, begin_step: int, end_step: int,
-                 frequency: int = 100, exponent: float = 3.0):
+    def __init__(
+        self,
+        initial_sparsity: Sparsity,
+        target_sparsity: Sparsity,
+        begin_step: int,
+        end_step: int,
+        frequency: int = 100,
+        exponent: float = 3.0,
+    ):
         _check_fraction("initial_sparsity", initial_sparsity)
         _check_fraction("target_sparsity", target_sparsity)
-        if isinstance(initial_sparsity, dict) and (not isinstance(target_sparsity, dict)
-                                                   or set(initial_sparsity) != set(target_sparsity)):
+        if isinstance(initial_sparsity, dict) and (
+            not isinstance(target_sparsity, dict) or set(initial_sparsity) != set(target_sparsity)
+        ):
             raise FpgapruneError("a per-layer initial_sparsity needs a per-layer target_sparsity for the same layers")
         if end_step <= begin_step or begin_step < 0:
             raise FpgapruneError(f"need 0 <= begin_step < end_step, got {begin_step} and {end_step}")
@@ -74,8 +82,10 @@ class PolynomialDecay(PruningSchedule):
             return target + (initial - target) * decay
 
         if isinstance(self.target_sparsity, dict):
-            return {layer: curve(per_layer(self.initial_sparsity, layer), target)
-                    for layer, target in self.target_sparsity.items()}
+            return {
+                layer: curve(per_layer(self.initial_sparsity, layer), target)
+                for layer, target in self.target_sparsity.items()
+            }
         return curve(self.initial_sparsity, self.target_sparsity)
 
     def __call__(self, step: int) -> tuple[bool, Sparsity]:

@@ -28,6 +28,8 @@ def prunable(layer) -> bool:
     """Whether a pruner takes the layer by default (its kind has structures)."""
     kind = kind_of(layer)
     return kind is not None and bool(kind.structures)
+
+
 _BLOCK = re.compile(r"^block\(\s*(\d+)\s*,\s*(\d+)\s*(?:,\s*(avg|max)\s*)?\)$")
 
 

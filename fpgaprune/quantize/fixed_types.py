@@ -32,7 +32,7 @@ class FixedType:
 
     @property
     def hi(self) -> float:
-        return 2.0 ** (self.integer - (1 if self.signed else 0)) - 2.0 ** -self.frac
+        return 2.0 ** (self.integer - (1 if self.signed else 0)) - 2.0**-self.frac
 
     def hls(self) -> str:
         modes = ",RND_CONV,SAT" if self.quantizing else ""

@@ -14,8 +14,9 @@ from fpgaprune.frontends import QUANTIZING as front
 
 def activation_name(layer) -> str:
     activation = getattr(layer, "activation", None)
-    return str(getattr(activation, "__name__", None) or type(activation).__name__ if activation is not None
-               else "").lower()
+    return str(
+        getattr(activation, "__name__", None) or type(activation).__name__ if activation is not None else ""
+    ).lower()
 
 
 def has_inner_activation(layer) -> bool:
@@ -59,10 +60,10 @@ class LayerValuesProbe:
     def __call__(self, x) -> LayerValues:
         values = self.probe.predict(x, batch_size=self.batch_size, verbose=0)
         n = len(self.layers)
-        outputs = {layer.name: np.asarray(v) for layer, v in zip(self.layers, values[1:1 + n])}
-        inputs = [np.asarray(v) for v in values[1 + n:]]
+        outputs = {layer.name: np.asarray(v) for layer, v in zip(self.layers, values[1 : 1 + n])}
+        inputs = [np.asarray(v) for v in values[1 + n :]]
         pre = {layer.name: _linear_output(layer, x_in) for layer, x_in in zip(self.swapped, inputs)}
-        quantizer_inputs = dict(zip((layer.name for layer in self.quantizing), inputs[len(self.swapped):]))
+        quantizer_inputs = dict(zip((layer.name for layer in self.quantizing), inputs[len(self.swapped) :]))
         return LayerValues(np.asarray(values[0]), outputs, pre, quantizer_inputs)
 
 

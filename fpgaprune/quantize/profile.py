@@ -60,7 +60,8 @@ class ProfileRow:
 
     def to_json(self) -> dict:
         return {key: value for key, value in asdict(self).items() if not key.startswith("_")} | {
-            "clipped": self.clipped}
+            "clipped": self.clipped
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> "ProfileRow":
@@ -69,8 +70,10 @@ class ProfileRow:
     def describe(self) -> str:
         side = "above" if self.above >= self.below else "below"
         edge = self.hi if side == "above" else self.lo
-        return (f"{self.layer}: {self.clipped:.1%} of its {self.what} values lie {side} the {edge:g} that "
-                f"{self.limit} holds ({self.where})")
+        return (
+            f"{self.layer}: {self.clipped:.1%} of its {self.what} values lie {side} the {edge:g} that "
+            f"{self.limit} holds ({self.where})"
+        )
 
 
 def _merged_sample(sample: np.ndarray, represented: int, values: np.ndarray, rng) -> np.ndarray:
@@ -169,15 +172,18 @@ class ProfileCollector:
             self._row(("hls", "input"), "input", "input", fixed.hls(), "after export", (fixed.lo, fixed.hi)).add(x)
         for layer in self.model.layers:
             if has_inner_activation(layer) and layer.name in values.pre_activations:
-                self._activation(layer, layer.activation, values.pre_activations[layer.name],
-                                 f"{layer.name}_{type(layer.activation).__name__}")
+                self._activation(
+                    layer,
+                    layer.activation,
+                    values.pre_activations[layer.name],
+                    f"{layer.name}_{type(layer.activation).__name__}",
+                )
                 limit, lo_hi = self._hls(layer.name, "accum")
                 row = self._row(("hls", layer.name, "accum"), layer.name, "accumulator", limit, "after export", lo_hi)
                 if row is not None:
                     row.add(values.pre_activations[layer.name])
             elif layer.name in values.layer_inputs:
-                self._activation(layer, front.activation_quantizer(layer), values.layer_inputs[layer.name],
-                                 layer.name)
+                self._activation(layer, front.activation_quantizer(layer), values.layer_inputs[layer.name], layer.name)
             elif getattr(layer, "kernel", None) is not None and layer.name in values.layer_outputs:
                 limit, lo_hi = self._hls(layer.name, "accum")
                 row = self._row(("hls", layer.name, "accum"), layer.name, "accumulator", limit, "after export", lo_hi)
@@ -189,8 +195,9 @@ class ProfileCollector:
         if not hasattr(quantizer, "get_config"):  # a float activation (softmax, tanh): nothing limits it
             return
         arriving = _arriving(quantizer, values)
-        row = self._row(("qat", layer.name, "act"), layer.name, "pre-activation", quantizer, "after QAT",
-                        quantizer_range(quantizer))
+        row = self._row(
+            ("qat", layer.name, "act"), layer.name, "pre-activation", quantizer, "after QAT", quantizer_range(quantizer)
+        )
         if row is not None:
             row.add(arriving)
         limit, lo_hi = self._hls(node, "result")

@@ -45,11 +45,18 @@ def quantization_report(quantized, float_model=None, x=None, y=None, task=None) 
             values = np.asarray(quantizer(variable))
             pruned = _pruned_mask(variable)
             zero = values == 0
-            report.rows.append({
-                "layer": layer.name, "weight": weight.name, "quantizer": str(quantizer),
-                "bits": getattr(quantizer, "bits", "?"), "entries": int(values.size), "pruned": int(pruned.sum()),
-                "quantized_to_zero": int((zero & ~pruned).sum()), "nonzero": int((~zero).sum()),
-            })
+            report.rows.append(
+                {
+                    "layer": layer.name,
+                    "weight": weight.name,
+                    "quantizer": str(quantizer),
+                    "bits": getattr(quantizer, "bits", "?"),
+                    "entries": int(values.size),
+                    "pruned": int(pruned.sum()),
+                    "quantized_to_zero": int((zero & ~pruned).sum()),
+                    "nonzero": int((~zero).sum()),
+                }
+            )
     if x is not None and y is not None:
         score = task.score if task is not None else _accuracy
         report.metric, report.task = (task.metric if task is not None else "accuracy"), task

@@ -41,8 +41,14 @@ def resource_bars_figure(estimate):
     everything = [("DSP", "dsp"), ("LUT", "lut"), ("FF", "ff"), ("BRAM_18K", "bram_18k")]
     names = [(name, key) for name, key in everything if _used(estimate, key)] or everything[1:2]
     unused = [name for name, key in everything if (name, key) not in names]
-    fig, axes = plt.subplots(1, len(names), figsize=(3.4 * len(names), 1.2 + 0.45 * max(len(estimate.layers), 2)),
-                             sharey=True, layout="constrained", squeeze=False)
+    fig, axes = plt.subplots(
+        1,
+        len(names),
+        figsize=(3.4 * len(names), 1.2 + 0.45 * max(len(estimate.layers), 2)),
+        sharey=True,
+        layout="constrained",
+        squeeze=False,
+    )
     fig.get_layout_engine().set(w_pad=0.25, wspace=0.15)  # room between panels for their edge tick labels
     axes = axes[0]
     labels = [layer.name for layer in estimate.layers]
@@ -76,8 +82,11 @@ def kernel_cost_map(title: str, costs: np.ndarray, pruned: np.ndarray, origin: t
 
 def tiles(shape: tuple, size: int = TILE) -> list:
     """(ci slice, co slice) of each map of a ci x co layer: one map up to size x size, tiles beyond."""
-    return [(slice(i, min(i + size, shape[0])), slice(j, min(j + size, shape[1])))
-            for i in range(0, shape[0], size) for j in range(0, shape[1], size)]
+    return [
+        (slice(i, min(i + size, shape[0])), slice(j, min(j + size, shape[1])))
+        for i in range(0, shape[0], size)
+        for j in range(0, shape[1], size)
+    ]
 
 
 def kernel_cost_map_figure(title: str, costs: np.ndarray, pruned: np.ndarray, origin: tuple = (0, 0)):
@@ -88,12 +97,22 @@ def kernel_cost_map_figure(title: str, costs: np.ndarray, pruned: np.ndarray, or
     width = max(4.8, (cols * CELL_PX + 260) / DPI)  # + the y label, ticks and the colour bar
     height = max(2.6, (rows * CELL_PX + 190) / DPI)  # + the title, the x label and the legend
     fig, axis = plt.subplots(figsize=(width, height), layout="constrained")
-    image = axis.imshow(np.where(costs > 0, costs, np.nan), cmap="viridis", aspect="auto",
-                        extent=(origin[1] - 0.5, origin[1] + cols - 0.5, origin[0] + rows - 0.5, origin[0] - 0.5))
+    image = axis.imshow(
+        np.where(costs > 0, costs, np.nan),
+        cmap="viridis",
+        aspect="auto",
+        extent=(origin[1] - 0.5, origin[1] + cols - 0.5, origin[0] + rows - 0.5, origin[0] - 0.5),
+    )
     ys, xs = np.nonzero(pruned)
     if len(xs):
-        axis.scatter(xs + origin[1], ys + origin[0], marker="x", color="#d62728", s=14 if max(rows, cols) <= 32 else 6,
-                     label="pruned")
+        axis.scatter(
+            xs + origin[1],
+            ys + origin[0],
+            marker="x",
+            color="#d62728",
+            s=14 if max(rows, cols) <= 32 else 6,
+            label="pruned",
+        )
         fig.legend(fontsize=7, loc="outside lower center")
     for ticks, count, start in ((axis.set_xticks, cols, origin[1]), (axis.set_yticks, rows, origin[0])):
         values = range(count) if count <= 16 else MaxNLocator(nbins=8, integer=True).tick_values(0, count - 1)
@@ -121,8 +140,9 @@ def pareto_figure(table: list, board_name: str):
     panels = [("LUT", "LUT_fraction", "pareto_LUT")]
     if any(row["DSP"] for row in done):
         panels.append(("DSP", "DSP_fraction", "pareto_DSP"))
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), layout="constrained", squeeze=False,
-                             sharey=True)
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(4.6 * len(panels), 3.6), layout="constrained", squeeze=False, sharey=True
+    )
     for axis, (name, cost, front) in zip(axes[0], panels):
         x = [100 * row[cost] for row in done]
         y = [scale * row["score_quantized"] for row in done]
@@ -131,20 +151,34 @@ def pareto_figure(table: list, board_name: str):
         if best:
             axis.plot(*zip(*best), color="#d62728", lw=1, zorder=1)
             axis.scatter(*zip(*best), s=70, facecolors="none", edgecolors="#d62728", label="non-dominated", zorder=3)
-        measured = [(100 * row["measured_LUT_fraction"], scale * row["score_quantized"])
-                    for row in done if name == "LUT" and row.get("measured_LUT_fraction") is not None]
+        measured = [
+            (100 * row["measured_LUT_fraction"], scale * row["score_quantized"])
+            for row in done
+            if name == "LUT" and row.get("measured_LUT_fraction") is not None
+        ]
         if measured:
-            axis.scatter(*zip(*measured), marker="^", s=30, facecolors="none", edgecolors="#2ca02c",
-                         label="measured (yosys, DA circuit)", zorder=2)
+            axis.scatter(
+                *zip(*measured),
+                marker="^",
+                s=30,
+                facecolors="none",
+                edgecolors="#2ca02c",
+                label="measured (yosys, DA circuit)",
+                zorder=2,
+            )
         axis.set_xlabel(f"{name} (% of {board_name}, estimate)")
         axis.grid(alpha=0.3)
-    label = (f"{metric.replace('_', ' ')} after QAT (%)" if scale == 100
-             else f"{metric.upper()} after QAT (lower is better)")
+    label = (
+        f"{metric.replace('_', ' ')} after QAT (%)" if scale == 100 else f"{metric.upper()} after QAT (lower is better)"
+    )
     axes[0][0].set_ylabel(label)
     handles = {label: handle for axis in axes[0] for handle, label in zip(*axis.get_legend_handles_labels())}
     fig.legend(list(handles.values()), list(handles), fontsize=8, loc="outside lower center", ncols=len(handles))
-    fig.suptitle(f"Sweep: {metric.replace('_', ' ') if scale == 100 else metric.upper()} against hardware"
-                 + ("" if len(panels) > 1 else " (DSP: none used)"), fontsize=10)
+    fig.suptitle(
+        f"Sweep: {metric.replace('_', ' ') if scale == 100 else metric.upper()} against hardware"
+        + ("" if len(panels) > 1 else " (DSP: none used)"),
+        fontsize=10,
+    )
     return fig
 
 
@@ -160,8 +194,9 @@ def profile_figure(profile, threshold: float | None = None):
     plt = _pyplot()
     panels = [where for where in ("after QAT", "after export") if any(r.where == where for r in profile.rows)]
     tallest = max(sum(r.where == where for r in profile.rows) for where in panels)
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 1.0 + 0.34 * tallest), squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(5.2 * len(panels), 1.0 + 0.34 * tallest), squeeze=False, layout="constrained"
+    )
     for axis, where in zip(axes[0], panels):
         rows = [row for row in profile.rows if row.where == where and row.quantiles]
         _profile_panel(axis, rows, threshold)
@@ -173,14 +208,34 @@ def _profile_panel(axis, rows: list, threshold: float | None) -> None:
     positions = np.arange(len(rows))
     for y, row in zip(positions, rows):
         axis.barh(y, row.hi - row.lo, left=row.lo, height=0.8, color="#e3e3e3", zorder=0)
-    stats = [{"whislo": r.quantiles[1], "q1": r.quantiles[2], "med": r.quantiles[3], "q3": r.quantiles[4],
-              "whishi": r.quantiles[5], "fliers": [r.quantiles[0], r.quantiles[6]]} for r in rows]
+    stats = [
+        {
+            "whislo": r.quantiles[1],
+            "q1": r.quantiles[2],
+            "med": r.quantiles[3],
+            "q3": r.quantiles[4],
+            "whishi": r.quantiles[5],
+            "fliers": [r.quantiles[0], r.quantiles[6]],
+        }
+        for r in rows
+    ]
     if stats:
-        axis.bxp(stats, positions=positions, vert=False, widths=0.5, showfliers=True, patch_artist=True,
-                 boxprops={"facecolor": "#9ecae1"}, flierprops={"marker": ".", "markersize": 4})
+        axis.bxp(
+            stats,
+            positions=positions,
+            vert=False,
+            widths=0.5,
+            showfliers=True,
+            patch_artist=True,
+            boxprops={"facecolor": "#9ecae1"},
+            flierprops={"marker": ".", "markersize": 4},
+        )
     over = [threshold is not None and row.clipped > threshold for row in rows]
-    labels = [f"{r.layer}{'' if r.what == r.layer else ' ' + r.what} ({r.limit})"
-              + (f": {r.clipped:.1%} outside" if flagged else "") for r, flagged in zip(rows, over)]
+    labels = [
+        f"{r.layer}{'' if r.what == r.layer else ' ' + r.what} ({r.limit})"
+        + (f": {r.clipped:.1%} outside" if flagged else "")
+        for r, flagged in zip(rows, over)
+    ]
     axis.set_yticks(positions, labels, fontsize=7)
     for tick, flagged in zip(axis.get_yticklabels(), over):
         tick.set_color("#d62728" if flagged else "#222222")

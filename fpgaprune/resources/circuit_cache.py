@@ -31,8 +31,9 @@ def circuit_key(job: dict, arrays: dict, tool: str) -> str:
     digest = hashlib.sha256()
     settings = {key: value for key, value in job.items() if key != "yosys"}  # the command's path is not content
     settings["synthesized"] = bool(job.get("yosys"))  # a trace alone is another result
-    digest.update(json.dumps({"job": settings, "tool": tool, "da4ml": metadata.version("da4ml")},
-                             sort_keys=True).encode())
+    digest.update(
+        json.dumps({"job": settings, "tool": tool, "da4ml": metadata.version("da4ml")}, sort_keys=True).encode()
+    )
     for name in sorted(arrays):
         values = np.ascontiguousarray(arrays[name], np.float64)
         digest.update(name.encode() + str(values.shape).encode() + values.tobytes())

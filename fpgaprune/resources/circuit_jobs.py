@@ -67,22 +67,41 @@ class Runner:
         for name, values in arrays.items():
             np.save(directory / f"{name}.npy", values)
         limit = self.budget.per_circuit()
-        watched = run_watched([sys.executable, "-m", "fpgaprune.workers.circuit", str(directory)],
-                              min(YOSYS_TIMEOUT_S, remaining), limit, cancel=self.cancel)
-        self.log.append({"circuit": label, "cached": False, "seconds": watched.seconds,
-                         "peak_mb": round(watched.peak_rss / 2**20), "stopped": watched.stopped})
+        watched = run_watched(
+            [sys.executable, "-m", "fpgaprune.workers.circuit", str(directory)],
+            min(YOSYS_TIMEOUT_S, remaining),
+            limit,
+            cancel=self.cancel,
+        )
+        self.log.append(
+            {
+                "circuit": label,
+                "cached": False,
+                "seconds": watched.seconds,
+                "peak_mb": round(watched.peak_rss / 2**20),
+                "stopped": watched.stopped,
+            }
+        )
         if watched.stopped == "memory":
-            return Unmeasured(f"stopped: over its share of the memory budget ({limit / 2**20:.0f} MB; it reached "
-                              f"{watched.peak_rss / 2**20:.0f} MB)")
+            return Unmeasured(
+                f"stopped: over its share of the memory budget ({limit / 2**20:.0f} MB; it reached "
+                f"{watched.peak_rss / 2**20:.0f} MB)"
+            )
         if watched.stopped:
-            return Unmeasured("stopped: the measurement was cancelled" if watched.stopped == "cancelled" else
-                              f"stopped: past the time budget ({self.budget.seconds:g} s)")
+            return Unmeasured(
+                "stopped: the measurement was cancelled"
+                if watched.stopped == "cancelled"
+                else f"stopped: past the time budget ({self.budget.seconds:g} s)"
+            )
         if watched.returncode != 0:
             lines = [line for line in watched.output.splitlines() if line.strip()]
-            detail = next((line for line in reversed(lines) if "yosys" in line or "rror" in line),
-                          lines[-1] if lines else "no output")
-            raise ToolError(f"yosys on {label} ({directory / 'rtl' / 'src' / 'layer.v'}): "
-                            f"{detail.strip().removeprefix('yosys: ')}")
+            detail = next(
+                (line for line in reversed(lines) if "yosys" in line or "rror" in line),
+                lines[-1] if lines else "no output",
+            )
+            raise ToolError(
+                f"yosys on {label} ({directory / 'rtl' / 'src' / 'layer.v'}): {detail.strip().removeprefix('yosys: ')}"
+            )
         result = json.loads((directory / "result.json").read_text())
         circuit_cache.remember(key, result)
         return result
@@ -124,8 +143,7 @@ class LayerJob:
         for group in column_groups(self.parts) if len(self.parts) > 1 else []:
             if len(group) > 1 and not any(isinstance(results[i], Unmeasured) for i in group):
                 job = {"kind": "adder", "out_kifs": [results[i]["out_kifs"] for i in group], "yosys": self.synthesize}
-                adders.append(self.runner.submit(f"{self.name} adder of parts {group[0] + 1}-{group[-1] + 1}", job,
-                                                 {}))
+                adders.append(self.runner.submit(f"{self.name} adder of parts {group[0] + 1}-{group[-1] + 1}", job, {}))
         results += [future.result() for future in adders]
         failed = next((r for r in results if isinstance(r, Unmeasured)), None)
         if failed is not None:

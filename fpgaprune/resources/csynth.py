@@ -54,19 +54,41 @@ class CsynthModel:
 
 
 MODELS = {
-    "vivado_hls 2019.2": CsynthModel("Vivado HLS 2019.2", 11.277, 8.547, True, True, True,
-                                     "dense-layer LUT: reuse 2 -4.6%, 6-bit QKeras +2.5%; DSP -3.1%, +4.9%",
-                                     errors={"LUT": (-0.046, 0.025), "DSP": (-0.031, 0.049)}),
-    "vitis 2024.1": CsynthModel("Vitis HLS 2024.1", 1.770, 20.439, False, False, False,
-                                "dense-layer LUT: reuse 2 -2.5%, 6-bit QKeras +21.1%; DSP not modelled",
-                                errors={"LUT": (-0.025, 0.211)}),
+    "vivado_hls 2019.2": CsynthModel(
+        "Vivado HLS 2019.2",
+        11.277,
+        8.547,
+        True,
+        True,
+        True,
+        "dense-layer LUT: reuse 2 -4.6%, 6-bit QKeras +2.5%; DSP -3.1%, +4.9%",
+        errors={"LUT": (-0.046, 0.025), "DSP": (-0.031, 0.049)},
+    ),
+    "vitis 2024.1": CsynthModel(
+        "Vitis HLS 2024.1",
+        1.770,
+        20.439,
+        False,
+        False,
+        False,
+        "dense-layer LUT: reuse 2 -2.5%, 6-bit QKeras +21.1%; DSP not modelled",
+        errors={"LUT": (-0.025, 0.211)},
+    ),
     # Fitted on the hls4ml tutorial's part-6 CNN at 16 bits (benchmarks/bench_published_cnn.py), reuse factor 1
     "vivado_hls 2020.1 io_stream": CsynthModel(
-        "Vivado HLS 2020.1 (io_stream)", 5.246, 7.808, False, False, True,
+        "Vivado HLS 2020.1 (io_stream)",
+        5.246,
+        7.808,
+        False,
+        False,
+        True,
         "io_stream, held out on a 16-bit replicate: conv DSP -14%..+7%, LUT -24%..-3%; Dense DSP -29%..-10%, LUT "
         "+1%..+13%; at 6 bits conv LUT -29%..+10%, Dense LUT -65%..+48%, DSP not predicted (0 for 5-105)",
-        dsp_min_width=7, io_type="io_stream", kinds=("dense", "conv2d"),
-        errors={"LUT": (-0.654, 0.483), "DSP": (-1.0, 3.675)}),  # every layer held out, 16 and 6 bits
+        dsp_min_width=7,
+        io_type="io_stream",
+        kinds=("dense", "conv2d"),
+        errors={"LUT": (-0.654, 0.483), "DSP": (-1.0, 3.675)},
+    ),  # every layer held out, 16 and 6 bits
 }
 
 
@@ -94,8 +116,15 @@ def odd_width(code: int) -> int:
     return (value >> ((value & -value).bit_length() - 1)).bit_length() if value else 0
 
 
-def layer_features(codes: np.ndarray, weight_bits: int, input_bits: int, reuse: int, dsp_a_bits: int = 27,
-                   dsp_b_bits: int = 18, dsp_min_width: int | None = None) -> LayerFeatures:
+def layer_features(
+    codes: np.ndarray,
+    weight_bits: int,
+    input_bits: int,
+    reuse: int,
+    dsp_a_bits: int = 27,
+    dsp_b_bits: int = 18,
+    dsp_min_width: int | None = None,
+) -> LayerFeatures:
     """Features of a layer whose weights (zeros included) have integer codes `codes`; `dsp_min_width`: the
     model's (`CsynthModel.dsp_min_width`)."""
     codes = np.asarray(codes, np.int64).ravel()
@@ -106,11 +135,14 @@ def layer_features(codes: np.ndarray, weight_bits: int, input_bits: int, reuse: 
     lut_codes = [int(c) for c, kind in zip(live, kinds) if kind == "lut"]
     reuse = max(int(reuse), 1)
     return LayerFeatures(
-        sites=int(codes.size), products=int(live.size),
+        sites=int(codes.size),
+        products=int(live.size),
         dsp_slices=kinds.count("dsp") * rules.dsp_slices(weight_bits, input_bits, dsp_a_bits, dsp_b_bits),
         generic_multiplier_luts=len(lut_codes) * weight_bits * input_bits,
         csd_multiplier_luts=sum(rules.lut_multiplier_luts(c, input_bits) for c in lut_codes),
-        mux_luts_per_product=(reuse - 1) / reuse * (weight_bits + input_bits) / 2, reuse=reuse)
+        mux_luts_per_product=(reuse - 1) / reuse * (weight_bits + input_bits) / 2,
+        reuse=reuse,
+    )
 
 
 def rule_luts(features: LayerFeatures, model: CsynthModel) -> float:
@@ -127,15 +159,17 @@ def csynth_estimate(features: LayerFeatures, model: CsynthModel) -> dict:
     return {"LUT": lut, "DSP": math.ceil(features.dsp_slices / share) if model.dsp_modelled else None}
 
 
-def product_figures(code: int, weight_bits: int, input_bits: int, reuse: int, dsp_a_bits: int, dsp_b_bits: int,
-                    model: CsynthModel) -> tuple[float, float]:
+def product_figures(
+    code: int, weight_bits: int, input_bits: int, reuse: int, dsp_a_bits: int, dsp_b_bits: int, model: CsynthModel
+) -> tuple[float, float]:
     """(DSP, LUT) that one product of weight code `code` adds to `model`'s figure for fpgaprune's code, which has
     no site for a zero (a zero adds nothing): a layer's products sum to its `fpgaprune_*` figures
     (`estimate.csynth_rows`) up to the rounding of its DSPs. The budget's knapsack prices with this."""
     if int(code) == 0:
         return 0.0, 0.0
-    features = layer_features(np.array([code]), weight_bits, input_bits, reuse, dsp_a_bits, dsp_b_bits,
-                              model.dsp_min_width)
+    features = layer_features(
+        np.array([code]), weight_bits, input_bits, reuse, dsp_a_bits, dsp_b_bits, model.dsp_min_width
+    )
     share = features.reuse if model.shares_under_reuse else 1
     return features.dsp_slices / share, csynth_estimate(features, model)["LUT"]
 

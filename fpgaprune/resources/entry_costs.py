@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.hls.manifest import quantized_kernel
-from fpgaprune.pruning.costs import output_positions
-from fpgaprune.layer_graph import LayerGraph
 from fpgaprune.frontends import QUANTIZING
-from fpgaprune.layer_kinds import kind_of
+from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.hls.precision import derive_precisions
+from fpgaprune.layer_graph import LayerGraph
+from fpgaprune.layer_kinds import kind_of
+from fpgaprune.pruning.costs import output_positions
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange
 from fpgaprune.resources import csynth, rules
 from fpgaprune.resources.estimator import LayerTypes, product_cost
@@ -43,8 +43,10 @@ class EntryCosts:
 
     def total(self, layers=None) -> dict:
         names = self.dsp if layers is None else [name for name in layers if name in self.dsp]
-        return {"DSP": float(sum(self.dsp[n].sum() for n in names)),
-                "LUT": float(sum(self.lut[n].sum() for n in names))}
+        return {
+            "DSP": float(sum(self.dsp[n].sum() for n in names)),
+            "LUT": float(sum(self.lut[n].sum() for n in names)),
+        }
 
 
 def _setting(hls_config: dict, layer: str, key: str, default):
@@ -52,8 +54,9 @@ def _setting(hls_config: dict, layer: str, key: str, default):
     return per_layer.get(key, hls_config.get("Model", {}).get(key, default))
 
 
-def layer_hardware(qmodel, hls_config: dict, input_fixed: FixedType, board,
-                   io_type: str = "io_parallel") -> tuple[dict, list]:
+def layer_hardware(
+    qmodel, hls_config: dict, input_fixed: FixedType, board, io_type: str = "io_parallel"
+) -> tuple[dict, list]:
     """({layer: LayerTypes} for the QKeras model's hardware layers, notes on layers left out)."""
     plan, graph = derive_precisions(qmodel, input_fixed), LayerGraph(qmodel)
     types, notes = {}, []
@@ -67,10 +70,17 @@ def layer_hardware(qmodel, hls_config: dict, input_fixed: FixedType, board,
             continue
         weight = derived["weight"]
         types[layer.name] = LayerTypes(
-            weight.width, weight.frac, FixedType.covering(span.lo, span.hi, span.frac).width, derived["accum"].width,
+            weight.width,
+            weight.frac,
+            FixedType.covering(span.lo, span.hi, span.frac).width,
+            derived["accum"].width,
             int(_setting(hls_config, layer.name, "ReuseFactor", 1)),
-            str(_setting(hls_config, layer.name, "Strategy", "Latency")).lower(), io_type, output_positions(layer),
-            board.dsp_a_bits, board.dsp_b_bits)
+            str(_setting(hls_config, layer.name, "Strategy", "Latency")).lower(),
+            io_type,
+            output_positions(layer),
+            board.dsp_a_bits,
+            board.dsp_b_bits,
+        )
     return types, notes
 
 
@@ -91,14 +101,19 @@ def entry_costs(qmodel, types: dict, notes=(), backend: str = "Vitis") -> EntryC
         costs = np.array([_entry_cost(int(code), t, models) for code in unique], np.float64).reshape(-1, 2)
         dsp[name] = costs[inverse.ravel(), 0].reshape(kernel.shape)
         lut[name] = costs[inverse.ravel(), 1].reshape(kernel.shape)
-    sources = {resource: f"the {model.tool} C-synthesis model" if model else RULES_SOURCE
-               for resource, model in models.items()}
+    sources = {
+        resource: f"the {model.tool} C-synthesis model" if model else RULES_SOURCE for resource, model in models.items()
+    }
     return EntryCosts(dsp, lut, list(notes), sources)
 
 
 def _entry_cost(code: int, t: LayerTypes, models: dict) -> tuple[float, float]:
     ruled = product_cost(code, t)
-    checked = {resource: csynth.product_figures(code, t.weight_bits, t.input_bits, t.reuse, t.dsp_a_bits,
-                                                t.dsp_b_bits, model)[column]
-               for column, resource in enumerate(("DSP", "LUT")) if (model := models[resource])}
+    checked = {
+        resource: csynth.product_figures(code, t.weight_bits, t.input_bits, t.reuse, t.dsp_a_bits, t.dsp_b_bits, model)[
+            column
+        ]
+        for column, resource in enumerate(("DSP", "LUT"))
+        if (model := models[resource])
+    }
     return checked.get("DSP", ruled[0]), checked.get("LUT", ruled[1])

@@ -24,27 +24,29 @@ SOURCE = "estimate (fpgaprune rules, see fpgaprune/resources/rules.py)"
 # (benchmarks/bench_published.py on benchmarks/published/; docs/resources.md).
 COLUMN_SOURCES = {
     "DSP": "rule estimate. Dense layers (io_parallel): checked against Vivado HLS 2019.2 C-synthesis of 4 published "
-           "hls4ml designs (held-out error -3.1% and +4.9%, resources/csynth.py); Vitis HLS 2024.1 builds 34-72% of "
-           "constant products from LUTs, which no rule here predicts. Convolutions: this rule was not fitted on "
-           "them; as it is, against published Vivado HLS 2020.1 io_stream designs of the hls4ml tutorial's part-6 "
-           "CNN (benchmarks/bench_published_cnn.py): +3% to +45% per layer at 16 bits, and at 6 bits it does not "
-           "predict which products the tool puts in DSPs. The C-synthesis model fitted on those designs (the "
-           "table below) holds out at -14% to +7% at 16 bits. io_parallel convolutions: unchecked",
+    "hls4ml designs (held-out error -3.1% and +4.9%, resources/csynth.py); Vitis HLS 2024.1 builds 34-72% of "
+    "constant products from LUTs, which no rule here predicts. Convolutions: this rule was not fitted on "
+    "them; as it is, against published Vivado HLS 2020.1 io_stream designs of the hls4ml tutorial's part-6 "
+    "CNN (benchmarks/bench_published_cnn.py): +3% to +45% per layer at 16 bits, and at 6 bits it does not "
+    "predict which products the tool puts in DSPs. The C-synthesis model fitted on those designs (the "
+    "table below) holds out at -14% to +7% at 16 bits. io_parallel convolutions: unchecked",
     "LUT": "rule estimate (multipliers and adders of the live products), not calibrated. C-synthesis reports more: "
-           "its per-tool model (resources/csynth.py, two coefficients fitted on published Dense layers) holds out "
-           "at -4.6% and +2.5% (Vivado HLS 2019.2) and -2.5% and +21% (Vitis HLS 2024.1); on the part-6 CNN's "
-           "io_stream convolutions (Vivado HLS 2020.1), as it is, -7% to +6% at 16 bits and -9% to +96% at 6 "
-           "bits; io_parallel convolutions: unchecked",
+    "its per-tool model (resources/csynth.py, two coefficients fitted on published Dense layers) holds out "
+    "at -4.6% and +2.5% (Vivado HLS 2019.2) and -2.5% and +21% (Vitis HLS 2024.1); on the part-6 CNN's "
+    "io_stream convolutions (Vivado HLS 2020.1), as it is, -7% to +6% at 16 bits and -9% to +96% at 6 "
+    "bits; io_parallel convolutions: unchecked",
     "FF": "rule estimate (adder-tree pipeline registers), not calibrated: 12-40% of Vivado HLS and 65-220% of "
-          "Vitis HLS C-synthesis FF figures",
+    "Vitis HLS C-synthesis FF figures",
     "BRAM_18K": "rule estimate (the Resource strategy's weight ROM), not checked against a vendor tool",
 }
-CSYNTH_SOURCE = ("C-synthesis model per tool (fpgaprune/resources/csynth.py), shown only for the layer kinds and io "
-                 "types it was fitted and held out on (Dense in io_parallel: the jet tagger's published designs; "
-                 "convolutions and Dense in io_stream: the part-6 CNN's, Vivado HLS 2020.1): two or three "
-                 "coefficients fitted on published reports of stock hls4ml designs, the rest rules. Stock hls4ml "
-                 "leaves each zero to the HLS compiler; fpgaprune's figure assumes what its code does, no site for a "
-                 "zero, which no vendor tool has checked here")
+CSYNTH_SOURCE = (
+    "C-synthesis model per tool (fpgaprune/resources/csynth.py), shown only for the layer kinds and io "
+    "types it was fitted and held out on (Dense in io_parallel: the jet tagger's published designs; "
+    "convolutions and Dense in io_stream: the part-6 CNN's, Vivado HLS 2020.1): two or three "
+    "coefficients fitted on published reports of stock hls4ml designs, the rest rules. Stock hls4ml "
+    "leaves each zero to the HLS compiler; fpgaprune's figure assumes what its code does, no site for a "
+    "zero, which no vendor tool has checked here"
+)
 
 
 @dataclass
@@ -78,8 +80,11 @@ class ResourceEstimate:
         return total
 
     def board_fraction(self, cost: Cost) -> dict:
-        return {name: getattr(cost, key) / self.board.resources[name] for name, key in RESOURCES
-                if self.board.resources.get(name)}
+        return {
+            name: getattr(cost, key) / self.board.resources[name]
+            for name, key in RESOURCES
+            if self.board.resources.get(name)
+        }
 
     def fit_verdicts(self) -> list:
         """Per resource, whether the pruned design fits: from the vendor-checked estimate where one exists for
@@ -107,12 +112,23 @@ class ResourceEstimate:
         for layer in self.layers:
             for label, cost in (("dense", layer.dense), ("pruned", layer.pruned)):
                 if cost is not None:
-                    rows.append({"layer": layer.name, "original_layer": layer.original, "model": label,
-                                 "live_weights": cost.products, "products_per_inference": cost.per_inference,
-                                 "multipliers": cost.multipliers, "DSP": cost.dsp,
-                                 "LUT": cost.lut, "FF": cost.ff, "BRAM_18K": cost.bram_18k,
-                                 "latency_cycles": cost.latency_cycles, "II_cycles": cost.ii_cycles,
-                                 "source": SOURCE})
+                    rows.append(
+                        {
+                            "layer": layer.name,
+                            "original_layer": layer.original,
+                            "model": label,
+                            "live_weights": cost.products,
+                            "products_per_inference": cost.per_inference,
+                            "multipliers": cost.multipliers,
+                            "DSP": cost.dsp,
+                            "LUT": cost.lut,
+                            "FF": cost.ff,
+                            "BRAM_18K": cost.bram_18k,
+                            "latency_cycles": cost.latency_cycles,
+                            "II_cycles": cost.ii_cycles,
+                            "source": SOURCE,
+                        }
+                    )
         return rows
 
     def to_csv(self) -> str:
@@ -127,19 +143,65 @@ class ResourceEstimate:
         """Every kernel's saving, largest LUT saving first: the full list behind the report's table."""
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow(("layer", "group", "removed_whole", "weights_removed", "products_per_inference_removed",
-                         "DSP_saved", "LUT_saved", "BRAM_18K_saved", "source"))
+        writer.writerow(
+            (
+                "layer",
+                "group",
+                "removed_whole",
+                "weights_removed",
+                "products_per_inference_removed",
+                "DSP_saved",
+                "LUT_saved",
+                "BRAM_18K_saved",
+                "source",
+            )
+        )
         for s in sorted(self.savings(), key=lambda s: (-s.lut, -s.products, s.name)):
-            writer.writerow((s.layer, s.name, s.whole, s.products, s.per_inference, number(s.dsp),
-                             number(s.lut, "%.0f"), number(s.bram_18k), SOURCE))
+            writer.writerow(
+                (
+                    s.layer,
+                    s.name,
+                    s.whole,
+                    s.products,
+                    s.per_inference,
+                    number(s.dsp),
+                    number(s.lut, "%.0f"),
+                    number(s.bram_18k),
+                    SOURCE,
+                )
+            )
         return out.getvalue()
 
     def format(self) -> str:
-        header = ("layer", "model", "live weights", "products/inference", "multipliers", "DSP", "LUT", "FF", "BRAM_18K",
-                  "latency", "II")
-        table = [(r["layer"], r["model"], r["live_weights"], r["products_per_inference"], r["multipliers"], r["DSP"],
-                  r["LUT"], r["FF"],
-                  r["BRAM_18K"], r["latency_cycles"], r["II_cycles"]) for r in self.rows()]
+        header = (
+            "layer",
+            "model",
+            "live weights",
+            "products/inference",
+            "multipliers",
+            "DSP",
+            "LUT",
+            "FF",
+            "BRAM_18K",
+            "latency",
+            "II",
+        )
+        table = [
+            (
+                r["layer"],
+                r["model"],
+                r["live_weights"],
+                r["products_per_inference"],
+                r["multipliers"],
+                r["DSP"],
+                r["LUT"],
+                r["FF"],
+                r["BRAM_18K"],
+                r["latency_cycles"],
+                r["II_cycles"],
+            )
+            for r in self.rows()
+        ]
         pruned = self.total("pruned")
         share = ", ".join(f"{name} {fraction:.1%}" for name, fraction in self.board_fraction(pruned).items())
         lines = [f"Resources ({SOURCE}) on {self.board.name} ({self.board.part})"]
@@ -154,21 +216,30 @@ def estimate_resources(exported, dense_model=None) -> ResourceEstimate:
     manifest); with `dense_model` (the same QKeras model before pruning, original layer names), the dense
     figures and the per-kernel savings too."""
     layers = []
-    notes = [f"{original_name(name, exported.manifest)}: {entry['class']} runs hls4ml's stock code; not estimated"
-             for name, entry in exported.manifest["hls_nodes"].items() if name not in exported.nodes]
+    notes = [
+        f"{original_name(name, exported.manifest)}: {entry['class']} runs hls4ml's stock code; not estimated"
+        for name, entry in exported.manifest["hls_nodes"].items()
+        if name not in exported.nodes
+    ]
     dense_layers = {layer.name for layer in dense_model.layers} if dense_model is not None else set()
     for record in exported.nodes.values():
         plan, types = record.plan, layer_types(record, exported.board)
         live = live_products(record)
-        estimate = LayerEstimate(original_name(record.name, exported.manifest), plan.origin.layer, plan.kind,
-                                 layer_cost(live[0], live[2], types), node=record.name)
+        estimate = LayerEstimate(
+            original_name(record.name, exported.manifest),
+            plan.origin.layer,
+            plan.kind,
+            layer_cost(live[0], live[2], types),
+            node=record.name,
+        )
         if plan.origin.layer in dense_layers:
             dense = dense_products(dense_model.get_layer(plan.origin.layer), types.weight_frac)
             estimate.dense = layer_cost(dense[0], dense[2], types)
             estimate.savings = kernel_savings(plan.origin.layer, plan.kind, live, dense, types)
         layers.append(estimate)
-    return ResourceEstimate(exported.board, layers, notes, csynth_rows(exported),
-                            exported.manifest.get("backend", "Vitis"))
+    return ResourceEstimate(
+        exported.board, layers, notes, csynth_rows(exported), exported.manifest.get("backend", "Vitis")
+    )
 
 
 def csynth_rows(exported) -> list[dict]:
@@ -184,11 +255,30 @@ def csynth_rows(exported) -> list[dict]:
         live = live_products(record)[0]
         stock = np.concatenate([live, np.zeros(record.plan.n_in * record.plan.n_out - live.size, np.int64)])
         for model in models:
-            stock_figures, export_figures = (csynth.csynth_estimate(csynth.layer_features(
-                codes, types.weight_bits, types.input_bits, types.reuse, types.dsp_a_bits, types.dsp_b_bits,
-                model.dsp_min_width), model) for codes in (stock, live))
-            rows.append({"layer": original_name(record.name, exported.manifest), "tool": model.tool,
-                         "stock_LUT": round(stock_figures["LUT"]),
-                         "fpgaprune_LUT": round(export_figures["LUT"]), "stock_DSP": stock_figures["DSP"],
-                         "fpgaprune_DSP": export_figures["DSP"], "held_out": model.held_out})
+            stock_figures, export_figures = (
+                csynth.csynth_estimate(
+                    csynth.layer_features(
+                        codes,
+                        types.weight_bits,
+                        types.input_bits,
+                        types.reuse,
+                        types.dsp_a_bits,
+                        types.dsp_b_bits,
+                        model.dsp_min_width,
+                    ),
+                    model,
+                )
+                for codes in (stock, live)
+            )
+            rows.append(
+                {
+                    "layer": original_name(record.name, exported.manifest),
+                    "tool": model.tool,
+                    "stock_LUT": round(stock_figures["LUT"]),
+                    "fpgaprune_LUT": round(export_figures["LUT"]),
+                    "stock_DSP": stock_figures["DSP"],
+                    "fpgaprune_DSP": export_figures["DSP"],
+                    "held_out": model.held_out,
+                }
+            )
     return rows

@@ -74,17 +74,34 @@ def layer_cost(codes: np.ndarray, outputs: np.ndarray, types: LayerTypes) -> Cos
     bram = rules.rom_bram_18k(len(codes), types.weight_bits, reuse) if types.strategy == "resource" else 0
     ii = reuse * types.positions
     share = adder_share(types)
-    return Cost(products=len(codes), per_inference=len(codes) * types.positions,
-                multipliers=-(-(n_dsp + n_lut) // reuse), dsp=-(-n_dsp * per_dsp // reuse),
-                lut=-(-mult_luts // reuse) - (-adder_luts // share), ff=-(-ff // share), bram_18k=bram,
-                latency_cycles=ii + levels + 1, ii_cycles=ii,
-                kinds={k: int(np.sum(kinds == k)) for k in KINDS})
+    return Cost(
+        products=len(codes),
+        per_inference=len(codes) * types.positions,
+        multipliers=-(-(n_dsp + n_lut) // reuse),
+        dsp=-(-n_dsp * per_dsp // reuse),
+        lut=-(-mult_luts // reuse) - (-adder_luts // share),
+        ff=-(-ff // share),
+        bram_18k=bram,
+        latency_cycles=ii + levels + 1,
+        ii_cycles=ii,
+        kinds={k: int(np.sum(kinds == k)) for k in KINDS},
+    )
 
 
 def layer_types(record, board) -> LayerTypes:
     """The hardware facts of a kernel-sparse node (its `NodeRecord`) on `board`."""
-    return LayerTypes(record.weight.width, record.weight.frac, record.input.width, record.accum_bits, record.reuse,
-                      record.strategy, record.io_type, record.positions, board.dsp_a_bits, board.dsp_b_bits)
+    return LayerTypes(
+        record.weight.width,
+        record.weight.frac,
+        record.input.width,
+        record.accum_bits,
+        record.reuse,
+        record.strategy,
+        record.io_type,
+        record.positions,
+        board.dsp_a_bits,
+        board.dsp_b_bits,
+    )
 
 
 def live_products(record) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -143,8 +160,10 @@ class KernelSaving:
 
     def format(self) -> str:
         """One line: the weights removed and what they saved (a saving of nothing reads 0, never -0)."""
-        return (f"{self.name}: {self.products} weights removed ({self.per_inference} products per inference), "
-                f"saving {number(self.dsp)} DSP, {number(self.lut, '%.0f')} LUT, {number(self.bram_18k)} BRAM")
+        return (
+            f"{self.name}: {self.products} weights removed ({self.per_inference} products per inference), "
+            f"saving {number(self.dsp)} DSP, {number(self.lut, '%.0f')} LUT, {number(self.bram_18k)} BRAM"
+        )
 
 
 def _items(products: tuple, kind: str) -> list:
@@ -183,10 +202,20 @@ def kernel_savings(layer: str, kind: str, live: tuple, dense: tuple, types: Laye
         mult = sum(rules.lut_multiplier_luts(c, types.input_bits) for c, k in zip(codes, kinds) if k == "lut")
         bram = 0
         if types.strategy == "resource":
-            bram = (rules.rom_bram_18k(n_live + len(codes), types.weight_bits, reuse)
-                    - rules.rom_bram_18k(n_live, types.weight_bits, reuse))
-        savings.append(KernelSaving(layer, _group_name(layer, group, kind), len(codes),
-                                    round(kinds.count("dsp") * per_dsp / reuse, 2),
-                                    round(mult / reuse + len(codes) * types.accum_bits / adder_share(types), 1),
-                                    bram, group, len(codes) * types.positions, group not in alive))
+            bram = rules.rom_bram_18k(n_live + len(codes), types.weight_bits, reuse) - rules.rom_bram_18k(
+                n_live, types.weight_bits, reuse
+            )
+        savings.append(
+            KernelSaving(
+                layer,
+                _group_name(layer, group, kind),
+                len(codes),
+                round(kinds.count("dsp") * per_dsp / reuse, 2),
+                round(mult / reuse + len(codes) * types.accum_bits / adder_share(types), 1),
+                bram,
+                group,
+                len(codes) * types.positions,
+                group not in alive,
+            )
+        )
     return savings

@@ -24,8 +24,10 @@ class ResourceVerdict:
         if self.error is None:
             return f"{self.resource} {self.fraction:.1%} of the board: {self.verdict} ({self.source})"
         low, high = self.error
-        return (f"{self.resource} {self.fraction:.1%} of the board by {self.source} (held-out error {low:+.1%} to "
-                f"{high:+.1%}): {self.verdict}")
+        return (
+            f"{self.resource} {self.fraction:.1%} of the board by {self.source} (held-out error {low:+.1%} to "
+            f"{high:+.1%}): {self.verdict}"
+        )
 
 
 def verdict_of(fraction: float, error: tuple | None) -> str:
@@ -68,8 +70,10 @@ def checked_usage(estimate) -> tuple[dict, dict]:
     """({resource: count}, {resource: source}) of the pruned design as its fit verdict reads it: the checked
     model's figure where one judges the resource, else the rules'."""
     verdicts = estimate.fit_verdicts()
-    return ({v.resource: v.fraction * estimate.board.resources[v.resource] for v in verdicts},
-            {v.resource: v.source for v in verdicts})
+    return (
+        {v.resource: v.fraction * estimate.board.resources[v.resource] for v in verdicts},
+        {v.resource: v.source for v in verdicts},
+    )
 
 
 def fit_verdicts(estimate, backend: str) -> list[ResourceVerdict]:
@@ -79,14 +83,22 @@ def fit_verdicts(estimate, backend: str) -> list[ResourceVerdict]:
     for resource, fraction in rules.items():
         model = checked_model(estimate, backend, resource) if resource in ("LUT", "DSP") else None
         if model is None:
-            verdicts.append(ResourceVerdict(resource, fraction, f"rule estimate; no vendor-checked model for "
-                                            f"{backend} on these layer kinds", None, verdict_of(fraction, None)))
+            verdicts.append(
+                ResourceVerdict(
+                    resource,
+                    fraction,
+                    f"rule estimate; no vendor-checked model for {backend} on these layer kinds",
+                    None,
+                    verdict_of(fraction, None),
+                )
+            )
             continue
         total = sum(r[f"fpgaprune_{resource}"] for r in estimate.csynth if r["tool"] == model.tool)
         share = total / estimate.board.resources[resource]
         error = model.errors[resource]
-        verdicts.append(ResourceVerdict(resource, share, f"the {model.tool} C-synthesis model", error,
-                                        verdict_of(share, error)))
+        verdicts.append(
+            ResourceVerdict(resource, share, f"the {model.tool} C-synthesis model", error, verdict_of(share, error))
+        )
     return verdicts
 
 

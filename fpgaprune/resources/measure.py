@@ -55,6 +55,10 @@ def kernel_removal(record, dense_layer, ci: int, co: int, family: str) -> Kernel
     name, restored = restored_kernel(record, dense_layer, ci, co)
     matrix, kif = live_matrix(record), fixed_kif(record.input)
     parts = layer_parts(matrix, kif)  # both in the same parts, when the layer is large
-    return KernelRemoval(record.name, name, synthesize(restored, kif, family, parts=parts, bias=record.bias),
-                         synthesize(matrix, kif, family, parts=parts, bias=record.bias),
-                         f"the DA circuit of {record.name}")
+    return KernelRemoval(
+        record.name,
+        name,
+        synthesize(restored, kif, family, parts=parts, bias=record.bias),
+        synthesize(matrix, kif, family, parts=parts, bias=record.bias),
+        f"the DA circuit of {record.name}",
+    )

@@ -18,8 +18,15 @@ import numpy as np
 
 from fpgaprune.resources.circuit_parts import Part
 from fpgaprune.resources.measure import KernelRemoval, live_matrix
-from fpgaprune.resources.yosys import MeasurementBudget, Synthesis, Unmeasured, estimated_cost, fixed_kif, \
-    layer_parts, synthesize_all
+from fpgaprune.resources.yosys import (
+    MeasurementBudget,
+    Synthesis,
+    Unmeasured,
+    estimated_cost,
+    fixed_kif,
+    layer_parts,
+    synthesize_all,
+)
 
 SCOPES = ("sample", "all")
 
@@ -59,8 +66,14 @@ def removed_kernel(exported, dense, estimate, cheapest: bool = False):
         if not cheapest:
             return record, name, restored, column
         others = np.count_nonzero(live_matrix(record)[:, column])  # what stays in the column without the kernel
-        found.append((others == 0, estimated_cost(restored[:, [column]], fixed_kif(record.input)), len(found),
-                      (record, name, restored, column)))
+        found.append(
+            (
+                others == 0,
+                estimated_cost(restored[:, [column]], fixed_kif(record.input)),
+                len(found),
+                (record, name, restored, column),
+            )
+        )
     return min(found)[3] if found else None  # a column that keeps other kernels, the cheapest of those
 
 
@@ -77,8 +90,10 @@ def _sample_circuits(exported, removed) -> tuple[dict, str]:
     if removed:
         record, kernel, restored, column = removed
         where = f"{record.name} output {record.plan.origin.outputs[column]}"
-        return {("without", kernel): _circuit(record, column=column),
-                ("with", kernel): _circuit(record, restored, column)}, where
+        return {
+            ("without", kernel): _circuit(record, column=column),
+            ("with", kernel): _circuit(record, restored, column),
+        }, where
     record = min(exported.nodes.values(), key=lambda r: estimated_cost(live_matrix(r), fixed_kif(r.input)))
     matrix = live_matrix(record)
     costs = [estimated_cost(matrix[:, [c]], fixed_kif(record.input)) for c in range(matrix.shape[1])]
@@ -109,8 +124,15 @@ def _traced_costs(exported, measured: Measured) -> None:
             measured.traced[name] = cost
 
 
-def measure_export(exported, dense, estimate, scope: str = "sample", budget: MeasurementBudget | None = None,
-                   progress=None, cancel=None) -> Measured:
+def measure_export(
+    exported,
+    dense,
+    estimate,
+    scope: str = "sample",
+    budget: MeasurementBudget | None = None,
+    progress=None,
+    cancel=None,
+) -> Measured:
     """Measure the export's DA circuits (`scope`) within `budget`; `progress(iterator, label, total)` wraps
     the measurement's results (a progress bar) when given."""
     budget = budget or MeasurementBudget()
@@ -149,8 +171,9 @@ def _calibration(measured: Measured):
     names = list(measured.layers)
     if len(names) < 2:
         return None
-    return held_out_errors(fit({n: measured.layers[n] for n in names[::2]}),
-                           {n: measured.layers[n] for n in names[1::2]})
+    return held_out_errors(
+        fit({n: measured.layers[n] for n in names[::2]}), {n: measured.layers[n] for n in names[1::2]}
+    )
 
 
 def _removal(measured: Measured, removed, results: dict, scope: str) -> None:
@@ -160,8 +183,11 @@ def _removal(measured: Measured, removed, results: dict, scope: str) -> None:
     with_it = results.get(("with", kernel))
     without = results.get(("without", kernel)) if scope == "sample" else results.get(record.name)
     if isinstance(with_it, Synthesis) and isinstance(without, Synthesis):
-        where = (f"the DA circuit of output {record.plan.origin.outputs[column]} of {record.name}" if scope == "sample"
-                 else f"the DA circuit of {record.name}")
+        where = (
+            f"the DA circuit of output {record.plan.origin.outputs[column]} of {record.name}"
+            if scope == "sample"
+            else f"the DA circuit of {record.name}"
+        )
         measured.removal = KernelRemoval(record.name, kernel, with_it, without, where)
 
 

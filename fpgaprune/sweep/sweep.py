@@ -53,16 +53,17 @@ def shared_training(planned: list, shared: Path, echo) -> dict:
     return packed
 
 
-def run_sweep(config, grid: dict, out, address: str | None = None, cpus: int | None = None,
-              echo=print) -> SweepOutcome:
+def run_sweep(config, grid: dict, out, address: str | None = None, cpus: int | None = None, echo=print) -> SweepOutcome:
     """Run (or resume) every point of `grid` under `<out>/points/`; write the results table and Pareto plot."""
     out = Path(out)
     planned = plan(config, grid)
     earlier = {point.name: finished(out / "points" / point.name) for point, _ in planned}
     done = {name for name, result in earlier.items() if result}
     pending, twins = split_twins(planned, done)
-    echo(f"sweep: {len(planned)} points, {len(done)} finished earlier, {len(pending)} to run"
-         + (f", {len(twins)} the same run as another point (copied, not run again)" if twins else ""))
+    echo(
+        f"sweep: {len(planned)} points, {len(done)} finished earlier, {len(pending)} to run"
+        + (f", {len(twins)} the same run as another point (copied, not run again)" if twins else "")
+    )
     results = {}
     if pending:
         results = _on_ray(pending, shared_training(pending, out / "shared", echo), out, address, cpus, echo)
@@ -83,14 +84,27 @@ def _on_ray(pending: list, trains: dict, out: Path, address, cpus, echo) -> dict
 
     started_here = not ray.is_initialized()
     if started_here:
-        ray.init(address=address, num_cpus=None if address else cpus, include_dashboard=False, log_to_driver=False,
-                 logging_level="ERROR", runtime_env={"env_vars": TRIAL_ENV})
+        ray.init(
+            address=address,
+            num_cpus=None if address else cpus,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level="ERROR",
+            runtime_env={"env_vars": TRIAL_ENV},
+        )
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(trial)
         train_refs = {key: ray.put(data) for key, data in trains.items()}
-        refs = {remote.remote(point.name, point.as_dict(), parsed.model_dump_json(),
-                              train_refs[stage_keys(parsed)["train"]], parsed.model.trust_code): point
-                for point, parsed in pending}
+        refs = {
+            remote.remote(
+                point.name,
+                point.as_dict(),
+                parsed.model_dump_json(),
+                train_refs[stage_keys(parsed)["train"]],
+                parsed.model.trust_code,
+            ): point
+            for point, parsed in pending
+        }
         results = {}
         while refs:
             (ready,), _ = ray.wait(list(refs), num_returns=1)

@@ -24,8 +24,14 @@ from fpgaprune.pipeline.records import json_value
 
 RESULT = "result.json"
 # Trials run one per CPU: TensorFlow in each keeps to one thread, and stays quiet.
-TRIAL_ENV = {"TF_USE_LEGACY_KERAS": "1", "TF_CPP_MIN_LOG_LEVEL": "3", "TF_NUM_INTRAOP_THREADS": "1",
-             "TF_NUM_INTEROP_THREADS": "1", "OMP_NUM_THREADS": "1", "FPGAPRUNE_WORKERS": "1"}
+TRIAL_ENV = {
+    "TF_USE_LEGACY_KERAS": "1",
+    "TF_CPP_MIN_LOG_LEVEL": "3",
+    "TF_NUM_INTRAOP_THREADS": "1",
+    "TF_NUM_INTEROP_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "FPGAPRUNE_WORKERS": "1",
+}
 
 
 @dataclass
@@ -39,8 +45,18 @@ class TrialResult:
     same_as: str | None = None  # the point whose run this is (copied, not run again)
 
     def to_json(self) -> str:
-        return json.dumps({"name": self.name, "values": self.values, "metrics": self.metrics, "error": self.error,
-                           "seconds": self.seconds, "same_as": self.same_as}, indent=1, default=json_value)
+        return json.dumps(
+            {
+                "name": self.name,
+                "values": self.values,
+                "metrics": self.metrics,
+                "error": self.error,
+                "seconds": self.seconds,
+                "same_as": self.same_as,
+            },
+            indent=1,
+            default=json_value,
+        )
 
 
 @dataclass
@@ -80,8 +96,9 @@ def finished(point_dir: Path) -> TrialResult | None:
         return None
     if raw.get("error") or not raw.get("metrics"):
         return None
-    return TrialResult(raw["name"], raw["values"], raw["metrics"], None, raw.get("seconds", 0.0), ran=False,
-                       same_as=raw.get("same_as"))
+    return TrialResult(
+        raw["name"], raw["values"], raw["metrics"], None, raw.get("seconds", 0.0), ran=False, same_as=raw.get("same_as")
+    )
 
 
 def trial(name: str, values: dict, config_json: str, train: bytes, trust_code: bool) -> dict:

@@ -47,7 +47,8 @@ def copy_run(out: Path, point, config, source: TrialResult) -> TrialResult:
         (tmp / RESULT).unlink(missing_ok=True)
         records = run(config, tmp, echo=lambda line: None)
         metrics = {stage: record["metrics"] for stage, record in records.items()}
-        result = TrialResult(point.name, point.as_dict(), metrics, None, round(time.perf_counter() - started, 1),
-                             same_as=source.name)
+        result = TrialResult(
+            point.name, point.as_dict(), metrics, None, round(time.perf_counter() - started, 1), same_as=source.name
+        )
         write_text_atomic(tmp / RESULT, result.to_json())
     return result

@@ -43,7 +43,7 @@ def partial_sums_logic(out_kifs: list):
     partial = inputs.quantize(kifs[0], kifs[1], kifs[2])
     total = partial[0:width]
     for r in range(1, len(out_kifs)):
-        total = total + partial[r * width:(r + 1) * width]
+        total = total + partial[r * width : (r + 1) * width]
     return comb_trace(inputs, total)
 
 
@@ -53,8 +53,10 @@ def yosys_script(root: Path, family_flag: str) -> str:
     src = root / "rtl" / "src"
     sources = [src / "layer.v"] + sorted(p for p in (src / "static").glob("*.v") if p.name != "lookup_table.v")
     relative = " ".join(str(p.relative_to(root)) for p in sources)
-    return (f"read_verilog -sv {relative}; synth_xilinx -family {family_flag} -flatten -nowidelut -top layer; "
-            "tee -o stat.txt stat")
+    return (
+        f"read_verilog -sv {relative}; synth_xilinx -family {family_flag} -flatten -nowidelut -top layer; "
+        "tee -o stat.txt stat"
+    )
 
 
 def cell_counts(text: str) -> dict:
@@ -82,20 +84,28 @@ def build(job_dir: Path) -> dict:
     else:
         bias = np.load(job_dir / "bias.npy") if (job_dir / "bias.npy").exists() else None
         comb = matrix_logic(np.load(job_dir / "matrix.npy"), job["kif"], bias, job.get("solver_options"))
-    result = {"da4ml_cost": float(comb.cost), "out_kifs": np.asarray(comb.out_kifs).tolist(),
-              "trace_seconds": round(time.perf_counter() - started, 2)}
+    result = {
+        "da4ml_cost": float(comb.cost),
+        "out_kifs": np.asarray(comb.out_kifs).tolist(),
+        "trace_seconds": round(time.perf_counter() - started, 2),
+    }
     if job.get("yosys"):
         RTLModel(comb, "layer", job_dir / "rtl").write()
         del comb
         started = time.perf_counter()
-        done = subprocess.run([job["yosys"], "-q", "-p", yosys_script(job_dir, job["family_flag"])], cwd=job_dir,
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [job["yosys"], "-q", "-p", yosys_script(job_dir, job["family_flag"])],
+            cwd=job_dir,
+            capture_output=True,
+            text=True,
+        )
         if done.returncode != 0:
             lines = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
             detail = next((line for line in lines if "error" in line.lower()), lines[-1] if lines else "no output")
             raise SystemExit(f"yosys: exit code {done.returncode}: {detail.strip()}")
-        result.update(cell_counts((job_dir / "stat.txt").read_text()),
-                      yosys_seconds=round(time.perf_counter() - started, 2))
+        result.update(
+            cell_counts((job_dir / "stat.txt").read_text()), yosys_seconds=round(time.perf_counter() - started, 2)
+        )
     return result
 
 

@@ -58,11 +58,18 @@ class ChunkPool:
 
     def __init__(self, path, project_name: str, output_size: int, sizes: dict, workers: int, scratch):
         self.scratch = Path(scratch)
-        spec = json.dumps({"library": str(path), "project": project_name, "output_size": output_size,
-                           "sizes": dict(sizes)})
-        self.workers = [subprocess.Popen([sys.executable, "-m", "fpgaprune.workers.csim_chunks", spec],
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-                        for _ in range(workers)]
+        spec = json.dumps(
+            {"library": str(path), "project": project_name, "output_size": output_size, "sizes": dict(sizes)}
+        )
+        self.workers = [
+            subprocess.Popen(
+                [sys.executable, "-m", "fpgaprune.workers.csim_chunks", spec],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(workers)
+        ]
         self._count = 0
 
     def _send(self, worker, chunk: np.ndarray) -> Path:
@@ -108,8 +115,7 @@ class ChunkPool:
 def main(argv=None) -> int:
     """Serve chunk requests: one `.npy` path per line on stdin; `done <.npz path>` per answer on stdout."""
     spec = json.loads((argv or sys.argv[1:])[0])
-    run = traced_runner(ctypes.cdll.LoadLibrary(spec["library"]), spec["project"], spec["output_size"],
-                        spec["sizes"])
+    run = traced_runner(ctypes.cdll.LoadLibrary(spec["library"]), spec["project"], spec["output_size"], spec["sizes"])
     for line in sys.stdin:
         request = Path(line.strip())
         outputs, traces = run(np.load(request))

@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pytest
 import yaml
+from hls_helpers import SPEC8
 
 import fpgaprune as fp
 from fpgaprune import data
@@ -20,7 +21,6 @@ from fpgaprune.pruning.pruner import _GroupView
 from fpgaprune.pruning.scores import lamp_scores
 from fpgaprune.quantize.fixed_types import input_type
 from fpgaprune.tfk import keras
-from hls_helpers import SPEC8
 
 SPEC = {**SPEC8, "layers": {}}
 
@@ -127,8 +127,9 @@ def test_a_real_fit_stops_at_the_node_limit_with_the_same_choice_whatever_the_ti
     from pathlib import Path
 
     with np.load(Path(__file__).parent / "data" / "knapsack-fashion-cnn-step.npz") as instance:
-        values, costs, capacity, must_keep, must_remove = (instance[key] for key in (
-            "values", "costs", "capacity", "must_keep", "must_remove"))
+        values, costs, capacity, must_keep, must_remove = (
+            instance[key] for key in ("values", "costs", "capacity", "must_keep", "must_remove")
+        )
     first = solve(values, costs, capacity, must_keep, must_remove, time_limit=60.0)
     second = solve(values, costs, capacity, must_keep, must_remove, time_limit=40.0)
     assert not first.optimal and np.array_equal(first.keep, second.keep)
@@ -176,8 +177,9 @@ def _costs(dataset, preset="latency_parallel"):
     return HardwareCosts(SPEC, load_preset(preset)["HLSConfig"], input_type(dataset.x_test), load_board("pynq-z2"))
 
 
-@pytest.mark.parametrize("structure,limit", [("kernel", {"LUT": 0.05}), ("element", {"LUT": 0.04}),
-                                             ("filter", {"LUT+DSP": 0.06})])
+@pytest.mark.parametrize(
+    "structure,limit", [("kernel", {"LUT": 0.05}), ("element", {"LUT": 0.04}), ("filter", {"LUT+DSP": 0.06})]
+)
 def test_a_fit_meets_the_budget_and_keeps_more_value_than_magnitude_only(trained, structure, limit):
     model, dataset = trained
     pruner, costs = Pruner(structure=structure), _costs(dataset)
@@ -198,10 +200,15 @@ def test_a_fit_meets_the_budget_and_keeps_more_value_than_magnitude_only(trained
     def kept_value_and_cost(pruned):
         """The kept groups' LAMP value (what the knapsack maximises) and their price."""
         kept = {name: pruned.get_layer(name).kernel.numpy() != 0 for name in prices.lut}
-        value = sum(lamp[n][np.bincount(views[n].labels.ravel(), kept[n].ravel(), lamp[n].size) > 0].sum()
-                    for n in kept)
-        return value, budget.fractions({"LUT": sum((prices.lut[n] * kept[n]).sum() for n in kept),
-                                        "DSP": sum((prices.dsp[n] * kept[n]).sum() for n in kept)})[0]
+        value = sum(
+            lamp[n][np.bincount(views[n].labels.ravel(), kept[n].ravel(), lamp[n].size) > 0].sum() for n in kept
+        )
+        return value, budget.fractions(
+            {
+                "LUT": sum((prices.lut[n] * kept[n]).sum() for n in kept),
+                "DSP": sum((prices.dsp[n] * kept[n]).sum() for n in kept),
+            }
+        )[0]
 
     # magnitude-only: the lowest sparsity whose kept weights fit the same aim at the same prices
     for sparsity in np.linspace(0, 1, 101):
@@ -218,8 +225,9 @@ def test_an_impossible_budget_is_one_line_naming_the_limit(trained):
     model, dataset = trained
     pruner = Pruner(structure="kernel")
     with pytest.raises(BudgetError, match=r"^pruning.budget: LUT <= 0.1% of PYNQ-Z2 \(53\) cannot be met") as error:
-        fit_to_budget(pruner, pruner.attach(fp.hold(model)), _costs(dataset),
-                      parse_budget({"LUT": 0.001}, load_board("pynq-z2")))
+        fit_to_budget(
+            pruner, pruner.attach(fp.hold(model)), _costs(dataset), parse_budget({"LUT": 0.001}, load_board("pynq-z2"))
+        )
     assert "\n" not in str(error.value)
 
 
@@ -238,16 +246,22 @@ def test_an_impossible_budget_under_a_gradual_schedule_stops_before_the_first_ba
     counter = keras.callbacks.LambdaCallback(on_train_batch_begin=lambda batch, logs: batches.append(batch))
     before = [w.copy() for w in attached.get_weights()]
     with pytest.raises(BudgetError, match=r"^pruning.budget: LUT <= 0.1% of PYNQ-Z2 \(53\) cannot be met") as error:
-        attached.fit(dataset.x_train, dataset.y_train, epochs=2, verbose=0,
-                     callbacks=[counter, BudgetPruning(fit, PolynomialDecay(0.0, 1.0, 0, 20, frequency=5))])
+        attached.fit(
+            dataset.x_train,
+            dataset.y_train,
+            epochs=2,
+            verbose=0,
+            callbacks=[counter, BudgetPruning(fit, PolynomialDecay(0.0, 1.0, 0, 20, frequency=5))],
+        )
     assert batches == [] and "\n" not in str(error.value)
     assert all(np.array_equal(a, b) for a, b in zip(before, attached.get_weights()))
 
 
 @pytest.mark.parametrize("structure", ["kernel", "element"])
 @pytest.mark.parametrize("min_kept,seed", [(0.1, 0), (0.3, 1), (0.5, 2)])
-def test_the_floor_keeps_each_layers_cheapest_share_protected_groups_and_nothing_pruned(trained, structure,
-                                                                                         min_kept, seed):
+def test_the_floor_keeps_each_layers_cheapest_share_protected_groups_and_nothing_pruned(
+    trained, structure, min_kept, seed
+):
     model, _ = trained
     rng = np.random.default_rng(seed)
     pruner = Pruner(structure=structure, min_kept=min_kept)
@@ -309,8 +323,11 @@ def test_the_check_refuses_only_what_the_cheapest_floor_misses(trained, structur
     step = gradual.history[-1]
     assert step.estimate["LUT"] <= step.aimed["LUT"] + 1e-12
     assert step.aimed == pytest.approx({"LUT": (strongest + at_dense_types) / 2 / board.resources["LUT"]})
-    with pytest.raises(BudgetError, match=r"cannot be met: even if each pruned layer kept only its cheapest 10% "
-                                          r"of groups \(pruning.budget_min_kept\)") as error:
+    with pytest.raises(
+        BudgetError,
+        match=r"cannot be met: even if each pruned layer kept only its cheapest 10% "
+        r"of groups \(pruning.budget_min_kept\)",
+    ) as error:
         fit_at(cheapest * 0.99).check(pruners[0].attach(fp.hold(model)))
     assert "\n" not in str(error.value)
     fit_at(cheapest * 1.001).check(pruners[0].attach(fp.hold(model)))
@@ -338,7 +355,8 @@ def test_a_step_of_the_ramp_that_cannot_be_met_names_its_own_aim(trained):
     progress = float(PolynomialDecay(0.0, 1.0, 0, 40, frequency=5)(failed * 5)[1])
     assert 0 < progress < 1, "the ramp failed at its last step: pick a budget nearer the cheapest floor"
     assert f"aimed at (step {failed * 5}'s, {way(progress)} of the way to the limit less the margin)" in str(
-        error.value) and "\n" not in str(error.value)
+        error.value
+    ) and "\n" not in str(error.value)
     aim = gradual.start + progress * (fit.final_aim() - gradual.start) - len(costs.types) / board.resources["LUT"]
     assert f"over the {aim[0]:.1%}" in str(error.value) or f"over the {aim[0]:.2%}" in str(error.value)
 
@@ -357,8 +375,9 @@ def test_each_layer_keeps_its_strongest_min_kept_share_and_a_lower_share_reaches
         floors[min_kept] = float(error.value.floor[0])
         masks, result = pruner.select_to_fit(attached, ones, [floors[min_kept]])
         for view in (_GroupView(t, "l1") for t in pruner.targets(attached)):
-            kept_groups = np.bincount(view.labels.ravel(), ~masks[(view.target.layer, "kernel")].ravel(),
-                                      view.scores.size) > 0
+            kept_groups = (
+                np.bincount(view.labels.ravel(), ~masks[(view.target.layer, "kernel")].ravel(), view.scores.size) > 0
+            )
             strongest = view.strongest(min_kept)
             assert kept_groups.sum() == max(1, int(np.ceil(min_kept * view.scores.size)))
             assert np.array_equal(kept_groups, strongest), (min_kept, view.target.layer)
@@ -380,8 +399,9 @@ def test_the_min_kept_setting_reaches_the_fit_and_its_error(trained, tmp_path):
     pruner = pruner_of(parse_config(yaml.safe_dump(raw))[0])
     assert pruner.min_kept == 0.25
     with pytest.raises(BudgetError, match=r"keeps its strongest 25% of groups \(pruning.budget_min_kept\)"):
-        fit_to_budget(pruner, pruner.attach(fp.hold(model)), _costs(dataset),
-                      parse_budget({"LUT": 0.001}, load_board("pynq-z2")))
+        fit_to_budget(
+            pruner, pruner.attach(fp.hold(model)), _costs(dataset), parse_budget({"LUT": 0.001}, load_board("pynq-z2"))
+        )
 
 
 def test_an_infeasible_fit_tells_need_and_aim_apart():
@@ -391,12 +411,15 @@ def test_an_infeasible_fit_tells_need_and_aim_apart():
     assert _over(0.34, 0.2) == "34.0%, over the 20.0%"
 
 
-@pytest.mark.parametrize("budget,message", [
-    ({"BRAM": 0.5}, "a budget limits LUT, DSP or their sum"),
-    ({"LUT+DSP": 300}, "a sum of resources takes a sum of fractions"),
-    ({"LUT": 0}, "expected a fraction of the board"),
-    ({"LUT": "half"}, "expected a fraction of the board"),
-])
+@pytest.mark.parametrize(
+    "budget,message",
+    [
+        ({"BRAM": 0.5}, "a budget limits LUT, DSP or their sum"),
+        ({"LUT+DSP": 300}, "a sum of resources takes a sum of fractions"),
+        ({"LUT": 0}, "expected a fraction of the board"),
+        ({"LUT": "half"}, "expected a fraction of the board"),
+    ],
+)
 def test_bad_budgets_are_one_line_config_errors(budget, message):
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
     config["pruning"].update(targets={}, budget=budget)
@@ -533,10 +556,17 @@ def test_repair_after_qat_prunes_until_the_quantized_weights_fit(trained):
 
 def test_a_dsp_count_budget_at_widths_that_use_dsps(trained):
     model, dataset = trained
-    wide = {"default": {"kernel": "quantized_bits(12,1,alpha=1)", "bias": "quantized_bits(12,3,alpha=1)",
-                        "activation": "quantized_relu(12,4)"}, "layers": {}}
-    costs = HardwareCosts(wide, load_preset("latency_parallel")["HLSConfig"], input_type(dataset.x_test),
-                          load_board("pynq-z2"))
+    wide = {
+        "default": {
+            "kernel": "quantized_bits(12,1,alpha=1)",
+            "bias": "quantized_bits(12,3,alpha=1)",
+            "activation": "quantized_relu(12,4)",
+        },
+        "layers": {},
+    }
+    costs = HardwareCosts(
+        wide, load_preset("latency_parallel")["HLSConfig"], input_type(dataset.x_test), load_board("pynq-z2")
+    )
     dense_dsp = costs(model).total()["DSP"]
     assert dense_dsp > 220  # more than the board has: conv2 and fc read 12-bit activations, 12-bit products: DSPs
     pruner = Pruner(structure="kernel")
@@ -589,4 +619,11 @@ def test_a_ramp_step_short_of_the_end_never_reads_as_the_whole_way():
     from fpgaprune.budget.fit import way
 
     assert [way(p) for p in (0.0, 0.004, 0.29, 0.57, 0.8, 0.996, 0.9999)] == [
-        "0%", "0%", "29%", "57%", "80%", "99%", "99%"]
+        "0%",
+        "0%",
+        "29%",
+        "57%",
+        "80%",
+        "99%",
+        "99%",
+    ]

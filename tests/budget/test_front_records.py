@@ -52,9 +52,13 @@ def test_verdicts_compare_fpgaprune_and_a_peer_over_the_same_seeds_only(monkeypa
         return {"cnn": "4,8", "seed": seed, "method": method, "level": 0.5, "accuracy": accuracy, "cost": cost}
 
     peer = "tfmot unstructured, sparsity"
-    records = [record(peer, 0, 0.90, 0.5), record(peer, 1, 0.80, 0.5),
-               record("fpgaprune element, sparsity", 0, 0.88, 0.4), record("fpgaprune element, sparsity", 1, 0.86, 0.4),
-               record("fpgaprune kernel, budget", 0, 0.95, 0.3)]  # seed 1 not run yet: better, but not comparable
-    verdict, = front.verdicts(front.summary(records))
+    records = [
+        record(peer, 0, 0.90, 0.5),
+        record(peer, 1, 0.80, 0.5),
+        record("fpgaprune element, sparsity", 0, 0.88, 0.4),
+        record("fpgaprune element, sparsity", 1, 0.86, 0.4),
+        record("fpgaprune kernel, budget", 0, 0.95, 0.3),
+    ]  # seed 1 not run yet: better, but not comparable
+    (verdict,) = front.verdicts(front.summary(records))
     assert verdict[1] == "0,1" and verdict[5:8] == ("fpgaprune element, sparsity 0.5", "0.400", "0.8700")
     assert verdict[-1] == "yes"  # 0.87 against the peer's 0.85

@@ -25,7 +25,7 @@ def blocks(path: Path) -> list[tuple[str, str, int, bool]]:
     found = []
     for match in FENCE.finditer(text):
         line = text.count("\n", 0, match.start()) + 1
-        before = text[:match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         found.append((match[1], match[2], line, before.strip().startswith(FRAGMENT)))
     return found
 
@@ -74,8 +74,12 @@ def inline_code(text: str) -> list[str]:
 
 def _command_lines(text: str) -> list[str]:
     """Every `fpgaprune <command> ...` in code: fenced shell blocks and inline code."""
-    lines = [line for match in FENCE.finditer(text) if match[1] in ("bash", "sh", "console", "")
-             for line in match[2].split("\n")]
+    lines = [
+        line
+        for match in FENCE.finditer(text)
+        if match[1] in ("bash", "sh", "console", "")
+        for line in match[2].split("\n")
+    ]
     lines += inline_code(text)
     found = [re.search(r"(?:^|[\s/])(fpgaprune [a-z].*)", line) for line in lines if "import fpgaprune" not in line]
     return [match[1] for match in found if match]
@@ -101,8 +105,12 @@ def test_every_config_key_in_backticks_exists():
     from fpgaprune.pipeline.config_reference import config_rows
 
     rows = config_rows()
-    keys = {row["key"] for row in rows} | {f"{row['key']}.{part}" for row in rows if row["type"].startswith("mapping")
-                                           for part in ("kernel", "bias", "activation", "recurrent")}
+    keys = {row["key"] for row in rows} | {
+        f"{row['key']}.{part}"
+        for row in rows
+        if row["type"].startswith("mapping")
+        for part in ("kernel", "bias", "activation", "recurrent")
+    }
     pattern = re.compile(rf"(?:^|[\s{{(,])((?:{'|'.join(SECTIONS)})\.[a-z_]+(?:\.[a-z_]+)*)(?=$|[:=\s,)}}])")
     checked = 0
     for page in PAGES:
@@ -138,8 +146,14 @@ def test_the_site_builds_strictly_and_offline(tmp_path):
     import sys
 
     mkdocs = Path(sys.executable).with_name("mkdocs")
-    done = subprocess.run([str(mkdocs), "build", "--strict", "--site-dir", str(tmp_path / "site")], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    done = subprocess.run(
+        [str(mkdocs), "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     pages = list((tmp_path / "site").rglob("*.html"))
     assert len(pages) >= 15

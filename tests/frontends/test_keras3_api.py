@@ -16,8 +16,13 @@ from fpgaprune.pruning import GradualPruning, LotteryTicket, PolynomialDecay, Pr
 from fpgaprune.pruning.lottery import survivors_match
 from fpgaprune.quantize import input_type
 
-SPEC = {"default": {"kernel": "quantized_bits(8,0,alpha=1)", "bias": "quantized_bits(8,0,alpha=1)",
-                    "activation": "quantized_relu(8,3)"}}
+SPEC = {
+    "default": {
+        "kernel": "quantized_bits(8,0,alpha=1)",
+        "bias": "quantized_bits(8,0,alpha=1)",
+        "activation": "quantized_relu(8,3)",
+    }
+}
 LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
@@ -63,8 +68,7 @@ def test_gradual_pruning_runs_in_a_keras3_fit(digits):
 def test_a_lottery_ticket_rewinds_a_keras3_model_exactly(digits):
     def train(model, callbacks):
         model.compile(keras.optimizers.Adam(3e-3), LOSS)
-        model.fit(digits.x_train[:640], digits.y_train[:640], epochs=1, batch_size=64, verbose=0,
-                  callbacks=callbacks)
+        model.fit(digits.x_train[:640], digits.y_train[:640], epochs=1, batch_size=64, verbose=0, callbacks=callbacks)
 
     ticket = LotteryTicket(Pruner(structure="kernel", layers=["conv2"]), rounds=2, rate=0.4)
     model = ticket.start(keras3_cnn())
@@ -72,14 +76,15 @@ def test_a_lottery_ticket_rewinds_a_keras3_model_exactly(digits):
         ticket.train_round(model, train, round_index)
         ticket.prune_and_rewind(model, round_index)
         assert survivors_match(model, ticket.rewind_weights, ticket.pruner)
-    assert ticket.sparsities[-1] == pytest.approx(1 - 0.6 ** 2, abs=0.06)
+    assert ticket.sparsities[-1] == pytest.approx(1 - 0.6**2, abs=0.06)
 
 
 def test_a_budget_fit_prices_and_prunes_a_keras3_model(digits):
     model = keras3_cnn()
     pruner = Pruner(structure="kernel")
-    costs = HardwareCosts(SPEC, load_preset("latency_parallel")["HLSConfig"], input_type(digits.x_test),
-                          load_board("pynq-z2"))
+    costs = HardwareCosts(
+        SPEC, load_preset("latency_parallel")["HLSConfig"], input_type(digits.x_test), load_board("pynq-z2")
+    )
     attached = pruner.attach(fp.hold(model))
     budget = parse_budget({"LUT": 0.5}, load_board("pynq-z2"))
     masks, step = fit_to_budget(pruner, attached, costs, budget, margin=0.1)
@@ -102,9 +107,15 @@ def test_strip_removes_dead_filters_of_a_keras3_model_and_keeps_its_outputs(digi
     from fpgaprune.strip import strip
 
     keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3, name="conv1"),
-                              keras.layers.Conv2D(6, 3, name="conv2"), keras.layers.Flatten(name="flatten"),
-                              keras.layers.Dense(10, name="fc")])
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            keras.layers.Conv2D(4, 3, name="conv1"),
+            keras.layers.Conv2D(6, 3, name="conv2"),
+            keras.layers.Flatten(name="flatten"),
+            keras.layers.Dense(10, name="fc"),
+        ]
+    )
     pruned = Pruner(structure="filter", layers=["conv2"]).prune(fp.hold(model), sparsity=0.5)
     result = strip(pruned)
     assert result.model.get_layer("conv2").kernel.shape[-1] == 3 and len(result.index_map["conv2"]["out"]) == 3

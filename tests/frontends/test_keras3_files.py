@@ -15,13 +15,25 @@ from fpgaprune.model_files import keras_major
 
 def _keras3_cnn():
     keras.utils.set_random_seed(0)
-    return keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3, name="conv1"),
-                             keras.layers.Flatten(name="flatten"), keras.layers.Dense(3, name="fc")])
+    return keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            keras.layers.Conv2D(4, 3, name="conv1"),
+            keras.layers.Flatten(name="flatten"),
+            keras.layers.Dense(3, name="fc"),
+        ]
+    )
 
 
 def _tf_keras_cnn():
-    return tf_keras.Sequential([tf_keras.Input((8, 8, 1)), tf_keras.layers.Conv2D(4, 3, name="conv1"),
-                                tf_keras.layers.Flatten(name="flatten"), tf_keras.layers.Dense(3, name="fc")])
+    return tf_keras.Sequential(
+        [
+            tf_keras.Input((8, 8, 1)),
+            tf_keras.layers.Conv2D(4, 3, name="conv1"),
+            tf_keras.layers.Flatten(name="flatten"),
+            tf_keras.layers.Dense(3, name="fc"),
+        ]
+    )
 
 
 @pytest.mark.parametrize("suffix", [".keras", ".h5"])
@@ -51,8 +63,9 @@ def _writes(path):
 @pytest.mark.parametrize("trust_code", [False, True])
 def test_a_keras3_lambda_is_refused_without_the_trust_hint_and_does_not_run(tmp_path, trust_code):
     marker = tmp_path / "ran.txt"
-    model = keras.Sequential([keras.Input((4,)), keras.layers.Lambda(_writes(marker), name="payload"),
-                              keras.layers.Dense(2)])
+    model = keras.Sequential(
+        [keras.Input((4,)), keras.layers.Lambda(_writes(marker), name="payload"), keras.layers.Dense(2)]
+    )
     model.save(tmp_path / "model.keras")
     marker.unlink(missing_ok=True)
     with pytest.raises(fp.ModelFileError) as caught:
@@ -74,8 +87,9 @@ def test_a_registered_custom_class_is_refused_by_its_registered_name(tmp_path):
         fp.load_model(tmp_path / "model.keras")
     assert "trust" not in str(caught.value)
     # Keras 3 resolves `registered_name` before `module`: a file that names Keras' module is still refused
-    _edit_config(tmp_path / "model.keras", lambda text: text.replace('"module": "test_keras3_files"',
-                                                                     '"module": "keras.layers"'))
+    _edit_config(
+        tmp_path / "model.keras", lambda text: text.replace('"module": "test_keras3_files"', '"module": "keras.layers"')
+    )
     with pytest.raises(fp.ModelFileError, match=r"'custom'.*mine>ScaledDense") as caught:
         fp.load_model(tmp_path / "model.keras")
     assert "trust" not in str(caught.value)
@@ -119,9 +133,15 @@ def test_a_keras3_file_with_a_layer_hls4ml_cannot_take_is_one_line_from_validate
 
     from fpgaprune.cli import entry
 
-    model = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(4, 3, name="conv1"),
-                              keras.layers.AdaptiveAveragePooling2D((2, 2), name="adaptive"),
-                              keras.layers.Flatten(name="flatten"), keras.layers.Dense(10, name="fc")])
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            keras.layers.Conv2D(4, 3, name="conv1"),
+            keras.layers.AdaptiveAveragePooling2D((2, 2), name="adaptive"),
+            keras.layers.Flatten(name="flatten"),
+            keras.layers.Dense(10, name="fc"),
+        ]
+    )
     model.save(tmp_path / "model.keras")
     config = {"model": {"file": str(tmp_path / "model.keras")}, "outputs": {"dir": str(tmp_path / "run")}}
     (tmp_path / "run.yaml").write_text(yaml.safe_dump(config))

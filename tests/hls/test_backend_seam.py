@@ -2,11 +2,11 @@
 templates in the exported code, and the Vivado family keeps its own."""
 
 import pytest
+from hls_helpers import X8, digits_cnn, trained
 
 import fpgaprune as fp
 from fpgaprune.hls.extension import BackendExtension, register_backend_extension
 from fpgaprune.hls.extension.vivado.templates import SparseDenseFunctionTemplate
-from hls_helpers import X8, digits_cnn, trained
 
 X = X8[:20]
 MARK = "// written by the dummy backend's template"
@@ -44,8 +44,11 @@ def dummy_backend():
         register_writer("FpgapruneDummy", VitisWriter)
     if "fpgaprunedummy" not in backend_map:
         register_backend("FpgapruneDummy", DummyBackend)
-    register_backend_extension(BackendExtension(backend="FpgapruneDummy", templates=(DummyDenseCall,),
-                                                templates_after="vivado:apply_templates"))
+    register_backend_extension(
+        BackendExtension(
+            backend="FpgapruneDummy", templates=(DummyDenseCall,), templates_after="vivado:apply_templates"
+        )
+    )
     return "FpgapruneDummy"
 
 

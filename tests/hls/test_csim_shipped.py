@@ -6,12 +6,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hls_helpers import digits, digits_cnn, trained, tree_hash
 
 import fpgaprune as fp
 from fpgaprune.hls import shipped
 from fpgaprune.hls.csim import CsimResult, compare_with_qkeras, hardware_input, layer_diff, simulated_subset
 from fpgaprune.tools import ToolError
-from hls_helpers import digits, digits_cnn, trained, tree_hash
 
 
 @pytest.fixture(scope="module")
@@ -24,8 +24,9 @@ def exported(tmp_path_factory):
 
 
 def _owners(export) -> dict:
-    return {array: node for node, entry in export.manifest["hls_nodes"].items()
-            for array in entry["weight_headers_sha256"]}
+    return {
+        array: node for node, entry in export.manifest["hls_nodes"].items() for array in entry["weight_headers_sha256"]
+    }
 
 
 def test_the_shipped_project_simulates_bit_exact_and_stays_unchanged(exported, tmp_path, monkeypatch):
@@ -82,8 +83,9 @@ def test_a_weight_changed_in_the_header_only_is_found_and_simulated(exported, tm
     assert len(problems) == 1 and problems[0].startswith(f"layer 'fc': {array}[0] is"), problems
     build = shipped.build_shipped(project, tmp_path / "scratch")
     shipped.simulate_synthesized_weights(build)
-    result = compare_with_qkeras(shipped.runner(build, model, export.manifest["traced_outputs"]), model,
-                                 dataset.x_test, export.input_type)
+    result = compare_with_qkeras(
+        shipped.runner(build, model, export.manifest["traced_outputs"]), model, dataset.x_test, export.input_type
+    )
     assert not result.bit_exact and result.float32_exact and result.mismatches > 0
     assert result.diff[0].startswith("layer ") and "values differing" in result.diff[0]  # a table with its header
     assert result.diff[2].startswith("fc "), result.diff  # the first differing layer, from the shipped build
@@ -99,8 +101,13 @@ def _a_seeded_sample_names_held_out_samples(build, export, model, dataset):
     assert np.array_equal(ids, simulated_subset(held_out, 60, seed=3)) and len(np.unique(ids)) == 60
     assert np.all(np.diff(ids) > 0) and ids[-1] < held_out and ids[-1] > 60  # in order, drawn from all of them
     assert simulated_subset(held_out, held_out, 3) is None and simulated_subset(held_out, "all", 3) is None
-    result = compare_with_qkeras(shipped.runner(build, model, export.manifest["traced_outputs"]), model,
-                                 dataset.x_test[ids], export.input_type, ids=ids)
+    result = compare_with_qkeras(
+        shipped.runner(build, model, export.manifest["traced_outputs"]),
+        model,
+        dataset.x_test[ids],
+        export.input_type,
+        ids=ids,
+    )
     result.held_out = held_out
     assert result.samples == 60 and not result.bit_exact
     sample = int(result.first_difference.split("(sample, index) (")[1].split(",")[0])
@@ -129,15 +136,17 @@ def test_c_sim_in_worker_processes_gives_what_one_process_gives(exported, tmp_pa
     shipped.simulate_synthesized_weights(build)
     sizes = export.manifest["traced_outputs"]
     xq = hardware_input(dataset.x_test[:200], export.input_type)
-    chunks = [xq[i:i + 50] for i in range(0, 200, 50)]
+    chunks = [xq[i : i + 50] for i in range(0, 200, 50)]
     monkeypatch.setattr(csim, "PARALLEL_ABOVE_S", 0.0)  # always spread, however short
     apart = list(shipped.runner(build, model, sizes).map(chunks, workers=2))
     together = [shipped.runner(build, model, sizes)(chunk) for chunk in chunks]
     for (a_out, a_traces), (b_out, b_traces) in zip(apart, together):
         assert np.array_equal(a_out, b_out) and a_traces.keys() == b_traces.keys()
         assert all(np.array_equal(a_traces[k], b_traces[k]) for k in a_traces)
-    spread = compare_with_qkeras(shipped.runner(build, model, sizes), model, dataset.x_test, export.input_type,
-                                 chunk=64, workers=2)
-    alone = compare_with_qkeras(shipped.runner(build, model, sizes), model, dataset.x_test, export.input_type,
-                                chunk=64, workers=1)
+    spread = compare_with_qkeras(
+        shipped.runner(build, model, sizes), model, dataset.x_test, export.input_type, chunk=64, workers=2
+    )
+    alone = compare_with_qkeras(
+        shipped.runner(build, model, sizes), model, dataset.x_test, export.input_type, chunk=64, workers=1
+    )
     assert spread.metrics() == alone.metrics() and spread.bit_exact and spread.samples == len(dataset.x_test)

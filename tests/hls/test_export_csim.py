@@ -2,14 +2,13 @@
 
 import numpy as np
 import pytest
+from hls_helpers import L, branching_model, digits, digits_cnn, live_weights, output_positions, product_sites, trained
 
 import fpgaprune as fp
 from fpgaprune.hls import convert_model, count_products, csim_check, export_config
+from fpgaprune.hls.precision import SOFTMAX_TYPES
 from fpgaprune.resources import estimate_resources
 from fpgaprune.tfk import keras
-from fpgaprune.hls.precision import SOFTMAX_TYPES
-from hls_helpers import (L, branching_model, digits, digits_cnn, live_weights, output_positions, product_sites,
-                         trained)
 
 pytestmark = pytest.mark.csim
 
@@ -33,8 +32,11 @@ def test_stream_same_padding_cnn_is_bit_exact_and_runs_only_live_products(tmp_pa
 
     config, io_type, _ = export_config(model, "latency_stream", dataset.x_test, kernel_sparse=False)
     stock = convert_model(model, config, tmp_path / "stock", io_type=io_type, backend="Vitis")
-    every = {layer.name: int(np.prod(layer.kernel.shape)) * output_positions(layer)
-             for layer in model.layers if hasattr(layer, "kernel")}
+    every = {
+        layer.name: int(np.prod(layer.kernel.shape)) * output_positions(layer)
+        for layer in model.layers
+        if hasattr(layer, "kernel")
+    }
     assert count_products(stock, x) == every
     assert sum(expected.values()) < sum(every.values())
     rows = estimate_resources(result).csynth  # the C-synthesis model fitted on published io_stream CNN designs
@@ -56,10 +58,23 @@ def test_resource_conv_with_reuse_factor_is_bit_exact(tmp_path, dataset):
 
 
 def test_dense_mlp_is_bit_exact_at_the_logits_before_its_softmax(tmp_path, dataset):
-    mlp = keras.Sequential([keras.Input((8, 8, 1)), L.Flatten(name="flatten"), L.Dense(24, name="fc1"),
-                            L.ReLU(name="relu1"), L.Dense(10, name="fc2"), L.Activation("softmax", name="softmax")])
-    model = trained(mlp, ["fc1[0:8, :]", "fc1[:, 5]", "fc2[3:9, 0]"], dataset, epochs=6,
-                    loss=keras.losses.SparseCategoricalCrossentropy())
+    mlp = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            L.Flatten(name="flatten"),
+            L.Dense(24, name="fc1"),
+            L.ReLU(name="relu1"),
+            L.Dense(10, name="fc2"),
+            L.Activation("softmax", name="softmax"),
+        ]
+    )
+    model = trained(
+        mlp,
+        ["fc1[0:8, :]", "fc1[:, 5]", "fc2[3:9, 0]"],
+        dataset,
+        epochs=6,
+        loss=keras.losses.SparseCategoricalCrossentropy(),
+    )
     result = fp.export(model, "latency_parallel", "zcu102", tmp_path / "prj", x=dataset.x_test)
     softmax = next(layer for layer in result.hls_model.get_layers() if layer.name == "softmax")
     for table in ("exp_table_t", "inv_table_t"):  # the derived table types reach hls4ml
@@ -97,8 +112,9 @@ def _the_budget_prices_as_the_checked_model_reads(model, result, rows, backend, 
     from fpgaprune.resources.entry_costs import RULES_SOURCE
 
     preset = "latency_stream" if io_type == "io_stream" else "latency_parallel"
-    costs = HardwareCosts({}, load_preset(preset)["HLSConfig"], result.input_type, result.board, backend=backend,
-                          io_type=io_type)
+    costs = HardwareCosts(
+        {}, load_preset(preset)["HLSConfig"], result.input_type, result.board, backend=backend, io_type=io_type
+    )
     priced = costs(model)
     rows = [row for row in rows if row["tool"].startswith(f"{backend} HLS")]
     tool = rows[0]["tool"]
@@ -111,8 +127,14 @@ def _the_budget_prices_as_the_checked_model_reads(model, result, rows, backend, 
     for row in rows:
         assert row["fpgaprune_DSP"] - 1 < priced.dsp[row["layer"]].sum() <= row["fpgaprune_DSP"] + 1e-9
     assert costs.sources["DSP"] == f"the {tool} C-synthesis model"
-    other = HardwareCosts({}, load_preset(preset)["HLSConfig"], result.input_type, result.board,
-                          backend="Vitis" if backend == "Vivado" else "Vivado", io_type=io_type)
+    other = HardwareCosts(
+        {},
+        load_preset(preset)["HLSConfig"],
+        result.input_type,
+        result.board,
+        backend="Vitis" if backend == "Vivado" else "Vivado",
+        io_type=io_type,
+    )
     other(model)  # no model of the other tool covers these layers here: the rules price them, and say so
     assert other.sources == {"DSP": RULES_SOURCE, "LUT": RULES_SOURCE}
 
@@ -142,8 +164,8 @@ def test_distributed_arithmetic_export_is_bit_exact(tmp_path, dataset):
 def _the_measured_da_circuit_is_the_one_hls4ml_builds(hls_model, model):
     """yosys measures da4ml's adder graph of `x @ W + b` with hls4ml's own settings: the same circuit, the same
     da4ml cost as hls4ml's distributed_arithmetic pass reports for each node."""
-    from fpgaprune.hls.manifest import quantized_kernel
     from fpgaprune.frontends import QUANTIZING as front
+    from fpgaprune.hls.manifest import quantized_kernel
     from fpgaprune.resources.yosys import adder_graph, fixed_kif
 
     nodes = [node for node in hls_model.get_layers() if node.get_attr("da_kernel_cost") is not None]
@@ -158,9 +180,18 @@ def _the_measured_da_circuit_is_the_one_hls4ml_builds(hls_model, model):
 
 
 def test_average_pooling_is_bit_exact_when_its_window_is_a_power_of_two(tmp_path, dataset):
-    model = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(4, 3, name="conv1"), L.ReLU(name="relu1"),
-                              L.AveragePooling2D(2, name="avg"), L.Conv2D(6, 2, name="conv2"), L.ReLU(name="relu2"),
-                              L.GlobalAveragePooling2D(name="gap"), L.Dense(10, name="fc")])
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            L.Conv2D(4, 3, name="conv1"),
+            L.ReLU(name="relu1"),
+            L.AveragePooling2D(2, name="avg"),
+            L.Conv2D(6, 2, name="conv2"),
+            L.ReLU(name="relu2"),
+            L.GlobalAveragePooling2D(name="gap"),
+            L.Dense(10, name="fc"),
+        ]
+    )
     quantized = trained(model, ["conv2[:, :, 1, :]"], dataset)
     result = fp.export(quantized, "latency_parallel", "pynq-z2", tmp_path / "prj", x=dataset.x_test)
     layers = result.config["LayerName"]
@@ -171,16 +202,25 @@ def test_average_pooling_is_bit_exact_when_its_window_is_a_power_of_two(tmp_path
 
 
 def test_one_dimensional_averages_are_exact_over_a_power_of_two_and_within_the_types_tolerance_otherwise(
-        tmp_path, dataset):
+    tmp_path, dataset
+):
     """Digits as 8 rows of 8: AveragePooling1D(2) is exact; a global average over 3 positions (not a power of 2)
     is judged by the tolerance its accum and result types give, which the result states."""
     from fpgaprune.hls.tolerance import export_tolerance
 
-    rows = type(dataset)(dataset.name, dataset.x_train[..., 0], dataset.y_train, dataset.x_test[..., 0],
-                         dataset.y_test, dataset.classes)
-    model = keras.Sequential([keras.Input((8, 8)), L.Conv1D(6, 3, name="conv1"), L.ReLU(name="relu1"),
-                              L.AveragePooling1D(2, name="avg"), L.GlobalAveragePooling1D(name="gap"),
-                              L.Dense(10, name="fc")])
+    rows = type(dataset)(
+        dataset.name, dataset.x_train[..., 0], dataset.y_train, dataset.x_test[..., 0], dataset.y_test, dataset.classes
+    )
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8)),
+            L.Conv1D(6, 3, name="conv1"),
+            L.ReLU(name="relu1"),
+            L.AveragePooling1D(2, name="avg"),
+            L.GlobalAveragePooling1D(name="gap"),
+            L.Dense(10, name="fc"),
+        ]
+    )
     quantized = trained(model, ["conv1[:, 0, 2]"], rows)
     result = fp.export(quantized, "latency_parallel", "pynq-z2", tmp_path / "prj", x=rows.x_test)
     tolerance = export_tolerance(quantized, result.config)
@@ -209,11 +249,17 @@ def test_training_only_layers_are_left_out_and_the_project_stays_bit_exact(tmp_p
     x = L.SpatialDropout2D(0.1, name="sdrop")(L.ReLU(name="relu1")(L.Conv2D(4, 3, name="conv1")(x)))
     x = L.ReLU(name="relu2")(L.Conv2D(6, 3, padding="same", name="conv2")(x))
     x = L.Dropout(0.1, name="drop")(L.GaussianDropout(0.1, name="gdrop")(L.Flatten(name="flatten")(x)))
-    model = trained(keras.Model(image, L.Dense(10, name="fc")(x)), ["conv2[:, :, 1, :]", "conv2[:, :, 3, 2]"],
-                    dataset)
+    model = trained(keras.Model(image, L.Dense(10, name="fc")(x)), ["conv2[:, :, 1, :]", "conv2[:, :, 3, 2]"], dataset)
     result = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "prj", x=dataset.x_test)
-    assert [node.name for node in result.hls_model.get_layers()] == ["image", "conv1", "relu1", "conv2", "relu2",
-                                                                     "flatten", "fc"]
+    assert [node.name for node in result.hls_model.get_layers()] == [
+        "image",
+        "conv1",
+        "relu1",
+        "conv2",
+        "relu2",
+        "flatten",
+        "fc",
+    ]
     check = csim_check(result.hls_model, model, dataset.x_test[:150], result.input_type)
     assert check.bit_exact, check.format()
     assert product_sites(result.path) == live_weights(model)

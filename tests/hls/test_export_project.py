@@ -4,13 +4,13 @@ import hashlib
 import json
 
 import pytest
+from hls_helpers import X8, digits_cnn, header_entries, live_weights, trained
 
 import fpgaprune as fp
 from fpgaprune.hls import csynth, find_hls_tool, load_board, load_preset
 from fpgaprune.hls.presets import check_preset
 from fpgaprune.strip import strip
 from fpgaprune.tfk import keras
-from hls_helpers import X8, digits_cnn, header_entries, live_weights, trained
 
 X = X8
 
@@ -27,8 +27,15 @@ def test_export_writes_a_complete_project_with_its_manifest(tmp_path, stripped):
     model, result = stripped
     exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "prj", x=X, strip=result, tb_samples=25)
     project = exported.path
-    for name in ("build_prj.tcl", "vivado_synth.tcl", "build_lib.sh", "firmware/myproject.cpp",
-                 "tb_data/tb_input_features.dat", "tb_data/tb_output_predictions.dat", "fpgaprune_manifest.json"):
+    for name in (
+        "build_prj.tcl",
+        "vivado_synth.tcl",
+        "build_lib.sh",
+        "firmware/myproject.cpp",
+        "tb_data/tb_input_features.dat",
+        "tb_data/tb_output_predictions.dat",
+        "fpgaprune_manifest.json",
+    ):
         assert (project / name).exists(), name
     assert len((project / "tb_data/tb_input_features.dat").read_text().splitlines()) == 25
     manifest = json.loads((project / "fpgaprune_manifest.json").read_text())
@@ -70,13 +77,21 @@ def test_a_failed_export_leaves_nothing_behind(tmp_path, stripped):
 
 
 def test_presets_are_hls4ml_configs_and_unknown_keys_are_named():
-    for name in ("latency_parallel", "resource_parallel", "latency_stream", "resource_stream",
-                 "distributed_arithmetic"):
+    for name in (
+        "latency_parallel",
+        "resource_parallel",
+        "latency_stream",
+        "resource_stream",
+        "distributed_arithmetic",
+    ):
         preset = load_preset(name)
         assert preset["IOType"] in ("io_parallel", "io_stream") and "Strategy" in preset["HLSConfig"]["Model"]
     assert load_preset("resource_parallel")["HLSConfig"]["Model"]["ReuseFactor"] > 1
-    with pytest.raises(fp.HlsConfigError, match=r"my.yaml: HLSConfig.Model.ReuseFacter: unknown key; did you mean "
-                                                r"'ReuseFactor'\? allowed: .*Strategy"):
+    with pytest.raises(
+        fp.HlsConfigError,
+        match=r"my.yaml: HLSConfig.Model.ReuseFacter: unknown key; did you mean "
+        r"'ReuseFactor'\? allowed: .*Strategy",
+    ):
         check_preset("my.yaml", {"HLSConfig": {"Model": {"ReuseFacter": 2}}})
     with pytest.raises(fp.HlsConfigError, match=r"HLSConfig.LayerName.fc.Trac: unknown key; did you mean 'Trace'"):
         check_preset("my.yaml", {"HLSConfig": {"LayerName": {"fc": {"Trac": True}}}})

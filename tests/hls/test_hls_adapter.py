@@ -4,6 +4,7 @@ import sys
 
 import numpy as np
 import pytest
+from hls_helpers import SPEC8
 
 import fpgaprune as fp
 from fpgaprune import data
@@ -11,7 +12,6 @@ from fpgaprune.hls import config_from_model, convert_model
 from fpgaprune.hls.precision import derive_precisions
 from fpgaprune.quantize import input_type, quantization_report, to_qkeras
 from fpgaprune.tfk import keras
-from hls_helpers import SPEC8
 
 L = keras.layers
 SPEC = SPEC8
@@ -28,11 +28,16 @@ def assert_csim_bit_exact(hls_model, quantized, x):
 def trained_qkeras_cnn(spec=SPEC, prune=("conv2[:, :, 1, :]", "conv2[:, :, 3, 2]"), epochs=4):
     keras.utils.set_random_seed(0)
     dataset = data.digits()
-    model = keras.Sequential([
-        keras.Input((8, 8, 1)), L.Conv2D(4, 3, name="conv1"), L.ReLU(name="relu1"),
-        L.Conv2D(6, 3, padding="same", activation="relu", name="conv2"), L.Flatten(name="flatten"),
-        L.Dense(10, name="fc"),
-    ])
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            L.Conv2D(4, 3, name="conv1"),
+            L.ReLU(name="relu1"),
+            L.Conv2D(6, 3, padding="same", activation="relu", name="conv2"),
+            L.Flatten(name="flatten"),
+            L.Dense(10, name="fc"),
+        ]
+    )
     quantized = to_qkeras(fp.hold(model, prune=list(prune)), spec)
     quantized.compile(keras.optimizers.Adam(3e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     quantized.fit(dataset.x_train, dataset.y_train, epochs=epochs, verbose=0)
@@ -112,11 +117,18 @@ def test_separable_and_depthwise_csim_is_bit_exact_in_io_stream(tmp_path):
 
     keras.utils.set_random_seed(0)
     dataset = data.digits()
-    model = keras.Sequential([
-        keras.Input((8, 8, 1)), L.Conv2D(4, 3, padding="same", name="conv1"), L.ReLU(name="relu1"),
-        L.SeparableConv2D(6, 3, name="sep"), L.ReLU(name="relu2"), L.DepthwiseConv2D(2, name="dw"),
-        L.Flatten(name="flatten"), L.Dense(10, name="fc"),
-    ])
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            L.Conv2D(4, 3, padding="same", name="conv1"),
+            L.ReLU(name="relu1"),
+            L.SeparableConv2D(6, 3, name="sep"),
+            L.ReLU(name="relu2"),
+            L.DepthwiseConv2D(2, name="dw"),
+            L.Flatten(name="flatten"),
+            L.Dense(10, name="fc"),
+        ]
+    )
     held = fp.hold(model, prune=["sep/pointwise_kernel[..., 1, :]", "sep/depthwise_kernel[..., 2, 0]", "dw[..., 3, 0]"])
     quantized = to_qkeras(held, SPEC)
     quantized.compile(keras.optimizers.Adam(3e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
@@ -148,8 +160,10 @@ def test_recurrent_csim_is_close_with_derived_types(tmp_path, kind):
     assert [note.split(":")[0] for note in notes] == ["rnn"]
     hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
     rnn = quantized.get_layer("rnn")
-    for name, weight, quantizer in (("weight", rnn.cell.kernel, rnn.kernel_quantizer_internal),
-                                    ("recurrent_weight", rnn.cell.recurrent_kernel, rnn.recurrent_quantizer_internal)):
+    for name, weight, quantizer in (
+        ("weight", rnn.cell.kernel, rnn.kernel_quantizer_internal),
+        ("recurrent_weight", rnn.cell.recurrent_kernel, rnn.recurrent_quantizer_internal),
+    ):
         np.testing.assert_array_equal(hls_model.graph["rnn"].weights[name].data, np.asarray(quantizer(weight)))
     hls_model.compile()
     x = np.ascontiguousarray(rows(dataset.x_test[:200]))
@@ -165,10 +179,16 @@ def test_quantized_batchnorm_csim_is_close_with_derived_types(tmp_path):
 
     keras.utils.set_random_seed(0)
     dataset = data.digits()
-    model = keras.Sequential([
-        keras.Input((8, 8, 1)), L.Conv2D(4, 3, name="conv1"), L.BatchNormalization(name="bn1"), L.ReLU(name="relu1"),
-        L.Flatten(name="flatten"), L.Dense(10, name="fc"),
-    ])
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            L.Conv2D(4, 3, name="conv1"),
+            L.BatchNormalization(name="bn1"),
+            L.ReLU(name="relu1"),
+            L.Flatten(name="flatten"),
+            L.Dense(10, name="fc"),
+        ]
+    )
     model.compile(keras.optimizers.Adam(3e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     model.fit(dataset.x_train, dataset.y_train, epochs=2, verbose=0)
     quantized = to_qkeras(fp.hold(model, prune=["conv1[:, :, 0, 2]"]), SPEC, batchnorm="quantize")
@@ -188,8 +208,14 @@ def test_sigmoid_and_tanh_tables_are_derived_and_close(tmp_path):
 
     keras.utils.set_random_seed(0)
     dataset = data.digits()
-    model = keras.Sequential([keras.Input((64,)), L.Dense(12, activation="tanh", name="fc1"),
-                              L.Dense(10, name="fc2"), L.Activation("sigmoid", name="sigmoid")])
+    model = keras.Sequential(
+        [
+            keras.Input((64,)),
+            L.Dense(12, activation="tanh", name="fc1"),
+            L.Dense(10, name="fc2"),
+            L.Activation("sigmoid", name="sigmoid"),
+        ]
+    )
     quantized = to_qkeras(fp.hold(model, prune=["fc1[0:16, :]"]), SPEC)
     quantized.compile(keras.optimizers.Adam(3e-3), keras.losses.BinaryCrossentropy())
     targets = np.eye(10)[dataset.y_train]
@@ -198,8 +224,11 @@ def test_sigmoid_and_tanh_tables_are_derived_and_close(tmp_path):
     assert sorted(note.split(":")[0] for note in notes) == ["fc1_tanh", "sigmoid"]
     assert config["LayerName"]["sigmoid"]["table_size"] == 4096
     hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
-    tables = {layer.name: str(layer.get_attr("table_t").precision) for layer in hls_model.get_layers()
-              if layer.name in ("fc1_tanh", "sigmoid")}
+    tables = {
+        layer.name: str(layer.get_attr("table_t").precision)
+        for layer in hls_model.get_layers()
+        if layer.name in ("fc1_tanh", "sigmoid")
+    }
     assert tables == {"fc1_tanh": "fixed<18,2,RND_CONV,SAT,0>", "sigmoid": "ufixed<17,1,RND_CONV,SAT,0>"}
     hls_model.compile()
     x = np.ascontiguousarray(dataset.x_test[:200].reshape(-1, 64))
@@ -215,10 +244,18 @@ def test_hard_tanh_and_sigmoid_quantizers_are_bit_exact(tmp_path):
 
     keras.utils.set_random_seed(0)
     dataset = data.digits()
-    model = keras.Sequential([keras.Input((64,)), L.Dense(12, activation="tanh", name="fc1"),
-                              L.Dense(10, name="fc2"), L.Activation("sigmoid", name="sigmoid")])
-    spec = {"default": SPEC["default"], "layers": {"fc1": {"activation": "quantized_tanh(8)"},
-                                                   "sigmoid": {"activation": "quantized_sigmoid(6)"}}}
+    model = keras.Sequential(
+        [
+            keras.Input((64,)),
+            L.Dense(12, activation="tanh", name="fc1"),
+            L.Dense(10, name="fc2"),
+            L.Activation("sigmoid", name="sigmoid"),
+        ]
+    )
+    spec = {
+        "default": SPEC["default"],
+        "layers": {"fc1": {"activation": "quantized_tanh(8)"}, "sigmoid": {"activation": "quantized_sigmoid(6)"}},
+    }
     quantized = to_qkeras(fp.hold(model, prune=["fc1[0:16, :]"]), spec)
     quantized.compile(keras.optimizers.Adam(3e-3), keras.losses.BinaryCrossentropy())
     quantized.fit(dataset.x_train.reshape(-1, 64), np.eye(10)[dataset.y_train], epochs=2, verbose=0)
@@ -242,13 +279,26 @@ def test_layer_names_that_are_no_cpp_identifiers_are_mapped_and_shown_as_the_use
 
     keras.utils.set_random_seed(0)
     dataset = data.digits()
-    model = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(4, 3, name="block1.conv"), L.ReLU(name="relu-1"),
-                              L.Conv2D(4, 3, name="1conv"), L.ReLU(name="a>b"), L.Flatten(name="flatten"),
-                              L.Dense(10, name="head/fc")])
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            L.Conv2D(4, 3, name="block1.conv"),
+            L.ReLU(name="relu-1"),
+            L.Conv2D(4, 3, name="1conv"),
+            L.ReLU(name="a>b"),
+            L.Flatten(name="flatten"),
+            L.Dense(10, name="head/fc"),
+        ]
+    )
     quantized = to_qkeras(fp.hold(model, prune=["1conv[:, :, 0, 1]", "head/fc[0:8, 3]"]), SPEC)
     exported = fp.export(quantized, "latency_parallel", "pynq-z2", tmp_path / "prj", x=dataset.x_test)
-    assert exported.manifest["names"] == {"block1_conv": "block1.conv", "relu_1": "relu-1", "layer_1conv": "1conv",
-                                          "a_b": "a>b", "head_fc": "head/fc"}
+    assert exported.manifest["names"] == {
+        "block1_conv": "block1.conv",
+        "relu_1": "relu-1",
+        "layer_1conv": "1conv",
+        "a_b": "a>b",
+        "head_fc": "head/fc",
+    }
     assert set(exported.manifest["layers"]) == {"block1.conv", "1conv", "head/fc"}
     check = fp.csim(exported, quantized, dataset.x_test[:120])
     assert check.bit_exact and check.samples == 120, check.format()
@@ -261,11 +311,21 @@ def test_layer_names_that_are_no_cpp_identifiers_are_mapped_and_shown_as_the_use
 
 
 def test_layer_names_that_clash_as_cpp_identifiers_are_one_line_naming_every_pair(tmp_path):
-    model = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(2, 3, name="conv.1"), L.ReLU(name="conv_1"),
-                              L.Conv2D(2, 3, name="b-2"), L.ReLU(name="b/2"), L.Flatten(name="flatten"),
-                              L.Dense(3, name="fc")])
-    expected = (rf"^model '{model.name}': layer names must stay distinct as C\+\+ identifiers: 'conv.1' and "
-                r"'conv_1' would both be 'conv_1'; 'b-2' and 'b/2' would both be 'b_2'; rename one of each pair$")
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            L.Conv2D(2, 3, name="conv.1"),
+            L.ReLU(name="conv_1"),
+            L.Conv2D(2, 3, name="b-2"),
+            L.ReLU(name="b/2"),
+            L.Flatten(name="flatten"),
+            L.Dense(3, name="fc"),
+        ]
+    )
+    expected = (
+        rf"^model '{model.name}': layer names must stay distinct as C\+\+ identifiers: 'conv.1' and "
+        r"'conv_1' would both be 'conv_1'; 'b-2' and 'b/2' would both be 'b_2'; rename one of each pair$"
+    )
     with pytest.raises(fp.FpgapruneError, match=expected):
         config_from_model(model)
     with pytest.raises(fp.FpgapruneError, match=expected):
@@ -274,8 +334,9 @@ def test_layer_names_that_clash_as_cpp_identifiers_are_one_line_naming_every_pai
 
 
 def test_a_layer_class_hls4ml_cannot_convert_is_one_line_before_hls4ml(tmp_path):
-    model = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2DTranspose(2, 3, name="up"), L.Flatten(name="flatten"),
-                              L.Dense(3, name="fc")])
+    model = keras.Sequential(
+        [keras.Input((8, 8, 1)), L.Conv2DTranspose(2, 3, name="up"), L.Flatten(name="flatten"), L.Dense(3, name="fc")]
+    )
     expected = rf"^model '{model.name}': layer 'up' is a Conv2DTranspose, which hls4ml [0-9.]+ cannot convert"
     with pytest.raises(fp.FpgapruneError, match=expected):
         convert_model(model, {"Model": {"Precision": "ap_fixed<16,6>", "ReuseFactor": 1}}, tmp_path / "prj")
@@ -289,17 +350,27 @@ def test_layers_that_act_only_in_training_are_left_out_for_hls4ml_and_the_output
     from fpgaprune.layer_graph import IDENTITY_AT_INFERENCE
 
     keras.utils.set_random_seed(0)
-    training_only = [L.RandomFlip(name="flip", input_shape=(8, 8, 1)), L.GaussianNoise(0.3, name="noise"),
-                     L.Conv2D(3, 3, name="conv1"), L.SpatialDropout2D(0.3, name="sdrop"), L.ReLU(name="relu"),
-                     L.RandomContrast(0.5, name="contrast"), L.Flatten(name="flatten"),
-                     L.GaussianDropout(0.3, name="gdrop"), L.AlphaDropout(0.3, name="adrop"),
-                     L.ActivityRegularization(0.1, name="reg"), L.Identity(name="same"), L.Dropout(0.3, name="drop"),
-                     L.Dense(3, name="fc")]
+    training_only = [
+        L.RandomFlip(name="flip", input_shape=(8, 8, 1)),
+        L.GaussianNoise(0.3, name="noise"),
+        L.Conv2D(3, 3, name="conv1"),
+        L.SpatialDropout2D(0.3, name="sdrop"),
+        L.ReLU(name="relu"),
+        L.RandomContrast(0.5, name="contrast"),
+        L.Flatten(name="flatten"),
+        L.GaussianDropout(0.3, name="gdrop"),
+        L.AlphaDropout(0.3, name="adrop"),
+        L.ActivityRegularization(0.1, name="reg"),
+        L.Identity(name="same"),
+        L.Dropout(0.3, name="drop"),
+        L.Dense(3, name="fc"),
+    ]
     model = keras.Sequential(training_only)
     twin = inference_model(model)
     assert [layer.name for layer in twin.layers] == ["conv1", "relu", "flatten", "fc"]
     assert {type(layer).__name__ for layer in model.layers} - {"Conv2D", "ReLU", "Flatten", "Dense"} <= set(
-        IDENTITY_AT_INFERENCE)
+        IDENTITY_AT_INFERENCE
+    )
     x = np.random.default_rng(0).random((16, 8, 8, 1)).astype(np.float32)
     assert np.array_equal(twin.predict(x, verbose=0), model.predict(x, verbose=0))
     names = set(config_from_model(model)["LayerName"])
@@ -316,11 +387,19 @@ def test_a_shape_only_hls4mls_handlers_refuse_is_named_by_layer_and_the_handlers
 
     handlers = import_module("hls4ml.converters.keras_v2_to_hls").layer_handlers
     before = dict(handlers)
-    four_d = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(2, 3, name="conv1"), L.LayerNormalization(name="norm"),
-                               L.Flatten(name="flatten"), L.Dense(3, name="fc")])
+    four_d = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            L.Conv2D(2, 3, name="conv1"),
+            L.LayerNormalization(name="norm"),
+            L.Flatten(name="flatten"),
+            L.Dense(3, name="fc"),
+        ]
+    )
     problem = conversion_problem(four_d)
     assert problem.startswith("layer 'norm': hls4ml ") and "only three-dimensional input" in problem, problem
     assert "\n" not in problem and handlers == before
-    three_d = keras.Sequential([keras.Input((6, 4)), L.LayerNormalization(name="norm"), L.Flatten(name="flatten"),
-                                L.Dense(3, name="fc")])
+    three_d = keras.Sequential(
+        [keras.Input((6, 4)), L.LayerNormalization(name="norm"), L.Flatten(name="flatten"), L.Dense(3, name="fc")]
+    )
     assert conversion_problem(three_d) is None and handlers == before

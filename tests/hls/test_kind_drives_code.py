@@ -6,10 +6,10 @@ import dataclasses
 import re
 
 import pytest
+from hls_helpers import X8, digits_cnn, trained
 
 import fpgaprune as fp
 from fpgaprune import layer_kinds
-from hls_helpers import X8, digits_cnn, trained
 
 X = X8[:20]
 FC_WEIGHTS = 6 * 6 * 6 * 10  # fc: Flatten(6x6x6) -> 10
@@ -21,8 +21,11 @@ def model():
 
 
 def _fc_header_sizes(project) -> set:
-    return {int(size) for header in (project / "firmware" / "weights").glob("w*.h")
-            for size in re.findall(r"\bw\d+\[(\d+)\]", header.read_text())}
+    return {
+        int(size)
+        for header in (project / "firmware" / "weights").glob("w*.h")
+        for size in re.findall(r"\bw\d+\[(\d+)\]", header.read_text())
+    }
 
 
 def test_a_kernel_sparse_kind_gets_sparse_code_and_its_live_weights(model, tmp_path):

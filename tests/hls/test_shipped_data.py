@@ -14,14 +14,32 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_wheel_ships_every_board_and_preset(tmp_path):
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     names = set(zipfile.ZipFile(next(tmp_path.glob("fpgaprune-*.whl"))).namelist())
     for directory in ("boards", "hls_configs"):
         files = sorted((ROOT / directory).glob("*.yaml"))
         assert files and all(f"fpgaprune/{directory}/{f.name}" in names for f in files), directory
-    for data in ("hls/extension/vivado/cpp/nnet_fpgaprune_sparse.h", "report/templates/report.html.j2",
-                 "pipeline/default.yaml"):  # the package's own data files too
+    for data in (
+        "hls/extension/vivado/cpp/nnet_fpgaprune_sparse.h",
+        "report/templates/report.html.j2",
+        "pipeline/default.yaml",
+    ):  # the package's own data files too
         assert f"fpgaprune/{data}" in names, data
 
 
@@ -44,10 +62,15 @@ def test_a_board_file_is_checked_by_the_run_config_schema(tmp_path):
     from fpgaprune.errors import HlsConfigError
 
     good = (ROOT / "boards" / "pynq-z2.yaml").read_text()
-    cases = {"typo": (good.replace("clock_period_ns", "clock_period"), r":\d+: clock_period: unknown key; "
-                                                                      r"did you mean 'clock_period_ns'\?"),
-             "family": (good.replace("7-series", "Virtex-2"), r":\d+: family: found 'Virtex-2'"),
-             "negative": (good.replace("LUT: 53200", "LUT: -5"), r":\d+: resources.LUT: found -5")}
+    cases = {
+        "typo": (
+            good.replace("clock_period_ns", "clock_period"),
+            r":\d+: clock_period: unknown key; "
+            r"did you mean 'clock_period_ns'\?",
+        ),
+        "family": (good.replace("7-series", "Virtex-2"), r":\d+: family: found 'Virtex-2'"),
+        "negative": (good.replace("LUT: 53200", "LUT: -5"), r":\d+: resources.LUT: found -5"),
+    }
     for name, (text, pattern) in cases.items():
         path = tmp_path / f"{name}.yaml"
         path.write_text(text)

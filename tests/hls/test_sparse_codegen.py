@@ -4,13 +4,13 @@ import re
 
 import numpy as np
 import pytest
+from hls_helpers import L, digits_cnn, header_entries, live_weights, product_sites, top_calls, trained
 
 import fpgaprune as fp
 from fpgaprune.hls import convert_model, export_config
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.strip import strip
 from fpgaprune.tfk import keras
-from hls_helpers import L, digits_cnn, header_entries, live_weights, product_sites, top_calls, trained
 
 RNG_X = np.round(np.random.default_rng(0).random((32, 8, 8, 1)) * 16) / 16
 
@@ -19,18 +19,40 @@ def random_model(kind, seed):
     """A small model of `kind` with random kernels and random pruned kernels/weights."""
     rng = np.random.default_rng(seed)
     if kind == "dense":
-        model = keras.Sequential([keras.Input((8, 8, 1)), L.Flatten(name="flatten"), L.Dense(12, name="a"),
-                                  L.ReLU(name="r"), L.Dense(5, name="b")])
+        model = keras.Sequential(
+            [
+                keras.Input((8, 8, 1)),
+                L.Flatten(name="flatten"),
+                L.Dense(12, name="a"),
+                L.ReLU(name="r"),
+                L.Dense(5, name="b"),
+            ]
+        )
         prune = [f"a[{int(rng.integers(64))}:{int(rng.integers(64, 65))}, {int(rng.integers(12))}]", "b[2:7, 1]"]
     elif kind == "conv1d":
-        model = keras.Sequential([keras.Input((8, 8, 1)), L.Reshape((8, 8), name="rs"),
-                                  L.Conv1D(5, 3, padding="same", name="a"), L.ReLU(name="r"),
-                                  L.Conv1D(4, 2, strides=2, name="b"), L.Flatten(name="f"), L.Dense(3, name="c")])
+        model = keras.Sequential(
+            [
+                keras.Input((8, 8, 1)),
+                L.Reshape((8, 8), name="rs"),
+                L.Conv1D(5, 3, padding="same", name="a"),
+                L.ReLU(name="r"),
+                L.Conv1D(4, 2, strides=2, name="b"),
+                L.Flatten(name="f"),
+                L.Dense(3, name="c"),
+            ]
+        )
         prune = [f"a[:, {int(rng.integers(8))}, {int(rng.integers(5))}]", f"b[:, {int(rng.integers(5))}, :]"]
     else:
-        model = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(4, 3, strides=2, padding="same", name="a"),
-                                  L.ReLU(name="r"), L.Conv2D(5, 1, name="b"), L.Flatten(name="f"),
-                                  L.Dense(3, name="c")])
+        model = keras.Sequential(
+            [
+                keras.Input((8, 8, 1)),
+                L.Conv2D(4, 3, strides=2, padding="same", name="a"),
+                L.ReLU(name="r"),
+                L.Conv2D(5, 1, name="b"),
+                L.Flatten(name="f"),
+                L.Dense(3, name="c"),
+            ]
+        )
         prune = [f"a[:, :, 0, {int(rng.integers(4))}]", f"b[:, :, {int(rng.integers(4))}, :]", "c[0:9, 2]"]
     for layer in model.layers:
         if layer.weights:
@@ -39,17 +61,27 @@ def random_model(kind, seed):
 
 
 def written(model, tmp_path, io_type, strategy="Latency", reuse=1, backend="Vitis", sparse=True):
-    config, _, _ = export_config(model, {"HLSConfig": {"Model": {"Strategy": strategy, "ReuseFactor": reuse}}},
-                                 RNG_X, kernel_sparse=sparse)
-    hls_model = convert_model(model, config, tmp_path / f"{io_type}_{strategy}_{backend}_{sparse}",
-                              io_type=io_type, backend=backend)
+    config, _, _ = export_config(
+        model, {"HLSConfig": {"Model": {"Strategy": strategy, "ReuseFactor": reuse}}}, RNG_X, kernel_sparse=sparse
+    )
+    hls_model = convert_model(
+        model, config, tmp_path / f"{io_type}_{strategy}_{backend}_{sparse}", io_type=io_type, backend=backend
+    )
     hls_model.write()
     return hls_model
 
 
-CASES = [(kind, io, strategy, seed) for seed, (kind, io, strategy) in enumerate(
-    [(k, io, s) for k in ("dense", "conv1d", "conv2d") for io in ("io_parallel", "io_stream")
-     for s in ("Latency", "Resource")])]
+CASES = [
+    (kind, io, strategy, seed)
+    for seed, (kind, io, strategy) in enumerate(
+        [
+            (k, io, s)
+            for k in ("dense", "conv1d", "conv2d")
+            for io in ("io_parallel", "io_stream")
+            for s in ("Latency", "Resource")
+        ]
+    )
+]
 
 
 @pytest.mark.parametrize("kind,io_type,strategy,seed", CASES)
@@ -90,17 +122,32 @@ def test_registration_is_idempotent():
 
 def test_one_pruned_kernel_removes_exactly_its_products(tmp_path):
     """The original question: conv2[:, :, 29, 13] of a [3,3,32,32] layer."""
+
     def build():
         keras.utils.set_random_seed(3)
-        model = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(32, 3, padding="same", name="conv1"),
-                                  L.ReLU(name="relu1"), L.Conv2D(32, 3, name="conv2"), L.ReLU(name="relu2"),
-                                  L.GlobalAveragePooling2D(name="gap"), L.Dense(10, name="fc")])
+        model = keras.Sequential(
+            [
+                keras.Input((8, 8, 1)),
+                L.Conv2D(32, 3, padding="same", name="conv1"),
+                L.ReLU(name="relu1"),
+                L.Conv2D(32, 3, name="conv2"),
+                L.ReLU(name="relu2"),
+                L.GlobalAveragePooling2D(name="gap"),
+                L.Dense(10, name="fc"),
+            ]
+        )
         kernel, bias = model.get_layer("conv2").get_weights()
         kernel[:, :, 29, 13] = np.linspace(-0.5, 0.5, 10)[[0, 1, 2, 3, 4, 6, 7, 8, 9]].reshape(3, 3)
         model.get_layer("conv2").set_weights([kernel, bias])
         return model
-    spec = {"default": {"kernel": "quantized_bits(8,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
-                        "activation": "quantized_relu(8,2)"}}
+
+    spec = {
+        "default": {
+            "kernel": "quantized_bits(8,0,alpha=1)",
+            "bias": "quantized_bits(8,3,alpha=1)",
+            "activation": "quantized_relu(8,2)",
+        }
+    }
     dense_model = trained(build(), [], None, epochs=0, spec=spec)
     pruned_model = trained(build(), ["conv2[:, :, 29, 13]"], None, epochs=0, spec=spec)
     kernel = quantized_kernel(dense_model.get_layer("conv2"))
@@ -112,7 +159,7 @@ def test_one_pruned_kernel_removes_exactly_its_products(tmp_path):
     pruned_sites = product_sites(pruned.config.get_output_dir())
     assert dense_sites["conv2"] - pruned_sites["conv2"] == expected
     assert dense_sites["conv1"] == pruned_sites["conv1"] and dense_sites["fc"] == pruned_sites["fc"]
-    code = (pruned.config.get_output_dir() + "/firmware/nnet_utils/nnet_code_gen.h")
+    code = pruned.config.get_output_dir() + "/firmware/nnet_utils/nnet_code_gen.h"
     text = open(code).read()
     kept = re.search(r"conv2\[:, :, ci, 13\]: kernels kept for ci in \{([^}]*)\}", text).group(1)
     assert 29 not in [int(c) for c in kept.split(",")] and 28 in [int(c) for c in kept.split(",")]
@@ -129,8 +176,10 @@ def test_stripped_channels_do_not_exist_and_comments_use_original_indices(tmp_pa
     text = open(hls_model.config.get_output_dir() + "/firmware/nnet_utils/nnet_code_gen.h").read()
     assert list(result.index_map["conv1"]["out"]) == [0, 1, 3]
     assert "conv1[:, :, ci, 3]" in text and "conv1[:, :, ci, 2]" not in text  # output 2 is the original 3
-    kept = [{int(c) for c in group.split(",")} for group in
-            re.findall(r"conv2\[:, :, ci, \d+\]: kernels kept for ci in \{([^}]*)\}", text)]
+    kept = [
+        {int(c) for c in group.split(",")}
+        for group in re.findall(r"conv2\[:, :, ci, \d+\]: kernels kept for ci in \{([^}]*)\}", text)
+    ]
     assert kept and any(3 in inputs for inputs in kept)  # its input 2 is the original 3
     assert not any(2 in inputs for inputs in kept)  # the original input 2 is gone
     sites = product_sites(hls_model.config.get_output_dir())
@@ -142,8 +191,16 @@ def test_other_maskable_layers_keep_stock_code_and_say_so(tmp_path):
 
     from fpgaprune.quantize import to_qkeras
 
-    model = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(4, 3, name="conv1"), L.ReLU(name="r"),
-                              L.DepthwiseConv2D(3, name="dw"), L.Flatten(name="f"), L.Dense(3, name="fc")])
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            L.Conv2D(4, 3, name="conv1"),
+            L.ReLU(name="r"),
+            L.DepthwiseConv2D(3, name="dw"),
+            L.Flatten(name="f"),
+            L.Dense(3, name="fc"),
+        ]
+    )
     quantized = to_qkeras(fp.hold(model, prune=["dw[..., 1, 0]"]), SPEC8)
     result = fp.export(quantized, "latency_stream", "pynq-z2", tmp_path / "prj", x=RNG_X)
     codes = {name: node["code"] for name, node in result.manifest["hls_nodes"].items()}
@@ -167,11 +224,15 @@ def test_qkeras_conv2d_batchnorm_nodes_are_kernel_sparse(tmp_path):
 
     keras.utils.set_random_seed(0)
     quantizer, bias = "quantized_bits(6,0,alpha=1)", "quantized_bits(8,3,alpha=1)"
-    model = keras.Sequential([keras.Input((8, 8, 1)),
-                              qkeras.QConv2DBatchnorm(4, 3, kernel_quantizer=quantizer, bias_quantizer=bias,
-                                                      name="cbn"),
-                              qkeras.QActivation("quantized_relu(6,2)", name="r"), L.Flatten(name="f"),
-                              qkeras.QDense(3, kernel_quantizer=quantizer, bias_quantizer=bias, name="fc")])
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            qkeras.QConv2DBatchnorm(4, 3, kernel_quantizer=quantizer, bias_quantizer=bias, name="cbn"),
+            qkeras.QActivation("quantized_relu(6,2)", name="r"),
+            L.Flatten(name="f"),
+            qkeras.QDense(3, kernel_quantizer=quantizer, bias_quantizer=bias, name="fc"),
+        ]
+    )
     weights = model.get_layer("cbn").get_weights()
     weights[0][:, :, 0, 1] = 0
     model.get_layer("cbn").set_weights(weights)

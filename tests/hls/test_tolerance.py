@@ -9,8 +9,13 @@ from fpgaprune.quantize import FixedType, to_qkeras
 from fpgaprune.tfk import keras
 
 L = keras.layers
-SPEC = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
-                    "activation": "quantized_relu(6,2)"}}
+SPEC = {
+    "default": {
+        "kernel": "quantized_bits(6,0,alpha=1)",
+        "bias": "quantized_bits(8,3,alpha=1)",
+        "activation": "quantized_relu(6,2)",
+    }
+}
 
 
 def test_types_are_read_in_both_spellings():
@@ -21,13 +26,22 @@ def test_types_are_read_in_both_spellings():
 
 def _pooled(size):
     keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((size, size, 1)), L.Conv2D(4, 3, name="conv1"), L.ReLU(name="relu1"),
-                              L.GlobalAveragePooling2D(name="gap"), L.Dense(5, name="fc")])
+    model = keras.Sequential(
+        [
+            keras.Input((size, size, 1)),
+            L.Conv2D(4, 3, name="conv1"),
+            L.ReLU(name="relu1"),
+            L.GlobalAveragePooling2D(name="gap"),
+            L.Dense(5, name="fc"),
+        ]
+    )
     return to_qkeras(fp.hold(model), SPEC)
 
 
-@pytest.mark.parametrize("accum, result", [(FixedType(12, 4, False), FixedType(10, 2, False)),
-                                           (FixedType(16, 4, False), FixedType(16, 4, False))])
+@pytest.mark.parametrize(
+    "accum, result",
+    [(FixedType(12, 4, False), FixedType(10, 2, False)), (FixedType(16, 4, False), FixedType(16, 4, False))],
+)
 def test_averaging_a_non_power_of_two_is_bounded_by_one_step_of_each_type_times_the_next_layer(accum, result):
     quantized = _pooled(8)  # 6 x 6 = 36 values averaged
     tolerance = logits_tolerance(quantized, "fc", {"gap": {"accum": accum, "result": result}})
@@ -45,8 +59,13 @@ def test_a_power_of_two_average_and_a_model_without_one_need_no_tolerance():
 
 def test_recurrent_layers_take_the_recurrent_tolerance():
     model = keras.Sequential([keras.Input((5, 3)), L.GRU(4, name="rnn"), L.Dense(3, name="fc")])
-    tolerance = logits_tolerance(to_qkeras(fp.hold(model), {"default": {"kernel": "quantized_bits(8,1,alpha=1)",
-                                                                        "bias": "quantized_bits(8,3,alpha=1)"}}),
-                                 "fc", {})
+    tolerance = logits_tolerance(
+        to_qkeras(
+            fp.hold(model),
+            {"default": {"kernel": "quantized_bits(8,1,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)"}},
+        ),
+        "fc",
+        {},
+    )
     assert (tolerance.absolute, tolerance.relative) == (0.0, RECURRENT_RELATIVE)
     assert tolerance.bound(2.0) == pytest.approx(0.04) and "rnn" in tolerance.reason

@@ -1,11 +1,10 @@
 """finalize() hands downstream a plain model: same names, classes and weight order, held values baked in."""
 
 import numpy as np
+from models import LOSS, OPTIMIZERS, build
 
 import fpgaprune as fp
 from fpgaprune.tfk import keras
-
-from models import LOSS, OPTIMIZERS, build
 
 
 def test_finalize_returns_plain_model_and_manifest():

@@ -5,12 +5,11 @@ with Keras 3's (weight decay, gradient accumulation, and an EMA copied into the 
 import numpy as np
 import pytest
 import tensorflow as tf
+from models import FRONT_ENDS, build
 
 import fpgaprune as fp
-from fpgaprune.selection import maskable_weights
 from fpgaprune.layer_kinds import attribute_of
-
-from models import FRONT_ENDS, build
+from fpgaprune.selection import maskable_weights
 
 EPOCHS, BATCH = 3, 8  # 12 optimizer steps
 
@@ -20,8 +19,9 @@ def random_holds(model, rng):
     manifest = fp.MaskManifest()
     oracle = {}
     layer = model.get_layer("layer")
-    paths = [("layer", w) for w in maskable_weights(type(layer).__name__)] + [("head", w) for w in
-                                                                              maskable_weights("Dense")[:1]]
+    paths = [("layer", w) for w in maskable_weights(type(layer).__name__)] + [
+        ("head", w) for w in maskable_weights("Dense")[:1]
+    ]
     for layer_name, weight in paths:
         variable = variable_of(model, f"{layer_name}/{weight.name}")
         current = variable.numpy()
@@ -90,11 +90,18 @@ def assert_held_exact_and_free_match(held, reference, oracle, initial):
 # tf_keras: every kind with every optimizer (the EMA on some). Keras 3: every optimizer on three kinds, and every
 # kind with the EMA (a Keras 3 fit costs about 2 s here).
 EMA_KINDS = ("Conv2D", "Dense", "LSTM", "QConv2D", "QDense", "QLSTM")
-CASES = [("tf_keras", kind, optimizer) for kind in sorted(FRONT_ENDS["tf_keras"][1])
-         for optimizer in sorted(FRONT_ENDS["tf_keras"][2]) if optimizer != "Adam-EMA" or kind in EMA_KINDS]
-CASES += [("keras3", kind, optimizer) for kind in sorted(FRONT_ENDS["keras3"][1])
-          for optimizer in sorted(FRONT_ENDS["keras3"][2])
-          if kind in ("Conv2D", "Dense", "LSTM") or optimizer == "Adam-EMA"]
+CASES = [
+    ("tf_keras", kind, optimizer)
+    for kind in sorted(FRONT_ENDS["tf_keras"][1])
+    for optimizer in sorted(FRONT_ENDS["tf_keras"][2])
+    if optimizer != "Adam-EMA" or kind in EMA_KINDS
+]
+CASES += [
+    ("keras3", kind, optimizer)
+    for kind in sorted(FRONT_ENDS["keras3"][1])
+    for optimizer in sorted(FRONT_ENDS["keras3"][2])
+    if kind in ("Conv2D", "Dense", "LSTM") or optimizer == "Adam-EMA"
+]
 
 
 @pytest.mark.parametrize("front_end,kind,optimizer", CASES)
@@ -121,14 +128,18 @@ def tape_train(model, optimizer, x, y, loss_fn, oracle=None):
 
     for _ in range(EPOCHS):
         for start in range(0, len(x), BATCH):
-            step(x[start:start + BATCH], y[start:start + BATCH])
+            step(x[start : start + BATCH], y[start : start + BATCH])
             if oracle is not None:
                 reassign(model, oracle)
 
 
 TAPE_OPTIMIZERS = ("SGD-momentum", "Adam", "AdamW", "RMSprop", "Adagrad", "legacy-Adam")
-TAPE_CASES = [("tf_keras", kind, optimizer, seed) for kind in ("Conv2D", "LSTM", "QDense")
-              for optimizer in TAPE_OPTIMIZERS for seed in (1, 2)]
+TAPE_CASES = [
+    ("tf_keras", kind, optimizer, seed)
+    for kind in ("Conv2D", "LSTM", "QDense")
+    for optimizer in TAPE_OPTIMIZERS
+    for seed in (1, 2)
+]
 TAPE_CASES += [("keras3", kind, optimizer, 1) for kind in ("Conv2D", "LSTM") for optimizer in ("AdamW", "SGD-momentum")]
 
 

@@ -4,11 +4,10 @@ import json
 
 import numpy as np
 import pytest
+from models import LOSS, OPTIMIZERS, build
 
 import fpgaprune as fp
 from fpgaprune.tfk import keras
-
-from models import LOSS, OPTIMIZERS, build
 
 
 def held_and_trained(kind="Conv2D"):
@@ -26,8 +25,9 @@ def held_and_trained(kind="Conv2D"):
 
 def held_values(model):
     return {
-        (entry.layer, entry.variable): model.get_layer(entry.layer).kernel.numpy()[entry.mask(model.get_layer(
-            entry.layer).kernel.shape)]
+        (entry.layer, entry.variable): model.get_layer(entry.layer).kernel.numpy()[
+            entry.mask(model.get_layer(entry.layer).kernel.shape)
+        ]
         for entry in fp.manifest_of(model)
     }
 

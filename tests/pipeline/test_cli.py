@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from fpgaprune.cli import DEFAULT_CONFIG, STAGE_NAMES, entry
 from hls_helpers import tree_hash
 from text_helpers import negative_zeros
+
+from fpgaprune.cli import DEFAULT_CONFIG, STAGE_NAMES, entry
 
 FPGAPRUNE = [sys.executable, "-m", "fpgaprune.cli"]
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
@@ -41,8 +41,14 @@ def test_default_run_end_to_end(tmp_path):
     assert quantized["accuracy"] >= 0.90 and quantized["conv_kernels_pruned"] >= 0.5
     assert "report: " in result.stdout and "bit-exact logits" in result.stdout
     headline = result.stdout.strip().splitlines()[-6:]  # the console ends with the headline block
-    assert [line.split(":")[0] for line in headline] == ["report", "accuracy", "products", "resources", "measured",
-                                                         "C-sim"], headline
+    assert [line.split(":")[0] for line in headline] == [
+        "report",
+        "accuracy",
+        "products",
+        "resources",
+        "measured",
+        "C-sim",
+    ], headline
     assert "fits on the board" in headline[3] and headline[5].startswith("C-sim:     bit-exact")
     assert not negative_zeros(result.stdout + result.stderr), negative_zeros(result.stdout + result.stderr)
     assert not list(run.glob(".*"))  # no temporary stage left
@@ -54,8 +60,11 @@ def _the_sample_was_measured_beside_csim_within_the_budgets(run: Path, stdout: s
     """By default yosys measures one removed kernel's output column, with and without it, beside C-sim, each
     circuit in a watched worker within its share of the memory budget."""
     synth = json.loads((run / "synth" / "synth.json").read_text())
-    assert synth["scope"] == "sample" and synth["unmeasured"] == {} and synth["removal"]["where"].startswith(
-        "the DA circuit of output ")
+    assert (
+        synth["scope"] == "sample"
+        and synth["unmeasured"] == {}
+        and synth["removal"]["where"].startswith("the DA circuit of output ")
+    )
     share = synth["budget"]["memory_mb"] / synth["budget"]["workers"]
     assert all(job["cached"] or job["peak_mb"] <= share for job in synth["jobs"]), synth["jobs"]
     assert stdout.index("synth     running beside") < stdout.index("csim      running")
@@ -122,8 +131,13 @@ def test_resume_skips_what_is_up_to_date_and_reruns_what_changed(quick_config):
 def test_a_killed_stage_leaves_nothing_half_written_and_resumes(quick_config):
     path, config = quick_config
     run = Path(config["outputs"]["dir"])
-    process = subprocess.Popen([*FPGAPRUNE, "run", str(path)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               env=ENV, start_new_session=True)
+    process = subprocess.Popen(
+        [*FPGAPRUNE, "run", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=ENV,
+        start_new_session=True,
+    )
     deadline = time.time() + 300
     while time.time() < deadline and not list(run.glob(".csim.tmp-*")):
         time.sleep(0.2)
@@ -159,25 +173,36 @@ BROKEN = {
     "reuse factor 0": (lambda c: c["hls"].update(reuse_factor=0), "hls.reuse_factor"),
     "negative reuse factor": (lambda c: c["hls"].update(reuse_factor=-2), "hls.reuse_factor"),
     "unknown io type": (lambda c: c["hls"].update(io_type="io_serial"), "hls.io_type"),
-    "quantizer mapping 0 to 1": (lambda c: c["quantization"]["default"].update(kernel="binary"),
-                                 "quantization.default.kernel"),
-    "po2 quantizer": (lambda c: c["quantization"]["default"].update(kernel="quantized_po2(4)"),
-                      "quantization.default.kernel"),
-    "unparsable quantizer": (lambda c: c["quantization"]["default"].update(kernel="quantized_bits(6,"),
-                             "quantization.default.kernel"),
-    "unknown quantizer": (lambda c: c["quantization"].update(layers={"fc": {"kernel": "quantised_bits(4)"}}),
-                          "quantization.layers.fc.kernel"),
-    "quantizers for an unknown layer": (lambda c: c["quantization"].update(
-        layers={"conv9": {"kernel": "quantized_bits(4,0)"}}),
-                                        "quantization.layers.conv9"),
+    "quantizer mapping 0 to 1": (
+        lambda c: c["quantization"]["default"].update(kernel="binary"),
+        "quantization.default.kernel",
+    ),
+    "po2 quantizer": (
+        lambda c: c["quantization"]["default"].update(kernel="quantized_po2(4)"),
+        "quantization.default.kernel",
+    ),
+    "unparsable quantizer": (
+        lambda c: c["quantization"]["default"].update(kernel="quantized_bits(6,"),
+        "quantization.default.kernel",
+    ),
+    "unknown quantizer": (
+        lambda c: c["quantization"].update(layers={"fc": {"kernel": "quantised_bits(4)"}}),
+        "quantization.layers.fc.kernel",
+    ),
+    "quantizers for an unknown layer": (
+        lambda c: c["quantization"].update(layers={"conv9": {"kernel": "quantized_bits(4,0)"}}),
+        "quantization.layers.conv9",
+    ),
     "activation quantizer for another function": (
         lambda c: c["quantization"].update(layers={"relu2": {"activation": "quantized_tanh(8)"}}),
-        "quantization.layers.relu2.activation"),
+        "quantization.layers.relu2.activation",
+    ),
     "sparsity of 1.5": (lambda c: c["pruning"].update(targets={"conv2": 1.5}), "pruning.targets.conv2"),
     "target on an unknown layer": (lambda c: c["pruning"].update(targets={"conv7": 0.5}), "pruning.targets.conv7"),
-    "global scope with two targets": (lambda c: c["pruning"].update(scope="global",
-                                                                    targets={"conv1": 0.3, "conv2": 0.6}),
-                                      "pruning.targets"),
+    "global scope with two targets": (
+        lambda c: c["pruning"].update(scope="global", targets={"conv1": 0.3, "conv2": 0.6}),
+        "pruning.targets",
+    ),
     "unknown structure": (lambda c: c["pruning"].update(structure="kernels"), "pruning.structure"),
     "unknown inline hls key": (lambda c: c["hls"].update(config={"Model": {"ReuseFacter": 2}}), "hls.config"),
     "wrong learning rate": (lambda c: c["finetune"].update(learning_rate=0), "finetune.learning_rate"),

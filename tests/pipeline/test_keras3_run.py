@@ -11,11 +11,10 @@ import keras
 import numpy as np
 import pytest
 import yaml
+from user_cases import ENV, FPGAPRUNE
 
 import fpgaprune as fp
 from fpgaprune import data
-
-from user_cases import ENV, FPGAPRUNE
 
 PLAIN_KERAS = """
 import sys
@@ -32,31 +31,44 @@ def keras3_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("keras3")
     digits = data.digits()
     keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(8, 3, activation="relu", name="conv1"),
-                              keras.layers.Conv2D(8, 3, activation="relu", name="conv2"),
-                              keras.layers.Flatten(name="flatten"), keras.layers.Dense(10, activation="softmax",
-                                                                                      name="fc")])
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            keras.layers.Conv2D(8, 3, activation="relu", name="conv1"),
+            keras.layers.Conv2D(8, 3, activation="relu", name="conv2"),
+            keras.layers.Flatten(name="flatten"),
+            keras.layers.Dense(10, activation="softmax", name="fc"),
+        ]
+    )
     model.compile(keras.optimizers.Adam(3e-3), "sparse_categorical_crossentropy")
     model.fit(digits.x_train, digits.y_train, epochs=4, batch_size=32, verbose=0)
     model.save(root / "cnn.keras")
-    np.savez(root / "digits.npz", x_train=digits.x_train, y_train=digits.y_train, x_test=digits.x_test,
-             y_test=digits.y_test)
-    config = {"name": "keras3", "model": {"file": str(root / "cnn.keras")},
-              "data": {"dataset": "npz", "file": str(root / "digits.npz")},
-              "pruning": {"structure": "kernel", "targets": {"conv2": 0.5}}, "finetune": {"epochs": 1},
-              "quantization": {"qat_epochs": 1},
-              "outputs": {"dir": str(root / "run"), "tb_samples": 20, "synthesize_layers": False}}
+    np.savez(
+        root / "digits.npz", x_train=digits.x_train, y_train=digits.y_train, x_test=digits.x_test, y_test=digits.y_test
+    )
+    config = {
+        "name": "keras3",
+        "model": {"file": str(root / "cnn.keras")},
+        "data": {"dataset": "npz", "file": str(root / "digits.npz")},
+        "pruning": {"structure": "kernel", "targets": {"conv2": 0.5}},
+        "finetune": {"epochs": 1},
+        "quantization": {"qat_epochs": 1},
+        "outputs": {"dir": str(root / "run"), "tb_samples": 20, "synthesize_layers": False},
+    }
     (root / "run.yaml").write_text(yaml.safe_dump(config))
-    result = subprocess.run([*FPGAPRUNE, "run", str(root / "run.yaml")], capture_output=True, text=True, env=ENV,
-                            timeout=900)
+    result = subprocess.run(
+        [*FPGAPRUNE, "run", str(root / "run.yaml")], capture_output=True, text=True, env=ENV, timeout=900
+    )
     return root, result
 
 
 def test_a_keras3_cnn_runs_end_to_end_and_csim_is_bit_exact(keras3_run):
     root, result = keras3_run
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
-    metrics = {stage: json.loads((root / "run" / stage / "stage.json").read_text())["metrics"]
-               for stage in ("train", "prune", "finetune", "quantize", "csim")}
+    metrics = {
+        stage: json.loads((root / "run" / stage / "stage.json").read_text())["metrics"]
+        for stage in ("train", "prune", "finetune", "quantize", "csim")
+    }
     assert metrics["csim"]["bit_exact"] and metrics["csim"]["mismatches"] == 0
     assert metrics["finetune"]["accuracy"] > 0.5 and metrics["quantize"]["accuracy"] > 0.5
     assert "trust" not in result.stdout + result.stderr
@@ -72,8 +84,13 @@ def test_plain_keras3_loads_the_pruned_model_with_its_zeros(keras3_run):
     root, result = keras3_run
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
     out = root / "weights.npz"
-    loaded = subprocess.run([sys.executable, "-c", PLAIN_KERAS, str(root / "run" / "finetune" / "pruned.keras"),
-                             str(out)], capture_output=True, text=True, env=ENV, timeout=300)
+    loaded = subprocess.run(
+        [sys.executable, "-c", PLAIN_KERAS, str(root / "run" / "finetune" / "pruned.keras"), str(out)],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
     assert loaded.returncode == 0, loaded.stderr[-3000:]
     assert loaded.stdout.split()[0] == "keras"
     weights = np.load(out)

@@ -24,8 +24,9 @@ def trained_run(tmp_path_factory):
     return run_dir, config
 
 
-@pytest.mark.parametrize("schedule", [{"schedule": "one_shot"}, {"schedule": "polynomial"},
-                                      {"schedule": "one_shot", "lottery_rounds": 2}])
+@pytest.mark.parametrize(
+    "schedule", [{"schedule": "one_shot"}, {"schedule": "polynomial"}, {"schedule": "one_shot", "lottery_rounds": 2}]
+)
 def test_each_schedule_reaches_every_layers_own_target(trained_run, schedule):
     run_dir, config = trained_run
     config = {**config, "pruning": {**config["pruning"], **schedule}}

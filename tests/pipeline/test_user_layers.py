@@ -2,7 +2,6 @@
 through the CLI: bit-exact C-sim, or the tolerance their types give, stated in the C-sim line."""
 
 import pytest
-
 from user_cases import run_case, write_case
 
 

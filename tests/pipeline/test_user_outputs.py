@@ -2,7 +2,6 @@
 the metric and what the console and the report show; unscaled inputs get a saturation warning."""
 
 import pytest
-
 from user_cases import run_case, write_case
 
 
@@ -23,8 +22,9 @@ def test_a_softmax_output_is_trained_on_probabilities_with_integer_or_one_hot_la
     assert result.returncode == 0, result.stderr[-3000:]
     assert "from_logits" not in result.stderr + result.stdout  # tf_keras warns when a softmax is trained as logits
     labels = "one-hot labels" if name == "one_hot" else "integer class labels"
-    assert metrics["train"]["task"] == ("classification (softmax output, " + labels + "): sparse categorical "
-                                        "crossentropy, metric accuracy")
+    assert metrics["train"]["task"] == (
+        "classification (softmax output, " + labels + "): sparse categorical crossentropy, metric accuracy"
+    )
     assert metrics["quantize"]["metric"] == "accuracy" and metrics["quantize"]["accuracy"] > 0.8
     assert metrics["csim"]["bit_exact"] and metrics["csim"]["agreement"] == "argmax agreement"
     headline = _headline(result.stdout)

@@ -3,18 +3,18 @@
 import numpy as np
 import pytest
 import yaml
+from models import LOSS
 
 import fpgaprune as fp
+from fpgaprune import data
 from fpgaprune.architectures import small_cnn
 from fpgaprune.cli import DEFAULT_CONFIG
 from fpgaprune.pipeline.checks import check_config
 from fpgaprune.pipeline.pruning_policy import pruner_of, scheduled
 from fpgaprune.pipeline.schema import parse_config
-from fpgaprune import data
 from fpgaprune.pruning import GradualPruning, HybridPruner, LotteryTicket, PolynomialDecay, Pruner
 from fpgaprune.pruning.lottery import survivors_match
 from fpgaprune.tfk import keras
-from models import LOSS
 
 
 def dead_kernels(model, name):
@@ -28,8 +28,9 @@ def test_kernels_make_their_share_and_the_weakest_weights_of_kept_kernels_the_re
     keras.utils.set_random_seed(seed)
     model = small_cnn()  # conv2: 16 x 32 = 512 kernels of 9 taps
     pruned = HybridPruner(layers=["conv2", "fc"], first_share=share).prune(model, sparsity=sparsity)
-    chosen = dead_kernels(Pruner(structure="kernel", layers=["conv2"]).prune(model, sparsity=share * sparsity),
-                          "conv2")  # the kernel pruner's own choice at the kernels' share
+    chosen = dead_kernels(
+        Pruner(structure="kernel", layers=["conv2"]).prune(model, sparsity=share * sparsity), "conv2"
+    )  # the kernel pruner's own choice at the kernels' share
     assert abs(chosen.mean() - share * sparsity) <= 1 / 512
     kernel, original = pruned.get_layer("conv2").kernel.numpy(), model.get_layer("conv2").kernel.numpy()
     assert dead_kernels(pruned, "conv2")[chosen].all()
@@ -51,8 +52,14 @@ def test_gradual_hybrid_pruning_only_grows_holds_and_reaches_each_layers_target(
     x, y = rng.random((256, 8, 8, 1), dtype=np.float32), rng.integers(0, 10, 256)
     pruner = HybridPruner(layers=["conv2", "fc"])
     model = pruner.attach(small_cnn())
-    model.compile({"adam": keras.optimizers.Adam(1e-2), "sgd_momentum": keras.optimizers.SGD(0.05, momentum=0.9),
-                   "adamw": keras.optimizers.AdamW(1e-2, weight_decay=0.05)}[optimizer], LOSS)
+    model.compile(
+        {
+            "adam": keras.optimizers.Adam(1e-2),
+            "sgd_momentum": keras.optimizers.SGD(0.05, momentum=0.9),
+            "adamw": keras.optimizers.AdamW(1e-2, weight_decay=0.05),
+        }[optimizer],
+        LOSS,
+    )
     targets = {"conv2": 0.8, "fc": 0.5}
     schedule = PolynomialDecay(0.0, targets, begin_step=0, end_step=24, frequency=4)
     gradual = GradualPruning(pruner, schedule)

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from models import LOSS
 
 import fpgaprune as fp
 from fpgaprune import data
@@ -7,14 +8,13 @@ from fpgaprune.architectures import small_cnn
 from fpgaprune.pruning import LotteryTicket, Pruner
 from fpgaprune.pruning.lottery import survivors_match
 from fpgaprune.tfk import keras
-from models import LOSS
-
 
 
 def make_train(dataset, epochs=2):
     def train(model, callbacks):
         model.compile(keras.optimizers.Adam(3e-3), LOSS)
         model.fit(dataset.x_train, dataset.y_train, epochs=epochs, verbose=0, callbacks=callbacks)
+
     return train
 
 
@@ -22,8 +22,9 @@ def make_train(dataset, epochs=2):
 def test_rewind_restores_exact_values_of_survivors(rewind_epoch):
     keras.utils.set_random_seed(0)
     dataset = data.digits()
-    ticket = LotteryTicket(Pruner(structure="kernel", layers=["conv1", "conv2"]), rounds=2, rate=0.4,
-                           rewind_epoch=rewind_epoch)
+    ticket = LotteryTicket(
+        Pruner(structure="kernel", layers=["conv1", "conv2"]), rounds=2, rate=0.4, rewind_epoch=rewind_epoch
+    )
     model = ticket.start(small_cnn())
     initial = [w.copy() for w in model.get_weights()]
     for round_index in range(2):

@@ -2,14 +2,13 @@
 
 import numpy as np
 import pytest
+from models import LOSS
 
 import fpgaprune as fp
 from fpgaprune.architectures import small_cnn
 from fpgaprune.pruning import GradualPruning, OneShot, PolynomialDecay, Pruner, Structure, group_scores
 from fpgaprune.pruning.structures import parse_structure, structure_for
 from fpgaprune.tfk import keras
-from models import LOSS
-
 
 
 def test_polynomial_schedule_matches_the_formula():
@@ -27,8 +26,9 @@ def test_polynomial_schedule_matches_the_formula():
 
 
 def test_per_layer_polynomial_schedule_follows_each_layers_curve():
-    schedule = PolynomialDecay({"conv2": 0.2, "fc": 0.0}, {"conv2": 0.8, "fc": 0.5}, begin_step=0, end_step=400,
-                               frequency=100, exponent=2)
+    schedule = PolynomialDecay(
+        {"conv2": 0.2, "fc": 0.0}, {"conv2": 0.8, "fc": 0.5}, begin_step=0, end_step=400, frequency=100, exponent=2
+    )
     for step in (0, 100, 250, 400, 900):
         decay = (1 - min(step, 400) / 400) ** 2
         expected = {"conv2": 0.8 - 0.6 * decay, "fc": 0.5 - 0.5 * decay}
@@ -38,12 +38,16 @@ def test_per_layer_polynomial_schedule_follows_each_layers_curve():
     assert PolynomialDecay.from_config(schedule.get_config()).sparsity(250) == schedule.sparsity(250)
 
 
-@pytest.mark.parametrize("args, message", [
-    ((0.0, 1.5, 0, 10), "target_sparsity must lie in"), ((0.0, 0.5, 10, 10), "begin_step < end_step"),
-    ((0.0, 0.5, 0, 10, 0), "frequency must be >= 1"),
-    ((0.0, {"conv2": 0.5, "fc": 1.2}, 0, 10), r"target_sparsity\['fc'\] must lie in \[0, 1\], got 1.2"),
-    (({"conv2": 0.1}, 0.5, 0, 10), "a per-layer initial_sparsity needs a per-layer target_sparsity"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((0.0, 1.5, 0, 10), "target_sparsity must lie in"),
+        ((0.0, 0.5, 10, 10), "begin_step < end_step"),
+        ((0.0, 0.5, 0, 10, 0), "frequency must be >= 1"),
+        ((0.0, {"conv2": 0.5, "fc": 1.2}, 0, 10), r"target_sparsity\['fc'\] must lie in \[0, 1\], got 1.2"),
+        (({"conv2": 0.1}, 0.5, 0, 10), "a per-layer initial_sparsity needs a per-layer target_sparsity"),
+    ],
+)
 def test_bad_schedules(args, message):
     with pytest.raises(fp.FpgapruneError, match=message):
         PolynomialDecay(*args)
@@ -129,8 +133,9 @@ def test_frozen_groups_are_never_pruned():
     model = fp.hold(small_cnn(), freeze=["conv2[:, :, 0, :]"])
     pruned = Pruner(layers=["conv2"]).prune(model, sparsity=0.9)
     assert not pruned_kernels(pruned, "conv2")[0].any()
-    np.testing.assert_array_equal(pruned.get_layer("conv2").kernel.numpy()[:, :, 0, :],
-                                  model.get_layer("conv2").kernel.numpy()[:, :, 0, :])
+    np.testing.assert_array_equal(
+        pruned.get_layer("conv2").kernel.numpy()[:, :, 0, :], model.get_layer("conv2").kernel.numpy()[:, :, 0, :]
+    )
 
 
 def test_gradual_pruning_masks_only_grow_and_stay_zero(tmp_path):
@@ -193,8 +198,7 @@ def test_gradual_pruning_needs_an_attached_model():
     model = small_cnn()
     model.compile("adam", LOSS)
     with pytest.raises(fp.FpgapruneError, match="build the model with pruner.attach"):
-        model.fit(np.zeros((4, 8, 8, 1)), np.zeros(4), verbose=0,
-                  callbacks=[GradualPruning(Pruner(), OneShot(0.5))])
+        model.fit(np.zeros((4, 8, 8, 1)), np.zeros(4), verbose=0, callbacks=[GradualPruning(Pruner(), OneShot(0.5))])
 
 
 def test_global_multiplier_budget_counts_output_positions():
@@ -227,6 +231,8 @@ def test_a_fit_at_equal_prices_keeps_lamps_global_ranking():
     kept = result.keep
     assert kept.sum() == capacity // 9  # as many kernels as fit
     assert lamp[kept & ~forced].min() >= lamp[~kept].max() - 1e-12  # the rest: the highest LAMP scores
-    shares = [np.mean(~masks[(name, "kernel")].reshape(-1, *masks[(name, "kernel")].shape[-2:]).any(axis=0))
-              for name in ("conv1", "conv2")]
+    shares = [
+        np.mean(~masks[(name, "kernel")].reshape(-1, *masks[(name, "kernel")].shape[-2:]).any(axis=0))
+        for name in ("conv1", "conv2")
+    ]
     assert shares[0] > shares[1], shares

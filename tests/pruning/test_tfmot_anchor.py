@@ -25,8 +25,9 @@ def test_tfmot_run_starts_from_the_pretrained_weights_and_leaves_them_unchanged(
     started, train = {}, bench_pareto.train
 
     def record_start(model, dataset, epochs, callbacks=()):
-        started.update({w.name.replace("prune_low_magnitude_", ""): v
-                        for w, v in zip(model.weights, model.get_weights())})
+        started.update(
+            {w.name.replace("prune_low_magnitude_", ""): v for w, v in zip(model.weights, model.get_weights())}
+        )
         return train(model, dataset, epochs, callbacks)
 
     monkeypatch.setattr(bench_pareto, "train", record_start)

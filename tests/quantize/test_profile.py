@@ -11,8 +11,13 @@ from fpgaprune.quantize.profile import SAMPLE, Profile, ProfileCollector, Profil
 from fpgaprune.tfk import keras
 
 L = keras.layers
-SPEC = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
-                    "activation": "quantized_relu(6,2)"}}
+SPEC = {
+    "default": {
+        "kernel": "quantized_bits(6,0,alpha=1)",
+        "bias": "quantized_bits(8,3,alpha=1)",
+        "activation": "quantized_relu(6,2)",
+    }
+}
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -42,9 +47,16 @@ def test_quantizer_ranges():
 
 def _quantized_cnn():
     keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((6, 6, 1)), L.Conv2D(3, 3, name="conv1"), L.ReLU(name="relu1"),
-                              L.Conv2D(2, 3, activation="relu", name="conv2"), L.Flatten(name="flatten"),
-                              L.Dense(4, name="fc")])
+    model = keras.Sequential(
+        [
+            keras.Input((6, 6, 1)),
+            L.Conv2D(3, 3, name="conv1"),
+            L.ReLU(name="relu1"),
+            L.Conv2D(2, 3, activation="relu", name="conv2"),
+            L.Flatten(name="flatten"),
+            L.Dense(4, name="fc"),
+        ]
+    )
     return to_qkeras(fp.hold(model, prune=["conv2[:, :, 1, 0]"]), SPEC)
 
 

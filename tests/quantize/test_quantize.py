@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from models import LOSS, OPTIMIZERS, build
 
 import fpgaprune as fp
 from fpgaprune.frontends.qkeras.quantizers import weight_quantizer
@@ -9,17 +10,19 @@ from fpgaprune.quantize import QuantizationSpec, to_qkeras
 from fpgaprune.selection import maskable_weights
 from fpgaprune.tfk import keras
 
-from models import LOSS, OPTIMIZERS, build
-
 L = keras.layers
 FLOAT_KINDS = ["Conv1D", "Conv2D", "DepthwiseConv2D", "SeparableConv2D", "Dense", "LSTM", "GRU"]
 
 
 def spec(bits: int) -> dict:
     integer = 1 if bits > 2 else 0
-    return {"default": {"kernel": f"quantized_bits({bits},{integer},alpha=1)",
-                        "bias": f"quantized_bits({max(bits, 8)},3,alpha=1)",
-                        "activation": f"quantized_relu({bits},2)"}}
+    return {
+        "default": {
+            "kernel": f"quantized_bits({bits},{integer},alpha=1)",
+            "bias": f"quantized_bits({max(bits, 8)},3,alpha=1)",
+            "activation": f"quantized_relu({bits},2)",
+        }
+    }
 
 
 @pytest.mark.parametrize("bits", [2, 3, 4, 6, 8, 12, 16])
@@ -52,10 +55,18 @@ def test_pruned_entries_stay_zero_through_qat(kind, bits):
 
 def digits_cnn():
     keras.utils.set_random_seed(0)
-    return keras.Sequential([
-        keras.Input((8, 8, 1)), L.Conv2D(4, 3, name="conv1"), L.BatchNormalization(name="bn1"), L.ReLU(name="relu1"),
-        L.Conv2D(6, 3, activation="relu", name="conv2"), L.Flatten(name="flatten"), L.Dense(10, name="fc"),
-    ], name="cnn")
+    return keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            L.Conv2D(4, 3, name="conv1"),
+            L.BatchNormalization(name="bn1"),
+            L.ReLU(name="relu1"),
+            L.Conv2D(6, 3, activation="relu", name="conv2"),
+            L.Flatten(name="flatten"),
+            L.Dense(10, name="fc"),
+        ],
+        name="cnn",
+    )
 
 
 def randomise_bn(model):
@@ -68,12 +79,22 @@ def randomise_bn(model):
 def test_conversion_maps_layers_folds_batchnorm_and_keeps_holds(tmp_path):
     model = randomise_bn(digits_cnn())
     held = fp.hold(model, prune=["conv2[:, :, 1, :]"], freeze=["fc[0, :]"])
-    wide = {"default": {"kernel": "quantized_bits(16,5,alpha=1)", "bias": "quantized_bits(16,5,alpha=1)",
-                        "activation": "quantized_relu(16,6)"},
-            "layers": {"fc": {"kernel": "quantized_bits(8,1,alpha=1)"}}}
+    wide = {
+        "default": {
+            "kernel": "quantized_bits(16,5,alpha=1)",
+            "bias": "quantized_bits(16,5,alpha=1)",
+            "activation": "quantized_relu(16,6)",
+        },
+        "layers": {"fc": {"kernel": "quantized_bits(8,1,alpha=1)"}},
+    }
     quantized = to_qkeras(held, wide)
     assert [(l.name, type(l).__name__) for l in quantized.layers] == [
-        ("conv1", "QConv2D"), ("relu1", "QActivation"), ("conv2", "QConv2D"), ("flatten", "Flatten"), ("fc", "QDense")]
+        ("conv1", "QConv2D"),
+        ("relu1", "QActivation"),
+        ("conv2", "QConv2D"),
+        ("flatten", "Flatten"),
+        ("fc", "QDense"),
+    ]
     assert str(quantized.get_layer("conv2").activation).startswith("quantized_relu(16,6")
     assert str(quantized.get_layer("fc").kernel_quantizer_internal).startswith("quantized_bits(8,1")
     gamma, beta, mean, variance = model.get_layer("bn1").get_weights()
@@ -88,8 +109,9 @@ def test_conversion_maps_layers_folds_batchnorm_and_keeps_holds(tmp_path):
     np.testing.assert_allclose(ours, reference, atol=1e-2)  # 16-bit quantizers: the 2^-10 grid, not the fold
     assert [e.selection for e in fp.manifest_of(quantized)] == ["conv2/kernel[:, :, 1, :]", "fc/kernel[0, :]"]
     loaded = fp.load_model(fp.save_model(quantized, tmp_path / "q.keras"))
-    assert (str(loaded.get_layer("fc").kernel_quantizer_internal)
-            == str(quantized.get_layer("fc").kernel_quantizer_internal))
+    assert str(loaded.get_layer("fc").kernel_quantizer_internal) == str(
+        quantized.get_layer("fc").kernel_quantizer_internal
+    )
     assert fp.manifest_of(loaded).to_json() == fp.manifest_of(quantized).to_json()
     loaded.compile(OPTIMIZERS["Adam"](), LOSS)
     loaded.fit(x, np.zeros(32), epochs=1, verbose=0)
@@ -107,18 +129,32 @@ def test_batchnorm_can_become_qbatchnormalization():
 
 def tanh_sigmoid_mlp():
     keras.utils.set_random_seed(0)
-    return keras.Sequential([keras.Input((6,)), L.Dense(8, activation="tanh", name="fc1"), L.ReLU(name="relu"),
-                             L.Dense(4, name="fc2"), L.Activation("sigmoid", name="sigmoid")])
+    return keras.Sequential(
+        [
+            keras.Input((6,)),
+            L.Dense(8, activation="tanh", name="fc1"),
+            L.ReLU(name="relu"),
+            L.Dense(4, name="fc2"),
+            L.Activation("sigmoid", name="sigmoid"),
+        ]
+    )
 
 
 def test_activations_take_the_quantizer_that_computes_them():
     base = spec(8)["default"]
-    quantized = to_qkeras(fp.hold(tanh_sigmoid_mlp()), {"default": base, "layers": {
-        "fc1": {"activation": "quantized_tanh(8)"}, "sigmoid": {"activation": "quantized_sigmoid(6)"}}})
+    quantized = to_qkeras(
+        fp.hold(tanh_sigmoid_mlp()),
+        {
+            "default": base,
+            "layers": {"fc1": {"activation": "quantized_tanh(8)"}, "sigmoid": {"activation": "quantized_sigmoid(6)"}},
+        },
+    )
     assert str(quantized.get_layer("fc1").activation) == "quantized_tanh(8)"
     assert [(l.name, type(l).__name__, str(getattr(l, "quantizer", ""))) for l in quantized.layers[1:]] == [
-        ("relu", "QActivation", "quantized_relu(8,2)"), ("fc2", "QDense", ""),
-        ("sigmoid", "QActivation", "quantized_sigmoid(6)")]
+        ("relu", "QActivation", "quantized_relu(8,2)"),
+        ("fc2", "QDense", ""),
+        ("sigmoid", "QActivation", "quantized_sigmoid(6)"),
+    ]
     default_only = to_qkeras(fp.hold(tanh_sigmoid_mlp()), spec(8))  # quantized_relu: the relu only
     assert default_only.get_layer("fc1").activation.__name__ == "tanh"
     assert type(default_only.get_layer("sigmoid")).__name__ == "Activation"
@@ -127,17 +163,22 @@ def test_activations_take_the_quantizer_that_computes_them():
 
 def test_a_layer_quantizer_for_another_activation_is_rejected():
     wrong = {"default": spec(8)["default"], "layers": {"fc1": {"activation": "quantized_sigmoid(8)"}}}
-    with pytest.raises(fp.QuantizationConfigError, match=r"quantization\.layers\.fc1\.activation: "
-                       r"'quantized_sigmoid\(8\)' does not compute 'tanh', the activation of layer 'fc1'; "
-                       r"expected quantized_tanh$"):
+    with pytest.raises(
+        fp.QuantizationConfigError,
+        match=r"quantization\.layers\.fc1\.activation: "
+        r"'quantized_sigmoid\(8\)' does not compute 'tanh', the activation of layer 'fc1'; "
+        r"expected quantized_tanh$",
+    ):
         to_qkeras(fp.hold(tanh_sigmoid_mlp()), wrong)
 
 
 @pytest.mark.parametrize("quantizer", ["binary", "quantized_po2(4)", "stochastic_binary"])
 def test_quantizer_that_cannot_represent_zero_is_rejected(quantizer):
     held = fp.hold(digits_cnn(), prune=["conv2[:, :, 1, 2]"])
-    config = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)"},
-              "layers": {"conv2": {"kernel": quantizer}}}
+    config = {
+        "default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)"},
+        "layers": {"conv2": {"kernel": quantizer}},
+    }
     with pytest.raises(fp.QuantizerZeroError, match=r"layer 'conv2' \(QConv2D\): kernel quantizer .* maps 0 to"):
         to_qkeras(held, config)
 
@@ -154,23 +195,29 @@ def test_pruning_on_the_qkeras_model_directly():
     model.compile(OPTIMIZERS["Adam"](), LOSS)
     rng = np.random.default_rng(0)
     gradual = GradualPruning(pruner, PolynomialDecay(0.0, 0.75, 0, 8, frequency=2))
-    model.fit(rng.random((64, 8, 8, 1)), rng.integers(0, 10, 64), batch_size=8, epochs=2, verbose=0,
-              callbacks=[gradual])
+    model.fit(
+        rng.random((64, 8, 8, 1)), rng.integers(0, 10, 64), batch_size=8, epochs=2, verbose=0, callbacks=[gradual]
+    )
     layer = model.get_layer("conv2")
     dead = np.all(layer.kernel.numpy().reshape(9, -1) == 0, axis=0)
     assert dead.mean() == 0.75
     assert np.count_nonzero(np.asarray(layer.kernel_quantizer_internal(layer.kernel)).reshape(9, -1)[:, dead]) == 0
 
 
-@pytest.mark.parametrize("data, message", [
-    ({"default": {"kernel": "quantized_bitz(6,0)"}},
-     "quantization.default.kernel: 'quantized_bitz(6,0)' is not a QKeras"),
-    ({"default": {"kernel": "quantized_bits(6,0,alpha=__import__('os'))"}}, "may only take literal arguments"),
-    ({"default": {"kernal": "quantized_bits(6,0)"}}, "quantization.default: unknown role 'kernal'"),
-    ({"defaults": {}}, "quantization: unknown key(s) ['defaults']"),
-    ({"default": {"kernel": "quantized_bits(6,0"}}, "cannot parse quantizer"),
-    ({"default": {"kernel": 6}}, "expected a QKeras quantizer string"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (
+            {"default": {"kernel": "quantized_bitz(6,0)"}},
+            "quantization.default.kernel: 'quantized_bitz(6,0)' is not a QKeras",
+        ),
+        ({"default": {"kernel": "quantized_bits(6,0,alpha=__import__('os'))"}}, "may only take literal arguments"),
+        ({"default": {"kernal": "quantized_bits(6,0)"}}, "quantization.default: unknown role 'kernal'"),
+        ({"defaults": {}}, "quantization: unknown key(s) ['defaults']"),
+        ({"default": {"kernel": "quantized_bits(6,0"}}, "cannot parse quantizer"),
+        ({"default": {"kernel": 6}}, "expected a QKeras quantizer string"),
+    ],
+)
 def test_bad_quantization_settings(data, message):
     with pytest.raises(fp.QuantizationConfigError) as info:
         QuantizationSpec.from_dict(data)
@@ -180,8 +227,10 @@ def test_bad_quantization_settings(data, message):
 def test_pruning_during_qat_checks_the_quantizers_too():
     from fpgaprune.pruning import Pruner
 
-    config = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)"},
-              "layers": {"conv2": {"kernel": "binary"}}}
+    config = {
+        "default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)"},
+        "layers": {"conv2": {"kernel": "binary"}},
+    }
     pruner = Pruner(structure="kernel", layers=["conv2"])
     attached = pruner.attach(to_qkeras(digits_cnn(), config))  # nothing pruned yet: nothing to refuse
     with pytest.raises(fp.QuantizerZeroError, match="layer 'conv2'"):

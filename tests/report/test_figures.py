@@ -5,7 +5,6 @@ import itertools
 
 import numpy as np
 import pytest
-
 from matplotlib.text import Text
 
 from fpgaprune.report import figures
@@ -24,8 +23,11 @@ def _texts(fig) -> list:
 
 def _overlaps(fig) -> list:
     fig.canvas.draw()
-    return [(a, b) for (a, box_a), (b, box_b) in itertools.combinations(_texts(fig), 2)
-            if box_a.overlaps(box_b) and min(box_a.width, box_b.width) > 1]  # (0,0,1,1): a label not drawn
+    return [
+        (a, b)
+        for (a, box_a), (b, box_b) in itertools.combinations(_texts(fig), 2)
+        if box_a.overlaps(box_b) and min(box_a.width, box_b.width) > 1
+    ]  # (0,0,1,1): a label not drawn
 
 
 def _integer_ticks(values) -> bool:
@@ -58,9 +60,10 @@ def test_resource_bars_have_no_overlapping_text_and_no_empty_panel(report_estima
 
 @pytest.fixture(scope="module")
 def report_estimate(digits_cnn_and_dense, tmp_path_factory):
+    from hls_helpers import X8, trained
+
     import fpgaprune as fp
     from fpgaprune.resources import estimate_resources
-    from hls_helpers import X8, trained
 
     base, dense = digits_cnn_and_dense
     pruned = trained(base, ["conv2[:, :, 1, :]", "fc[0:30, 4]"], None, epochs=0)
@@ -82,7 +85,13 @@ def test_every_kernel_map_cell_is_at_least_6_px_in_the_page(shape):
 def test_layers_wider_than_a_tile_are_split_into_tiles_with_original_channel_ticks():
     parts = figures.tiles((100, 130))
     assert [(r.start, r.stop, c.start, c.stop) for r, c in parts] == [
-        (0, 64, 0, 64), (0, 64, 64, 128), (0, 64, 128, 130), (64, 100, 0, 64), (64, 100, 64, 128), (64, 100, 128, 130)]
+        (0, 64, 0, 64),
+        (0, 64, 64, 128),
+        (0, 64, 128, 130),
+        (64, 100, 0, 64),
+        (64, 100, 64, 128),
+        (64, 100, 128, 130),
+    ]
     assert figures.tiles((64, 64)) == [(slice(0, 64), slice(0, 64))]
     costs = np.ones((36, 64))
     fig = figures.kernel_cost_map_figure("conv tile", costs, np.zeros((36, 64), bool), origin=(64, 64))

@@ -7,15 +7,15 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hls_helpers import X8, trained
 from markupsafe import escape
+from text_helpers import negative_zeros
 
 import fpgaprune as fp
 from fpgaprune.hls import find_hls_tool
 from fpgaprune.report import write_report
 from fpgaprune.resources import estimate_resources
 from fpgaprune.resources.estimate import COLUMN_SOURCES
-from hls_helpers import X8, trained
-from text_helpers import negative_zeros
 
 X = X8
 
@@ -27,8 +27,14 @@ def report(tmp_path_factory, digits_cnn_and_dense):
     root = tmp_path_factory.mktemp("report")
     exported = fp.export(pruned, "resource_parallel", "pynq-z2", root / "prj", x=X)
     estimate = estimate_resources(exported, dense)
-    paths = write_report(root / "report", exported, estimate, pruned, dense_model=dense,
-                         accuracies={"dense": 0.95, "pruned": 0.94, "quantized": 0.93})
+    paths = write_report(
+        root / "report",
+        exported,
+        estimate,
+        pruned,
+        dense_model=dense,
+        accuracies={"dense": 0.95, "pruned": 0.94, "quantized": 0.93},
+    )
     return paths, estimate
 
 
@@ -37,18 +43,23 @@ def test_report_files_carry_the_same_figures(report):
     html, md = paths["html"].read_text(), paths["md"].read_text()
     assert not re.search(r'(src|href)="(?!data:)', html)  # self-contained: every image inline
     rows = list(csv.DictReader(paths["csv"].open()))
-    assert [(r["layer"], r["model"]) for r in rows] == [(layer.name, m) for layer in estimate.layers
-                                                        for m in ("dense", "pruned")]
+    assert [(r["layer"], r["model"]) for r in rows] == [
+        (layer.name, m) for layer in estimate.layers for m in ("dense", "pruned")
+    ]
     for saving in estimate.savings():
         partly = "" if saving.whole else " (partly)"
         assert f"<code>{saving.name}</code>{partly}" in html
-        assert (f"`{saving.name}`{partly}: {saving.products} weights removed ({saving.per_inference} products per "
-                "inference)") in md
+        assert (
+            f"`{saving.name}`{partly}: {saving.products} weights removed ({saving.per_inference} products per "
+            "inference)"
+        ) in md
     assert "fc[:, 4]" in md and "conv2[:, :, 3, 2]" in md
     for layer in estimate.layers:  # a section per layer, with its totals
         assert f'<section class="layer" id="layer-{layer.name}">' in html
-        assert (f"- **{layer.name}** ({layer.kind}): live weights {layer.dense.products} → {layer.pruned.products}, "
-                f"products per inference {layer.dense.per_inference} → {layer.pruned.per_inference}") in md
+        assert (
+            f"- **{layer.name}** ({layer.kind}): live weights {layer.dense.products} → {layer.pruned.products}, "
+            f"products per inference {layer.dense.per_inference} → {layer.pruned.per_inference}"
+        ) in md
     assert "dense <b>95.00%</b> &rarr; pruned <b>94.00%</b> &rarr; quantized <b>93.00%</b>" in html
     assert "Accuracy: dense 95.00% → pruned 94.00% → quantized 93.00%" in md
     assert "estimate (fpgaprune rules" in html
@@ -86,8 +97,9 @@ def _overflowing(driver, width: int, name: str) -> list:
     driver.set_window_size(width, 1000)
     driver.execute_script("window.scrollTo(0, 0)")
     found = driver.execute_script(OVERFLOW_JS)
-    found += ["document scrolls sideways"] * bool(driver.execute_script(
-        "return document.documentElement.scrollWidth > document.documentElement.clientWidth + 1"))
+    found += ["document scrolls sideways"] * bool(
+        driver.execute_script("return document.documentElement.scrollWidth > document.documentElement.clientWidth + 1")
+    )
     height = driver.execute_script("return document.documentElement.scrollHeight")
     driver.set_window_size(width, min(height, 12000))
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -95,8 +107,10 @@ def _overflowing(driver, width: int, name: str) -> list:
     return found
 
 
-@pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("chromedriver")),
-                    reason="chromium/chromedriver not installed (.ci/run installs them)")
+@pytest.mark.skipif(
+    not (shutil.which("chromium") and shutil.which("chromedriver")),
+    reason="chromium/chromedriver not installed (.ci/run installs them)",
+)
 def test_html_report_renders_in_headless_chromium(report):
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
@@ -111,19 +125,24 @@ def test_html_report_renders_in_headless_chromium(report):
     try:
         driver.get(paths["html"].resolve().as_uri())
         images = driver.execute_script(
-            "return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth])")
+            "return Array.from(document.images).map(i => [i.alt, i.complete, i.naturalWidth])"
+        )
         failed = driver.execute_script(
-            "return performance.getEntriesByType('resource').filter(r => r.responseStatus >= 400).map(r => r.name)")
+            "return performance.getEntriesByType('resource').filter(r => r.responseStatus >= 400).map(r => r.name)"
+        )
         errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
         tables = driver.execute_script("return document.querySelectorAll('table').length")
         first = "return document.querySelector('#savings tbody tr:not([hidden]) td code').textContent"
         by_lut = driver.execute_script(first)
         driver.execute_script("document.querySelectorAll('#savings th')[1].click()")  # weights, largest first
         by_products = driver.execute_script(first)
-        driver.execute_script("const f = document.getElementById('savings-filter'); f.value = 'fc';"
-                              "f.dispatchEvent(new Event('input'))")
-        filtered = driver.execute_script("return Array.from(document.querySelectorAll('#savings tbody tr'))"
-                                         ".filter(r => !r.hidden).map(r => r.cells[0].textContent)")
+        driver.execute_script(
+            "const f = document.getElementById('savings-filter'); f.value = 'fc';f.dispatchEvent(new Event('input'))"
+        )
+        filtered = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#savings tbody tr'))"
+            ".filter(r => !r.hidden).map(r => r.cells[0].textContent)"
+        )
         overflow = {width: _overflowing(driver, width, paths["html"].parent.name) for width in (1300, 800)}
     finally:
         driver.quit()

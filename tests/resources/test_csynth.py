@@ -29,8 +29,10 @@ def test_vivado_hls_charges_a_zero_weight_and_vitis_hardly_does():
     for model in (VIVADO, VITIS):
         saved = csynth.csynth_estimate(dense, model)["LUT"] - csynth.csynth_estimate(pruned, model)["LUT"]
         assert saved == pytest.approx(2 * model.lut_per_product + rule_luts_of(dense, pruned, model))
-    zero_cost = {m.tool: csynth.csynth_estimate(csynth.layer_features(np.zeros(100), 16, 16, 1), m)["LUT"]
-                 for m in (VIVADO, VITIS)}
+    zero_cost = {
+        m.tool: csynth.csynth_estimate(csynth.layer_features(np.zeros(100), 16, 16, 1), m)["LUT"]
+        for m in (VIVADO, VITIS)
+    }
     assert zero_cost[VIVADO.tool] > 5 * zero_cost[VITIS.tool] > 0
 
 
@@ -66,8 +68,10 @@ def test_the_stored_models_are_the_fit_of_the_published_designs_and_hold_out(ben
     data = yaml.safe_load(bench.DESIGNS.read_text())
     sparsities = {d["sparsity"] for d in data["designs"]}
     networks = {s: [bench.trained_network(data["network"], s, seed=0)] for s in sparsities}
-    features = {d["name"]: [bench.layer_features(k, d["precision"], d["reuse_factor"]) for k in networks[d["sparsity"]]]
-                for d in data["designs"]}
+    features = {
+        d["name"]: [bench.layer_features(k, d["precision"], d["reuse_factor"]) for k in networks[d["sparsity"]]]
+        for d in data["designs"]
+    }
     results = bench.held_out(data["designs"], features)
     assert {model.tool for model, _, _ in results} == {VIVADO.tool, VITIS.tool}
     for model, refit, errors in results:
@@ -97,17 +101,25 @@ def test_each_model_prices_only_the_layers_it_was_checked_on():
     model for the Resource strategy or io_parallel convolutions (no published design of those here)."""
     tools = lambda *args: [m.tool for m in csynth.models_for(*args)]  # noqa: E731
     assert tools("dense", "io_parallel", "latency") == [VIVADO.tool, VITIS.tool]
-    assert tools("conv2d", "io_stream", "latency") == tools("dense", "io_stream", "latency") == [
-        "Vivado HLS 2020.1 (io_stream)"]
+    assert (
+        tools("conv2d", "io_stream", "latency")
+        == tools("dense", "io_stream", "latency")
+        == ["Vivado HLS 2020.1 (io_stream)"]
+    )
     assert tools("conv2d", "io_parallel", "latency") == tools("dense", "io_parallel", "resource") == []
 
 
-@pytest.mark.parametrize("fraction, error, verdict", [
-    (0.50, (-0.10, 0.20), "fits"),  # even at the model's lowest ratio it stays under the board
-    (0.95, (-0.10, 0.20), "within the model's held-out error of the limit"),  # 0.79 .. 1.06
-    (1.30, (-0.10, 0.20), "does NOT fit"),  # over the board even at its highest ratio
-    (0.30, (-1.00, 3.60), "within the model's held-out error of the limit"),  # a model that once gave 0: no bound
-    (0.95, None, "fits"), (1.01, None, "does NOT fit")])  # the rules: no band
+@pytest.mark.parametrize(
+    "fraction, error, verdict",
+    [
+        (0.50, (-0.10, 0.20), "fits"),  # even at the model's lowest ratio it stays under the board
+        (0.95, (-0.10, 0.20), "within the model's held-out error of the limit"),  # 0.79 .. 1.06
+        (1.30, (-0.10, 0.20), "does NOT fit"),  # over the board even at its highest ratio
+        (0.30, (-1.00, 3.60), "within the model's held-out error of the limit"),  # a model that once gave 0: no bound
+        (0.95, None, "fits"),
+        (1.01, None, "does NOT fit"),
+    ],
+)  # the rules: no band
 def test_the_fit_verdict_carries_the_models_held_out_error(fraction, error, verdict):
     from fpgaprune.resources.fit_verdict import verdict_of
 
@@ -122,14 +134,22 @@ def test_the_io_stream_model_is_the_fit_its_newest_bench_record_printed():
 
     model = csynth.MODELS["vivado_hls 2020.1 io_stream"]
     record = sorted((ROOT / "benchmarks" / "results" / "bench_published_cnn").glob("*.txt"))[-1].read_text()
-    fitted = re.search(r"fitted on \S+: ([\d.]+) LUT per weight site, ([\d.]+) per live product, DSP for "
-                       r"constants of odd part >= (\d+) bits", record)
+    fitted = re.search(
+        r"fitted on \S+: ([\d.]+) LUT per weight site, ([\d.]+) per live product, DSP for "
+        r"constants of odd part >= (\d+) bits",
+        record,
+    )
     assert fitted, "the record does not print the fit"
     assert (model.lut_per_site, model.lut_per_product, model.dsp_min_width) == (
-        float(fitted[1]), float(fitted[2]), int(fitted[3]))
+        float(fitted[1]),
+        float(fitted[2]),
+        int(fitted[3]),
+    )
     held_out = record.split("error per layer kind on the designs held out")[1].split("on the design it was fitted")[0]
     for resource in ("DSP", "LUT"):
-        ranges = [(float(low), float(high)) for low, high in
-                  re.findall(rf"{resource}: [\d.]+% \(([-+\d.]+)% \.\. ([-+\d.]+)%\)", held_out)]
+        ranges = [
+            (float(low), float(high))
+            for low, high in re.findall(rf"{resource}: [\d.]+% \(([-+\d.]+)% \.\. ([-+\d.]+)%\)", held_out)
+        ]
         low, high = model.errors[resource]
         assert (round(100 * low, 1), round(100 * high, 1)) == (min(r[0] for r in ranges), max(r[1] for r in ranges))

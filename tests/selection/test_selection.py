@@ -4,12 +4,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from models import build
 
 import fpgaprune as fp
 from fpgaprune.selection import index_to_mask, parse_index, parse_selector, resolve
 from fpgaprune.tfk import keras
-
-from models import build
 
 
 def cnn():
@@ -62,8 +61,9 @@ def test_lists_select_per_axis():
     st.lists(st.integers(1, 6), min_size=1, max_size=4).flatmap(
         lambda shape: st.tuples(
             st.just(tuple(shape)),
-            st.tuples(*[st.one_of(st.integers(-n, n - 1), st.tuples(st.integers(-n, n), st.integers(-n, n)))
-                        for n in shape]),
+            st.tuples(
+                *[st.one_of(st.integers(-n, n - 1), st.tuples(st.integers(-n, n), st.integers(-n, n))) for n in shape]
+            ),
         )
     )
 )
@@ -132,8 +132,10 @@ def test_bad_selections_give_one_line_errors_and_leave_weights(selection, messag
 
 @pytest.mark.parametrize(
     "where, message",
-    [(np.zeros((3, 3, 32, 31), bool), "the boolean array has bool (3, 3, 32, 31)"),
-     (np.zeros((3, 3, 32, 32), np.int8), "the boolean array has int8")],
+    [
+        (np.zeros((3, 3, 32, 31), bool), "the boolean array has bool (3, 3, 32, 31)"),
+        (np.zeros((3, 3, 32, 32), np.int8), "the boolean array has int8"),
+    ],
 )
 def test_bad_boolean_arrays(where, message):
     with pytest.raises(fp.SelectionError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -149,8 +151,11 @@ def test_a_model_of_no_front_end_is_one_line():
     class TorchLikeModule:  # a model from a framework no front end reads
         pass
 
-    with pytest.raises(fp.ModelTypeError, match=r"\.TorchLikeModule is not a tf_keras \+ QKeras or Keras 3 object; "
-                                                 r"fpgaprune takes Keras models"):
+    with pytest.raises(
+        fp.ModelTypeError,
+        match=r"\.TorchLikeModule is not a tf_keras \+ QKeras or Keras 3 object; "
+        r"fpgaprune takes Keras models",
+    ):
         fp.hold(TorchLikeModule(), prune=["fc[0, 0]"])
 
 

@@ -16,8 +16,9 @@ def randomise(model, seed=0):
     for layer in model.layers:
         if isinstance(layer, L.BatchNormalization):
             c = layer.gamma.shape[0]
-            layer.set_weights([rng.uniform(0.5, 1.5, c), rng.normal(size=c), rng.normal(size=c),
-                               rng.uniform(0.5, 1.5, c)])
+            layer.set_weights(
+                [rng.uniform(0.5, 1.5, c), rng.normal(size=c), rng.normal(size=c), rng.uniform(0.5, 1.5, c)]
+            )
         elif getattr(layer, "use_bias", False):
             layer.bias.assign(rng.normal(size=layer.bias.shape).astype(np.float32))
     return model
@@ -33,8 +34,14 @@ def seq_cnn(padding="valid", batch_norm=True):
     keras.utils.set_random_seed(0)
     body = [keras.Input((9, 9, 3)), L.Conv2D(6, 3, padding=padding, name="c1")]
     body += [L.BatchNormalization(name="bn1")] if batch_norm else []
-    body += [L.ReLU(), L.Conv2D(5, 3, padding=padding, name="c2"), L.Activation("tanh"), L.MaxPooling2D(),
-             L.Flatten(), L.Dense(4, name="fc")]
+    body += [
+        L.ReLU(),
+        L.Conv2D(5, 3, padding=padding, name="c2"),
+        L.Activation("tanh"),
+        L.MaxPooling2D(),
+        L.Flatten(),
+        L.Dense(4, name="fc"),
+    ]
     return randomise(keras.Sequential(body, name="seq"))
 
 
@@ -105,15 +112,34 @@ def test_cascade_removes_a_channel_that_dies_after_folding():
 
 def test_conv1d_global_pooling_and_dense_mlp():
     keras.utils.set_random_seed(2)
-    conv1d = randomise(keras.Sequential([
-        keras.Input((12, 4)), L.Conv1D(6, 3, name="c"), L.BatchNormalization(), L.ReLU(), L.SpatialDropout1D(0.1),
-        L.GlobalAveragePooling1D(), L.Dense(8, activation="relu", name="d1"), L.GaussianNoise(0.1), L.Dropout(0.2),
-        L.Dense(3, name="d2")]))  # channels pass through the training-only layers
+    conv1d = randomise(
+        keras.Sequential(
+            [
+                keras.Input((12, 4)),
+                L.Conv1D(6, 3, name="c"),
+                L.BatchNormalization(),
+                L.ReLU(),
+                L.SpatialDropout1D(0.1),
+                L.GlobalAveragePooling1D(),
+                L.Dense(8, activation="relu", name="d1"),
+                L.GaussianNoise(0.1),
+                L.Dropout(0.2),
+                L.Dense(3, name="d2"),
+            ]
+        )
+    )  # channels pass through the training-only layers
     held = fp.hold(conv1d, prune=["c[..., 2]", "d1[:, 5]", "d1[3, :]"])
     result = strip(held)
     assert_equivalent(held, result)
     assert list(result.index_map["c"]["out"]) == [0, 1, 4, 5] and list(result.index_map["d1"]["out"]) == [
-        0, 1, 2, 3, 4, 6, 7]
+        0,
+        1,
+        2,
+        3,
+        4,
+        6,
+        7,
+    ]
 
 
 def branchy():

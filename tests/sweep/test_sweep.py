@@ -20,8 +20,12 @@ def test_grid_from_the_command_line_and_from_yaml_gives_the_same_points():
     cli = parse_grid(["sparsity=0.3,0.6", "bits=4,6", "structure=kernel"])
     assert cli == parse_grid({"sparsity": [0.3, 0.6], "bits": [4, 6], "structure": "kernel"})
     names = [point.name for point in points(cli)]
-    assert names == ["bits=4,sparsity=0.3,structure=kernel", "bits=4,sparsity=0.6,structure=kernel",
-                     "bits=6,sparsity=0.3,structure=kernel", "bits=6,sparsity=0.6,structure=kernel"]
+    assert names == [
+        "bits=4,sparsity=0.3,structure=kernel",
+        "bits=4,sparsity=0.6,structure=kernel",
+        "bits=6,sparsity=0.3,structure=kernel",
+        "bits=6,sparsity=0.6,structure=kernel",
+    ]
 
 
 def test_each_named_axis_sets_the_config_it_names():
@@ -39,21 +43,27 @@ def test_each_named_axis_sets_the_config_it_names():
     assert base["pruning"]["targets"] == {"conv2": 0.6}  # the base is not modified
 
 
-@pytest.mark.parametrize("grid,message", [
-    ([], "the sweep has no axis"),
-    (["sparsity"], "expected AXIS=V1,V2"),
-    (["bits=4,4"], "expected distinct values"),
-    (["sparsity=0.3", "budget_lut=0.5"], "exclude each other"),
-])
+@pytest.mark.parametrize(
+    "grid,message",
+    [
+        ([], "the sweep has no axis"),
+        (["sparsity"], "expected AXIS=V1,V2"),
+        (["bits=4,4"], "expected distinct values"),
+        (["sparsity=0.3", "budget_lut=0.5"], "exclude each other"),
+    ],
+)
 def test_bad_grids_are_one_line(grid, message):
     with pytest.raises(SweepError, match=message):
         parse_grid(grid)
 
 
-@pytest.mark.parametrize("grid,message", [
-    (["bits=1"], "expected a width of at least 2 bits"),
-    (["training.epochs.deep=1"], "'epochs' is not a config section"),
-])
+@pytest.mark.parametrize(
+    "grid,message",
+    [
+        (["bits=1"], "expected a width of at least 2 bits"),
+        (["training.epochs.deep=1"], "'epochs' is not a config section"),
+    ],
+)
 def test_bad_points_are_one_line(grid, message):
     with pytest.raises(SweepError, match=message):
         point_config(_base(), points(parse_grid(grid))[0])
@@ -83,8 +93,10 @@ def _mtimes(directory):
 
 def test_points_that_are_one_run_are_run_once_and_a_finished_point_is_the_one_copied():
     base, share = _base(), "pruning.hybrid_first_share"
-    planned = [(point, parse_config(yaml.safe_dump(point_config(base, point)))[0])
-               for point in points(parse_grid(["structure=kernel,hybrid", f"{share}=0.3,0.7"]))]
+    planned = [
+        (point, parse_config(yaml.safe_dump(point_config(base, point)))[0])
+        for point in points(parse_grid(["structure=kernel,hybrid", f"{share}=0.3,0.7"]))
+    ]
     name = {(p.as_dict()["structure"], p.as_dict()[share]): p.name for p, _ in planned}
     keys = {p.name: run_key(config) for p, config in planned}
     assert keys[name["kernel", 0.3]] == keys[name["kernel", 0.7]]  # a kernel run does not read the hybrid share
@@ -101,8 +113,10 @@ def test_a_sweep_on_local_ray_writes_every_point_the_table_and_the_plot_and_resu
     out, lines = tmp_path / "sweep", []
     grid = parse_grid(["sparsity=0.3,0.6", "bits=4,6", "pruning.hybrid_first_share=0.5,0.7"])  # kernel: 4 runs
     outcome = run_sweep(_quick(tmp_path), grid, out, cpus=2, echo=lines.append)
-    by_share = {share: [p.name for p in points(grid) if p.as_dict()["pruning.hybrid_first_share"] == share]
-                for share in (0.5, 0.7)}
+    by_share = {
+        share: [p.name for p in points(grid) if p.as_dict()["pruning.hybrid_first_share"] == share]
+        for share in (0.5, 0.7)
+    }
     assert outcome.ran == by_share[0.5] and outcome.copied == by_share[0.7] and not outcome.failed
     assert sum("training once" in line for line in lines) == 1  # one shared train stage for all four
     assert len([line for line in lines if line.strip().startswith("[")]) == 4  # progress per trial
@@ -112,9 +126,11 @@ def test_a_sweep_on_local_ray_writes_every_point_the_table_and_the_plot_and_resu
         assert result["same_as"] == source
         assert result["metrics"] == json.loads((out / "points" / source / "result.json").read_text())["metrics"]
         assert json.loads((out / "points" / twin / "config.json").read_text())["pruning"]["hybrid_first_share"] == 0.7
-        assert all(json.loads((out / "points" / twin / stage / "stage.json").read_text())["key"] ==
-                   json.loads((out / "points" / source / stage / "stage.json").read_text())["key"]
-                   for stage in ("train", "prune", "report"))
+        assert all(
+            json.loads((out / "points" / twin / stage / "stage.json").read_text())["key"]
+            == json.loads((out / "points" / source / stage / "stage.json").read_text())["key"]
+            for stage in ("train", "prune", "report")
+        )
         assert (out / "points" / twin / "hls" / "project").is_dir()
     for point in points(grid):
         run_dir = out / "points" / point.name
@@ -146,8 +162,9 @@ def test_a_sweep_on_local_ray_writes_every_point_the_table_and_the_plot_and_resu
         (out / "points" / name / "result.json").unlink()
     third = run_sweep(_quick(tmp_path), grid, out, cpus=2, echo=lines.append)
     assert third.ran == redo[:1] and third.copied == redo[1:]
-    assert {k: v for k, v in _mtimes(out / "points").items() if not any(f"/{n}/" in k for n in redo)} == \
-           {k: v for k, v in before.items() if not any(f"/{n}/" in k for n in redo)}
+    assert {k: v for k, v in _mtimes(out / "points").items() if not any(f"/{n}/" in k for n in redo)} == {
+        k: v for k, v in before.items() if not any(f"/{n}/" in k for n in redo)
+    }
 
 
 def test_failed_trials_are_reported_with_their_error_and_retried_on_resume(tmp_path):

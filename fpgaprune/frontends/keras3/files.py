@@ -23,8 +23,17 @@ def allowed_classes() -> frozenset:
     import keras
 
     names = {"Functional", "Sequential", "Model", "HoldConstraint", "DTypePolicy", "FloatDTypePolicy"}
-    for module in (keras.layers, keras.initializers, keras.regularizers, keras.constraints, keras.optimizers,
-                   keras.losses, keras.metrics, keras.optimizers.schedules, keras.dtype_policies):
+    for module in (
+        keras.layers,
+        keras.initializers,
+        keras.regularizers,
+        keras.constraints,
+        keras.optimizers,
+        keras.losses,
+        keras.metrics,
+        keras.optimizers.schedules,
+        keras.dtype_policies,
+    ):
         names.update(name for name, value in vars(module).items() if isinstance(value, type))
     return frozenset(names - CODE_LAYERS)
 
@@ -34,8 +43,12 @@ def _functions() -> frozenset:
     """Keras' own functions a config may name (an activation, loss or metric given as a function)."""
     import keras
 
-    return frozenset(name for module in (keras.activations, keras.losses, keras.metrics)
-                     for name, value in vars(module).items() if callable(value) and not isinstance(value, type))
+    return frozenset(
+        name
+        for module in (keras.activations, keras.losses, keras.metrics)
+        for name, value in vars(module).items()
+        if callable(value) and not isinstance(value, type)
+    )
 
 
 def _registered(name: str) -> bool:
@@ -45,10 +58,25 @@ def _registered(name: str) -> bool:
 
 
 POLICY = FilePolicy(
-    framework="Keras 3", classes=allowed_classes, modules=("keras", "fpgaprune", "builtins", "numpy"),
-    code_layers=CODE_LAYERS, trustable=False, registered=_registered,
-    markers=frozenset({"__keras_tensor__", "__tuple__", "__numpy__", "__tensor__", "__bytes__", "__slice__",
-                       "__ellipsis__", "__typespec__", "function"}),
+    framework="Keras 3",
+    classes=allowed_classes,
+    modules=("keras", "fpgaprune", "builtins", "numpy"),
+    code_layers=CODE_LAYERS,
+    trustable=False,
+    registered=_registered,
+    markers=frozenset(
+        {
+            "__keras_tensor__",
+            "__tuple__",
+            "__numpy__",
+            "__tensor__",
+            "__bytes__",
+            "__slice__",
+            "__ellipsis__",
+            "__typespec__",
+            "function",
+        }
+    ),
     code_markers=frozenset({"__lambda__"}),
 )
 
@@ -75,7 +103,8 @@ def load_model(path, compile: bool = True, trust_code: bool = False):
     try:
         model = keras.saving.load_model(path, custom_objects=model_objects(), compile=compile, safe_mode=True)
     except Exception as error:  # noqa: BLE001 - Keras raises many types for a bad file; the user gets one line.
-        raise ModelFileError(f"{path}: could not load the model ({type(error).__name__}: "
-                             f"{first_line(error)})") from error
+        raise ModelFileError(
+            f"{path}: could not load the model ({type(error).__name__}: {first_line(error)})"
+        ) from error
     enforce(model)  # guard the held variables against assignments that skip the constraint (an EMA copy)
     return model

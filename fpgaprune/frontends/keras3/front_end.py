@@ -38,16 +38,22 @@ class Keras3FrontEnd(ModelFiles):
         if not isinstance(model, keras.Model):
             raise ModelTypeError(f"expected a Keras model, got {type(model).__module__}.{type(model).__name__}")
         if keras.backend.backend() != "tensorflow":
-            raise ModelTypeError(f"model '{model.name}' runs on Keras 3's {keras.backend.backend()} backend; "
-                                 "fpgaprune's holds need the tensorflow backend (KERAS_BACKEND=tensorflow)")
+            raise ModelTypeError(
+                f"model '{model.name}' runs on Keras 3's {keras.backend.backend()} backend; "
+                "fpgaprune's holds need the tensorflow backend (KERAS_BACKEND=tensorflow)"
+            )
         if not (isinstance(model, keras.Sequential) or type(model).__name__ == "Functional"):
-            raise ModelTypeError(f"model '{model.name}' is a subclassed keras.Model; fpgaprune needs a Sequential "
-                                 "or functional model (its layers must be rebuildable from their configs)")
+            raise ModelTypeError(
+                f"model '{model.name}' is a subclassed keras.Model; fpgaprune needs a Sequential "
+                "or functional model (its layers must be rebuildable from their configs)"
+            )
         for layer in model.layers:
             if getattr(layer, "lora_enabled", False):
-                raise ModelTypeError(f"layer '{layer.name}' ({type(layer).__name__}) has LoRA enabled (lora_rank="
-                                     f"{layer.lora_rank}): its kernel is computed, not a variable fpgaprune can hold "
-                                     "or hls4ml can export; add the LoRA update into the kernel first")
+                raise ModelTypeError(
+                    f"layer '{layer.name}' ({type(layer).__name__}) has LoRA enabled (lora_rank="
+                    f"{layer.lora_rank}): its kernel is computed, not a variable fpgaprune can hold "
+                    "or hls4ml can export; add the LoRA update into the kernel first"
+                )
 
     # A Keras 3 layer holds no quantizer: quantization is the twin's
     @staticmethod

@@ -33,8 +33,10 @@ def tf_keras_twin(model):
     except ModelTypeError:
         raise
     except Exception as error:  # noqa: BLE001 - tf_keras reports a config it cannot build in many ways
-        raise ModelTypeError(f"model '{model.name}': its tf_keras twin (for QKeras and hls4ml) cannot be built "
-                             f"({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})") from None
+        raise ModelTypeError(
+            f"model '{model.name}': its tf_keras twin (for QKeras and hls4ml) cannot be built "
+            f"({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})"
+        ) from None
     _copy_weights(model, twin)
     return twin
 
@@ -43,8 +45,10 @@ def _copy_weights(source, twin) -> None:
     for layer in twin.layers:
         values = source.get_layer(layer.name).get_weights()
         if [np.shape(v) for v in values] != [tuple(w.shape) for w in layer.weights]:
-            raise ModelTypeError(f"layer '{layer.name}': its weights are {[np.shape(v) for v in values]} in Keras 3 "
-                                 f"and {[tuple(w.shape) for w in layer.weights]} in its tf_keras twin")
+            raise ModelTypeError(
+                f"layer '{layer.name}': its weights are {[np.shape(v) for v in values]} in Keras 3 "
+                f"and {[tuple(w.shape) for w in layer.weights]} in its tf_keras twin"
+            )
         layer.set_weights(values)
 
 
@@ -81,8 +85,10 @@ def _layer_config(class_name: str, config: dict, name: str) -> dict:
 
     cls = getattr(tf_keras.layers, class_name, None)
     if not isinstance(cls, type):
-        raise ModelTypeError(f"layer '{name}' is a Keras 3 {class_name}, which tf_keras has no class for; QKeras "
-                             "and hls4ml's Keras-2 converter need its twin (use layers that both Keras have)")
+        raise ModelTypeError(
+            f"layer '{name}' is a Keras 3 {class_name}, which tf_keras has no class for; QKeras "
+            "and hls4ml's Keras-2 converter need its twin (use layers that both Keras have)"
+        )
     config = dict(config)
     if class_name == "InputLayer":
         config["batch_input_shape"] = config.pop("batch_shape", None)
@@ -96,8 +102,11 @@ def _accepted(cls) -> set:
     keys = set()
     for base in cls.__mro__:
         if "__init__" in vars(base):
-            keys |= {p.name for p in inspect.signature(base.__init__).parameters.values()
-                     if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+            keys |= {
+                p.name
+                for p in inspect.signature(base.__init__).parameters.values()
+                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            }
     return keys - {"self"}
 
 
@@ -107,8 +116,10 @@ def _kept(config: dict, accepted: set, where: str, layer: str) -> dict:
         if key not in accepted:
             if value in _NEUTRAL or value is None:
                 continue
-            raise ModelTypeError(f"{where}: Keras 3 option {key}={value!r} has no tf_keras twin; QKeras and "
-                                 "hls4ml's Keras-2 converter would compute without it (leave it at its default)")
+            raise ModelTypeError(
+                f"{where}: Keras 3 option {key}={value!r} has no tf_keras twin; QKeras and "
+                "hls4ml's Keras-2 converter would compute without it (leave it at its default)"
+            )
         out[key] = _value(value, layer)
     return out
 
@@ -129,8 +140,10 @@ def _value(value, layer: str):
     target = _tf_keras_object(value.get("module", ""), class_name, layer)
     if not isinstance(config, dict):
         return {"class_name": class_name, "config": config}
-    return {"class_name": class_name,
-            "config": _kept(config, _accepted(target), f"layer '{layer}': {class_name}", layer)}
+    return {
+        "class_name": class_name,
+        "config": _kept(config, _accepted(target), f"layer '{layer}': {class_name}", layer),
+    }
 
 
 def _tf_keras_object(module: str, class_name: str, layer: str):
@@ -140,8 +153,10 @@ def _tf_keras_object(module: str, class_name: str, layer: str):
     source = getattr(tf_keras, family, None) if family in ("initializers", "regularizers", "constraints") else None
     target = getattr(source, class_name, None) if source is not None else None
     if not isinstance(target, type):
-        raise ModelTypeError(f"layer '{layer}': its {class_name} ({module or 'no module'}) has no tf_keras twin; "
-                             "use Keras' own initializers, regularizers and constraints")
+        raise ModelTypeError(
+            f"layer '{layer}': its {class_name} ({module or 'no module'}) has no tf_keras twin; "
+            "use Keras' own initializers, regularizers and constraints"
+        )
     return target
 
 

@@ -15,17 +15,21 @@ import copy
 import numpy as np
 
 from fpgaprune.errors import QuantizationConfigError
-from fpgaprune.layer_graph import LayerGraph, drop_from_config
 from fpgaprune.frontends.qkeras import quantizers as front
 from fpgaprune.frontends.qkeras.layers import FLOAT_CLASSES, QUANTIZED_CLASS
 from fpgaprune.frontends.qkeras.spec import QuantizationSpec
+from fpgaprune.layer_graph import LayerGraph, drop_from_config
 from fpgaprune.layer_kinds import kind_of
 from fpgaprune.masking import FREEZE, HoldEntry, MaskManifest, finalize, hold
 from fpgaprune.tfk import keras, qkeras_objects, require_tf_keras_model
 
 # The float activation that each QKeras activation quantizer stands for.
-_COMPUTES = {"quantized_relu": "relu", "quantized_relu_po2": "relu", "quantized_tanh": "tanh",
-             "quantized_sigmoid": "sigmoid"}
+_COMPUTES = {
+    "quantized_relu": "relu",
+    "quantized_relu_po2": "relu",
+    "quantized_tanh": "tanh",
+    "quantized_sigmoid": "sigmoid",
+}
 
 
 def to_qkeras(model, spec: QuantizationSpec | dict, batchnorm: str = "fold"):
@@ -49,8 +53,10 @@ def to_qkeras(model, spec: QuantizationSpec | dict, batchnorm: str = "fold"):
     for layer in quantized.layers:
         layer.set_weights(weights[layer.name])
     # Frozen values are re-read from the (possibly folded) weights; pruned entries stay 0.
-    entries = [HoldEntry(e.layer, e.variable, e.mode, e.index, e.where, None if e.mode == FREEZE else e.value)
-               for e in manifest]
+    entries = [
+        HoldEntry(e.layer, e.variable, e.mode, e.index, e.where, None if e.mode == FREEZE else e.value)
+        for e in manifest
+    ]
     return hold(quantized, MaskManifest(entries)) if entries else quantized
 
 
@@ -58,15 +64,20 @@ def _quantized_kind(layer):
     """The kind of a float layer that becomes a QKeras layer; a subclass that changes its kind's computation
     (its own `call`) is one line: its QKeras twin would drop the change."""
     kind = kind_of(layer)
-    if kind is None or front.weight_quantizer(layer, "kernel") is not None or type(layer).__module__.startswith(
-            "qkeras"):
+    if (
+        kind is None
+        or front.weight_quantizer(layer, "kernel") is not None
+        or type(layer).__module__.startswith("qkeras")
+    ):
         return None
     base = FLOAT_CLASSES[kind.name]
-    changed = [cls.__name__ for cls in type(layer).__mro__[:type(layer).__mro__.index(base)] if "call" in vars(cls)]
+    changed = [cls.__name__ for cls in type(layer).__mro__[: type(layer).__mro__.index(base)] if "call" in vars(cls)]
     if changed:
-        raise QuantizationConfigError(f"layer '{layer.name}' is a {type(layer).__name__}, a subclass of {kind.name} "
-                                      f"with its own call ({changed[0]}): its QKeras twin would drop that; quantize "
-                                      f"a model of {kind.name} layers")
+        raise QuantizationConfigError(
+            f"layer '{layer.name}' is a {type(layer).__name__}, a subclass of {kind.name} "
+            f"with its own call ({changed[0]}): its QKeras twin would drop that; quantize "
+            f"a model of {kind.name} layers"
+        )
     return kind
 
 
@@ -93,8 +104,12 @@ def _quantize_entry(entry: dict, spec: QuantizationSpec, layer) -> None:
         config.update({f"{name}_quantizer": None for name in ("gamma", "beta", "mean", "variance")})
         _rename(entry, front.BATCHNORM)  # float parameters: hls4ml 1.3 ignores QBN's quantizers
     elif activation:
-        entry["config"] = {"name": config["name"], "activation": activation, "trainable": config.get("trainable", True),
-                           "dtype": config.get("dtype", "float32")}
+        entry["config"] = {
+            "name": config["name"],
+            "activation": activation,
+            "trainable": config.get("trainable", True),
+            "dtype": config.get("dtype", "float32"),
+        }
         _rename(entry, front.ACTIVATION)
 
 
@@ -139,8 +154,10 @@ def activation_mismatch(layer, text: str) -> str | None:
 
 def _mismatch(name: str, function: str, text: str) -> str:
     fitting = sorted(q for q, f in _COMPUTES.items() if f == function)
-    return (f"{text!r} does not compute {function!r}, the activation of layer '{name}'; expected "
-            f"{' or '.join(fitting) if fitting else 'no activation quantizer (it stays in float)'}")
+    return (
+        f"{text!r} does not compute {function!r}, the activation of layer '{name}'; expected "
+        f"{' or '.join(fitting) if fitting else 'no activation quantizer (it stays in float)'}"
+    )
 
 
 def _fold_batchnorms(model, config: dict, weights: dict) -> None:
@@ -152,9 +169,12 @@ def _fold_batchnorms(model, config: dict, weights: dict) -> None:
             continue
         source = graph.inbound[name][0]
         producer = graph.layers[source]
-        if (not getattr(kind_of(producer), "folds_batchnorm", False) or graph.outbound[source] != [name]
-                or producer.get_config()["activation"] != "linear"
-                or layer.axis not in ([-1], [len(layer.input_shape) - 1])):
+        if (
+            not getattr(kind_of(producer), "folds_batchnorm", False)
+            or graph.outbound[source] != [name]
+            or producer.get_config()["activation"] != "linear"
+            or layer.axis not in ([-1], [len(layer.input_shape) - 1])
+        ):
             continue
         kernel, bias = weights[source][0], (weights[source][1] if producer.use_bias else 0.0)
         gamma, beta, mean, variance = _bn_parameters(layer)
@@ -166,8 +186,12 @@ def _fold_batchnorms(model, config: dict, weights: dict) -> None:
 def _bn_parameters(layer):
     values = dict(zip([w.name.split("/")[-1].split(":")[0] for w in layer.weights], layer.get_weights()))
     channels = layer.moving_mean.shape[0]
-    return (values.get("gamma", np.ones(channels)), values.get("beta", np.zeros(channels)),
-            values["moving_mean"], values["moving_variance"])
+    return (
+        values.get("gamma", np.ones(channels)),
+        values.get("beta", np.zeros(channels)),
+        values["moving_mean"],
+        values["moving_variance"],
+    )
 
 
 def _fold_into(config: dict, name: str, producer: str) -> None:

@@ -16,16 +16,26 @@ def allowed_classes() -> frozenset:
     from fpgaprune.tfk import keras, qkeras_objects
 
     names = {"Functional", "Sequential", "Model", "HoldConstraint", "fpgaprune>HoldConstraint"}
-    for module in (keras.layers, keras.initializers, keras.regularizers, keras.constraints, keras.optimizers,
-                   keras.losses, keras.metrics, keras.optimizers.schedules):
+    for module in (
+        keras.layers,
+        keras.initializers,
+        keras.regularizers,
+        keras.constraints,
+        keras.optimizers,
+        keras.losses,
+        keras.metrics,
+        keras.optimizers.schedules,
+    ):
         names.update(name for name, value in vars(module).items() if isinstance(value, type))
     names.update(qkeras_objects())
     return frozenset(names - CODE_LAYERS)
 
 
 POLICY = FilePolicy(
-    framework="tf_keras, QKeras", classes=allowed_classes,
-    modules=("keras", "tf_keras", "qkeras", "fpgaprune", "builtins", "numpy"), code_layers=CODE_LAYERS,
+    framework="tf_keras, QKeras",
+    classes=allowed_classes,
+    modules=("keras", "tf_keras", "qkeras", "fpgaprune", "builtins", "numpy"),
+    code_layers=CODE_LAYERS,
     markers=frozenset({"__tuple__", "__numpy__", "__tensor__", "__bytes__", "__typespec__", "function"}),
 )
 
@@ -56,5 +66,6 @@ def load_model(path, compile: bool = True, trust_code: bool = False):
     try:
         return keras.models.load_model(path, custom_objects=model_objects(), compile=compile, safe_mode=not trust_code)
     except Exception as error:  # noqa: BLE001 - Keras raises many types for a bad file; the user gets one line.
-        raise ModelFileError(f"{path}: could not load the model ({type(error).__name__}: "
-                             f"{first_line(error)})") from error
+        raise ModelFileError(
+            f"{path}: could not load the model ({type(error).__name__}: {first_line(error)})"
+        ) from error

@@ -22,9 +22,15 @@ CLASSES: dict = {}  # kind -> (the tf_keras class, its QKeras twin)
 if legacy_keras():
     import qkeras
 
-    QUANTIZED = {"Conv1D": qkeras.QConv1D, "Conv2D": qkeras.QConv2D, "Dense": qkeras.QDense,
-                 "DepthwiseConv2D": qkeras.QDepthwiseConv2D, "SeparableConv2D": qkeras.QSeparableConv2D,
-                 "LSTM": qkeras.QLSTM, "GRU": qkeras.QGRU}
+    QUANTIZED = {
+        "Conv1D": qkeras.QConv1D,
+        "Conv2D": qkeras.QConv2D,
+        "Dense": qkeras.QDense,
+        "DepthwiseConv2D": qkeras.QDepthwiseConv2D,
+        "SeparableConv2D": qkeras.QSeparableConv2D,
+        "LSTM": qkeras.QLSTM,
+        "GRU": qkeras.QGRU,
+    }
     CLASSES = {kind: (float_class, QUANTIZED[kind]) for kind, float_class in FLOAT_CLASSES.items()}
     OTHER_LAYERS += [qkeras.QConv2DTranspose, qkeras.QConv2DBatchnorm, qkeras.QDepthwiseConv2DBatchnorm]
 QUANTIZED_CLASS = {kind: quantized.__name__ for kind, (_, quantized) in CLASSES.items()}

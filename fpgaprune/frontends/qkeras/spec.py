@@ -6,15 +6,29 @@ import re
 from fpgaprune.errors import QuantizationConfigError
 
 QUANTIZERS = (
-    "quantized_bits", "quantized_relu", "quantized_tanh", "quantized_sigmoid", "quantized_po2",
-    "quantized_relu_po2", "quantized_ulaw", "ternary", "stochastic_ternary", "binary", "stochastic_binary",
-    "bernoulli", "quantized_hard_tanh", "quantized_linear",
+    "quantized_bits",
+    "quantized_relu",
+    "quantized_tanh",
+    "quantized_sigmoid",
+    "quantized_po2",
+    "quantized_relu_po2",
+    "quantized_ulaw",
+    "ternary",
+    "stochastic_ternary",
+    "binary",
+    "stochastic_binary",
+    "bernoulli",
+    "quantized_hard_tanh",
+    "quantized_linear",
 )
 ROLES = ("kernel", "recurrent", "bias", "activation")
 WEIGHT_ROLES = ("kernel", "depthwise", "pointwise", "recurrent")  # the roles whose pruned entries must stay 0
 # A run's quantizers unless its config says otherwise (`quantization.default`)
-DEFAULT_QUANTIZERS = {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
-                      "activation": "quantized_relu(6,2)"}
+DEFAULT_QUANTIZERS = {
+    "kernel": "quantized_bits(6,0,alpha=1)",
+    "bias": "quantized_bits(8,3,alpha=1)",
+    "activation": "quantized_relu(6,2)",
+}
 _WIDTH = re.compile(r"^(\w+\()\s*(\d+)")  # the first argument of quantized_bits(6,0,...) / quantized_relu(6,2)
 
 
@@ -33,8 +47,9 @@ def check_quantizer_text(text, where: str) -> str:
         raise QuantizationConfigError(f"{where}: {text!r} is not a QKeras quantizer; known: {', '.join(QUANTIZERS)}")
     for arg in (call.args + [k.value for k in call.keywords]) if call else ():
         if not _is_literal(arg):
-            raise QuantizationConfigError(f"{where}: quantizer {text!r} may only take literal arguments, "
-                                          f"found {ast.unparse(arg)!r}")
+            raise QuantizationConfigError(
+                f"{where}: quantizer {text!r} may only take literal arguments, found {ast.unparse(arg)!r}"
+            )
     return text.strip()
 
 

@@ -22,8 +22,11 @@ _WEIGHTS = {
 
 class RecurrentQuantizers(OptimizerPass):
     def match(self, node):
-        return (node.class_name in ("LSTM", "GRU") and node.get_attr("weight_quantizer") is not None
-                and not node.get_attr(RECURRENT_QUANTIZED, False))
+        return (
+            node.class_name in ("LSTM", "GRU")
+            and node.get_attr("weight_quantizer") is not None
+            and not node.get_attr(RECURRENT_QUANTIZED, False)
+        )
 
     def transform(self, model, node):
         for name, (var_name, role) in _WEIGHTS.items():

@@ -33,9 +33,13 @@ def supported(node, codes=None) -> bool:
     Conv2DBatchnorm nodes) whose code the backend writes (`codes`; None: any), with a strategy the pass
     handles, channels-last."""
     kind = kind_of_node(node)
-    return (kind is not None and kind.kernel_sparse and (codes is None or kind.sparse_code in codes)
-            and str(node.get_attr("strategy", "latency")).lower() in STRATEGIES
-            and node.get_attr("data_format", "channels_last") == "channels_last")
+    return (
+        kind is not None
+        and kind.kernel_sparse
+        and (codes is None or kind.sparse_code in codes)
+        and str(node.get_attr("strategy", "latency")).lower() in STRATEGIES
+        and node.get_attr("data_format", "channels_last") == "channels_last"
+    )
 
 
 def is_sparse(node) -> bool:

@@ -3,8 +3,8 @@
 import numpy as np
 
 from fpgaprune.frontends import QUANTIZING as front
-from fpgaprune.quantize.fixed_types import FixedType, ValueRange, exact_frac
 from fpgaprune.hls.precision.plan import PrecisionPlan
+from fpgaprune.quantize.fixed_types import FixedType, ValueRange, exact_frac
 
 # Significant bits kept for a scale that is not on a short grid (QKeras computes it in float).
 SCALE_BITS = 16
@@ -23,18 +23,24 @@ def batchnorm_types(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     frac = current.frac + scale_frac
     bias_frac = exact_frac(bias)
     if not exact or bias_frac is None or bias_frac > frac:
-        plan.notes.append(f"{layer.name}: batch-norm scale and bias are not on a short fixed grid; scale kept to "
-                          f"2^-{scale_frac}, bias to 2^-{frac}, so C-sim can differ from QKeras by rounding")
+        plan.notes.append(
+            f"{layer.name}: batch-norm scale and bias are not on a short fixed grid; scale kept to "
+            f"2^-{scale_frac}, bias to 2^-{frac}, so C-sim can differ from QKeras by rounding"
+        )
     lower = np.minimum(scale * current.lo, scale * current.hi) + bias
     upper = np.maximum(scale * current.lo, scale * current.hi) + bias
-    plan.types[layer.name] = {"scale": FixedType.covering(float(scale.min()), float(scale.max()), scale_frac),
-                              "bias": FixedType.covering(float(bias.min()), float(bias.max()), frac),
-                              "result": FixedType.covering(float(lower.min()), float(upper.max()), frac)}
+    plan.types[layer.name] = {
+        "scale": FixedType.covering(float(scale.min()), float(scale.max()), scale_frac),
+        "bias": FixedType.covering(float(bias.min()), float(bias.max()), frac),
+        "result": FixedType.covering(float(lower.min()), float(upper.max()), frac),
+    }
     plan.ranges[layer.name] = ValueRange(float(lower.min()), float(upper.max()), frac)
     quantized_scale, quantized_bias = batchnorm_affine(layer, quantized=True)
     if not (np.array_equal(scale, quantized_scale) and np.array_equal(bias, quantized_bias)):
-        plan.notes.append(f"{layer.name}: hls4ml 1.3 ignores QBatchNormalization's gamma/beta/mean/variance "
-                          "quantizers, so its scale and bias differ from QKeras'")
+        plan.notes.append(
+            f"{layer.name}: hls4ml 1.3 ignores QBatchNormalization's gamma/beta/mean/variance "
+            "quantizers, so its scale and bias differ from QKeras'"
+        )
 
 
 def batchnorm_affine(layer, quantized: bool) -> tuple[np.ndarray, np.ndarray]:

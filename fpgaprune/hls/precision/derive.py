@@ -9,24 +9,35 @@ accumulator's fraction is the weight's plus the input's (or the bias', if finer)
 
 import numpy as np
 
+from fpgaprune.frontends import QUANTIZING as front
 from fpgaprune.hls.precision.batchnorm import SCALE_BITS, batchnorm_types
 from fpgaprune.hls.precision.merge import MOVES, PADDINGS, merge_types, reshaping_types
 from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
 from fpgaprune.hls.precision.recurrent import recurrent_types, retype_lstm_source
 from fpgaprune.layer_graph import MERGES, LayerGraph
-from fpgaprune.frontends import QUANTIZING as front
 from fpgaprune.layer_kinds import kind_of
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange
 
-_POOLING = ("MaxPooling1D", "MaxPooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "AveragePooling1D",
-            "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D")
+_POOLING = (
+    "MaxPooling1D",
+    "MaxPooling2D",
+    "GlobalMaxPooling1D",
+    "GlobalMaxPooling2D",
+    "AveragePooling1D",
+    "AveragePooling2D",
+    "GlobalAveragePooling1D",
+    "GlobalAveragePooling2D",
+)
 
 
 # Softmax (a table-based activation): probabilities with 16 fractional bits, exp and 1/sum tables of 4096
 # entries with 17 and 14 fractional bits. Measured on the digits MLP (tests/hls/test_export_csim.py): argmax
 # agreement with QKeras 99.6% at hls4ml's defaults (ties in the 10-bit result), 100% with these.
-SOFTMAX_TYPES = {"result": FixedType(16, 0, False, True), "exp_table_t": FixedType(18, 1, False, True),
-                 "inv_table_t": FixedType(18, 4, False, True)}
+SOFTMAX_TYPES = {
+    "result": FixedType(16, 0, False, True),
+    "exp_table_t": FixedType(18, 1, False, True),
+    "inv_table_t": FixedType(18, 4, False, True),
+}
 SOFTMAX_TABLES = {"exp_table_size": 4096, "inv_table_size": 4096}
 # Sigmoid and tanh: 4096-entry tables over hls4ml's [-8, 8) with 16 fraction bits (hls4ml: 1024 and 10).
 _UNIT = {"sigmoid": FixedType(17, 1, False, True), "tanh": FixedType(18, 2, True, True)}
@@ -43,8 +54,9 @@ def _table_activation(plan: PrecisionPlan, node: str, function: str) -> None:
     low = -1.0 if function == "tanh" else 0.0
     plan.ranges[node] = ValueRange(low, 1.0, 16)
     if function != "softmax":
-        plan.notes.append(f"{node}: {function} is a 4096-entry table in hls4ml; C-sim is close to QKeras, not "
-                          "bit-exact")
+        plan.notes.append(
+            f"{node}: {function} is a 4096-entry table in hls4ml; C-sim is close to QKeras, not bit-exact"
+        )
 
 
 def derive_precisions(model, input_fixed: FixedType) -> PrecisionPlan:
@@ -82,8 +94,9 @@ def _derive_node(plan: PrecisionPlan, graph: LayerGraph, name: str, kind: str, c
     elif front.is_quantized_activation(layer):
         fixed = front.quantizer_type(front.activation_quantizer(layer), activation=True)
         if fixed is None:
-            plan.notes.append(f"{name}: activation {front.activation_quantizer(layer)} has no fixed type; left to "
-                              "hls4ml")
+            plan.notes.append(
+                f"{name}: activation {front.activation_quantizer(layer)} has no fixed type; left to hls4ml"
+            )
             return
         plan.types[name] = {"result": fixed}
         plan.ranges[name] = ValueRange(fixed.lo, fixed.hi, fixed.frac)
@@ -110,12 +123,16 @@ def _pooling(plan: PrecisionPlan, layer, kind: str, current: ValueRange) -> None
     k = int(np.prod(layer.input_shape[1:-1])) if kind.startswith("Global") else int(np.prod(layer.pool_size))
     extra = int(np.ceil(np.log2(k))) if k > 1 else 0
     frac = current.frac + extra
-    plan.types[layer.name] = {"accum": FixedType.covering(k * current.lo, k * current.hi, frac),
-                              "result": FixedType.covering(current.lo, current.hi, frac)}
+    plan.types[layer.name] = {
+        "accum": FixedType.covering(k * current.lo, k * current.hi, frac),
+        "result": FixedType.covering(current.lo, current.hi, frac),
+    }
     plan.ranges[layer.name] = ValueRange(current.lo, current.hi, frac)
     if k & (k - 1):
-        plan.notes.append(f"{layer.name}: averaging {k} values is not exact in fixed point (k is not a power of 2); "
-                          f"{frac} fraction bits")
+        plan.notes.append(
+            f"{layer.name}: averaging {k} values is not exact in fixed point (k is not a power of 2); "
+            f"{frac} fraction bits"
+        )
 
 
 def _accumulate(weights: np.ndarray, bias, weight_type: FixedType, bias_type, source: ValueRange):
@@ -140,21 +157,29 @@ def _dense_like(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     weight_type = front.quantizer_type(front.unit_quantizer(kernel_quantizer) if scaled else kernel_quantizer)
     bias_type = front.quantizer_type(front.weight_quantizer(layer, "bias")) if layer.use_bias else None
     if weight_type is None or (layer.use_bias and bias_type is None):
-        plan.notes.append(f"{layer.name}: quantizers {kernel_quantizer} / {front.weight_quantizer(layer, 'bias')} "
-                          "have no fixed type; left to hls4ml")
+        plan.notes.append(
+            f"{layer.name}: quantizers {kernel_quantizer} / {front.weight_quantizer(layer, 'bias')} "
+            "have no fixed type; left to hls4ml"
+        )
         return
     columns = kernel.shape[-2] * kernel.shape[-1] if weight.name == "depthwise_kernel" else kernel.shape[-1]
     bias = front.quantized(layer, "bias", layer.bias) if layer.use_bias else 0.0
     source = _padded(layer, current)
     if scaled:
         grid, scale = front.factor_scales(kernel_quantizer, kernel)
-        accum, output = _apply_alpha(plan, layer, grid.reshape(-1, columns), scale, bias, (weight_type, bias_type),
-                                     source)
+        accum, output = _apply_alpha(
+            plan, layer, grid.reshape(-1, columns), scale, bias, (weight_type, bias_type), source
+        )
     else:
-        accum, output = _accumulate(quantized_columns(kernel_quantizer, kernel, columns), bias, weight_type, bias_type,
-                                    source)
-        plan.types[layer.name] = {"weight": weight_type, "bias": bias_type or FixedType(1, 1), "accum": accum,
-                                  "result": accum}
+        accum, output = _accumulate(
+            quantized_columns(kernel_quantizer, kernel, columns), bias, weight_type, bias_type, source
+        )
+        plan.types[layer.name] = {
+            "weight": weight_type,
+            "bias": bias_type or FixedType(1, 1),
+            "accum": accum,
+            "result": accum,
+        }
     _activation(plan, layer, accum, output)
     if source is not current:  # io_stream inserts zero padding before the conv
         prefix = "zp1d_" if type(layer).__name__.endswith("1D") else "zp2d_"
@@ -169,8 +194,12 @@ def _apply_alpha(plan: PrecisionPlan, layer, grid, scale, bias, types, source: V
     lower, upper = column_bounds(grid, 0.0, source)
     frac = weight_type.frac + source.frac
     accum = FixedType.covering(float(lower.min()), float(upper.max()), frac)
-    plan.types[layer.name] = {"weight": weight_type, "bias": bias_type or FixedType(1, 1), "accum": accum,
-                              "result": accum}
+    plan.types[layer.name] = {
+        "weight": weight_type,
+        "bias": bias_type or FixedType(1, 1),
+        "accum": accum,
+        "result": accum,
+    }
     exact = front.is_power_of_two(scale)
     scale_frac = int(np.max(-np.floor(np.log2(scale)))) + (0 if exact else SCALE_BITS - 1)
     scale_frac = max(scale_frac, 0)
@@ -180,8 +209,10 @@ def _apply_alpha(plan: PrecisionPlan, layer, grid, scale, bias, types, source: V
     result = FixedType.covering(float(out_lower.min()), float(out_upper.max()), out_frac)
     plan.types[f"{layer.name}_alpha"] = {"scale": scale_type, "bias": bias_type or FixedType(1, 1), "result": result}
     if not exact:
-        plan.notes.append(f"{layer.name}_alpha: alpha='auto' scales are not powers of 2; kept to {SCALE_BITS} "
-                          "significant bits, so C-sim can differ from QKeras by rounding (use 'auto_po2' for exact)")
+        plan.notes.append(
+            f"{layer.name}_alpha: alpha='auto' scales are not powers of 2; kept to {SCALE_BITS} "
+            "significant bits, so C-sim can differ from QKeras by rounding (use 'auto_po2' for exact)"
+        )
     return result, ValueRange(float(out_lower.min()), float(out_upper.max()), out_frac)
 
 
@@ -196,14 +227,20 @@ def _separable(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     channels = layer.depthwise_kernel.shape[-2] * layer.depthwise_kernel.shape[-1]
     depthwise = quantized_columns(front.weight_quantizer(layer, "depthwise"), layer.depthwise_kernel, channels)
     depthwise_accum, middle = _accumulate(depthwise, 0.0, depthwise_type, None, _padded(layer, current))
-    pointwise = quantized_columns(front.weight_quantizer(layer, "pointwise"), layer.pointwise_kernel,
-                                  layer.pointwise_kernel.shape[-1])
+    pointwise = quantized_columns(
+        front.weight_quantizer(layer, "pointwise"), layer.pointwise_kernel, layer.pointwise_kernel.shape[-1]
+    )
     bias = front.quantized(layer, "bias", layer.bias) if layer.use_bias else 0.0
     accum, output = _accumulate(pointwise, bias, pointwise_type, bias_type, middle)
     plan.types[layer.name] = {
-        "depthwise": depthwise_type, "depthwise_accum": depthwise_accum, "depthwise_result": depthwise_accum,
-        "pointwise": pointwise_type, "pointwise_accum": accum, "pointwise_result": accum,
-        "bias": bias_type or FixedType(1, 1), "result": accum,
+        "depthwise": depthwise_type,
+        "depthwise_accum": depthwise_accum,
+        "depthwise_result": depthwise_accum,
+        "pointwise": pointwise_type,
+        "pointwise_accum": accum,
+        "pointwise_result": accum,
+        "bias": bias_type or FixedType(1, 1),
+        "result": accum,
     }
     _activation(plan, layer, accum, output)
 

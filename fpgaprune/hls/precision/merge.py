@@ -6,8 +6,8 @@ hls4ml computes a merge of two tensors elementwise in full precision and assigns
 
 import itertools
 
-from fpgaprune.quantize.fixed_types import FixedType, ValueRange
 from fpgaprune.hls.precision.plan import PrecisionPlan
+from fpgaprune.quantize.fixed_types import FixedType, ValueRange
 
 # Layers whose outputs are some of their inputs, moved (UpSampling repeats, Cropping drops, Permute reorders).
 MOVES = ("UpSampling1D", "UpSampling2D", "Cropping1D", "Cropping2D", "Permute")
@@ -40,8 +40,9 @@ def merge_types(plan: PrecisionPlan, name: str, kind: str, inputs: list) -> None
         plan.notes.append(f"{name}: hls4ml 1.3 merges exactly two tensors, this {kind} has {len(inputs)}")
         return
     if any(source is None for source in inputs):
-        plan.notes.append(f"{name}: an input of this {kind} has no derived range; it and what follows keep "
-                          "hls4ml's precisions")
+        plan.notes.append(
+            f"{name}: an input of this {kind} has no derived range; it and what follows keep hls4ml's precisions"
+        )
         return
     merged = merged_range(kind, inputs)
     plan.types[name] = {"result": FixedType.covering(merged.lo, merged.hi, merged.frac)}

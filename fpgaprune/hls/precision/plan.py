@@ -26,8 +26,10 @@ class PrecisionPlan:
         """The LayerName part of an hls4ml HLSConfig (granularity='name')."""
         config = {}
         for name, types in self.types.items():  # hls4ml reads table types (`*_t`) from the node's own keys
-            config[name] = {"Precision": {k: t.hls() for k, t in types.items() if not k.endswith("_t")},
-                            **{k: t.hls() for k, t in types.items() if k.endswith("_t")}}
+            config[name] = {
+                "Precision": {k: t.hls() for k, t in types.items() if not k.endswith("_t")},
+                **{k: t.hls() for k, t in types.items() if k.endswith("_t")},
+            }
         for name, settings in self.settings.items():
             config.setdefault(name, {}).update(settings)
         return config

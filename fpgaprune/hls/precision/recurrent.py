@@ -3,9 +3,9 @@
 import numpy as np
 
 from fpgaprune.frontends import QUANTIZING as front
+from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
 from fpgaprune.layer_kinds import kind_of
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, union
-from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
 
 # Recurrent layers: hls4ml keeps h (and the LSTM cell state c) in `result`, and the gates, their activations
 # and every sum in `accum`. Without a fixed state quantizer the state keeps STATE_FRAC fraction bits; the
@@ -19,8 +19,9 @@ def recurrent_types(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     """Types for QLSTM/QGRU from the live weights: |h| <= 1 and, for an LSTM, |c| <= the sequence length
     (c_t = f c_(t-1) + i g with gates in [0, 1] and |g| <= 1). C-sim is close, not bit-exact: hls4ml's
     activation tables approximate QKeras' float sigmoid/tanh."""
-    types = {role: front.quantizer_type(front.weight_quantizer(layer, role))
-             for role in ("kernel", "recurrent", "bias")}
+    types = {
+        role: front.quantizer_type(front.weight_quantizer(layer, role)) for role in ("kernel", "recurrent", "bias")
+    }
     if None in types.values():
         plan.notes.append(f"{layer.name}: recurrent quantizers without a fixed type; left to hls4ml")
         return
@@ -31,31 +32,41 @@ def recurrent_types(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     bias = front.quantized(layer, "bias", layer.cell.bias) if layer.use_bias else np.zeros(1)
     bias, recurrent_bias = (bias[0], bias[1]) if bias.ndim == 2 else (bias, 0.0)
     kernel = quantized_columns(front.weight_quantizer(layer, "kernel"), layer.cell.kernel, layer.cell.kernel.shape[-1])
-    recurrent = quantized_columns(front.weight_quantizer(layer, "recurrent"), layer.cell.recurrent_kernel,
-                                  kernel.shape[-1])
+    recurrent = quantized_columns(
+        front.weight_quantizer(layer, "recurrent"), layer.cell.recurrent_kernel, kernel.shape[-1]
+    )
     x_lower, x_upper = column_bounds(kernel, bias, current)
     h_lower, h_upper = column_bounds(recurrent, recurrent_bias, ValueRange(-1.0, 1.0, state_frac))
     lower = x_lower + np.minimum(h_lower, 0.0)
     upper = x_upper + np.maximum(h_upper, 0.0)
-    frac = max(types["kernel"].frac + current.frac, types["recurrent"].frac + state_frac, types["bias"].frac,
-               TABLE_FRAC)
+    frac = max(
+        types["kernel"].frac + current.frac, types["recurrent"].frac + state_frac, types["bias"].frac, TABLE_FRAC
+    )
     accum = FixedType.covering(min(float(lower.min()), -1.0), max(float(upper.max()), 1.0), frac)
     result = FixedType.covering(-1.0, 1.0, state_frac)
     if kind_of(layer).name == "LSTM":  # hls4ml 1.3's lstm() compiles only with input = result = accum types
         source = FixedType.covering(current.lo, current.hi, current.frac)
         accum = result = union(accum, FixedType.covering(-float(steps), float(steps), state_frac), source)
     plan.types[layer.name] = {
-        "weight": types["kernel"], "recurrent_weight": types["recurrent"], "bias": types["bias"],
+        "weight": types["kernel"],
+        "recurrent_weight": types["recurrent"],
+        "bias": types["bias"],
         "recurrent_bias": types["bias"] if np.ndim(recurrent_bias) else FixedType(1, 1),
-        "accum": accum, "result": result, "table_t": FixedType.covering(-1.0, 1.0, TABLE_FRAC),
+        "accum": accum,
+        "result": result,
+        "table_t": FixedType.covering(-1.0, 1.0, TABLE_FRAC),
     }
     plan.settings[layer.name] = {"table_size": RECURRENT_TABLE_SIZE}
     plan.ranges[layer.name] = ValueRange(-1.0, 1.0, state_frac)
-    plan.notes.append(f"{layer.name}: {type(layer).__name__} types derived for {units} units over {steps} steps; "
-                      "C-sim is close to QKeras, not bit-exact (hls4ml's sigmoid/tanh tables)")
+    plan.notes.append(
+        f"{layer.name}: {type(layer).__name__} types derived for {units} units over {steps} steps; "
+        "C-sim is close to QKeras, not bit-exact (hls4ml's sigmoid/tanh tables)"
+    )
     if kind_of(layer).name == "GRU" and not layer.reset_after:
-        plan.notes.append(f"{layer.name}: hls4ml 1.3's GRU computes reset_after=True; this layer has "
-                          "reset_after=False, so C-sim will not match QKeras")
+        plan.notes.append(
+            f"{layer.name}: hls4ml 1.3's GRU computes reset_after=True; this layer has "
+            "reset_after=False, so C-sim will not match QKeras"
+        )
 
 
 def retype_lstm_source(plan: PrecisionPlan, graph, name: str) -> None:
@@ -72,8 +83,10 @@ def retype_lstm_source(plan: PrecisionPlan, graph, name: str) -> None:
     current = plan.types.get(node, {}).get("result")
     if current is None or current.quantizing:
         del plan.types[name]
-        plan.notes.append(f"{name}: hls4ml 1.3's LSTM needs its input typed like its state; the input "
-                          f"'{source}' has no type fpgaprune may widen (a quantizer's output keeps its rounding), "
-                          "so the LSTM's types are left to hls4ml")
+        plan.notes.append(
+            f"{name}: hls4ml 1.3's LSTM needs its input typed like its state; the input "
+            f"'{source}' has no type fpgaprune may widen (a quantizer's output keeps its rounding), "
+            "so the LSTM's types are left to hls4ml"
+        )
         return
     plan.types[node]["result"] = common

@@ -4,10 +4,9 @@ import numpy as np
 import pytest
 
 import fpgaprune as fp
-from fpgaprune.quantize import to_qkeras
 from fpgaprune.hls.precision import derive_precisions
+from fpgaprune.quantize import quantizer_type, to_qkeras
 from fpgaprune.quantize.fixed_types import FixedType, input_type
-from fpgaprune.quantize import quantizer_type
 from fpgaprune.tfk import keras
 
 L = keras.layers
@@ -31,10 +30,16 @@ def test_fixed_types_by_hand():
 def random_model(seed, padding, prune_fraction):
     keras.utils.set_random_seed(seed)
     rng = np.random.default_rng(seed)
-    model = keras.Sequential([
-        keras.Input((7, 7, 2)), L.Conv2D(5, 3, padding=padding, name="conv1"), L.ReLU(name="relu1"),
-        L.Conv2D(4, 3, name="conv2"), L.Flatten(name="flatten"), L.Dense(6, name="fc"),
-    ])
+    model = keras.Sequential(
+        [
+            keras.Input((7, 7, 2)),
+            L.Conv2D(5, 3, padding=padding, name="conv1"),
+            L.ReLU(name="relu1"),
+            L.Conv2D(4, 3, name="conv2"),
+            L.Flatten(name="flatten"),
+            L.Dense(6, name="fc"),
+        ]
+    )
     for layer in model.layers:
         if layer.weights:
             layer.set_weights([rng.normal(scale=0.7, size=w.shape).astype(np.float32) for w in layer.get_weights()])
@@ -43,8 +48,13 @@ def random_model(seed, padding, prune_fraction):
         shape = model.get_layer(name).kernel.shape
         manifest.prune(f"{name}/kernel", where=rng.random(shape) < prune_fraction)
     bits = int(rng.integers(3, 9))
-    spec = {"default": {"kernel": f"quantized_bits({bits},0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
-                        "activation": f"quantized_relu({bits},2)"}}
+    spec = {
+        "default": {
+            "kernel": f"quantized_bits({bits},0,alpha=1)",
+            "bias": "quantized_bits(8,3,alpha=1)",
+            "activation": f"quantized_relu({bits},2)",
+        }
+    }
     return to_qkeras(fp.hold(model, manifest), spec)
 
 
@@ -64,8 +74,9 @@ def emulate_extremes(layer, types, lo, hi, in_frac):
     for column in range(w_int.shape[1]):
         w = [int(v) * up for v in w_int[:, column]]
         b = round(bias[column] * 2**b_frac) * 2 ** (acc_frac - b_frac)
-        extremes.append((sum(v * (x_lo if v > 0 else x_hi) for v in w) + b,
-                         sum(v * (x_hi if v > 0 else x_lo) for v in w) + b))
+        extremes.append(
+            (sum(v * (x_lo if v > 0 else x_hi) for v in w) + b, sum(v * (x_hi if v > 0 else x_lo) for v in w) + b)
+        )
     return extremes
 
 
@@ -105,8 +116,17 @@ def test_hls_config_names_every_inserted_node():
     plan = derive_precisions(model, FixedType(5, 1, False))
     config = plan.hls_layer_config()
     assert plan.input_name.startswith("input") and config[plan.input_name]["Precision"]["result"] == "ufixed<5,1>"
-    assert set(config) == {plan.input_name, "conv1", "zp2d_conv1", "conv1_linear", "relu1", "conv2", "conv2_linear",
-                           "fc", "fc_linear"}
+    assert set(config) == {
+        plan.input_name,
+        "conv1",
+        "zp2d_conv1",
+        "conv1_linear",
+        "relu1",
+        "conv2",
+        "conv2_linear",
+        "fc",
+        "fc_linear",
+    }
     assert config["conv1"]["Precision"]["accum"] == config["conv1"]["Precision"]["result"]
     assert config["relu1"]["Precision"]["result"].endswith(",RND_CONV,SAT>")
 
@@ -114,8 +134,14 @@ def test_hls_config_names_every_inserted_node():
 def test_depthwise_accumulator_holds_the_worst_case_input():
     keras.utils.set_random_seed(11)
     rng = np.random.default_rng(11)
-    model = keras.Sequential([keras.Input((6, 6, 3)), L.DepthwiseConv2D(3, depth_multiplier=2, name="dw"),
-                              L.Flatten(name="flatten"), L.Dense(4, name="fc")])
+    model = keras.Sequential(
+        [
+            keras.Input((6, 6, 3)),
+            L.DepthwiseConv2D(3, depth_multiplier=2, name="dw"),
+            L.Flatten(name="flatten"),
+            L.Dense(4, name="fc"),
+        ]
+    )
     where = rng.random((3, 3, 3, 2)) < 0.3
     spec = {"default": {"kernel": "quantized_bits(5,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)"}}
     quantized = to_qkeras(fp.hold(model, fp.MaskManifest().prune("dw", where=where)), spec)

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import fpgaprune as fp
-from fpgaprune.quantize import to_qkeras
 from fpgaprune.frontends.qkeras.alpha import factor_scales
 from fpgaprune.hls.precision import derive_precisions
+from fpgaprune.quantize import to_qkeras
 from fpgaprune.quantize.fixed_types import FixedType
 from fpgaprune.tfk import keras
 
@@ -39,8 +39,9 @@ def seeded_weights(model, seed):
 @pytest.mark.parametrize("seed", range(3))
 def test_auto_po2_alpha_nodes_are_exact_and_hold_every_channel(seed):
     keras.utils.set_random_seed(seed)
-    model = keras.Sequential([keras.Input((5, 5, 2)), L.Conv2D(4, 3, name="conv"), L.Flatten(name="flatten"),
-                              L.Dense(3, name="fc")])
+    model = keras.Sequential(
+        [keras.Input((5, 5, 2)), L.Conv2D(4, 3, name="conv"), L.Flatten(name="flatten"), L.Dense(3, name="fc")]
+    )
     seeded_weights(model, seed)
     spec = {"default": {"kernel": "quantized_bits(5,0,alpha='auto_po2')", "bias": "quantized_bits(8,3,alpha=1)"}}
     quantized = to_qkeras(fp.hold(model, prune=["conv[:, :, :, 1]", "fc[:, 2]"]), spec)
@@ -74,14 +75,20 @@ def test_auto_alpha_scales_are_noted_as_rounded():
 @pytest.mark.parametrize("seed", range(3))
 def test_batchnorm_result_holds_every_channel(seed):
     keras.utils.set_random_seed(seed)
-    model = keras.Sequential([keras.Input((4, 4, 1)), L.Conv2D(3, 2, name="conv"), L.BatchNormalization(name="bn"),
-                              L.ReLU(name="relu")])
+    model = keras.Sequential(
+        [keras.Input((4, 4, 1)), L.Conv2D(3, 2, name="conv"), L.BatchNormalization(name="bn"), L.ReLU(name="relu")]
+    )
     seeded_weights(model, seed)
     bn = model.get_layer("bn")
     rng = np.random.default_rng(seed)
     bn.set_weights([rng.normal(size=3), rng.normal(size=3), rng.normal(size=3), rng.uniform(0.1, 2.0, 3)])
-    spec = {"default": {"kernel": "quantized_bits(6,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
-                        "activation": "quantized_relu(6,2)"}}
+    spec = {
+        "default": {
+            "kernel": "quantized_bits(6,0,alpha=1)",
+            "bias": "quantized_bits(8,3,alpha=1)",
+            "activation": "quantized_relu(6,2)",
+        }
+    }
     quantized = to_qkeras(model, spec, batchnorm="quantize")
     layer = quantized.get_layer("bn")
     assert type(layer).__name__ == "QBatchNormalization"
@@ -147,8 +154,13 @@ def test_pruning_narrows_the_recurrent_accumulator():
 
 
 def test_lstm_input_is_retyped_through_a_reshape_but_never_a_quantizer():
-    spec = {"default": {"kernel": "quantized_bits(6,1,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)",
-                        "activation": "quantized_relu(6,2)"}}
+    spec = {
+        "default": {
+            "kernel": "quantized_bits(6,1,alpha=1)",
+            "bias": "quantized_bits(8,3,alpha=1)",
+            "activation": "quantized_relu(6,2)",
+        }
+    }
     reshaped = keras.Sequential([keras.Input((18,)), L.Reshape((6, 3), name="rows"), L.LSTM(4, name="rnn")])
     plan = derive_precisions(to_qkeras(reshaped, spec), SOURCE)
     assert plan.types[plan.input_name]["result"] == plan.types["rnn"]["result"] == plan.types["rnn"]["accum"]
@@ -172,13 +184,18 @@ def test_kernels_with_channel_scales_are_counted_on_their_grid():
     np.testing.assert_array_equal(held == 0, scaled == 0)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("quantized_tanh(8)", "fixed<8,1,RND_CONV,SAT>"), ("quantized_sigmoid(6)", "ufixed<6,0,RND_CONV,SAT>"),
-    ("quantized_tanh(4)", "fixed<4,1,RND_CONV,SAT>"), ("quantized_tanh(8,symmetric=True)", None),
-    ("quantized_sigmoid(6,use_real_sigmoid=True)", None)])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("quantized_tanh(8)", "fixed<8,1,RND_CONV,SAT>"),
+        ("quantized_sigmoid(6)", "ufixed<6,0,RND_CONV,SAT>"),
+        ("quantized_tanh(4)", "fixed<4,1,RND_CONV,SAT>"),
+        ("quantized_tanh(8,symmetric=True)", None),
+        ("quantized_sigmoid(6,use_real_sigmoid=True)", None),
+    ],
+)
 def test_hard_activation_types_hold_every_output(text, expected):
-    from fpgaprune.quantize import quantizer_type
-    from fpgaprune.quantize import build_quantizer
+    from fpgaprune.quantize import build_quantizer, quantizer_type
 
     quantizer = build_quantizer(text, "test")
     fixed = quantizer_type(quantizer, activation=True)
@@ -188,8 +205,14 @@ def test_hard_activation_types_hold_every_output(text, expected):
         assert on_grid(outputs, fixed) and outputs.min() == fixed.lo and outputs.max() == fixed.hi
 
 
-MERGE_OPS = {"Add": np.add, "Subtract": np.subtract, "Multiply": np.multiply,
-             "Average": lambda a, b: (a + b) * 0.5, "Maximum": np.maximum, "Minimum": np.minimum}
+MERGE_OPS = {
+    "Add": np.add,
+    "Subtract": np.subtract,
+    "Multiply": np.multiply,
+    "Average": lambda a, b: (a + b) * 0.5,
+    "Maximum": np.maximum,
+    "Minimum": np.minimum,
+}
 
 
 @pytest.mark.parametrize("kind", [*MERGE_OPS, "Concatenate"])
@@ -197,15 +220,15 @@ MERGE_OPS = {"Add": np.add, "Subtract": np.subtract, "Multiply": np.multiply,
 def test_merge_types_hold_every_result_exactly(kind, seed):
     """Every value the merge of two fixed-point inputs can produce lies on the derived type, whose ends are
     reached (the narrowest type that holds them)."""
-    from fpgaprune.quantize.fixed_types import ValueRange
     from fpgaprune.hls.precision.merge import merged_range
+    from fpgaprune.quantize.fixed_types import ValueRange
 
     rng = np.random.default_rng(seed)
     inputs = []
     for _ in range(2):
         width, signed = int(rng.integers(2, 7)), bool(rng.integers(2))
         inputs.append(FixedType(width, int(rng.integers(-1, width + 1)), signed))
-    values = [np.arange(t.lo, t.hi + 2.0 ** -t.frac / 2, 2.0 ** -t.frac) for t in inputs]
+    values = [np.arange(t.lo, t.hi + 2.0**-t.frac / 2, 2.0**-t.frac) for t in inputs]
     first, second = np.meshgrid(*values, indexing="ij")
     produced = np.concatenate(values) if kind == "Concatenate" else MERGE_OPS[kind](first, second).ravel()
     merged = merged_range(kind, [ValueRange(t.lo, t.hi, t.frac) for t in inputs])
@@ -215,7 +238,8 @@ def test_merge_types_hold_every_result_exactly(kind, seed):
 
 
 def test_merges_are_derived_in_a_branching_model():
-    from hls_helpers import SPEC8 as spec, branching_model
+    from hls_helpers import SPEC8 as spec
+    from hls_helpers import branching_model
 
     keras.utils.set_random_seed(1)
     quantized = to_qkeras(fp.hold(branching_model(), prune=["conv2[:, :, 1, :]"]), spec)

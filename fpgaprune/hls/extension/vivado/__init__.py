@@ -21,6 +21,12 @@ class VivadoSparseKernels(SparseKernels):
     codes = CODES
 
 
-VIVADO = BackendExtension(backend="vivado", sparse_pass=VivadoSparseKernels, pass_flow="vivado:specific_types",
-                          pass_after="vivado:generate_unrolled_dense_resource", templates=TEMPLATES,
-                          headers=(CPP_DIR / "nnet_fpgaprune_sparse.h",), header_backends=("vivado", "vitis"))
+VIVADO = BackendExtension(
+    backend="vivado",
+    sparse_pass=VivadoSparseKernels,
+    pass_flow="vivado:specific_types",
+    pass_after="vivado:generate_unrolled_dense_resource",
+    templates=TEMPLATES,
+    headers=(CPP_DIR / "nnet_fpgaprune_sparse.h",),
+    header_backends=("vivado", "vitis"),
+)

@@ -64,16 +64,21 @@ def _output_comment(plan, col: int) -> str:
         spatial = ":, " if plan.kind == "conv1d" else ":, :, "
         listed = ", ".join(str(c) for c in kept)
         what = f"{name}[{spatial}ci, {co}]: kernels kept for ci in {{{listed}}} ({len(kept)} of {plan.window[2]})"
-    return f"        // output {col} = {what}\n" if kept else (
-        f"        // output {col} = {name}[..., {co}]: every kernel pruned, the constant bias\n")
+    return (
+        f"        // output {col} = {what}\n"
+        if kept
+        else (f"        // output {col} = {name}[..., {co}]: every kernel pruned, the constant bias\n")
+    )
 
 
 def live_table_source(plan, node_name: str, index: int) -> str:
     """`{input, output}` of each live weight, in the order of the weights array, with the kernels named."""
     index_type = "unsigned short" if max(plan.n_in, plan.n_out) <= 0xFFFF else "unsigned int"
-    text = (f"\n// fpgaprune kernel-sparse product of {plan.origin.layer} (hls4ml node {node_name}): "
-            f"live weight p multiplies input [p][0] into output [p][1]\n"
-            f"static const {index_type} {LIVE_TABLE.format(index=index)}[{max(plan.n_live, 1)}][2] = {{\n")
+    text = (
+        f"\n// fpgaprune kernel-sparse product of {plan.origin.layer} (hls4ml node {node_name}): "
+        f"live weight p multiplies input [p][0] into output [p][1]\n"
+        f"static const {index_type} {LIVE_TABLE.format(index=index)}[{max(plan.n_live, 1)}][2] = {{\n"
+    )
     position = 0
     for col in range(plan.n_out):
         text += _output_comment(plan, col)
@@ -82,7 +87,7 @@ def live_table_source(plan, node_name: str, index: int) -> str:
             entries.append(f"{{{int(plan.rows[position])}, {col}}}")
             position += 1
         for start in range(0, len(entries), 12):
-            text += "        " + ", ".join(entries[start:start + 12]) + ",\n"
+            text += "        " + ", ".join(entries[start : start + 12]) + ",\n"
     if not plan.n_live:
         text += "        {0, 0}, // no live weight: the table is never read\n"
     return text + "};\n"
@@ -91,9 +96,16 @@ def live_table_source(plan, node_name: str, index: int) -> str:
 def product_class_source(plan, node_name: str, index: int) -> str:
     """The live-weight table and the generated product class of one layer (for nnet_code_gen.h)."""
     n_dead = sum(1 for col in range(plan.n_out) if not (plan.cols == col).any())
-    text = _CLASS_HEAD.format(layer=plan.origin.layer, node=node_name, n_live=plan.n_live,
-                              n_weights=plan.n_in * plan.n_out, n_dead=n_dead, n_out=plan.n_out,
-                              cls=PRODUCT_CLASS.format(index=index), table=LIVE_TABLE.format(index=index))
+    text = _CLASS_HEAD.format(
+        layer=plan.origin.layer,
+        node=node_name,
+        n_live=plan.n_live,
+        n_weights=plan.n_in * plan.n_out,
+        n_dead=n_dead,
+        n_out=plan.n_out,
+        cls=PRODUCT_CLASS.format(index=index),
+        table=LIVE_TABLE.format(index=index),
+    )
     return live_table_source(plan, node_name, index) + text + _CLASS_TAIL
 
 
@@ -136,8 +148,9 @@ struct config{index} {{
 """
 
 DENSE_CALL = "nnet::fpgaprune_sparse_dense<{input_t}, {output_t}, {config}>({input}, {output}, {w}, {b});"
-STREAM_CONV_CALL = ("nnet::fpgaprune_sparse_conv{dim}d_stream<{input_t}, {output_t}, {config}>"
-                    "({input}, {output}, {w}, {b});")
+STREAM_CONV_CALL = (
+    "nnet::fpgaprune_sparse_conv{dim}d_stream<{input_t}, {output_t}, {config}>({input}, {output}, {w}, {b});"
+)
 PARALLEL_CONV_CALL = "nnet::fpgaprune_sparse_conv_cl<{input_t}, {output_t}, {config}>({input}, {output}, {w}, {b});"
 
 SPARSE_HEADER = "nnet_utils/nnet_fpgaprune_sparse.h"

@@ -21,7 +21,6 @@ from hls4ml.model import layers as hls_layers
 
 from fpgaprune.hls.attribute_keys import PLAN
 from fpgaprune.hls.extension.sparse_kernels import is_sparse
-from fpgaprune.layer_kinds import KINDS, kind_of_node
 from fpgaprune.hls.extension.vivado.sparse_cpp import (
     DENSE_CALL,
     PARALLEL_CONV_CALL,
@@ -30,7 +29,7 @@ from fpgaprune.hls.extension.vivado.sparse_cpp import (
     SPARSE_HEADER,
     STREAM_CONV_CALL,
 )
-
+from fpgaprune.layer_kinds import KINDS, kind_of_node
 
 CODES = ("dense", "conv")
 
@@ -43,8 +42,12 @@ def _node_classes(code: str) -> tuple:
 def _sparse(node, code: str, io_type: str | None = None) -> bool:
     """Made sparse by the pass, of a kind whose code is `code` (and in `io_type`, when given)."""
     kind = kind_of_node(node)
-    return (is_sparse(node) and kind is not None and kind.sparse_code == code
-            and (io_type is None or node.model.config.get_config_value("IOType") == io_type))
+    return (
+        is_sparse(node)
+        and kind is not None
+        and kind.sparse_code == code
+        and (io_type is None or node.model.config.get_config_value("IOType") == io_type)
+    )
 
 
 def _dim(node) -> int:
@@ -57,11 +60,15 @@ def _point_at_sparse_kernel(text: str, node) -> str:
     kernel = f"using kernel = nnet::{PRODUCT_CLASS.format(index=node.index)}<data_T, res_T, CONFIG_T>;"
     text, kernels = re.subn(r"\busing kernel = [\w:]+<data_T, res_T, CONFIG_T>;", kernel, text)
     limit = "multiplier_limit = DIV_ROUNDUP(n_in * n_out, reuse_factor) - n_zeros / reuse_factor;"
-    text, limits = re.subn(re.escape(limit), f"n_live = {plan.n_live};\n    static const unsigned "
-                           "multiplier_limit = DIV_ROUNDUP(n_live, reuse_factor);", text)
+    text, limits = re.subn(
+        re.escape(limit),
+        f"n_live = {plan.n_live};\n    static const unsigned multiplier_limit = DIV_ROUNDUP(n_live, reuse_factor);",
+        text,
+    )
     if kernels != 1 or limits != 1:
-        raise RuntimeError(f"fpgaprune: hls4ml's config template for {node.name} changed shape; "
-                           "this fpgaprune supports hls4ml 1.3.0")
+        raise RuntimeError(
+            f"fpgaprune: hls4ml's config template for {node.name} changed shape; this fpgaprune supports hls4ml 1.3.0"
+        )
     return text
 
 
@@ -101,12 +108,18 @@ def _parallel_conv_params(template, node) -> dict:
     plan = node.get_attr(PLAN)
     if _dim(node) == 1:
         params.update(in_height=1, filt_height=1, stride_height=1, pad_top=0, out_height=1)
-    params.update(n_in=plan.n_in, n_live=plan.n_live, product_class=PRODUCT_CLASS.format(index=node.index),
-                  strategy=str(node.get_attr("strategy")).lower(), namespace=params["namespace"] or "nnet")
+    params.update(
+        n_in=plan.n_in,
+        n_live=plan.n_live,
+        product_class=PRODUCT_CLASS.format(index=node.index),
+        strategy=str(node.get_attr("strategy")).lower(),
+        namespace=params["namespace"] or "nnet",
+    )
     from hls4ml.backends.backend import get_backend
 
     params["product_type"] = get_backend("vivado").product_type(
-        node.get_input_variable().type.precision, node.get_weights("weight").type.precision)
+        node.get_input_variable().type.precision, node.get_weights("weight").type.precision
+    )
     return params
 
 
@@ -173,5 +186,11 @@ class SparseStreamConvFunctionTemplate(_SparseCall):
         return _sparse(node, "conv", "io_stream")
 
 
-TEMPLATES = (SparseDenseConfigTemplate, SparseDenseFunctionTemplate, SparseStreamConvConfigTemplate,
-             SparseStreamConvFunctionTemplate, SparseParallelConvConfigTemplate, SparseParallelConvFunctionTemplate)
+TEMPLATES = (
+    SparseDenseConfigTemplate,
+    SparseDenseFunctionTemplate,
+    SparseStreamConvConfigTemplate,
+    SparseStreamConvFunctionTemplate,
+    SparseParallelConvConfigTemplate,
+    SparseParallelConvFunctionTemplate,
+)
