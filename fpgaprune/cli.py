@@ -185,8 +185,10 @@ def run(config, from_stage, out, trust_model_code):
 def sweep(config, grid, out, address, cpus, trust_model_code):
     """Run every point of a grid as an ordinary run (on Ray), resumable; write results.csv/.md, pareto.png and
     sweep.html."""
+    from fpgaprune.extras import require_extra
     from fpgaprune.sweep import parse_grid, run_sweep
 
+    require_extra("ray", "fpgaprune sweep")  # before the config's model is built or anything trains
     parsed = _config(config or DEFAULT_CONFIG, trust_model_code)
     axes = parse_grid(list(grid) if grid else parsed.sweep.grid)
     sweep_dir = Path(out or f"{parsed.outputs.dir}-sweep")

@@ -9,6 +9,7 @@ import yaml
 
 from fpgaprune.atomic import write_text_atomic
 from fpgaprune.errors import FpgapruneError, first_line
+from fpgaprune.extras import require_extra
 from fpgaprune.sweep.grid import SweepError, point_config, points
 from fpgaprune.sweep.results import summary_line, write_results
 from fpgaprune.sweep.trials import RESULT, TRIAL_ENV, SweepOutcome, TrialResult, archive, finished, store, trial
@@ -54,7 +55,9 @@ def shared_training(planned: list, shared: Path, echo) -> dict:
 
 
 def run_sweep(config, grid: dict, out, address: str | None = None, cpus: int | None = None, echo=print) -> SweepOutcome:
-    """Run (or resume) every point of `grid` under `<out>/points/`; write the results table and Pareto plot."""
+    """Run (or resume) every point of `grid` under `<out>/points/`; write the results table and Pareto plot. Ray
+    (the `sweep` extra) is checked before anything runs."""
+    require_extra("ray", "fpgaprune sweep")
     out = Path(out)
     planned = plan(config, grid)
     earlier = {point.name: finished(out / "points" / point.name) for point, _ in planned}
@@ -78,9 +81,9 @@ def run_sweep(config, grid: dict, out, address: str | None = None, cpus: int | N
 
 
 def _on_ray(pending: list, trains: dict, out: Path, address, cpus, echo) -> dict:
-    import ray
-
     from fpgaprune.pipeline.runner import stage_keys
+
+    ray = require_extra("ray", "fpgaprune sweep")
 
     started_here = not ray.is_initialized()
     if started_here:

@@ -1,0 +1,26 @@
+"""Optional dependencies, pyproject.toml's extras: imported where they are used, or one line with the install
+command that adds them. Every module fpgaprune imports is a base dependency, or one of these
+(tests/test_dependencies.py)."""
+
+import importlib
+
+from fpgaprune.errors import FpgapruneError
+
+EXTRAS = {"ray": "sweep"}  # the module an extra adds -> the extra's name in pyproject.toml
+
+
+class MissingExtra(FpgapruneError):
+    """An optional dependency that this install lacks."""
+
+
+def require_extra(module: str, what: str):
+    """The module `module` of an extra, imported; a one-line MissingExtra naming `what` needs it and the install
+    command that adds it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        extra = EXTRAS[module]
+        raise MissingExtra(
+            f"{what} needs {module}, which the '{extra}' extra installs: pip install -e '.[{extra}]' in a "
+            f"checkout (pip install 'fpgaprune[{extra}]' otherwise)"
+        ) from None
