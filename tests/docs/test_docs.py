@@ -163,10 +163,11 @@ def test_the_site_builds_strictly_and_offline(tmp_path):
 def test_the_readme_is_short_and_keeps_its_two_commands_as_ci_runs_them():
     readme = (ROOT / "README.md").read_text()
     assert len(readme.encode()) <= 25_000
-    ci_test_command = (ROOT / ".ci/run").read_text().strip().split("\n")[-1]
+    ci_lines = (ROOT / ".ci/run").read_text().strip().split("\n")
     commands = [code.strip() for lang, code, _, _ in blocks(ROOT / "README.md") if lang == "bash"]
-    assert ci_test_command in commands
-    assert "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/fpgaprune run" in commands
+    main_job = "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/fpgaprune run"
+    assert ci_lines[-1] in commands  # CI's last line is the README's test command
+    assert main_job in commands and any(main_job in line for line in ci_lines)  # and CI runs the main job as written
 
 
 def test_the_figures_are_committed_and_the_data_path_is_the_pipelines():
