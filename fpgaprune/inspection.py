@@ -86,30 +86,41 @@ def pruned_fractions(model) -> dict:
 
 def kernel_heatmaps(model, out_dir) -> list[Path]:
     """For each Conv1D/Conv2D, a PNG of its kernel L1 norms and its kernel mask on the (ci, co) grid."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     paths = []
     for layer in model.layers:
         if not _has_kernels(layer):
             continue
-        kernel = layer.kernel.numpy()
-        norms = kernel_scores(kernel, "l1")
-        alive = kernel_scores(kernel, "max") > 0
-        figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2), constrained_layout=True)
-        image = left.imshow(norms, cmap="viridis", aspect="auto", interpolation="nearest")
-        figure.colorbar(image, ax=left, label="L1 norm")
-        left.set_title(f"{layer.name}: kernel L1 norms")
-        right.imshow(alive, cmap="Greys", vmin=0, vmax=1, aspect="auto", interpolation="nearest")
-        right.set_title(f"{layer.name}: kept kernels (black) {int(alive.sum())}/{alive.size}")
-        for axis in (left, right):
-            axis.set_xlabel("output channel co")
-            axis.set_ylabel("input channel ci")
+        figure = kernel_figure(layer)
         tmp, final = atomic_target(Path(out_dir) / f"{layer.name}_kernels.png")
         figure.savefig(tmp, dpi=90)
         plt.close(figure)
         tmp.replace(final)
         paths.append(final)
     return paths
+
+
+def kernel_figure(layer):
+    """One conv layer's kernel L1 norms and kept kernels on the (ci, co) grid, channels ticked as integers."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    kernel = layer.kernel.numpy()
+    norms = kernel_scores(kernel, "l1")
+    alive = kernel_scores(kernel, "max") > 0
+    figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2), constrained_layout=True)
+    image = left.imshow(norms, cmap="viridis", aspect="auto", interpolation="nearest")
+    figure.colorbar(image, ax=left, label="L1 norm")
+    left.set_title(f"{layer.name}: kernel L1 norms")
+    right.imshow(alive, cmap="Greys", vmin=0, vmax=1, aspect="auto", interpolation="nearest")
+    right.set_title(f"{layer.name}: kept kernels (black) {int(alive.sum())}/{alive.size}")
+    for axis in (left, right):
+        axis.set_xlabel("output channel co")
+        axis.set_ylabel("input channel ci")
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))  # channels are integers
+        axis.yaxis.set_major_locator(MaxNLocator(integer=True))
+    return figure

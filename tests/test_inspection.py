@@ -39,3 +39,21 @@ def test_heatmaps_are_real_pngs(tmp_path):
     width, height = np.frombuffer(data[16:24], ">u4")
     assert width > 400 and height > 200
     assert not list(tmp_path.glob(".*"))  # no temporary file left behind
+
+
+def test_the_kernel_maps_tick_channels_as_integers():
+    """`fpgaprune inspect` draws its maps on the (ci, co) grid: no -0.50, -0.25, ... ticks, none outside it."""
+    import matplotlib.pyplot as plt
+
+    from fpgaprune.inspection import kernel_figure
+
+    figure = kernel_figure(model().get_layer("conv"))  # 2 input x 3 output channels
+    for axis in figure.axes[:2]:  # the two maps (then the colour bar)
+        figure.canvas.draw()
+        low, high = sorted(axis.get_xlim()), sorted(axis.get_ylim())
+        shown = (
+            [t for t in axis.get_xticks() if low[0] <= t <= low[1]],
+            [t for t in axis.get_yticks() if high[0] <= t <= high[1]],
+        )
+        assert shown[0] == [0, 1, 2] and shown[1] == [0, 1], shown
+    plt.close(figure)
