@@ -84,15 +84,18 @@ def export(*args, **kwargs):
 
 def csim(exported, model, x, task=None):
     """`fpgaprune.hls.csim_check` of an export: its C-simulation against the QKeras model on every sample of `x`,
-    at the logits (a `CsimResult`): bit-exact, or within the tolerance its types give where hls4ml is not exact;
+    at the logits (a `CsimResult`): bit-exact, or within the tolerance its types give where hls4ml is not exact,
+    and every layer before them too;
     the decisions of `task` (`fpgaprune.task.Task`; default: the argmax); the numerical profile of the pass."""
     from fpgaprune.hls import csim_check
+    from fpgaprune.hls.csim import logits_tolerance_of
     from fpgaprune.hls.names import map_keys
-    from fpgaprune.hls.tolerance import export_tolerance, node_types
+    from fpgaprune.hls.tolerance import export_layer_tolerances, node_types
     from fpgaprune.quantize.profile import ProfileCollector
 
     names = exported.manifest.get("names", {})
     collector = ProfileCollector(model, map_keys(node_types(exported.config), names), exported.input_type)
+    tolerances = export_layer_tolerances(model, exported.config, names, exported.input_type)
     return csim_check(
         exported.hls_model,
         model,
@@ -100,8 +103,9 @@ def csim(exported, model, x, task=None):
         exported.input_type,
         task=task,
         names=names,
-        tolerance=export_tolerance(model, exported.config, names),
+        tolerance=logits_tolerance_of(model, tolerances),
         collector=collector,
+        tolerances=tolerances,
     )
 
 

@@ -139,6 +139,8 @@ class CsimResult:
     first_difference: str = ""  # one labelled line: the first layer that differs
     profile: object = None  # quantize.profile.Profile of the same pass, when collected
     held_out: int = 0  # the held-out samples `samples` were drawn from (0: the same set, all simulated)
+    beyond: str = ""  # the first layer up to the logits that differs beyond its bound (or with none), and why
+    judged: list = field(default_factory=list)  # the layers that differ within their tolerance, one line each
 
     @property
     def within_tolerance(self) -> bool | None:
@@ -146,7 +148,8 @@ class CsimResult:
 
     @property
     def passed(self) -> bool:
-        return self.bit_exact or bool(self.within_tolerance)
+        """The logits bit-exact or within their tolerance, and every layer before them too."""
+        return (self.bit_exact or bool(self.within_tolerance)) and not self.beyond
 
     def scope(self) -> str:
         """Which samples were simulated: "450 samples", or "2000 of the 10000 held-out samples (a seeded
@@ -187,6 +190,8 @@ class CsimResult:
         ]
         if self.tolerance is not None and not self.bit_exact:
             lines.append(f"the tolerance: {self.tolerance.reason}; to be exact: {self.tolerance.advice}")
+        lines += [f"within its tolerance: {line}" for line in self.judged]
+        lines += [f"NOT within the types' bounds: {self.beyond}"] if self.beyond else []
         return "\n".join(lines + self.diff)
 
     def metrics(self) -> dict:
@@ -208,6 +213,8 @@ class CsimResult:
             "within_tolerance": self.within_tolerance,
             "tolerance_reason": self.tolerance.reason if self.tolerance else None,
             "tolerance_advice": self.tolerance.advice if self.tolerance else None,
+            "beyond": self.beyond,
+            "layers_within_tolerance": self.judged,
         }
 
     @classmethod
@@ -230,6 +237,8 @@ class CsimResult:
             tolerance=tolerance,
             tolerance_bound=metrics.get("tolerance"),
             held_out=metrics.get("held_out", 0),
+            beyond=metrics.get("beyond", ""),
+            judged=metrics.get("layers_within_tolerance", []),
         )
 
 
@@ -237,7 +246,7 @@ class _LayerDiff:
     """Per traced layer: how many values differ from QKeras, the largest difference and the first one."""
 
     def __init__(self):
-        self.counts, self.largest, self.first = {}, {}, {}
+        self.counts, self.largest, self.first, self.peak = {}, {}, {}, {}
 
     def add(self, name: str, start: int, traced: np.ndarray, reference: np.ndarray, ids=None) -> None:
         """`start`: the chunk's first sample; `ids`: each row's sample number in the held-out set, if not
@@ -246,12 +255,34 @@ class _LayerDiff:
         differs = traced != reference
         count = int(differs.sum())
         self.counts[name] = self.counts.get(name, 0) + count
+        self.peak[name] = max(self.peak.get(name, 0.0), float(np.abs(reference).max()) if reference.size else 0.0)
         if count:
             self.largest[name] = max(self.largest.get(name, 0.0), float(np.abs(traced - reference).max()))
             if name not in self.first:
                 index = tuple(int(i) for i in np.argwhere(differs)[0])
                 sample = int(ids[index[0]]) if ids is not None else start + index[0]
                 self.first[name] = ((sample, *index[1:]), float(traced[index]), float(reference[index]))
+
+    def judged(self, order: list, tolerances: dict) -> tuple[list, str]:
+        """(a line per layer of `order` that differs within its tolerance, the first that differs beyond it or
+        with no bound: why, or "")."""
+        from fpgaprune.hls.tolerance import UNBOUNDED
+
+        within = []
+        for name in (name for name in order if self.counts.get(name)):
+            found, tolerance = f"{self.counts[name]} values, max |diff| {self.largest[name]:.3g}", tolerances.get(name)
+            if tolerance is UNBOUNDED:
+                return within, f"'{name}' differs from QKeras ({found}) and no bound follows from its types"
+            if tolerance is None:
+                return within, f"'{name}' differs from QKeras ({found}) where it must be bit-exact"
+            bound = tolerance.bound(self.peak[name])
+            if self.largest[name] > bound:
+                return (
+                    within,
+                    f"'{name}' differs from QKeras ({found}) beyond its tolerance {bound:.3g} ({tolerance.reason})",
+                )
+            within.append(f"'{name}' ({found} <= {bound:.3g}: {tolerance.reason})")
+        return within, ""
 
     def rows(self, order: list, limit: int = 3) -> list:
         names = [name for name in order if self.counts.get(name)][:limit]
@@ -311,9 +342,14 @@ class _Comparison:
             if final.shape[1] > 1:
                 self.ties += int(np.sum((top[:, 0] == top[:, 1]) & (reference_top[:, 0] != reference_top[:, 1])))
 
-    def result(self, fixed: FixedType, tolerance: Tolerance | None) -> CsimResult:
+    def result(self, fixed: FixedType, tolerance: Tolerance | None, tolerances: dict | None = None) -> CsimResult:
+        """`tolerances`: each layer's (`tolerance.layer_tolerances`); without them, every layer before the logits
+        must be bit-exact, and the logits within `tolerance`."""
         agreement = self.agree / self.decided if self.decided else None
-        rows = self.layers.rows([layer.name for layer in self.model.layers])
+        order = [layer.name for layer in self.model.layers]
+        rows = self.layers.rows(order)
+        judged_layers = order[: order.index(self.logits.name)]  # after the logits only the decisions count
+        judged, beyond = self.layers.judged(judged_layers, tolerances or {})
         result = CsimResult(
             self.logits.name,
             self.mismatches == 0,
@@ -329,6 +365,8 @@ class _Comparison:
             self.ties,
             tolerance,
             tolerance.bound(self.largest_logit) if tolerance else None,
+            beyond=beyond,
+            judged=judged,
         )
         if rows:
             name, count, largest, first, csim, qkeras = rows[0]
@@ -364,14 +402,17 @@ def compare_with_qkeras(
     chunk: int = CHUNK,
     workers: int | None = None,
     ids: np.ndarray | None = None,
+    tolerances: dict | None = None,
 ) -> CsimResult:
     """Compare a C-simulation with the QKeras model at the logits, bit for bit, over all of `x`.
 
     `run(xq)` returns (outputs, {traced layer: outputs}) of the C-simulation for the hardware inputs `xq`; a
     `BridgeRun` also spreads long sets over `workers` processes (default: one per core). `task`
     (`fpgaprune.task.Task`) says which decisions to compare (default: the argmax); `tolerance` is where hls4ml
-    is not exact; `collector` (`quantize.profile.ProfileCollector`) reads the same pass; `ids`: the sample
-    numbers of `x` in a larger set (`simulated_subset`), for the per-layer diff.
+    is not exact at the logits, `tolerances` at each layer before them (`tolerance.layer_tolerances`: a layer
+    that differs beyond its own, or with none, fails the result); `collector`
+    (`quantize.profile.ProfileCollector`) reads the same pass; `ids`: the sample numbers of `x` in a larger set
+    (`simulated_subset`), for the per-layer diff.
     """
     probe, comparison = LayerValuesProbe(model), _Comparison(model, task)
     starts = list(range(0, len(x), chunk))
@@ -383,7 +424,7 @@ def compare_with_qkeras(
         comparison.add(start, outputs, traces, values, None if ids is None else ids[start : start + chunk])
         if collector is not None:
             collector.add(np.asarray(x[start : start + chunk]), values)
-    result = comparison.result(fixed, tolerance)
+    result = comparison.result(fixed, tolerance, tolerances)
     result.profile = collector.profile() if collector is not None else None
     return result
 
@@ -414,9 +455,17 @@ def csim_check(
     tolerance: Tolerance | None = None,
     collector=None,
     names: dict | None = None,
+    tolerances: dict | None = None,
 ) -> CsimResult:
     """Compile `hls_model` with hls4ml's trace calls (if needed) and compare its C-simulation with the QKeras
-    model on `x` (`compare_with_qkeras`); `names`: the export's {hls4ml node: user's layer name}."""
+    model on `x` (`compare_with_qkeras`); `names`: the export's {hls4ml node: user's layer name}. Unless given,
+    the tolerances are derived from the hls_model's own types (`tolerance.export_layer_tolerances`)."""
+    if tolerances is None:
+        from fpgaprune.hls.tolerance import export_layer_tolerances
+
+        hls_config = hls_model.config.config.get("HLSConfig", {})
+        tolerances = export_layer_tolerances(model, hls_config, names, fixed)
+        tolerance = tolerance or logits_tolerance_of(model, tolerances)
     if not hls_model.config.trace_output:
         hls_model.config.trace_output, hls_model._top_function_lib = True, None
     if hls_model._top_function_lib is None:
@@ -433,4 +482,12 @@ def csim_check(
         sizes,
         names or {},
     )
-    return compare_with_qkeras(run, model, x, fixed, task=task, tolerance=tolerance, collector=collector)
+    return compare_with_qkeras(
+        run, model, x, fixed, task=task, tolerance=tolerance, collector=collector, tolerances=tolerances
+    )
+
+
+def logits_tolerance_of(model, tolerances: dict) -> Tolerance | None:
+    """The tolerance at the logits layer, where one is known."""
+    found = tolerances.get(logits_layer(model)[0].name)
+    return found if isinstance(found, Tolerance) else None

@@ -1,12 +1,23 @@
-"""How far C-sim may stand from QKeras at the logits where hls4ml is not bit-exact, derived from the types.
+"""How far C-sim may stand from QKeras at each layer where the two do not compute the same numbers, derived from
+the types. Every layer up to the logits gets a bound: 0 (bit-exact), a stated tolerance, or None (no bound
+follows from the types: any difference there fails C-sim, naming the layer).
 
+Where they part, each layer's own error:
 - Averaging k values (average and global average pooling) divides in the accumulator type: with k a power of
   2 that is exact (the derived types carry log2(k) more fraction bits); otherwise the quotient is truncated
   to the accumulator's, then the result's, fraction bits: less than one step of each below the exact mean.
-  That error runs through the layers up to the logits: a Conv/Dense multiplies it by its largest column sum
-  of |weights|, a quantizer adds at most one of its steps, ReLU, max pooling and reshapes pass it on.
+- A Conv/Dense whose products need more than 24 bits (weight bits + input bits + log2(fan-in)) is rounded by
+  QKeras' float32 accumulation, while hls4ml's accumulator is exact: at most gamma_n = n u / (1 - n u) of
+  |x| |W| (u = 2^-24, n the fan-in and the bias), with |x| from its input type.
+- A batch normalization whose scale and bias are not on a short grid (one that follows no Conv/Dense, so it
+  cannot fold) is computed by QKeras in float32 and by the export with its scale truncated to the scale type
+  and its bias to the bias type (`precision/batchnorm.py`): |x| (one scale step + 4u |scale|) + one bias step
+  + 4u (|beta| + |mean scale|) + 2u |y|, from its input, scale, bias and result types.
 - Recurrent layers (LSTM, GRU) compute sigmoid and tanh by tables in hls4ml: no bound follows from the types.
-  They are judged by the tolerance their tests use: 2% of the largest |logit| (tests/hls/test_hls_adapter.py).
+  They are judged by the tolerance their tests use: 2% of the largest |value| (tests/hls/test_hls_adapter.py).
+Errors then run through the layers: a Conv/Dense multiplies them by its largest column sum of |weights|, a
+batch normalization by its largest |scale|, a quantizer adds at most one of its steps, ReLU, max pooling,
+reshapes and identities pass them on, Add/Subtract/Average add them.
 """
 
 import math
@@ -16,12 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgaprune.frontends import QUANTIZING as front
-from fpgaprune.layer_graph import MERGES, LayerGraph
+from fpgaprune.layer_graph import IDENTITY_AT_INFERENCE, MERGES, LayerGraph
 from fpgaprune.layer_kinds import kind_of
 from fpgaprune.quantize.fixed_types import FixedType
 
 RECURRENT_RELATIVE = 0.02
 FLOAT32_STEP = 2.0**-23  # QKeras averages in float32: one rounding of the mean
+UNIT = 2.0**-24  # float32's unit roundoff
 _AVERAGING = ("AveragePooling1D", "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D")
 _SAME = (
     "ReLU",
@@ -38,12 +50,13 @@ _SAME = (
     "UpSampling1D",
     "UpSampling2D",
     "Permute",
-    "Dropout",
     "InputLayer",
     "Concatenate",
     "Maximum",
     "Minimum",
+    *IDENTITY_AT_INFERENCE,
 )
+_PASSING_ACTIVATIONS = ("relu", "linear")  # 1-Lipschitz and exact in both: an error passes unchanged
 _TYPE = re.compile(r"(?:ap_)?(u?)fixed<\s*(\d+)\s*,\s*(-?\d+)\s*(?:,[^>]*)?>")
 
 
@@ -65,7 +78,7 @@ def node_types(hls_config: dict) -> dict:
 
 @dataclass(frozen=True)
 class Tolerance:
-    """|C-sim - QKeras| at the logits may reach `absolute` + `relative` x the largest |logit| of QKeras."""
+    """|C-sim - QKeras| at a layer may reach `absolute` + `relative` x the largest |value| of QKeras there."""
 
     absolute: float
     relative: float
@@ -76,85 +89,227 @@ class Tolerance:
         return self.absolute + self.relative * largest
 
 
-def export_tolerance(model, hls_config: dict, names: dict | None = None) -> Tolerance | None:
+def export_tolerance(model, hls_config: dict, names: dict | None = None, input_type=None) -> Tolerance | None:
     """The tolerance at the model's logits (the last layer with a kernel), from an export's HLSConfig (`names`:
     the export's {hls4ml node: user's layer name})."""
+    with_kernel = [layer for layer in model.layers if getattr(layer, "kernel", None) is not None]
+    if not with_kernel:
+        return None
+    return export_layer_tolerances(model, hls_config, names, input_type).get(with_kernel[-1].name)
+
+
+def export_layer_tolerances(model, hls_config: dict, names: dict | None = None, input_type=None) -> dict:
+    """`layer_tolerances` from an export's HLSConfig and input type."""
     from fpgaprune.hls.names import map_keys
 
-    with_kernel = [layer for layer in model.layers if getattr(layer, "kernel", None) is not None]
-    types = map_keys(node_types(hls_config), names or {})
-    return logits_tolerance(model, with_kernel[-1].name, types) if with_kernel else None
+    return layer_tolerances(model, map_keys(node_types(hls_config), names or {}), input_type)
 
 
-def logits_tolerance(model, logits_name: str, types: dict) -> Tolerance | None:
-    """The tolerance at the layer `logits_name`, or None where C-sim must be bit-exact (or no bound is known)."""
-    graph = LayerGraph(model)
-    recurrent = [name for name in graph.layers if (kind_of(graph.class_of(name)) or _NONE).precision == "recurrent"]
-    if recurrent:
-        return Tolerance(
-            0.0,
-            RECURRENT_RELATIVE,
-            f"hls4ml computes the sigmoid/tanh of {', '.join(recurrent)} by "
-            f"tables: judged at {RECURRENT_RELATIVE:.0%} of the largest |logit|",
-            "no setting makes hls4ml 1.3's recurrent tables exact; larger tables (table_size in "
-            "hls.config) bring it closer",
+def logits_tolerance(model, logits_name: str, types: dict, input_type=None) -> Tolerance | None:
+    """The tolerance at the layer `logits_name`: None where C-sim must be bit-exact, or where no bound is known
+    (`layer_tolerances` tells the two apart)."""
+    return layer_tolerances(model, types, input_type).get(logits_name)
+
+
+@dataclass
+class _Error:
+    """The bound on one layer's output error: absolute, relative (after a recurrent layer), and its sources."""
+
+    absolute: float = 0.0
+    relative: float = 0.0
+    sources: tuple = ()
+    advice: tuple = ()
+
+    def scaled(self, factor: float, plus: float = 0.0, source: str = "", advice: str = "") -> "_Error":
+        return _Error(
+            self.absolute * factor + plus,
+            self.relative,  # the recurrent tolerance: each layer's own largest |value| sets its scale
+            self.sources + ((source,) if source and plus else ()),
+            self.advice + ((advice,) if advice and plus and advice not in self.advice else ()),
         )
-    errors, sources = {}, []
+
+
+def layer_tolerances(model, types: dict, input_type: FixedType | None = None) -> dict:
+    """{layer: its Tolerance; None where it must be bit-exact; `UNBOUNDED` where an error reaches it and no bound
+    follows from the types}, for every layer. `types`: {layer: {variable: FixedType}} as the export's HLSConfig
+    gives them; `input_type`: the network input's."""
+    graph = LayerGraph(model)
+    errors, peaks, out = {}, {}, {}
     for name in graph.topological():
-        inbound = [errors.get(source, 0.0) for source in graph.inbound[name]]
-        error = _propagated(graph.layers[name], graph.class_of(name), inbound, types.get(name, {}), sources)
-        if error is None:
-            return None
-        errors[name] = error
-        if name == logits_name:
-            break
-    if not errors.get(logits_name):
-        return None
-    pools = ", ".join(f"'{name}' ({k} values)" for name, k in sources)
-    return Tolerance(
-        errors[logits_name],
-        0.0,
-        f"averaging {pools} is not exact in fixed point (not a power of 2): "
-        f"at most {errors[logits_name]:.3g} at the logits, from the types",
-        "use a power-of-2 pooling window, or give the pooling's accum and result types more fraction "
-        "bits (hls.config LayerName)",
+        layer, kind = graph.layers[name], graph.class_of(name)
+        inbound = [errors[source] for source in graph.inbound[name] if source in errors]
+        if any(e is UNBOUNDED for e in inbound):
+            errors[name] = out[name] = UNBOUNDED
+            continue
+        peak_in = max([peaks.get(s, 0.0) for s in graph.inbound[name]] or [_peak(input_type)])
+        peaks[name] = _peak(types.get(name, {}).get("result")) or peak_in
+        fixed_in = _input_type(graph, name, types, input_type)
+        found = _propagated(layer, kind, inbound, types.get(name, {}), peak_in, fixed_in)
+        compared, errors[name] = found if isinstance(found, tuple) else (found, found)
+        out[name] = compared if compared is UNBOUNDED else None if _zero(compared) else _tolerance(compared)
+    return out
+
+
+class _Unbounded:
+    """An error reaches the layer and no bound follows from the types."""
+
+    def __repr__(self):
+        return "UNBOUNDED"
+
+
+UNBOUNDED = _Unbounded()
+
+
+def _tolerance(error: _Error) -> Tolerance:
+    reason = "; ".join(dict.fromkeys(error.sources))
+    return Tolerance(error.absolute, error.relative, reason, "; ".join(error.advice))
+
+
+def _peak(fixed: FixedType | None) -> float:
+    """The largest |value| a type holds (0 when unknown)."""
+    return max(abs(fixed.lo), abs(fixed.hi)) if fixed is not None else 0.0
+
+
+def _input_type(graph: LayerGraph, name: str, types: dict, network_input) -> FixedType | None:
+    """The type of a layer's input: its inbound layer's result, through layers that keep the type (the network
+    input's for the first layer of a Sequential model)."""
+    sources = graph.inbound[name]
+    if not sources:
+        return network_input
+    while len(sources) == 1:
+        found = types.get(sources[0], {}).get("result")
+        if found is not None or graph.class_of(sources[0]) not in _SAME:
+            return found
+        sources = graph.inbound[sources[0]]
+    return None
+
+
+def _zero(error: _Error) -> bool:
+    return not (error.absolute or error.relative)
+
+
+def _propagated(layer, kind: str, inbound: list, types: dict, peak_in: float, fixed_in):
+    """The bound on the error of the layer's output, given its inputs' bounds (UNBOUNDED: none is known)."""
+    error = max(inbound, key=lambda e: e.absolute + e.relative, default=_Error())
+    if kind in MERGES:
+        if kind in ("Add", "Subtract", "Average"):
+            return _Error(
+                sum(e.absolute for e in inbound),
+                max((e.relative for e in inbound), default=0.0),
+                sum((e.sources for e in inbound), ()),
+                sum((e.advice for e in inbound), ()),
+            )
+        return error if kind in _SAME or _zero(error) else UNBOUNDED
+    if kind in _AVERAGING:
+        return _averaged(layer, kind, error, types)
+    layer_kind = kind_of(kind)
+    if getattr(layer_kind, "precision", "") == "recurrent":
+        return _recurrent(layer, error)
+    if kind in _SAME or (kind == "Activation" and _function_name(layer) in _PASSING_ACTIVATIONS):
+        return error
+    if getattr(layer_kind, "precision", "") in ("linear", "separable") and getattr(layer, "kernel", None) is not None:
+        return _through_kernel(layer, error, peak_in, fixed_in)
+    if getattr(layer_kind, "precision", "") == "separable":
+        return error if _zero(error) else UNBOUNDED  # no bound derived for depthwise/separable convolutions
+    if front.is_quantized_activation(layer):
+        return error if _zero(error) else _rounded(layer, error, front.activation_quantizer(layer))
+    if front.is_batchnorm(layer):
+        return _through_batchnorm(layer, error, types, peak_in)
+    return error if _zero(error) else UNBOUNDED
+
+
+def _function_name(layer) -> str:
+    """The name of a layer's float activation function ("linear" when it has none)."""
+    return getattr(getattr(layer, "activation", None), "__name__", "linear")
+
+
+def _recurrent(layer, error: _Error) -> _Error:
+    """From a recurrent layer on, every layer is judged at RECURRENT_RELATIVE of its largest |value|."""
+    reason = (
+        f"hls4ml computes the sigmoid/tanh of {layer.name} by tables: judged at {RECURRENT_RELATIVE:.0%} of the "
+        "largest |value|"
+    )
+    advice = (
+        "no setting makes hls4ml 1.3's recurrent tables exact; larger tables (table_size in hls.config) bring it closer"
+    )
+    return _Error(error.absolute, RECURRENT_RELATIVE, error.sources + (reason,), error.advice + (advice,))
+
+
+def _averaged(layer, kind: str, error: _Error, types: dict):
+    k = int(np.prod(layer.input_shape[1:-1])) if kind.startswith("Global") else int(np.prod(layer.pool_size))
+    if not k & (k - 1):
+        return error
+    accum, result = types.get("accum"), types.get("result")
+    if accum is None or result is None:
+        return UNBOUNDED
+    own = 2.0**-accum.frac + 2.0**-result.frac + FLOAT32_STEP * max(abs(result.lo), result.hi)
+    return error.scaled(
+        1.0,
+        own,
+        f"averaging '{layer.name}' ({k} values) is not exact in fixed point (not a power of 2)",
+        "use a power-of-2 pooling window, or give the pooling's accum and result types more fraction bits "
+        "(hls.config LayerName)",
     )
 
 
-class _NoKind:
-    precision = ""
+def _through_kernel(layer, error: _Error, peak_in: float, fixed_in):
+    """A Conv/Dense: the incoming error times its largest column sum of |weights|, plus QKeras' float32
+    rounding of the accumulation where it is not exact: (that, as C-sim compares the layer before its own
+    activation; what flows on after the activation)."""
+    kernel = front.quantized(layer, "kernel", layer.kernel)
+    colsum = float(np.abs(kernel).reshape(-1, kernel.shape[-1]).sum(axis=0).max())
+    fan_in = int(np.prod(kernel.shape[:-1])) + 1
+    own, bits = 0.0, None
+    if fixed_in is not None:
+        bits = front.quantizer_bits(layer, "kernel") + fixed_in.width + math.ceil(math.log2(max(fan_in, 2)))
+        if bits > 24:
+            own = fan_in * UNIT / (1 - fan_in * UNIT) * peak_in * colsum
+    out = error.scaled(
+        colsum,
+        own,
+        f"QKeras accumulates '{layer.name}' in float32, not exactly ({bits} bits of products > 24)",
+        f"narrow the input or the weights of '{layer.name}' to make its float32 accumulation exact",
+    )
+    activation = getattr(layer, "activation", None)
+    if _zero(out) or _function_name(layer) in _PASSING_ACTIVATIONS:
+        return out, out
+    return out, _rounded(layer, out, activation) if hasattr(activation, "get_config") else UNBOUNDED
 
 
-_NONE = _NoKind()
+def _through_batchnorm(layer, error: _Error, types: dict, peak_in: float):
+    """A batch normalization: the incoming error times its largest |scale|, plus its own where the export keeps
+    its scale and bias to their types' steps and QKeras computes in float32."""
+    from fpgaprune.hls.precision.batchnorm import batchnorm_affine
+    from fpgaprune.quantize.fixed_types import exact_frac
+
+    scale, bias = batchnorm_affine(layer, quantized=True)
+    largest = float(np.abs(scale).max())
+    scale_type, bias_type, result = types.get("scale"), types.get("bias"), types.get("result")
+    exact = exact_frac(scale) is not None and exact_frac(bias) is not None
+    if exact and (scale_type is None or exact_frac(scale) <= scale_type.frac):
+        return error.scaled(largest)
+    if scale_type is None or bias_type is None or result is None:
+        return UNBOUNDED
+    mean = np.asarray(layer.moving_mean, np.float64)
+    own = (
+        peak_in * (2.0**-scale_type.frac + 4 * UNIT * largest)
+        + 2.0**-bias_type.frac
+        + 4 * UNIT * float(np.abs(bias).max() + np.abs(mean * scale).max())
+        + 2 * UNIT * _peak(result)
+    )
+    return error.scaled(
+        largest,
+        own,
+        f"'{layer.name}' (a batch normalization that cannot fold) keeps its scale to 2^-"
+        f"{scale_type.frac} and its bias to 2^-{bias_type.frac} in the export; QKeras computes it in float32",
+        f"fold '{layer.name}' into a Conv/Dense before it (quantization.batchnorm: fold), or move it after one",
+    )
 
 
-def _propagated(layer, kind: str, inbound: list, types: dict, sources: list) -> float | None:
-    """The bound on the error of the layer's output, given its inputs' bounds (None: no bound is known)."""
-    error = max(inbound, default=0.0)
-    if kind in MERGES:
-        return sum(inbound) if kind in ("Add", "Subtract", "Average") else error if kind in _SAME or not error else None
-    if kind in _AVERAGING:
-        k = int(np.prod(layer.input_shape[1:-1])) if kind.startswith("Global") else int(np.prod(layer.pool_size))
-        if k & (k - 1):
-            accum, result = types.get("accum"), types.get("result")
-            if accum is None or result is None:
-                return None
-            sources.append((layer.name, k))
-            return error + 2.0**-accum.frac + 2.0**-result.frac + FLOAT32_STEP * max(abs(result.lo), result.hi)
-        return error
-    if error == 0.0 or kind in _SAME:
-        return error
-    if getattr(layer, "kernel", None) is not None and kind_of(kind) is not None and kind_of(kind).precision == "linear":
-        kernel = front.quantized(layer, "kernel", layer.kernel)
-        error *= float(np.abs(kernel).reshape(-1, kernel.shape[-1]).sum(axis=0).max())
-        return error + _step(getattr(layer, "activation", None))
-    if front.is_quantized_activation(layer):
-        return error + _step(front.activation_quantizer(layer))
-    if front.is_batchnorm(layer):
-        gamma = np.asarray(layer.gamma) if layer.scale else 1.0
-        scale = np.abs(gamma / np.sqrt(np.asarray(layer.moving_variance) + layer.epsilon))
-        return error * float(scale.max())
-    return None
+def _rounded(layer, error: _Error, quantizer) -> _Error:
+    """An error through a quantizer: a value that differs may round one step the other way."""
+    step = _step(quantizer)
+    return error.scaled(1.0, step, f"'{layer.name}' rounds inputs that differ: one step ({step:g}) more")
 
 
 def _step(quantizer) -> float:

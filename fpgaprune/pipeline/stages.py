@@ -128,7 +128,8 @@ def hls(config, run_dir: Path, out: Path) -> dict:
 
 
 class CsimMismatch(fp.FpgapruneError):
-    """C-sim of the shipped project differs from QKeras where float32 is exact (beyond any stated tolerance)."""
+    """C-sim of the shipped project differs from QKeras at a layer beyond the tolerance its types give (or where
+    they give none)."""
 
 
 def csim(config, run_dir: Path, out: Path) -> dict:
@@ -172,7 +173,7 @@ def csim(config, run_dir: Path, out: Path) -> dict:
     ]
     (out / "csim.txt").write_text("\n".join(lines) + "\n")
     (out / "profile.json").write_text(json.dumps(result.profile.to_json(), indent=1))
-    if not result.passed and (result.float32_exact or result.tolerance is not None):
+    if not result.passed:
         raise CsimMismatch(_mismatch(result, weight_problems))
     return {
         **result.metrics(),
@@ -188,12 +189,13 @@ def simulated(config, quantized, dataset, exported, run):
     """C-sim through `run` against the QKeras model over the held-out set (a seeded sample of
     `outputs.csim_samples` of it when larger): its task's decisions, the tolerance its types give, and the
     profile of the same pass."""
-    from fpgaprune.hls.csim import compare_with_qkeras, simulated_subset
+    from fpgaprune.hls.csim import compare_with_qkeras, logits_tolerance_of, simulated_subset
     from fpgaprune.hls.names import map_keys
-    from fpgaprune.hls.tolerance import export_tolerance, node_types
+    from fpgaprune.hls.tolerance import export_layer_tolerances, node_types
     from fpgaprune.quantize.profile import ProfileCollector
 
     hls_config, names = exported.manifest["hls_config"], exported.manifest.get("names", {})
+    tolerances = export_layer_tolerances(quantized, hls_config, names, exported.input_type)
     collector = ProfileCollector(quantized, map_keys(node_types(hls_config), names), exported.input_type)
     run.names = names
     ids = simulated_subset(len(dataset.x_test), config.outputs.csim_samples, config.seed)
@@ -204,9 +206,10 @@ def simulated(config, quantized, dataset, exported, run):
         x,
         exported.input_type,
         task=task_of(config, quantized, dataset),
-        tolerance=export_tolerance(quantized, hls_config, names),
+        tolerance=logits_tolerance_of(quantized, tolerances),
         collector=collector,
         ids=ids,
+        tolerances=tolerances,
     )
     result.held_out = len(dataset.x_test)
     return result
@@ -214,11 +217,13 @@ def simulated(config, quantized, dataset, exported, run):
 
 def _mismatch(result, weight_problems: list) -> str:
     """The csim stage's one line: where C-sim and QKeras part, and why that is a failure."""
+    if result.beyond and not weight_problems:
+        return f"C-sim of hls/project differs from QKeras before the logits: {result.beyond}"
     found = f"({result.layer}: {result.mismatches} values, max |diff| {result.max_abs_diff:.3g})"
     why = (
         f"beyond its tolerance {result.tolerance_bound:.3g} ({result.tolerance.reason})"
         if result.tolerance
-        else "although float32 is exact there"
+        else "where no tolerance follows from the types (it must be bit-exact)"
     )
     where = weight_problems[0] if weight_problems else result.first_difference or f"at {result.layer}"
     return f"C-sim of hls/project differs from QKeras at the logits {found} {why}: {where}"

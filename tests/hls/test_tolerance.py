@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import fpgaprune as fp
-from fpgaprune.hls.tolerance import RECURRENT_RELATIVE, logits_tolerance, parse_type
+from fpgaprune.hls.tolerance import RECURRENT_RELATIVE, UNBOUNDED, logits_tolerance, parse_type
 from fpgaprune.quantize import FixedType, to_qkeras
 from fpgaprune.tfk import keras
 
@@ -43,11 +43,16 @@ def _pooled(size):
     [(FixedType(12, 4, False), FixedType(10, 2, False)), (FixedType(16, 4, False), FixedType(16, 4, False))],
 )
 def test_averaging_a_non_power_of_two_is_bounded_by_one_step_of_each_type_times_the_next_layer(accum, result):
+    from fpgaprune.hls.tolerance import UNIT
+
     quantized = _pooled(8)  # 6 x 6 = 36 values averaged
     tolerance = logits_tolerance(quantized, "fc", {"gap": {"accum": accum, "result": result}})
     kernel = np.asarray(quantized.get_layer("fc").kernel_quantizer_internal(quantized.get_layer("fc").kernel))
     steps = 2.0**-accum.frac + 2.0**-result.frac + 2.0**-23 * result.hi  # and one float32 rounding in QKeras
-    assert tolerance.absolute == pytest.approx(steps * np.abs(kernel).sum(axis=0).max(), rel=1e-4)
+    colsum = np.abs(kernel).sum(axis=0).max()
+    # fc's own float32 rounding where its products need more than 24 bits: 6 weight bits + the input's + 3 (4 + 1)
+    own = 5 * UNIT / (1 - 5 * UNIT) * result.hi * colsum if 6 + result.width + 3 > 24 else 0.0
+    assert tolerance.absolute == pytest.approx(steps * colsum + own, rel=1e-4)
     assert "'gap' (36 values)" in tolerance.reason and "power-of-2" in tolerance.advice
 
 
@@ -69,3 +74,65 @@ def test_recurrent_layers_take_the_recurrent_tolerance():
     )
     assert (tolerance.absolute, tolerance.relative) == (0.0, RECURRENT_RELATIVE)
     assert tolerance.bound(2.0) == pytest.approx(0.04) and "rnn" in tolerance.reason
+
+
+def _input_batchnorm():
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((6,)), L.BatchNormalization(name="bn"), L.Dense(3, name="fc")])
+    bn = model.get_layer("bn")
+    bn.set_weights(
+        [np.full(6, 1.3, "float32"), np.full(6, 0.1, "float32"), np.zeros(6, "float32"), np.full(6, 0.7, "float32")]
+    )  # scale 1.3 / sqrt(0.7 + 1e-3): on no short grid
+    return to_qkeras(fp.hold(model), SPEC)
+
+
+def test_a_batchnorm_that_cannot_fold_is_bounded_by_its_scale_bias_and_result_types():
+    from fpgaprune.hls.precision.batchnorm import batchnorm_affine
+    from fpgaprune.hls.tolerance import UNIT, layer_tolerances
+
+    quantized, fixed_in = _input_batchnorm(), FixedType(5, 1, False)
+    types = {"bn": {"scale": FixedType(16, 2, False), "bias": FixedType(20, 2), "result": FixedType(22, 4)}}
+    tolerances = layer_tolerances(quantized, types, fixed_in)
+    scale, bias = batchnorm_affine(quantized.get_layer("bn"), quantized=True)
+    expected = (
+        fixed_in.hi * (2.0**-14 + 4 * UNIT * scale.max()) + 2.0**-18 + 4 * UNIT * np.abs(bias).max() + 2 * UNIT * 8.0
+    )
+    assert tolerances["bn"].absolute == pytest.approx(expected, rel=1e-9)
+    assert "'bn' (a batch normalization that cannot fold) keeps its scale to 2^-14" in tolerances["bn"].reason
+    kernel = np.asarray(quantized.get_layer("fc").kernel_quantizer_internal(quantized.get_layer("fc").kernel))
+    colsum = np.abs(kernel).sum(axis=0).max()
+    own = 7 * UNIT / (1 - 7 * UNIT) * 8.0 * colsum  # fc's float32 rounding: 6 + 22 + 3 bits of products
+    assert tolerances["fc"].absolute == pytest.approx(expected * colsum + own, rel=1e-6)
+    assert layer_tolerances(quantized, {}, fixed_in)["bn"] is UNBOUNDED  # no types: no bound, not a pass
+
+
+def test_an_accumulation_past_float32_is_bounded_by_gamma_n_and_an_exact_one_needs_none():
+    from fpgaprune.hls.tolerance import UNIT, layer_tolerances
+
+    keras.utils.set_random_seed(0)
+    model = to_qkeras(fp.hold(keras.Sequential([keras.Input((256,)), L.Dense(4, name="fc")])), SPEC)
+    kernel = np.asarray(model.get_layer("fc").kernel_quantizer_internal(model.get_layer("fc").kernel))
+    wide, narrow = FixedType(16, 4, False), FixedType(8, 1, False)  # 6 + 16 + 9 = 31 bits; 6 + 8 + 9 = 23
+    bound = layer_tolerances(model, {}, wide)["fc"]
+    gamma = 257 * UNIT / (1 - 257 * UNIT)
+    assert bound.absolute == pytest.approx(gamma * wide.hi * np.abs(kernel).sum(axis=0).max(), rel=1e-6)
+    assert "QKeras accumulates 'fc' in float32, not exactly (31 bits of products > 24)" in bound.reason
+    assert layer_tolerances(model, {}, narrow)["fc"] is None
+
+
+def test_a_layer_that_differs_beyond_its_bound_or_with_none_is_named():
+    from fpgaprune.hls.csim import _LayerDiff
+    from fpgaprune.hls.tolerance import UNBOUNDED, Tolerance
+
+    diff = _LayerDiff()
+    reference = np.ones((2, 3), np.float32)
+    diff.add("a", 0, reference + 0.25, reference)
+    diff.add("b", 0, reference, reference)
+    diff.add("c", 0, reference + 0.5, reference)
+    within, beyond = diff.judged(["a", "b", "c"], {"a": Tolerance(0.3, 0.0, "types", ""), "c": UNBOUNDED})
+    assert within == ["'a' (6 values, max |diff| 0.25 <= 0.3: types)"]
+    assert beyond == "'c' differs from QKeras (6 values, max |diff| 0.5) and no bound follows from its types"
+    _, beyond = diff.judged(["a", "b", "c"], {})
+    assert beyond == "'a' differs from QKeras (6 values, max |diff| 0.25) where it must be bit-exact"
+    _, beyond = diff.judged(["a"], {"a": Tolerance(0.1, 0.0, "types", "")})
+    assert beyond == "'a' differs from QKeras (6 values, max |diff| 0.25) beyond its tolerance 0.1 (types)"

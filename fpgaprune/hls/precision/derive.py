@@ -108,6 +108,8 @@ def _derive_node(plan: PrecisionPlan, graph: LayerGraph, name: str, kind: str, c
         _pooling(plan, layer, kind, current)
     elif kind == "Activation" and _activation_name(layer.activation) in TABLE_ACTIVATIONS:
         _table_activation(plan, name, _activation_name(layer.activation))
+    elif _plain_relu(layer, kind):
+        plan.types[name], plan.ranges[name] = _relu(current)
     else:
         plan.notes.append(f"{name}: {kind} is not derived; it and what follows keep hls4ml's precisions")
 
@@ -255,12 +257,33 @@ def _activation(plan: PrecisionPlan, layer, accum: FixedType, output: ValueRange
     elif fixed is not None:
         plan.types[f"{layer.name}_{type(activation).__name__}"] = {"result": fixed}
         plan.ranges[layer.name] = ValueRange(fixed.lo, fixed.hi, fixed.frac)
+    elif _activation_name(activation) == "relu":  # a float relu inside a (QKeras) layer: exact on the grid
+        plan.types[f"{layer.name}_relu"], plan.ranges[layer.name] = _relu(output)
     elif _activation_name(activation) in TABLE_ACTIVATIONS:
         node = f"{layer.name}_{_activation_name(activation)}"
         _table_activation(plan, node, _activation_name(activation))
         plan.ranges[layer.name] = plan.ranges[node]
     else:
         plan.notes.append(f"{layer.name}: activation {activation} has no fixed type; what follows keeps hls4ml's")
+
+
+def _plain_relu(layer, kind: str) -> bool:
+    """A float max(0, x): Activation('relu'), or a ReLU layer with no cap, slope or threshold."""
+    if kind == "Activation":
+        return _activation_name(layer.activation) == "relu"
+    config = layer.get_config() if kind == "ReLU" else {}
+    return (
+        kind == "ReLU"
+        and config.get("max_value") is None
+        and not config.get("negative_slope")
+        and not config.get("threshold")
+    )
+
+
+def _relu(current: ValueRange) -> tuple[dict, ValueRange]:
+    """The types and range of max(0, x) for x in `current`: exact, on the input's grid."""
+    kept = ValueRange(max(current.lo, 0.0), max(current.hi, 0.0), current.frac)
+    return {"result": FixedType.covering(kept.lo, kept.hi, kept.frac)}, kept
 
 
 def _activation_name(activation) -> str:
