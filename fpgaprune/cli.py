@@ -74,6 +74,8 @@ def _headline(metrics: dict) -> list:
         f"{report.get('verdict') or ('fits' if report.get('fits') else 'does NOT fit')} on the board",
     ]
     lines += [f"fit:       {line}" for line in report.get("fit_checked", [])]  # by a vendor-checked model
+    zeros = (metrics.get("prune") or {}).get("input_zeros", {}).get("line")
+    lines += [f"zeros:     {zeros}"] if zeros else []
     for row in report.get("budget", []):
         lines.append(
             f"budget:    {row['describe']}: estimate {row['pruning']:.1%} at pruning -> "
@@ -245,31 +247,55 @@ def boards():
     )
 
 
+def model_source(command):
+    """MODEL (a .keras/.h5 file), or --json with --weights (an architecture and its HDF5 weights), and
+    --trust-model-code: the options of every command that reads a model."""
+    command = click.option("--trust-model-code", is_flag=True, help=TRUST_HELP)(command)
+    command = click.option(
+        "--weights", type=click.Path(exists=True, dir_okay=False), help="the HDF5 weights of --json"
+    )(command)
+    command = click.option(
+        "--json",
+        "json_file",
+        type=click.Path(exists=True, dir_okay=False),
+        help="a JSON architecture (model.to_json()) instead of MODEL, with --weights",
+    )(command)
+    return click.argument("model", required=False, type=click.Path(exists=True, dir_okay=False))(command)
+
+
+def _load_model(model, json_file, weights, trust_model_code):
+    """The model a command reads: MODEL, or --json with --weights (one line when neither or both are given)."""
+    if model and (json_file or weights):
+        raise click.UsageError("give MODEL, or --json with --weights, not both")
+    if not model and not (json_file and weights):
+        raise click.UsageError("give MODEL (a .keras/.h5 file), or --json ARCH.json with --weights WEIGHTS.h5")
+    return fp.load_model(model, trust_code=trust_model_code, json=json_file, weights=weights)
+
+
 @main.command()
-@click.argument("model", type=click.Path(exists=True, dir_okay=False))
+@model_source
 @click.option("--out", type=click.Path(file_okay=False), default="inspect", help="directory for the heatmaps")
-@click.option("--trust-model-code", is_flag=True, help=TRUST_HELP)
-def inspect(model, out, trust_model_code):
-    """Kernel-norm table and heatmaps of MODEL (.keras/.h5)."""
+def inspect(model, json_file, weights, trust_model_code, out):
+    """Kernel-norm table and heatmaps of MODEL (.keras/.h5, or --json with --weights)."""
     from fpgaprune.inspection import format_table, kernel_heatmaps, sparsity_table
 
-    loaded = fp.load_model(model, trust_code=trust_model_code)
+    loaded = _load_model(model, json_file, weights, trust_model_code)
     click.echo(format_table(sparsity_table(loaded)))
     for path in kernel_heatmaps(loaded, out):
         click.echo(f"wrote {path}")
 
 
 @main.command()
-@click.argument("model", type=click.Path(exists=True, dir_okay=False))
+@model_source
 @click.option("--select", "selections", multiple=True, help='exact kernels, e.g. "conv2[:, :, 29, 13]"')
 @click.option("--sparsity", type=float, help="also prune this fraction of kernels by L1 in --layer")
 @click.option("--layer", "layers", multiple=True, help="layers for --sparsity")
 @click.option("--out", type=click.Path(dir_okay=False), required=True, help="the pruned (held) model file")
-def prune(model, selections, sparsity, layers, out):
+def prune(model, json_file, weights, trust_model_code, selections, sparsity, layers, out):
     """Hold the selected kernels of MODEL at 0 (and prune by score), writing a new model file."""
     from fpgaprune.pruning import Pruner
 
-    held = fp.hold(fp.load_model(model), prune=list(selections))
+    held = fp.hold(_load_model(model, json_file, weights, trust_model_code), prune=list(selections))
     if sparsity:
         held = Pruner(structure="kernel", layers=list(layers) or None).prune(held, sparsity=sparsity)
     fp.save_model(held, out)
@@ -277,7 +303,7 @@ def prune(model, selections, sparsity, layers, out):
 
 
 @main.command()
-@click.argument("model", type=click.Path(exists=True, dir_okay=False))
+@model_source
 @click.option(
     "--data", "dataset", default="digits", help="digits, fashion_mnist or an .npz (x_test) for the input type"
 )
@@ -285,8 +311,8 @@ def prune(model, selections, sparsity, layers, out):
 @click.option("--board", default="pynq-z2")
 @click.option("--out", type=click.Path(file_okay=False), required=True)
 @click.option("--overwrite", is_flag=True)
-def export(model, dataset, preset, board, out, overwrite):
-    """Export a QKeras MODEL as a kernel-sparse hls4ml project."""
+def export(model, json_file, weights, trust_model_code, dataset, preset, board, out, overwrite):
+    """Export a QKeras MODEL (or --json with --weights) as a kernel-sparse hls4ml project."""
     from fpgaprune import data
 
     x = (
@@ -296,7 +322,8 @@ def export(model, dataset, preset, board, out, overwrite):
         if dataset == "fashion_mnist"
         else data.read_npz(dataset, ("x_test",))["x_test"]
     )
-    exported = fp.export(fp.load_model(model), preset, board, out, x=x, overwrite=overwrite)
+    loaded = _load_model(model, json_file, weights, trust_model_code)
+    exported = fp.export(loaded, preset, board, out, x=x, overwrite=overwrite)
     click.echo(exported.summary())
 
 

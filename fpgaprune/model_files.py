@@ -57,7 +57,7 @@ def _h5_configs(path: Path) -> tuple[dict, list]:
         raise ModelFileError(f"{path}: unreadable HDF5 file ({first_line(error)})") from None
     if raw is None:
         raise ModelFileError(f"{path}: holds no model config (a weights-only file?); save the whole model")
-    return _json(path, raw, "model_config"), [_json(path, text, "training_config") for text in extra]
+    return parse_json(path, raw, "model_config"), [parse_json(path, text, "training_config") for text in extra]
 
 
 def _keras_configs(path: Path) -> tuple[dict, list]:
@@ -73,7 +73,7 @@ def _keras_configs(path: Path) -> tuple[dict, list]:
                 raw = member.read()
     except (zipfile.BadZipFile, OSError) as error:
         raise ModelFileError(f"{path}: unreadable .keras archive ({first_line(error)})") from None
-    config = _json(path, raw, "config.json")
+    config = parse_json(path, raw, "config.json")
     return config, [config.pop("compile_config")] if isinstance(config.get("compile_config"), dict) else []
 
 
@@ -97,7 +97,7 @@ def _check_inflation(path: Path, inflated: int) -> None:
         )
 
 
-def _json(path: Path, raw, what: str):
+def parse_json(path: Path, raw, what: str):
     try:
         value = json.loads(raw.decode() if isinstance(raw, bytes) else raw)
     except (ValueError, UnicodeDecodeError) as error:
@@ -224,7 +224,7 @@ def _archive_keras_version(path: Path):
             return None
         _check_size(path, "metadata.json", archive.getinfo("metadata.json").file_size)
         with archive.open("metadata.json") as member:
-            return _json(path, member.read(), "metadata.json").get("keras_version")
+            return parse_json(path, member.read(), "metadata.json").get("keras_version")
 
 
 def front_end_of_file(path):
@@ -238,9 +238,20 @@ def front_end_of_file(path):
     raise ModelFileError(f"{path}: a Keras {major} model file, and no installed front end reads Keras {major}")
 
 
-def load_model(path, compile: bool = True, trust_code: bool = False):
+def load_model(path=None, compile: bool = True, trust_code: bool = False, *, json=None, weights=None):
     """Load a model file in the framework that wrote it (tf_keras or Keras 3), holds included, after its configs
-    were checked against that framework's allow-list. Any failure is one ModelFileError line."""
+    were checked against that framework's allow-list; or, with `json` and `weights` instead of `path`, a JSON
+    architecture and its HDF5 weights (`model_json`). Any failure is one ModelFileError line."""
+    if json is not None or weights is not None:
+        from fpgaprune.model_json import load_json_model
+
+        if path is not None:
+            raise ModelFileError(f"{path}: give a model file, or an architecture (json=) and its weights, not both")
+        if json is None:
+            raise ModelFileError(f"{weights}: weights need their architecture (json=..., model.json in YAML)")
+        return load_json_model(json, weights, trust_code=trust_code)
+    if path is None:
+        raise ModelFileError("no model given: a .keras/.h5 file, or an architecture (json=) and its weights")
     return front_end_of_file(path).load(path, trust_code=trust_code, compile=compile)
 
 

@@ -31,6 +31,25 @@ def require_tf_keras_model(model) -> None:
     raise ModelTypeError(f"expected a tf_keras.Model, got {type(model).__module__}.{type(model).__name__}")
 
 
+def _qactivation_from_config(cls, config: dict):
+    activation = config.get("activation")
+    if isinstance(activation, dict):  # a serialized quantizer: QKeras' __init__ takes only a string or an object
+        from qkeras.quantizers import get_quantizer
+
+        config = {**config, "activation": get_quantizer(activation)}
+    return cls(**config)
+
+
+def patch_qkeras() -> None:
+    """QKeras 0.9.0 (its last release) cannot rebuild a QActivation from its own config when its quantizer is an
+    object: `get_config()` then holds the quantizer as a dict (Keras 2.4 wrote it so in its files too), and
+    `QActivation(activation=dict)` fails. From here on `from_config` builds the quantizer from that dict."""
+    from qkeras import QActivation
+
+    if vars(QActivation).get("from_config") is None:
+        QActivation.from_config = classmethod(_qactivation_from_config)
+
+
 def qkeras_objects() -> dict:
     """QKeras layers, quantizers and constraints by name, for deserializing QKeras models ({} if absent)."""
     if not legacy_keras():  # tf.keras is Keras 3 here: QKeras would bind to it (`fpgaprune._env`)
@@ -39,6 +58,7 @@ def qkeras_objects() -> dict:
         from qkeras.utils import _add_supported_quantized_objects
     except ImportError:  # QKeras is optional for pure tf_keras models.
         return {}
+    patch_qkeras()
     objects: dict = {}
     _add_supported_quantized_objects(objects)
     return objects

@@ -56,5 +56,9 @@ class ModelFiles:
     def save(self, model, path):
         return self._files().save_model(model, path)
 
+    def from_json(self, path, text: str, weights, trust_code: bool = False):
+        """The model of a JSON architecture (already checked against `file_policy`) with its HDF5 weights."""
+        return self._files().model_from_json(path, text, weights, trust_code=trust_code)
+
     def file_policy(self):
         return self._files().POLICY

@@ -49,7 +49,7 @@ def manifest_of(model) -> MaskManifest:
 
 def enforce(model) -> None:
     """Re-assign every held entry now (after `set_weights`, `load_weights` or an EMA swap, for example)."""
-    for layer, weight, variable in _maskable_variables(model):
+    for layer, weight, variable in maskable_variables(model):
         if is_hold(variable.constraint):
             guard(variable)
             variable.assign(variable.constraint.hold(variable))
@@ -59,14 +59,14 @@ def held_variables(model):
     """(layer name, weight name, variable) of every variable that carries a hold."""
     return [
         (layer.name, weight.name, variable)
-        for layer, weight, variable in _maskable_variables(model)
+        for layer, weight, variable in maskable_variables(model)
         if is_hold(variable.constraint)
     ]
 
 
 def check_quantizers_keep_zero(model) -> None:
     """A pruned weight must stay 0 after its quantizer; refuse quantizers that map 0 elsewhere."""
-    for layer, weight, variable in _maskable_variables(model):
+    for layer, weight, variable in maskable_variables(model):
         constraint = variable.constraint
         if not is_hold(constraint):
             continue
@@ -86,7 +86,8 @@ def check_quantizers_keep_zero(model) -> None:
             )
 
 
-def _maskable_variables(model):
+def maskable_variables(model):
+    """(layer, MaskableWeight, variable) of every weight a hold can mask, in layer order."""
     for layer in model.layers:
         for weight in maskable_weights(layer) or ():
             variable = weight.variable(layer)
@@ -96,7 +97,7 @@ def _maskable_variables(model):
 
 def _held_groups(model) -> dict:
     groups = defaultdict(list)
-    for layer, weight, variable in _maskable_variables(model):
+    for layer, weight, variable in maskable_variables(model):
         if is_hold(variable.constraint):
             groups[(layer.name, weight.name)].extend(variable.constraint.entries)
     return groups
@@ -137,7 +138,7 @@ def _rebuild(model, groups: dict, keep_holds: bool):
 
     clone = front.keras().models.clone_model(model, clone_function=clone_layer)
     clone.set_weights(model.get_weights())
-    for layer, weight, variable in _maskable_variables(clone):
+    for layer, weight, variable in maskable_variables(clone):
         entries = by_layer.get(layer.name, {}).get(weight.name)
         if entries is not None:  # empty holds are bound too, so that a pruning schedule can grow them
             holder = variable.constraint if keep_holds else constraint_class(entries)

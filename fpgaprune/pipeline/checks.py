@@ -11,8 +11,16 @@ def _fail(where: str, message: str):
 
 
 def check_files(config: RunConfig, at: Located) -> None:
-    if config.model.file and not Path(config.model.file).exists():
-        _fail(at.at("model", "file"), f"found {config.model.file!r}; no such file")
+    model = config.model
+    if model.file and model.json:
+        _fail(at.at("model", "json"), "give model.file, or model.json with model.weights, not both")
+    if bool(model.json) != bool(model.weights):
+        key = "json" if model.json else "weights"
+        _fail(at.at("model", key), "model.json (the architecture) and model.weights (its HDF5 weights) go together")
+    for key in ("file", "json", "weights"):
+        path = getattr(model, key)
+        if path and not Path(path).exists():
+            _fail(at.at("model", key), f"found {path!r}; no such file")
     if config.data.dataset == "npz" and not (config.data.file and Path(config.data.file).exists()):
         _fail(at.at("data", "file"), f"found {config.data.file!r}; dataset 'npz' needs an existing .npz file")
 
@@ -36,7 +44,7 @@ def check_quantizers(config: RunConfig, at: Located) -> None:
     from fpgaprune.frontends import quantizing
 
     front = quantizing()
-    entries = [(("quantization", "default", role), text) for role, text in config.quantization.default.items()]
+    entries = [(("quantization", "default", role), text) for role, text in (config.quantization.default or {}).items()]
     entries += [
         (("quantization", "layers", layer, role), text)
         for layer, roles in config.quantization.layers.items()
@@ -132,7 +140,8 @@ def check_layers(config: RunConfig, at: Located, model) -> None:
 
     problem = conversion_problem(model)
     if problem:
-        _fail(at.at("model", "file") if config.model.file else at.at("model"), problem)
+        where = at.at("model", "file") if config.model.file else at.at("model", "json") if config.model.json else None
+        _fail(where or at.at("model"), problem)
 
 
 def check_against_model(config: RunConfig, at: Located, model) -> None:

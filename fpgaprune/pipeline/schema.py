@@ -3,6 +3,7 @@
 Every error is one line: `file:line: key.path: what was found; what is allowed`.
 """
 
+import warnings
 from typing import Literal, Optional, Union
 
 from pydantic import Field, PositiveInt, PrivateAttr
@@ -16,13 +17,28 @@ class ConfigError(FpgapruneError):
     """A run config that does not validate (exit code 2)."""
 
 
+# `model.json` is the YAML key hls4ml users know (KerasJson); the field shadows pydantic's deprecated
+# `BaseModel.json()`, which nothing calls, and pydantic says so once at import.
+warnings.filterwarnings("ignore", message='Field name "json" in "ModelSection" shadows', category=UserWarning)
+
+
 class ModelSection(Strict):
     """The network: a built-in architecture trained by the run, or your own model file."""
 
     architecture: Optional[Literal["small_cnn", "original_question_cnn"]] = "small_cnn"  # a built-in network
     file: Optional[str] = None  # a .keras/.h5 model: the train stage is skipped
+    json: Optional[str] = None  # or an architecture (model.to_json()), with its HDF5 `weights`: hls4ml's KerasJson
+    weights: Optional[str] = None  # the HDF5 weights of `json` (model.save_weights('weights.h5')): hls4ml's KerasH5
     filters: list[PositiveInt] = [8, 16]  # small_cnn: the filters of each conv layer
     _trust_code: bool = PrivateAttr(False)  # set by `fpgaprune run --trust-model-code` only, never from YAML
+
+    def given(self) -> bool:
+        """Whether the run starts from the user's model (a file, or an architecture and its weights)."""
+        return bool(self.file or self.json)
+
+    def describe(self) -> str:
+        """The user's model as the messages name it: its file, or its architecture and weights."""
+        return str(self.file) if self.file else f"{self.json} + {self.weights}"
 
     @property
     def trust_code(self) -> bool:
@@ -39,7 +55,7 @@ class DataSection(Strict):
 
 
 class TrainingSection(Strict):
-    """Training of the dense model (the train stage; skipped when `model.file` is given)."""
+    """Training of the dense model (the train stage; skipped when `model.file` or `model.json` is given)."""
 
     # What the model is trained for (fpgaprune/task.py): "auto" reads it from the output activation and the labels.
     task: Literal["auto", "classification", "binary", "multilabel", "regression"] = "auto"
@@ -76,6 +92,9 @@ class PruningSection(Strict):
     epochs: int = Field(0, ge=0)  # training epochs during a polynomial schedule
     lottery_rounds: int = Field(0, ge=0)  # > 0: lottery-ticket rounds reaching the targets
     strip: bool = False  # after pruning, remove dead channels (a smaller network), then fine-tune it
+    # Your model's exact zeros (a model pruned elsewhere) are held at 0 as pruned entries; false: training may
+    # move them. Biases, and weights under 5% zeros, stay free (`masking/input_zeros.py`).
+    keep_input_zeros: bool = True
 
     def in_effect(self) -> dict:
         """The settings a run reads (its stage key hashes these): the hybrid share only for structure hybrid."""
@@ -93,10 +112,20 @@ class FinetuneSection(Strict):
 
 
 class QuantizationSection(Strict):
-    """QKeras quantizers and quantization-aware training (QAT)."""
+    """QKeras quantizers and quantization-aware training (QAT).
 
-    default: dict[str, str] = default_quantizers()  # the quantizing front end's (`frontends/qkeras/spec.py`)
-    layers: dict[str, dict[str, str]] = {}  # per layer, by role: {conv2: {kernel: "quantized_bits(8,1,alpha=1)"}}
+    `default` quantizes the float layers (unset: `DEFAULT_QUANTIZERS`); a QKeras layer keeps its own quantizers,
+    and `layers.<name>` replaces the roles it names on either kind. With no QKeras layer and nothing set, the
+    built-in default quantizes the whole model; with a QKeras model and nothing set, QAT fine-tunes it as it is."""
+
+    def effective_default(self) -> dict:
+        """The quantizers of the float layers: `default`, or the built-in default when it is unset."""
+        return dict(self.default) if self.default is not None else default_quantizers()
+
+    # The float layers' quantizers, by role; unset: the built-in default (`frontends/qkeras/spec.py`). A QKeras layer
+    # keeps its own quantizers either way.
+    default: Optional[dict[str, str]] = None
+    layers: dict[str, dict[str, str]] = {}  # per layer, by role, over its own or the default: {conv2: {kernel: ...}}
     qat_epochs: int = Field(3, ge=0)  # of QAT
     learning_rate: float = Field(1e-3, gt=0)  # of QAT
     batchnorm: Literal["fold", "quantize"] = "fold"  # fold into the layer before, or keep as QBatchNormalization

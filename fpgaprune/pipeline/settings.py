@@ -4,7 +4,7 @@ settings written over it, and the budget on the run's board."""
 
 def quantization_spec(config) -> dict:
     """The run's quantizers as `to_qkeras` takes them."""
-    return {"default": config.quantization.default, "layers": config.quantization.layers}
+    return {"default": config.quantization.effective_default(), "layers": config.quantization.layers}
 
 
 def hls_preset(config) -> dict:

@@ -34,13 +34,13 @@ def train(config, run_dir: Path, out: Path) -> dict:
         front_end.keras().utils.set_random_seed(config.seed)
     dataset = dataset_of(config)
     model = build_model(config, dataset)
-    if not config.model.file:
+    if not config.model.given():
         fit_model(model, dataset, config.training.epochs, config.training.learning_rate, config, "train")
     fp.save_model(model, out / "model.keras")
     return {
         **scores(config, model, dataset),
         "task": task_of(config, model, dataset).describe(),
-        "trained": not config.model.file,
+        "trained": not config.model.given(),
     }
 
 
@@ -49,13 +49,17 @@ def prune(config, run_dir: Path, out: Path) -> dict:
     from fpgaprune.strip import strip
 
     dataset = dataset_of(config)
-    held = fp.hold(stage_model(config, run_dir, "train"), prune=list(config.pruning.selections))
+    start = stage_model(config, run_dir, "train")
+    zeros, found = kept_zeros(config, start)
+    held = fp.hold(start, zeros, prune=list(config.pruning.selections))
     budget = None
     if config.pruning.budget:
         held, budget = budgeted(config, held, dataset)
     else:
         held = scheduled(config, held, dataset)
     metrics = {**scores(config, held, dataset), **pruned_fractions(held), **({"budget": budget} if budget else {})}
+    if found is not None:
+        metrics["input_zeros"] = {**found.to_json(), "line": found.line()}
     (out / "sparsity.txt").write_text(format_table(sparsity_table(held)) + "\n")
     index_map = {}
     if config.pruning.strip:
@@ -71,6 +75,17 @@ def prune(config, run_dir: Path, out: Path) -> dict:
     return metrics
 
 
+def kept_zeros(config, model):
+    """(the holds of the exact zeros the user's model came with, what was found) under
+    `pruning.keep_input_zeros`; (no holds, None) for a built-in architecture, which the run trains itself."""
+    from fpgaprune.masking import MaskManifest
+    from fpgaprune.masking.input_zeros import input_zeros
+
+    if not (config.model.given() and config.pruning.keep_input_zeros):
+        return MaskManifest(), None
+    return input_zeros(model)
+
+
 def finetune(config, run_dir: Path, out: Path) -> dict:
     dataset = dataset_of(config)
     model = stage_model(config, run_dir, "prune")
@@ -81,6 +96,7 @@ def finetune(config, run_dir: Path, out: Path) -> dict:
 
 
 def quantize(config, run_dir: Path, out: Path) -> dict:
+    from fpgaprune.frontends import quantizing
     from fpgaprune.quantize import quantization_report, to_qkeras
 
     dataset = dataset_of(config)
@@ -88,6 +104,7 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
     finetuned = stage_model(config, run_dir, "finetune")
     check_finite_weights(finetuned, "quantize")
     quantized = to_qkeras(finetuned, spec, batchnorm=batchnorm)
+    sources = quantizing().quantizer_sources(finetuned, spec, config.quantization.default is not None)
     fit_model(quantized, dataset, config.quantization.qat_epochs, config.quantization.learning_rate, config, "QAT")
     budget = repaired(config, quantized, dataset) if config.pruning.budget else None
     fp.save_model(quantized, out / "model.keras")
@@ -101,6 +118,7 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
         **scores(config, quantized, dataset),
         **pruned_fractions(quantized),
         **({"budget": budget} if budget else {}),
+        "quantizers": sources,
     }
 
 
@@ -318,6 +336,7 @@ def report(config, run_dir: Path, out: Path) -> dict:
         saturation=csim_metrics.get("saturation", []),
         profile=_profile(run_dir),
         saturation_threshold=config.outputs.saturation_threshold,
+        quantizer_sources=stage_metrics(run_dir, "quantize").get("quantizers"),
     )
     dense_total, pruned_total = estimate.total("dense"), estimate.total("pruned")
     return {

@@ -68,9 +68,10 @@ def build_model(config, dataset):
     """The configured architecture, or the user's model file (checked: finite weights, fits the data)."""
     from fpgaprune.architectures import original_question_cnn, small_cnn
 
-    if config.model.file:
-        model = fp.load_model(config.model.file, trust_code=config.model.trust_code)
-        check_finite_weights(model, str(config.model.file))
+    if config.model.given():
+        section = config.model
+        model = fp.load_model(section.file, trust_code=section.trust_code, json=section.json, weights=section.weights)
+        check_finite_weights(model, section.describe())
         check_data_fits_model(dataset, model, str(config.data.file or config.data.dataset))
     elif config.model.architecture == "original_question_cnn":
         model = original_question_cnn(dataset.x_train.shape[1:], dataset.classes)

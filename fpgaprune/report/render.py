@@ -38,13 +38,16 @@ def _b64(png: bytes) -> str:
     return base64.b64encode(png).decode("ascii")
 
 
-def _model_summary(model) -> list:
+def _model_summary(model, quantizer_sources: dict | None = None) -> list:
+    """Per layer: its class, output shape, parameters and where its quantizers came from (the quantize stage's
+    record: its own, kept, or the config's)."""
     return [
         {
             "name": layer.name,
             "cls": type(layer).__name__,
             "shape": str(output_shape(layer)),
             "params": layer.count_params(),
+            "quantizers": (quantizer_sources or {}).get(layer.name, ""),
         }
         for layer in model.layers
     ]
@@ -228,6 +231,7 @@ def report_context(
     profile=None,
     saturation: list | None = None,
     saturation_threshold: float | None = None,
+    quantizer_sources: dict | None = None,
 ) -> dict:
     measurements = measurements or Measurements()
     return {
@@ -236,7 +240,8 @@ def report_context(
         "title": title,
         "board": exported.board,
         "project": str(exported.path),
-        "model_summary": _model_summary(model),
+        "model_summary": _model_summary(model, quantizer_sources),
+        "quantizer_sources": quantizer_sources or {},
         "accuracies": accuracies or {},
         "scores": _scores(accuracies, metric, task),
         "profile": _profile_section(profile, saturation, saturation_threshold),
@@ -288,7 +293,7 @@ def write_report(out_dir, exported, estimate, model, **options) -> dict:
     task's metric}) with `metric` ("accuracy", "label_accuracy", "rmse", "mae") and `task`
     (`fpgaprune.task.Task`), `csim` (what `fp.csim` returns, or the csim stage's metrics), `measurements`,
     `budget`, `profile` (`quantize.profile.Profile`) with `saturation` (its console lines) and
-    `saturation_threshold`, and `title`."""
+    `saturation_threshold`, `quantizer_sources` ({layer: where its quantizers came from}), and `title`."""
     import jinja2
 
     environment = jinja2.Environment(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import yaml
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.frontends import with_width
+from fpgaprune.frontends import default_quantizers, with_width
 
 NAMED_AXES = ("sparsity", "bits", "structure", "budget_lut", "budget_dsp")
 
@@ -98,7 +98,8 @@ def point_config(base: dict, point: Point) -> dict:
             pruning["targets"] = {layer: value for layer in pruning["targets"]}
             pruning["budget"] = {}
         elif axis == "bits":
-            default = config.setdefault("quantization", {}).setdefault("default", {})
+            quantization = config.setdefault("quantization", {})
+            default = quantization["default"] = dict(quantization.get("default") or default_quantizers())
             for role in ("kernel", "activation"):
                 if role in default:
                     default[role] = _width(default[role], value, axis)

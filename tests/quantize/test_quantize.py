@@ -1,10 +1,13 @@
 """QKeras conversion keeps holds; pruned entries stay exactly 0 through QAT, in the shadow and after the quantizer."""
 
+import re
+
 import numpy as np
 import pytest
 from models import LOSS, OPTIMIZERS, build
 
 import fpgaprune as fp
+from fpgaprune.errors import QuantizationConfigError
 from fpgaprune.frontends.qkeras.quantizers import weight_quantizer
 from fpgaprune.quantize import QuantizationSpec, to_qkeras
 from fpgaprune.selection import maskable_weights
@@ -242,3 +245,56 @@ def test_missing_quantizer_and_unknown_layer_are_named():
         to_qkeras(digits_cnn(), {"default": {"kernel": "quantized_bits(6,0,alpha=1)"}})
     with pytest.raises(fp.QuantizationConfigError, match="quantization.layers: no layer named 'conv9'"):
         to_qkeras(digits_cnn(), {"default": spec(6)["default"], "layers": {"conv9": {"kernel": "ternary"}}})
+
+
+def _qkeras_model():
+    import qkeras
+
+    keras.utils.set_random_seed(0)
+    bits = "quantized_bits(6,0,alpha=1)"
+    return keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            qkeras.QConv2D(4, 3, kernel_quantizer=bits, bias_quantizer=bits, activation="relu", name="qconv"),
+            keras.layers.BatchNormalization(name="bn"),
+            qkeras.QActivation(qkeras.quantized_relu(6, 2), name="qrelu"),
+            keras.layers.Flatten(name="flat"),
+            keras.layers.Dense(10, name="fc"),
+        ]
+    )
+
+
+def test_a_qkeras_model_keeps_its_quantizers_and_a_layer_key_replaces_only_what_it_names():
+    from fpgaprune.frontends.qkeras.convert import quantizer_sources
+
+    model = _qkeras_model()
+    quantized = to_qkeras(fp.hold(model), {"default": spec(8)["default"]})
+    qconv = quantized.get_layer("qconv")
+    assert str(qconv.kernel_quantizer_internal) == str(model.get_layer("qconv").kernel_quantizer_internal)
+    assert qconv.get_config()["activation"] == "relu"  # its float relu stays: not replaced by a QActivation
+    assert type(quantized.get_layer("bn")).__name__ == "QBatchNormalization"  # not folded into a quantized conv
+    assert type(quantized.get_layer("fc")).__name__ == "QDense"  # the float layer takes the default
+    assert str(quantized.get_layer("qrelu").quantizer) == "quantized_relu(6,2)"
+    layers = {"qconv": {"kernel": "quantized_bits(4,0,alpha=1)"}, "qrelu": {"activation": "quantized_relu(4,1)"}}
+    replaced = to_qkeras(fp.hold(model), {"default": spec(8)["default"], "layers": layers})
+    assert "quantized_bits(4,0" in str(replaced.get_layer("qconv").kernel_quantizer_internal)
+    assert "quantized_bits(6,0" in str(replaced.get_layer("qconv").bias_quantizer_internal)
+    assert str(replaced.get_layer("qrelu").quantizer) == "quantized_relu(4,1)"
+    sources = quantizer_sources(model, {"default": spec(8)["default"], "layers": layers}, default_given=False)
+    assert sources == {
+        "qconv": "its own quantizers, kept; kernel from quantization.layers",
+        "qrelu": "its own quantizers, kept; activation from quantization.layers",
+        "fc": "the built-in default (quantization.default unset)",
+    }
+
+
+@pytest.mark.parametrize(
+    "layers, expected",
+    [
+        ({"qrelu": {"kernel": "quantized_bits(4,0)"}}, "layer 'qrelu' (QActivation) has no kernel quantizer"),
+        ({"qrelu": {"activation": "quantized_tanh(4)"}}, "does not compute 'relu', the activation of layer 'qrelu'"),
+    ],
+)
+def test_a_layer_key_that_does_not_fit_a_qkeras_layer_is_one_line(layers, expected):
+    with pytest.raises(QuantizationConfigError, match=re.escape(expected)):
+        to_qkeras(fp.hold(_qkeras_model()), {"default": spec(8)["default"], "layers": layers})

@@ -108,3 +108,15 @@ def load_model(path, compile: bool = True, trust_code: bool = False):
         ) from error
     enforce(model)  # guard the held variables against assignments that skip the constraint (an EMA copy)
     return model
+
+
+def model_from_json(path: Path, text: str, weights: Path, trust_code: bool = False):
+    """A Keras 3 architecture (checked against POLICY) with its HDF5 weights."""
+    import keras
+
+    from fpgaprune.masking import enforce
+    from fpgaprune.model_json import built_from_json
+
+    model = built_from_json(keras, text, model_objects(), path, weights)
+    enforce(model)
+    return model

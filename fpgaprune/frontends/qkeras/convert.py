@@ -8,6 +8,11 @@ function leaves the activation in float; a per-layer one is an error. BatchNorma
 Conv/Dense is folded into its weights (batchnorm="fold"); with batchnorm="quantize" every BatchNormalization
 becomes a QBatchNormalization instead, with float parameters (QKeras' default po2 parameter quantizers are
 ignored by hls4ml 1.3, so C-sim would differ).
+
+A QKeras model (or layer) that comes in quantized keeps its own quantizers: `quantization.layers.<name>`
+replaces the roles it names, and the default quantizes only the float layers beside them
+(`quantizer_sources` says which is which). A BatchNormalization after a layer quantized already is not folded
+into it (that would change the quantized kernel); it becomes a QBatchNormalization with float parameters.
 """
 
 import copy
@@ -83,6 +88,9 @@ def _quantized_kind(layer):
 
 def _quantize_entry(entry: dict, spec: QuantizationSpec, layer) -> None:
     class_name, config = entry["class_name"], entry["config"]
+    if type(layer).__module__.startswith("qkeras"):  # a QKeras layer keeps its quantizers but those named
+        _replace_named(entry, spec, layer)
+        return
     roles = spec.for_layer(config["name"])
     kind = _quantized_kind(layer)
     activation = _activation_quantizer(spec, config["name"], _function_of(layer, config), roles)
@@ -113,6 +121,51 @@ def _quantize_entry(entry: dict, spec: QuantizationSpec, layer) -> None:
         _rename(entry, front.ACTIVATION)
 
 
+def _replace_named(entry: dict, spec: QuantizationSpec, layer) -> None:
+    """Replace the quantizers of a QKeras layer that `quantization.layers.<name>` names, role by role."""
+    config, named = entry["config"], spec.layers.get(layer.name, {})
+    kind = kind_of(layer)
+    arguments = {argument: role for argument, role in (kind.quantizers if kind else ())}
+    for role, text in named.items():
+        if role == "activation":
+            if front.activation_quantizer(layer) is None and _function_of(layer, config) is None:
+                raise QuantizationConfigError(
+                    f"{spec.origin}.layers.{layer.name}.activation: layer '{layer.name}' "
+                    f"({type(layer).__name__}) applies no activation that a quantizer can stand for"
+                )
+            problem = activation_mismatch(layer, text)
+            if problem:
+                raise QuantizationConfigError(f"{spec.origin}.layers.{layer.name}.activation: {problem}")
+            config["activation"] = text
+            continue
+        replaced = [a for a, r in arguments.items() if r == role or (role == "kernel" and r == "recurrent")]
+        if not replaced or any(f"{a}_quantizer" not in config for a in replaced):
+            raise QuantizationConfigError(
+                f"{spec.origin}.layers.{layer.name}.{role}: layer '{layer.name}' ({type(layer).__name__}) has no "
+                f"{role} quantizer to replace"
+            )
+        config.update({f"{argument}_quantizer": text for argument in replaced})
+
+
+def quantizer_sources(model, spec: QuantizationSpec | dict, default_given: bool = True) -> dict:
+    """{layer: where its quantizers come from} for every layer of `model` (tf_keras, QKeras or Keras 3) that has
+    or gets a quantizer: its own (kept), `quantization.layers` (for the roles named there), or the default
+    (`default_given`: the config's, else the built-in one)."""
+    spec = spec if isinstance(spec, QuantizationSpec) else QuantizationSpec.from_dict(spec)
+    default = "quantization.default" if default_given else "the built-in default (quantization.default unset)"
+    sources = {}
+    for layer in model.layers:
+        named = sorted(spec.layers.get(layer.name, {}))
+        if type(layer).__module__.startswith("qkeras"):
+            kept = "its own quantizers, kept"
+            sources[layer.name] = f"{kept}; {', '.join(named)} from quantization.layers" if named else kept
+        elif getattr(kind_of(layer), "quantizers", ()) or _activation_quantizer(
+            spec, layer.name, _function_of(layer, layer.get_config()), spec.for_layer(layer.name)
+        ):
+            sources[layer.name] = f"quantization.layers ({', '.join(named)}), else {default}" if named else default
+    return sources
+
+
 def _rename(entry: dict, class_name: str) -> None:
     entry["class_name"] = class_name
     entry.pop("module", None)
@@ -122,11 +175,17 @@ def _rename(entry: dict, class_name: str) -> None:
 def _function_of(layer, config: dict) -> str | None:
     """The activation function a layer applies that a quantizer may replace (None: none, or not replaceable)."""
     class_name, kind = type(layer).__name__, kind_of(layer)
+    if class_name == front.ACTIVATION:  # a QActivation: the function its quantizer computes
+        return _COMPUTES.get(type(front.activation_quantizer(layer)).__name__)
     if class_name == "ReLU":
         plain = config.get("max_value") is None and not config.get("negative_slope") and not config.get("threshold")
         return "relu" if plain else None
     if class_name == "Activation" or (kind is not None and kind.precision != "recurrent"):
         function = config.get("activation")
+        if isinstance(function, dict):  # a QKeras layer's quantizer, serialized
+            function = function.get("class_name")
+        if isinstance(function, str):  # "relu", or a quantizer that stands for it: "quantized_relu(6,2)"
+            function = _COMPUTES.get(function.split("(")[0].strip(), function)
         return function if isinstance(function, str) and function != "linear" else None
     return None
 
@@ -171,6 +230,7 @@ def _fold_batchnorms(model, config: dict, weights: dict) -> None:
         producer = graph.layers[source]
         if (
             not getattr(kind_of(producer), "folds_batchnorm", False)
+            or front.weight_quantizer(producer, "kernel") is not None  # quantized already: folding changes it
             or graph.outbound[source] != [name]
             or producer.get_config()["activation"] != "linear"
             or layer.axis not in ([-1], [len(layer.input_shape) - 1])

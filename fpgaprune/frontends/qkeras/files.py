@@ -69,3 +69,11 @@ def load_model(path, compile: bool = True, trust_code: bool = False):
         raise ModelFileError(
             f"{path}: could not load the model ({type(error).__name__}: {first_line(error)})"
         ) from error
+
+
+def model_from_json(path: Path, text: str, weights: Path, trust_code: bool = False):
+    """A Keras 2.0-2.4, tf_keras or QKeras architecture (checked against POLICY) with its HDF5 weights."""
+    from fpgaprune.model_json import built_from_json
+    from fpgaprune.tfk import keras
+
+    return built_from_json(keras, text, model_objects(), path, weights)

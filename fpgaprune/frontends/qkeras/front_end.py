@@ -86,6 +86,13 @@ class QKerasFrontEnd(ModelFiles):
         return to_qkeras(model, quantization, batchnorm=batchnorm)
 
     @staticmethod
+    def quantizer_sources(model, quantization, default_given: bool = True) -> dict:
+        """{layer: where its quantizers come from}: its own (kept), quantization.layers, or the default."""
+        from fpgaprune.frontends.qkeras.convert import quantizer_sources
+
+        return quantizer_sources(model, quantization, default_given)
+
+    @staticmethod
     def activation_mismatch(layer, text: str):
         from fpgaprune.frontends.qkeras.convert import activation_mismatch
 

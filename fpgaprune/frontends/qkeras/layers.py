@@ -22,6 +22,10 @@ CLASSES: dict = {}  # kind -> (the tf_keras class, its QKeras twin)
 if legacy_keras():
     import qkeras
 
+    from fpgaprune.tfk import patch_qkeras
+
+    patch_qkeras()
+
     QUANTIZED = {
         "Conv1D": qkeras.QConv1D,
         "Conv2D": qkeras.QConv2D,

@@ -1,0 +1,76 @@
+"""The exact zeros a model comes in with (pruned elsewhere: tfmot, `torch.nn.utils.prune`, a paper's "70% pruned,
+retrained" model), held at 0 as pruned entries, so that fine-tuning cannot train them back.
+
+What counts, decided here:
+- the weights that make products (kernels, depthwise, pointwise, recurrent kernels); biases are left free: a
+  bias costs no multiplier, and a zero bias is often only its initializer's value;
+- the float weights as the model stores them (a QKeras model's too): a weight that its quantizer rounds to 0 is
+  free to move in training, and the export drops it anyway while it quantizes to 0;
+- a weight whose zeros are under `MIN_SHARE` of its entries is left free: such zeros are chance (a trained
+  float32 weight is exactly 0 almost never), not a decision;
+- a weight whose quantizer maps 0 elsewhere (binary, quantized_po2) is left free: a held zero would not stay
+  0 after quantization (`check_quantizers_keep_zero`).
+Variables that already carry holds (a model fpgaprune saved) keep theirs. Whole channels that end up zero are
+pruned channels like any other: `pruning.strip` removes them where it is safe.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fpgaprune.frontends import front_end_of
+from fpgaprune.masking.hold import maskable_variables
+from fpgaprune.masking.hold_constraint import is_hold
+from fpgaprune.masking.manifest import PRUNE, HoldEntry, MaskManifest
+
+MIN_SHARE = 0.05  # of a weight's entries: fewer exact zeros than this are chance, and stay free
+
+
+@dataclass
+class InputZeros:
+    """The zeros found: per held weight (zeros, entries), and per weight left free, why."""
+
+    held: dict = field(default_factory=dict)  # (layer, weight) -> (zeros, entries)
+    left: dict = field(default_factory=dict)  # (layer, weight) -> why its zeros stay free
+
+    def line(self) -> str:
+        """One console line: how many zeros were found and held, in which weights, and what stayed free."""
+        if not self.held and not self.left:
+            return ""
+        total = sum(zeros for zeros, _ in self.held.values())
+        shares = ", ".join(f"{'/'.join(key)} {zeros / entries:.0%}" for key, (zeros, entries) in self.held.items())
+        held = f"{total} exact zeros held at 0 as pruned ({shares})" if self.held else "no exact zeros held"
+        free = "; ".join(f"{'/'.join(key)} ({why})" for key, why in self.left.items())
+        return (
+            f"the model's own zeros: {held}{'; left free: ' + free if free else ''}; pruning.keep_input_zeros: "
+            "false releases them"
+        )
+
+    def to_json(self) -> dict:
+        return {
+            "held": {"/".join(key): list(counts) for key, counts in self.held.items()},
+            "left": {"/".join(key): why for key, why in self.left.items()},
+        }
+
+
+def input_zeros(model, min_share: float = MIN_SHARE) -> tuple[MaskManifest, InputZeros]:
+    """(the holds that keep `model`'s exact zeros at 0, what was found) by the rules of this module."""
+    found, entries = InputZeros(), []
+    for layer, weight, variable in maskable_variables(model):
+        if weight.role == "bias" or is_hold(variable.constraint):
+            continue
+        zero = np.asarray(variable.numpy()) == 0
+        key, count = (layer.name, weight.name), int(zero.sum())
+        if count == 0:
+            continue
+        front = front_end_of(layer)
+        quantizer = front.weight_quantizer(layer, weight.role)
+        zero_to = front.zero_of(quantizer) if quantizer is not None else 0.0
+        if count < min_share * zero.size:
+            found.left[key] = f"{count} zeros, {count / zero.size:.1%}: under {min_share:.0%}, by chance"
+        elif zero_to != 0.0:
+            found.left[key] = f"its quantizer {quantizer} maps 0 to {zero_to:g}"
+        else:
+            found.held[key] = (count, int(zero.size))
+            entries.append(HoldEntry(layer.name, weight.name, PRUNE, where=zero))
+    return MaskManifest(entries), found
