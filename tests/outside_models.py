@@ -38,13 +38,14 @@ def _bits(bits=6, integer=0):
 
 
 def qkeras_cnn():
-    """hls4ml's example `qkeras_mnist_cnn` at 8x8: QConv2D with relu inside, QActivation objects, max pooling,
-    Dropout, QDense and a softmax."""
+    """hls4ml's example `qkeras_mnist_cnn` at 8x8: QConv2D with relu inside, a QBatchNormalization with QKeras'
+    default (po2) parameter quantizers, QActivation objects, max pooling, Dropout, QDense and a softmax."""
     return keras.Sequential(
         [
             keras.Input((8, 8, 1), name="input_1"),
             qkeras.QConv2D(8, 3, kernel_quantizer=_bits(), bias_quantizer=_bits(), activation="relu", name="q_conv2d"),
             qkeras.QConv2D(12, 3, kernel_quantizer=_bits(), bias_quantizer=_bits(), name="q_conv2d_1"),
+            qkeras.QBatchNormalization(name="q_batch_normalization"),  # QKeras' po2 parameter quantizers
             qkeras.QActivation(qkeras.quantized_relu(6, 2), name="q_activation"),
             L.MaxPooling2D(2, name="max_pooling2d"),
             L.Flatten(name="flatten"),

@@ -37,11 +37,12 @@ class QKerasFrontEnd(ModelFiles):
 
     @staticmethod
     def exported_model(model):
-        """The model hls4ml's Keras-2 converter takes: this one."""
+        """The model hls4ml's Keras-2 converter takes: this one, its QBatchNormalization parameters quantized."""
+        from fpgaprune.frontends.qkeras.export import exported_model
         from fpgaprune.tfk import require_tf_keras_model
 
         require_tf_keras_model(model)
-        return model
+        return exported_model(model)
 
     # Quantizers: what a layer holds, what a quantizer computes
     weight_quantizer = staticmethod(quantizers.weight_quantizer)
