@@ -14,7 +14,9 @@ Where they part, each layer's own error:
   and its bias to the bias type (`precision/batchnorm.py`): |x| (one scale step + 4u |scale|) + one bias step
   + 4u (|beta| + |mean scale|) + 2u |y|, from its input, scale, bias and result types.
 - Recurrent layers (LSTM, GRU) compute sigmoid and tanh by tables in hls4ml: no bound follows from the types.
-  They are judged by the tolerance their tests use: 2% of the largest |value| (tests/hls/test_hls_adapter.py).
+  The logits after one are judged by the tolerance their tests use, 2% of the largest |logit|
+  (tests/hls/test_hls_adapter.py); the layers between (the recurrent layer itself included) are listed with
+  their differences and judged there, at the logits.
 Errors then run through the layers: a Conv/Dense multiplies them by its largest column sum of |weights|, a
 batch normalization by its largest |scale|, a quantizer adds at most one of its steps, ReLU, max pooling,
 reshapes and identities pass them on, Add/Subtract/Average add them.
