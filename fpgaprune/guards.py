@@ -4,14 +4,15 @@ that does not fit the model, and a loss that turns NaN in training."""
 import numpy as np
 
 from fpgaprune.errors import DataError, NonFiniteError
-from fpgaprune.tfk import keras
+from fpgaprune.framework import array_of
+from fpgaprune.hooks import TrainingHook
 
 
 def check_finite_weights(model, when: str) -> None:
     """Raise a one-line NonFiniteError naming the first layer and weight holding a NaN or Inf."""
     for layer in model.layers:
         for weight in layer.weights:
-            values = np.asarray(weight.numpy())
+            values = array_of(layer, weight)
             if values.dtype.kind == "f" and not np.isfinite(values).all():
                 bad = int(values.size - np.isfinite(values).sum())
                 raise NonFiniteError(
@@ -46,19 +47,18 @@ def _shape_text(shape: tuple) -> str:
     return "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
 
 
-class StopOnNonFiniteLoss(keras.callbacks.Callback):
-    """Stop `fit` at the first NaN/Inf loss with a one-line NonFiniteError naming the stage and the epoch."""
+class StopOnNonFiniteLoss(TrainingHook):
+    """Stop training at the first NaN/Inf loss with a one-line NonFiniteError naming the stage and the epoch."""
 
     def __init__(self, stage: str):
         super().__init__()
         self.stage = stage
         self.epoch = 0
 
-    def on_epoch_begin(self, epoch, logs=None):
+    def epoch_begin(self, run, epoch):
         self.epoch = epoch
 
-    def on_train_batch_end(self, batch, logs=None):
-        loss = (logs or {}).get("loss")
+    def step_end(self, run, batch, loss):
         if loss is not None and not np.isfinite(float(loss)):
             raise NonFiniteError(
                 f"{self.stage}: the training loss became {float(loss)} in epoch {self.epoch + 1} "

@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.atomic import atomic_target
+from fpgaprune.framework import array_of
 from fpgaprune.layer_kinds import kind_of
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.scores import kernel_scores
@@ -109,7 +110,7 @@ def kernel_figure(layer):
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    kernel = layer.kernel.numpy()
+    kernel = array_of(layer, layer.kernel)
     norms = kernel_scores(kernel, "l1")
     alive = kernel_scores(kernel, "max") > 0
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2), constrained_layout=True)

@@ -154,9 +154,9 @@ def attribute_of(layer, weight_name: str) -> str:
 
 def _front_ends_bound() -> None:
     """Every front end's bindings, made on first use (importing them needs their frameworks)."""
-    from fpgaprune.frontends import bind_all
+    from fpgaprune.framework import front_ends
 
-    bind_all()
+    front_ends()
 
 
 def kind_of(layer_or_name) -> LayerKind | None:
@@ -184,3 +184,84 @@ def kind_names(predicate) -> tuple:
     """The class names (float and quantized, as configs write them) of the kinds that satisfy `predicate`."""
     _front_ends_bound()
     return tuple(name for name, kind in _NAMES.items() if predicate(kind))
+
+
+# Layers with no weight to hold, by role. The role names are Keras' class names; each front end binds its own
+# classes to them (`bind_role`), and `role_of` resolves a layer through its MRO, so a user's subclass of
+# Dropout is a Dropout and a PyTorch MaxPool2d can be a MaxPooling2D.
+IDENTITY_ELEMENTWISE = (  # the output is the input at inference; channels pass through in training too
+    "Identity",
+    "Dropout",
+    "SpatialDropout1D",
+    "SpatialDropout2D",
+    "SpatialDropout3D",
+    "AlphaDropout",
+    "GaussianDropout",
+    "GaussianNoise",
+    "ActivityRegularization",
+)
+IDENTITY_AT_INFERENCE = (  # the output is the input at inference (the random image transforms move pixels)
+    *IDENTITY_ELEMENTWISE,
+    "RandomFlip",
+    "RandomTranslation",
+    "RandomRotation",
+    "RandomZoom",
+    "RandomContrast",
+    "RandomBrightness",
+)
+MERGES = ("Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate")
+MAX_POOLING = ("MaxPooling1D", "MaxPooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D")
+AVERAGE_POOLING = ("AveragePooling1D", "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D")
+POOLING = (*MAX_POOLING, *AVERAGE_POOLING)
+RESHAPES = ("Flatten", "Reshape")
+MOVES = ("UpSampling1D", "UpSampling2D", "Cropping1D", "Cropping2D", "Permute")  # outputs are inputs, moved
+PADDINGS = ("ZeroPadding1D", "ZeroPadding2D")
+ACTIVATIONS = ("Activation", "ReLU", "LeakyReLU", "ELU", "Softmax")
+ROLES = (
+    *IDENTITY_AT_INFERENCE,
+    *MERGES,
+    *POOLING,
+    *RESHAPES,
+    *MOVES,
+    *PADDINGS,
+    *ACTIVATIONS,
+    "BatchNormalization",
+    "InputLayer",
+)
+
+# What each stage lets pass, named by what passes:
+CHANNELS_PASS = (
+    "BatchNormalization",
+    "Activation",
+    "ReLU",
+    "LeakyReLU",
+    "ELU",
+    *POOLING,
+    "Flatten",
+    *IDENTITY_ELEMENTWISE,
+)  # strip: a channel of the input is a channel of the output
+VALUES_PASS = (*RESHAPES, "InputLayer", *IDENTITY_AT_INFERENCE)  # hls4ml types: the output is the input, reshaped
+OUTPUT_PASS = (*RESHAPES, "Dropout", "Identity", "GaussianNoise", "GaussianDropout", "AlphaDropout")  # the task
+
+_ROLE_BOUND: dict = {}  # class -> role name (None: a framework's subclass that is something else)
+_ROLE_RESOLVED: dict = {}
+
+
+def bind_role(role: str | None, *classes) -> None:
+    """A front end binds its classes to a role (`ROLES`); None keeps a subclass of a bound class its own name
+    (QKeras' QBatchNormalization is no float BatchNormalization)."""
+    if role is not None and role not in ROLES:
+        raise ValueError(f"unknown layer role {role!r}; the roles are {', '.join(ROLES)}")
+    for cls in classes:
+        _ROLE_BOUND[cls] = role
+    _ROLE_RESOLVED.clear()
+
+
+def role_of(layer_or_class) -> str:
+    """The role of a layer (or class) by the classes in its MRO; its class name when none is bound."""
+    _front_ends_bound()
+    cls = layer_or_class if isinstance(layer_or_class, type) else type(layer_or_class)
+    if cls not in _ROLE_RESOLVED:
+        bound = next((c for c in cls.__mro__ if c in _ROLE_BOUND), None)
+        _ROLE_RESOLVED[cls] = (_ROLE_BOUND[bound] if bound is not None else None) or cls.__name__
+    return _ROLE_RESOLVED[cls]

@@ -229,7 +229,7 @@ def _archive_keras_version(path: Path):
 
 def front_end_of_file(path):
     """The front end that reads the model file: tf_keras + QKeras for Keras 2 files, Keras 3 for Keras 3 ones."""
-    from fpgaprune.frontends import front_ends
+    from fpgaprune.framework import front_ends
 
     major = keras_major(path)
     for front_end in front_ends():
@@ -277,6 +277,6 @@ def write_model_file(model, path) -> Path:
 def save_model(model, path) -> Path:
     """Save `model` in its own framework (with optimizer state when compiled) to a `.keras` or `.h5` file,
     atomically; holds included, so that they keep working in further training."""
-    from fpgaprune.frontends import front_end_of
+    from fpgaprune.framework import front_end_of
 
     return front_end_of(model).save(model, path)

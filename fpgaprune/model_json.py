@@ -69,7 +69,7 @@ def keras_major_of(path: Path, config: dict) -> int:
 def load_json_model(json_path, weights_path, trust_code: bool = False):
     """The model of `json_path` with the weights of `weights_path`, in the framework that wrote it (one
     ModelFileError line on any failure)."""
-    from fpgaprune.frontends import front_ends
+    from fpgaprune.framework import front_ends
 
     if weights_path is None:
         raise ModelFileError(f"{json_path}: an architecture needs its weights (weights=..., model.weights in YAML)")

@@ -1,5 +1,6 @@
-"""A quiet console for the CLI: TensorFlow's C++ and Python logs, the CUDA probe and known harmless warnings
-are silenced, so that only fpgaprune's progress and results remain. `--verbose` keeps them.
+"""A quiet console for the CLI: the frameworks' C++ and Python logs (each front end's `quiet_start` and
+`quiet_logs`: TensorFlow's, its CUDA probe) and known harmless warnings are silenced, so that only fpgaprune's
+progress and results remain. `--verbose` keeps them.
 
 `TF_CPP_MIN_LOG_LEVEL` alone does not silence TF 2.21's oneDNN and CUDA lines (they are written while the
 library loads), and `TF_ENABLE_ONEDNN_OPTS=0` would change numerics. So the C-level stderr is redirected to
@@ -49,17 +50,14 @@ def import_quietly(verbose: bool):
         warnings.filterwarnings("ignore", message=pattern)
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     with stderr_to_devnull():
-        import qkeras  # noqa: F401
-        import tensorflow as tf
-
         import fpgaprune
-        import fpgaprune.tfk  # noqa: F401 - TensorFlow, tf_keras and QKeras load here
+        from fpgaprune.framework import front_ends
 
-        tf.config.list_physical_devices()  # the CUDA probe ("failed call to cuInit") runs here
-        tf.constant(0.0) + 1.0  # and the first op's device set-up
-
-    tf.get_logger().setLevel(logging.ERROR)
-    tf.autograph.set_verbosity(0)
-    for name in ("absl", "tensorflow", "h5py", "hls4ml", "numexpr"):
+        installed = front_ends()  # each front end's framework loads here
+        for front_end in installed:
+            front_end.quiet_start()  # and makes its first, noisy calls (TensorFlow's CUDA probe)
+    for front_end in installed:
+        front_end.quiet_logs()
+    for name in ("absl", "h5py", "hls4ml", "numexpr"):
         logging.getLogger(name).setLevel(logging.ERROR)
     return fpgaprune

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgaprune.errors import DataError
+from fpgaprune.framework import OWNER
 from fpgaprune.layer_graph import output_shape
+from fpgaprune.layer_kinds import OUTPUT_PASS
 
 TASKS = ("classification", "binary", "multilabel", "regression")
 LOSSES = {
@@ -25,8 +27,6 @@ LOSSES = {
     "regression": ("mse", "mae", "huber"),
 }
 METRICS = {"accuracy": "accuracy", "label_accuracy": "label accuracy", "rmse": "RMSE", "mae": "MAE"}
-# Layers after the output layer that leave its function alone (an output reshaped or left in the graph).
-_PASSTHROUGH = ("Flatten", "Reshape", "Dropout", "Identity", "GaussianNoise", "GaussianDropout", "AlphaDropout")
 
 
 @dataclass(frozen=True)
@@ -126,20 +126,19 @@ class Task:
 
 def output_layer(model):
     """The layer whose function gives the model's output (passing over reshapes and dropouts at the end)."""
-    layers = {layer.name: layer for layer in model.layers}
-    names = getattr(model, "output_names", None) or [model.layers[-1].name]
+    from fpgaprune.layer_graph import LayerGraph
+
+    graph = LayerGraph(model)
+    names = sorted(graph.outputs)
     if len(names) != 1:
         raise DataError(
             f"model '{model.name}' has {len(names)} outputs ({', '.join(names)}); fpgaprune trains "
             "models with one output"
         )
-    layer = layers[names[0]]
-    while type(layer).__name__ in _PASSTHROUGH:
-        inbound = layer._inbound_nodes[0].inbound_layers if layer._inbound_nodes else []
-        if isinstance(inbound, (list, tuple)) or not hasattr(inbound, "name"):
-            break
-        layer = inbound
-    return layer
+    name = names[0]
+    while graph.class_of(name) in OUTPUT_PASS and len(graph.inbound[name]) == 1:  # leave its function alone
+        name = graph.inbound[name][0]
+    return graph.layers[name]
 
 
 def output_activation(model) -> tuple[str, str]:
@@ -148,7 +147,7 @@ def output_activation(model) -> tuple[str, str]:
     kind = type(layer).__name__
     if kind == "Softmax":
         return layer.name, "softmax"
-    function = getattr(layer, "quantizer", None) if kind == "QActivation" else getattr(layer, "activation", None)
+    function = OWNER.activation_quantizer(layer) or getattr(layer, "activation", None)
     name = str(getattr(function, "__name__", None) or type(function).__name__ if function is not None else "linear")
     name = name.lower()
     if "softmax" in name:

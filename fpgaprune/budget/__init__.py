@@ -1,32 +1,23 @@
 """Budgets: prune to fit a board's LUTs and DSPs (spec.py: the limits; fit.py: pricing, the knapsack fit,
-the gradual callback and the repair after QAT)."""
+the gradual hook and the repair after QAT)."""
 
-from fpgaprune.budget.fit import (
-    DEFAULT_MARGIN,
-    BudgetFit,
-    BudgetPruning,
-    BudgetStep,
-    HardwareCosts,
-    Repair,
-    fit_to_budget,
-    hybrid_pruners,
-    repair,
-)
-from fpgaprune.budget.spec import BUDGET_RESOURCES, Budget, BudgetError, Constraint, parse_budget
+from fpgaprune.lazy import exports
 
-__all__ = [
-    "BUDGET_RESOURCES",
-    "DEFAULT_MARGIN",
-    "Budget",
-    "BudgetError",
-    "BudgetFit",
-    "BudgetPruning",
-    "BudgetStep",
-    "Constraint",
-    "HardwareCosts",
-    "Repair",
-    "fit_to_budget",
-    "hybrid_pruners",
-    "parse_budget",
-    "repair",
-]
+_MODULES = {
+    "DEFAULT_MARGIN": "fit",
+    "BudgetFit": "fit",
+    "BudgetPruning": "fit",
+    "BudgetStep": "fit",
+    "HardwareCosts": "fit",
+    "Repair": "fit",
+    "fit_to_budget": "fit",
+    "hybrid_pruners": "fit",
+    "repair": "fit",
+    "BUDGET_RESOURCES": "spec",
+    "Budget": "spec",
+    "BudgetError": "spec",
+    "Constraint": "spec",
+    "parse_budget": "spec",
+}
+__getattr__ = exports(__name__, _MODULES)
+__all__ = sorted(_MODULES)

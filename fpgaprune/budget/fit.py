@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fpgaprune.budget.spec import Budget, BudgetError
+from fpgaprune.hooks import TrainingHook
 from fpgaprune.pruning import Pruner
 from fpgaprune.pruning.hybrid import FIRST_SHARE as HYBRID_FIRST_SHARE
 from fpgaprune.pruning.hybrid import HybridPruner
 from fpgaprune.pruning.knapsack import BudgetInfeasible
 from fpgaprune.resources.entry_costs import EntryCosts, entry_costs, is_hardware_layer, layer_hardware
-from fpgaprune.tfk import keras
 
 DEFAULT_MARGIN = 0.05  # prune to 95% of each limit before QAT; the exported estimate must then fit
 FINAL_AIM = "the limit less the margin"
@@ -50,10 +50,10 @@ class HardwareCosts:
         self.types, self.notes, self.sources = None, [], {}
 
     def __call__(self, model) -> EntryCosts:
-        from fpgaprune.quantize import to_qkeras
+        from fpgaprune.framework import front_end_of
 
         quantized = any(is_hardware_layer(layer) for layer in model.layers)
-        qmodel = model if quantized else to_qkeras(model, self.spec, batchnorm=self.batchnorm)
+        qmodel = model if quantized else front_end_of(model).quantized_twin(model, self.spec, self.batchnorm)
         self.types, self.notes = layer_hardware(qmodel, self.hls_config, self.input_fixed, self.board, self.io_type)
         priced = entry_costs(qmodel, self.types, self.notes, self.backend)
         self.sources = priced.sources
@@ -218,8 +218,8 @@ def hybrid_pruners(**options) -> tuple:
     return HybridPruner(**options).pruners
 
 
-class BudgetPruning(keras.callbacks.Callback):
-    """During `fit`: at each update step of `schedule` (a PolynomialDecay from 0 to 1, read as progress), prune
+class BudgetPruning(TrainingHook):
+    """During training: at each update step of `schedule` (a PolynomialDecay from 0 to 1, read as progress), prune
     toward the budget: the aim moves from the model's estimate at the start to the limits less the margin."""
 
     def __init__(self, fit: BudgetFit, schedule):
@@ -228,18 +228,18 @@ class BudgetPruning(keras.callbacks.Callback):
         self.start: np.ndarray | None = None
         self.history: list[BudgetStep] = []
 
-    def on_train_begin(self, logs=None):
-        self.start = self.fit.budget.fractions(self.fit.costs(self.model).total())
-        self.fit.check(self.model)  # an impossible budget is one line now, not epochs into training
+    def begin(self, run):
+        self.start = self.fit.budget.fractions(self.fit.costs(run.model).total())
+        self.fit.check(run.model)  # an impossible budget is one line now, not epochs into training
 
-    def on_train_batch_begin(self, batch, logs=None):
-        step = int(self.model.optimizer.iterations.numpy())
+    def step_begin(self, run, batch):
+        step = run.step
         update, progress = self.schedule(step)
         if update:
             final, progress = self.fit.final_aim(), float(progress)
             aimed = FINAL_AIM if progress >= 1 else f"step {step}'s, {way(progress)} of the way to {FINAL_AIM}"
             self.history.append(
-                self.fit(self.model, np.minimum(self.start, self.start + progress * (final - self.start)), aimed)
+                self.fit(run.model, np.minimum(self.start, self.start + progress * (final - self.start)), aimed)
             )
 
 

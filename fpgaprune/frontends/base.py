@@ -1,41 +1,192 @@
-"""The protocol every front end answers (`fpgaprune/frontends/<name>/front_end.py` holds one `FRONT_END`)."""
+"""The front-end contract: everything the rest of fpgaprune asks of a model framework and its quantization
+library. A front end is one object (`FRONT_END` in `fpgaprune/frontends/<name>/front_end.py`, or any object
+registered with `fpgaprune.framework.register_front_end`) that subclasses `FrontEnd`.
+
+Its module may not import its framework at the top: the registry loads every front end, and `bind_layers`
+(which imports the framework) says whether it is installed. The rest of fpgaprune reads a model through these
+methods and meets the hls stage through hls4ml's IR (`to_hls4ml`).
+"""
 
 import importlib
-from typing import Protocol
+from abc import ABC, abstractmethod
 
 
-class FrontEnd(Protocol):
+class FrontEnd(ABC):
     """What fpgaprune asks of a model framework and its quantization library."""
 
-    name: str  # "tf_keras + QKeras", "Keras 3"
+    name: str  # "tf_keras + QKeras", "Keras 3", "PyTorch": named in messages
+    keras_major: int | None = None  # Keras model files: the major version that wrote them
 
+    # -- The framework: is it here, and which of its objects are its own
+    @abstractmethod
     def owns(self, model_or_layer) -> bool:
-        """Whether the framework built this model, layer or class."""
+        """Whether the framework built this model, layer, class or quantizer."""
 
-    def keras(self):
-        """The framework's Keras API module (tf_keras, or keras): clone_model, constraints, callbacks."""
+    @abstractmethod
+    def bind_layers(self) -> None:
+        """Bind its layer classes to fpgaprune's layer kinds (`layer_kinds.bind`); ImportError when its
+        framework is not installed (the registry then leaves it out)."""
 
+    def check_available(self, what: str) -> None:
+        """Raise one line with the fix when `what` (quantization, export) cannot run in this process."""
+
+    @abstractmethod
+    def check_model(self, model) -> None:
+        """Raise one ModelTypeError line unless fpgaprune can read the model (its graph rebuildable)."""
+
+    @abstractmethod
+    def graph_edges(self, model) -> tuple:
+        """The model as a graph of layers: (its layers in order, each with a `name` and its weights as the
+        attributes its kind names; {layer name: the names of the layers it reads}; the output layers' names)."""
+
+    # -- Weights, and the hold mechanism that keeps chosen entries at their targets through training
+    @abstractmethod
+    def array(self, variable):
+        """A weight as a numpy array, in fpgaprune's layout (a kernel's input axes first, its outputs last)."""
+
+    @abstractmethod
+    def hold_of(self, variable):
+        """The hold (`masking.held.HeldEntries`) a weight carries, or None."""
+
+    @abstractmethod
+    def with_holds(self, model, groups: dict, keep_holds: bool):
+        """A copy of `model` whose weights in `groups` ({(layer, weight): [HoldEntry]}) are held (keep_holds), or
+        have the held values baked in and no hold (finalize)."""
+
+    @abstractmethod
+    def enforce(self, model) -> None:
+        """Re-assign every held entry now (after weights were set from outside the training loop)."""
+
+    # -- Training: the pipeline's fine-tune, QAT, schedules, lottery, budget and progress run through these
+    @abstractmethod
+    def fit(
+        self, model, x, y, *, task, optimizer: str, learning_rate: float, epochs: int, batch_size: int, hooks=()
+    ) -> None:
+        """Train `model` on (x, y) with the task's loss, driving `hooks` (`fpgaprune.hooks.TrainingHook`)."""
+
+    @abstractmethod
+    def predict(self, model, x, batch_size: int = 256):
+        """The model's outputs for `x`, as a numpy array."""
+
+    @abstractmethod
+    def set_seed(self, seed: int) -> None:
+        """Seed the framework's random generators."""
+
+    def hook_callback(self):
+        """The class that makes a TrainingHook its framework's callback (Keras' `fit`), or None."""
+        return None
+
+    # -- Files: safe load, atomic save
+    @abstractmethod
+    def load(self, path, trust_code: bool = False, compile: bool = True):
+        """A model file, checked against an allow-list before anything is deserialized."""
+
+    @abstractmethod
+    def save(self, model, path):
+        """A model file, written atomically."""
+
+    @abstractmethod
+    def file_policy(self):
+        """The allow-list (`model_files.FilePolicy`) its model files are checked against."""
+
+    # -- Quantization and QAT: what a layer's quantizers are and compute
+    @abstractmethod
+    def quantized_twin(self, model, quantization, batchnorm: str = "fold"):
+        """The quantized model (same layer names, holds carried over), ready for QAT and hls4ml."""
+
+    @abstractmethod
+    def quantizer_sources(self, model, quantization, default_given: bool = True) -> dict:
+        """{layer: where its quantizers come from}: its own, or the config's."""
+
+    @abstractmethod
     def weight_quantizer(self, layer, role: str):
         """The quantizer of one of a layer's weights by role (kernel, bias, recurrent, depthwise, pointwise), or
-        None (a float layer)."""
+        None (a float weight)."""
 
+    @abstractmethod
     def activation_quantizer(self, layer):
         """The quantizer a quantized activation layer applies, or None."""
 
+    def quantized(self, layer, role: str, values):
+        """`values` through the layer's quantizer for `role` (unchanged without one), as float64."""
+        import numpy as np
+
+        return np.asarray(values, np.float64)
+
+    def is_quantized(self, layer) -> bool:
+        """Whether the layer's weights or activations are quantized."""
+        return False
+
+    def quantizer_texts(self, layer) -> dict:
+        """{weight role: its quantizer as the model's config writes it}, for the manifest."""
+        return {}
+
+    def is_quantized_activation(self, layer) -> bool:
+        """Whether the layer is an activation quantizer of its own (QKeras' QActivation)."""
+        return False
+
+    def is_batchnorm(self, layer) -> bool:
+        return False
+
     def quantizer_type(self, quantizer, activation: bool = False):
         """The fixed-point type (`quantize.fixed_types.FixedType`) of a quantizer's outputs, or None."""
+        return None
 
-    def keeps_zero(self, quantizer) -> float:
-        """What the quantizer makes of 0 (pruned weights need 0.0)."""
+    def quantizer_bits(self, layer, role: str, default: int = 32) -> int:
+        """The bit width of a layer's quantizer for `role` (`default` for a float weight)."""
+        return default
 
-    def quantized_twin(self, model, spec, batchnorm: str = "fold"):
-        """The quantized twin of `model` (same layer names, holds carried over), ready for QAT and hls4ml."""
+    def has_channel_scale(self, quantizer) -> bool:
+        """Whether the quantizer scales each output channel (hls4ml factors it into a `<layer>_alpha` node)."""
+        return False
 
-    def load(self, path, trust_code: bool = False):
-        """A model file, checked against an allow-list before anything is deserialized."""
+    def zero_of(self, quantizer) -> float:
+        """What the quantizer makes of a weight that is 0 (a pruned weight needs 0.0)."""
+        return 0.0
 
-    def save(self, model, path):
-        """A model file, written atomically."""
+    def pruned_values(self, quantizer, values, pruned):
+        """What the quantizer makes of the `pruned` entries (set to 0) of a weight whose other entries are
+        `values`."""
+        import numpy as np
+
+        return np.zeros(int(np.count_nonzero(pruned)))
+
+    def derive_types(self, model, input_type):
+        """The hls4ml types of each node (`hls.precision.PrecisionPlan`) that make C-sim equal the quantized model;
+        an empty plan leaves every node at the config's precisions."""
+        from fpgaprune.hls.precision.plan import PrecisionPlan
+
+        return PrecisionPlan(self.input_name(model))
+
+    # -- The reference forward, for C-sim's layer diff and the numerical profile
+    @abstractmethod
+    def reference_probe(self, model, batch_size: int = 512):
+        """`probe(x)`: every layer's values for inputs `x` (`quantize.layer_values.LayerValues`)."""
+
+    # -- Export: the model as hls4ml's IR
+    @abstractmethod
+    def input_name(self, model) -> str:
+        """The name of the model's input node in hls4ml's IR."""
+
+    @abstractmethod
+    def exported_model(self, model):
+        """The model as its converter takes it (a Keras 3 model: its tf_keras twin)."""
+
+    @abstractmethod
+    def hls_config(self, model, granularity: str = "name", **kwargs) -> dict:
+        """hls4ml's HLSConfig of the model, from its converter."""
+
+    @abstractmethod
+    def to_hls4ml(self, model, hls_config: dict, output_dir, **kwargs):
+        """hls4ml's ModelGraph of the model (unbuilt): where the front end hands over to the hls stage."""
+
+    @abstractmethod
+    def conversion_problem(self, model) -> str | None:
+        """Why hls4ml cannot convert the model (one line naming the layer), or None."""
+
+    @abstractmethod
+    def renamed(self, model, names: dict):
+        """A copy of the model whose layers named in `names` ({original: new}) carry their new names."""
 
 
 class ModelFiles:

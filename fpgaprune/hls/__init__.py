@@ -1,31 +1,24 @@
-"""hls4ml integration: the Keras-2 routing adapter, presets and boards, the kernel-sparse export, C-sim."""
+"""hls4ml integration: presets and boards, the kernel-sparse export, C-sim. Its modules import on first use."""
 
-from fpgaprune.hls.adapter import config_from_model, convert_model
-from fpgaprune.hls.boards import Board, boards, load_board
-from fpgaprune.hls.config import derived_hls_config, merge_config
-from fpgaprune.hls.csim import CsimResult, csim_check, hardware_input
-from fpgaprune.hls.exporter import Export, export, export_config, load_export
-from fpgaprune.hls.presets import load_preset
-from fpgaprune.hls.product_count import count_products
-from fpgaprune.hls.synth import csynth, find_hls_tool
+from fpgaprune.hls.boards import Board, boards, load_board  # eager: `boards` is both a module and a function
+from fpgaprune.lazy import exports
 
-__all__ = [
-    "Board",
-    "CsimResult",
-    "Export",
-    "boards",
-    "config_from_model",
-    "convert_model",
-    "count_products",
-    "csim_check",
-    "csynth",
-    "derived_hls_config",
-    "export",
-    "export_config",
-    "find_hls_tool",
-    "hardware_input",
-    "load_board",
-    "load_export",
-    "load_preset",
-    "merge_config",
-]
+_MODULES = {
+    "config_from_model": "adapter",
+    "convert_model": "adapter",
+    "derived_hls_config": "config",
+    "merge_config": "config",
+    "CsimResult": "csim",
+    "csim_check": "csim",
+    "hardware_input": "csim",
+    "Export": "exporter",
+    "export": "exporter",
+    "export_config": "exporter",
+    "load_export": "exporter",
+    "load_preset": "presets",
+    "count_products": "product_count",
+    "csynth": "synth",
+    "find_hls_tool": "synth",
+}
+__getattr__ = exports(__name__, _MODULES)
+__all__ = ["Board", "boards", "load_board", *sorted(_MODULES)]

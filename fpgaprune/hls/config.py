@@ -2,8 +2,8 @@
 
 import copy
 
+from fpgaprune.framework import front_end_of
 from fpgaprune.hls.adapter import config_from_model
-from fpgaprune.hls.precision import derive_precisions
 from fpgaprune.quantize.fixed_types import FixedType, input_type
 
 
@@ -28,7 +28,7 @@ def derived_hls_config(
     data (its exact grid and range give the input type) or a FixedType.
     """
     fixed = data_or_type if isinstance(data_or_type, FixedType) else input_type(data_or_type)
-    plan = derive_precisions(model, fixed)
+    plan = front_end_of(model).derive_types(model, fixed)
     config = merge_config(config_from_model(model, granularity="name", **config_kwargs), preset or {})
     config = merge_config(config, {"LayerName": plan.hls_layer_config()})
     return merge_config(config, overrides or {}), plan.notes

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.frontends import QUANTIZING as front
+from fpgaprune.framework import OWNER as front
 from fpgaprune.hls.tolerance import Tolerance
 from fpgaprune.quantize.fixed_types import FixedType
-from fpgaprune.quantize.layer_values import LayerValuesProbe, activation_name
+from fpgaprune.quantize.layer_values import activation_name, reference_probe
 from fpgaprune.text_table import format_rows
 from fpgaprune.tools import cores
 
@@ -384,7 +384,7 @@ class _Comparison:
 def layer_diff(trace: dict, model, x, limit: int = 3) -> list:
     """Readable lines (a table with its header) for the first layers whose C-sim trace ({layer: outputs})
     differs from QKeras' values for the same inputs `x`."""
-    values = LayerValuesProbe(model)(x)
+    values = reference_probe(model)(x)
     diff = _LayerDiff()
     for layer in model.layers:
         if layer.name in trace and layer.name in values.layer_outputs:
@@ -417,7 +417,7 @@ def compare_with_qkeras(
     (`quantize.profile.ProfileCollector`) reads the same pass; `ids`: the sample numbers of `x` in a larger set
     (`simulated_subset`), for the per-layer diff.
     """
-    probe, comparison = LayerValuesProbe(model), _Comparison(model, task)
+    probe, comparison = reference_probe(model), _Comparison(model, task)
     starts = list(range(0, len(x), chunk))
     inputs = [np.ascontiguousarray(hardware_input(np.asarray(x[start : start + chunk]), fixed)) for start in starts]
     workers = workers or cores()

@@ -15,14 +15,14 @@ import numpy as np
 
 from fpgaprune.atomic import replace_directory
 from fpgaprune.errors import ExportError
-from fpgaprune.frontends import front_end_of
+from fpgaprune.framework import front_end_of
 from fpgaprune.guards import check_finite_array, check_finite_weights
 from fpgaprune.hls.adapter import convert_model
 from fpgaprune.hls.attribute_keys import PLAN
 from fpgaprune.hls.boards import Board, load_board
 from fpgaprune.hls.config import derived_hls_config
 from fpgaprune.hls.manifest import FORMAT, SPARSE, build_manifest
-from fpgaprune.hls.names import cpp_names, map_keys, renamed
+from fpgaprune.hls.names import cpp_names, map_keys
 from fpgaprune.hls.node_record import record_from_json
 from fpgaprune.hls.presets import load_preset
 from fpgaprune.quantize.fixed_types import FixedType, input_type
@@ -107,7 +107,7 @@ def _testbench_files(model, x, fixed: FixedType, workdir: Path, samples: int) ->
     from fpgaprune.hls.csim import hardware_input
 
     x_tb = hardware_input(np.asarray(x[:samples]), fixed)
-    y_tb = np.asarray(model.predict(x_tb, verbose=0)).reshape(len(x_tb), -1)
+    y_tb = np.asarray(front_end_of(model).predict(model, x_tb)).reshape(len(x_tb), -1)
     np.save(workdir / "tb_input.npy", x_tb.reshape(len(x_tb), -1))
     np.save(workdir / "tb_output.npy", y_tb)
     return str(workdir / "tb_input.npy"), str(workdir / "tb_output.npy")
@@ -154,7 +154,7 @@ def export(
     index_map = getattr(strip, "index_map", strip) or {}
     fixed = input_fixed or input_type(x)
     names = cpp_names(model)  # {user's name: C++ identifier}, for the names that are not identifiers
-    named, layer_overrides = renamed(model, names), dict(overrides or {})
+    named, layer_overrides = front_end_of(model).renamed(model, names) if names else model, dict(overrides or {})
     if names and "LayerName" in layer_overrides:
         layer_overrides["LayerName"] = map_keys(layer_overrides["LayerName"], names)
     config, io_type, notes = export_config(

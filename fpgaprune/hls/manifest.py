@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.frontends import QUANTIZING as front
+from fpgaprune.framework import OWNER as front
+from fpgaprune.framework import array_of
 from fpgaprune.hls.attribute_keys import PLAN, SPARSE_SOURCE
 from fpgaprune.hls.node_record import node_record, record_json
 
@@ -39,10 +40,11 @@ def quantized_kernel(layer):
     kernel = getattr(layer, "kernel", None)
     if kernel is None:
         return None
+    values = array_of(layer, kernel)
     quantizer = front.weight_quantizer(layer, "kernel")
     if front.has_channel_scale(quantizer):
-        return front.factor_scales(quantizer, kernel)[0]
-    return np.asarray(quantizer(kernel) if quantizer is not None else kernel, np.float64)
+        return front.factor_scales(quantizer, values)[0]
+    return np.asarray(front.quantized(layer, "kernel", values), np.float64)
 
 
 def _kernels(layer, maps: dict) -> dict:
@@ -63,12 +65,8 @@ def _kernels(layer, maps: dict) -> dict:
 
 
 def _quantizers(layer) -> dict:
-    found = {}
-    for role in ("kernel", "bias", "depthwise", "pointwise", "recurrent"):
-        quantizer = getattr(layer, f"{role}_quantizer", None)
-        if quantizer is not None:
-            found[role] = str(quantizer)
-    return found
+    """{role: the quantizer as its config writes it} of the layer's weights."""
+    return front.quantizer_texts(layer)
 
 
 def _code(node) -> str:

@@ -4,7 +4,6 @@ model whose names are identifiers (`conv.1` -> `conv_1`); the manifest keeps the
 message show the user's own names.
 """
 
-import copy
 import re
 
 from fpgaprune.errors import ModelTypeError
@@ -29,37 +28,6 @@ def cpp_names(model) -> dict:
             f"model '{model.name}': layer names must stay distinct as C++ identifiers: {pairs}; rename one of each pair"
         )
     return mapped
-
-
-def renamed(model, names: dict):
-    """A copy of `model` whose layers named in `names` ({original: new}) carry their new names; weights copied."""
-    from fpgaprune.frontends import QUANTIZING
-    from fpgaprune.tfk import keras
-
-    if not names:
-        return model
-    config = _renamed_config(copy.deepcopy(model.get_config()), names)
-    kind = keras.Sequential if isinstance(model, keras.Sequential) else keras.Model
-    twin = kind.from_config(config, custom_objects=QUANTIZING.custom_objects())
-    inverse = {new: old for old, new in names.items()}
-    for layer in twin.layers:
-        layer.set_weights(model.get_layer(inverse.get(layer.name, layer.name)).get_weights())
-    return twin
-
-
-def _renamed_config(config: dict, names: dict) -> dict:
-    for entry in config["layers"]:
-        if entry["config"].get("name") in names:
-            entry["config"]["name"] = names[entry["config"]["name"]]
-        if "name" in entry:
-            entry["name"] = names.get(entry["name"], entry["name"])
-        for node in entry.get("inbound_nodes") or []:
-            for item in node:
-                item[0] = names.get(item[0], item[0])
-    for key in ("input_layers", "output_layers"):
-        for item in config.get(key, []):
-            item[0] = names.get(item[0], item[0])
-    return config
 
 
 def map_keys(mapping: dict, names: dict) -> dict:

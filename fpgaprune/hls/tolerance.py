@@ -28,36 +28,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fpgaprune.frontends import QUANTIZING as front
-from fpgaprune.layer_graph import IDENTITY_AT_INFERENCE, MERGES, LayerGraph
-from fpgaprune.layer_kinds import kind_of
+from fpgaprune.framework import OWNER as front
+from fpgaprune.layer_graph import LayerGraph
+from fpgaprune.layer_kinds import AVERAGE_POOLING as _AVERAGING
+from fpgaprune.layer_kinds import MAX_POOLING, MERGES, MOVES, PADDINGS, VALUES_PASS, kind_of
 from fpgaprune.quantize.fixed_types import FixedType
 
 RECURRENT_RELATIVE = 0.02
 FLOAT32_STEP = 2.0**-23  # QKeras averages in float32: one rounding of the mean
 UNIT = 2.0**-24  # float32's unit roundoff
-_AVERAGING = ("AveragePooling1D", "AveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling2D")
-_SAME = (
-    "ReLU",
-    "Flatten",
-    "Reshape",
-    "MaxPooling1D",
-    "MaxPooling2D",
-    "GlobalMaxPooling1D",
-    "GlobalMaxPooling2D",
-    "ZeroPadding1D",
-    "ZeroPadding2D",
-    "Cropping1D",
-    "Cropping2D",
-    "UpSampling1D",
-    "UpSampling2D",
-    "Permute",
-    "InputLayer",
-    "Concatenate",
-    "Maximum",
-    "Minimum",
-    *IDENTITY_AT_INFERENCE,
-)
+# Layers that pass an error on unchanged: values moved, reshaped, maxed or passed through.
+_SAME = (*VALUES_PASS, *MOVES, *PADDINGS, *MAX_POOLING, "ReLU", "Concatenate", "Maximum", "Minimum")
 _PASSING_ACTIVATIONS = ("relu", "linear")  # 1-Lipschitz and exact in both: an error passes unchanged
 _TYPE = re.compile(r"(?:ap_)?(u?)fixed<\s*(\d+)\s*,\s*(-?\d+)\s*(?:,[^>]*)?>")
 

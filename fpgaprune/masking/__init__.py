@@ -1,7 +1,9 @@
 """Masking: hold selected entries of weights at exact values through training, saving and export."""
 
+import importlib
+
+from fpgaprune.masking.held import HeldEntries, is_hold
 from fpgaprune.masking.hold import check_quantizers_keep_zero, enforce, finalize, held_variables, hold, manifest_of
-from fpgaprune.masking.hold_constraint import guard, is_hold
 from fpgaprune.masking.manifest import FREEZE, PRUNE, HoldEntry, MaskManifest, compile_entries
 
 __all__ = [
@@ -13,7 +15,7 @@ __all__ = [
     "compile_entries",
     "enforce",
     "finalize",
-    "guard",
+    "HeldEntries",
     "held_variables",
     "hold",
     "is_hold",
@@ -23,7 +25,5 @@ __all__ = [
 
 def __getattr__(name: str):
     if name == "HoldConstraint":  # tf_keras' hold constraint; Keras 3's is in `frontends/keras3/holds.py`
-        from fpgaprune.frontends.qkeras.holds import HoldConstraint
-
-        return HoldConstraint
+        return importlib.import_module("fpgaprune.frontends.qkeras.holds").HoldConstraint
     raise AttributeError(f"module 'fpgaprune.masking' has no attribute {name!r}")

@@ -8,8 +8,7 @@ from collections import defaultdict
 import numpy as np
 
 from fpgaprune.errors import QuantizerZeroError
-from fpgaprune.frontends import front_end_of
-from fpgaprune.masking.hold_constraint import guard, is_hold
+from fpgaprune.framework import array_of, front_end_of, hold_on
 from fpgaprune.masking.manifest import FREEZE, HoldEntry, MaskManifest
 from fpgaprune.selection import maskable_weights, parse_selector, resolve
 
@@ -31,7 +30,7 @@ def hold(model, masks: MaskManifest | None = None, *, prune=(), freeze=()):
     for entry in requested:
         key, resolved_entry = _resolve_entry(model, entry)
         groups[key].append(resolved_entry)
-    held = _rebuild(model, groups, keep_holds=True)
+    held = front_end_of(model).with_holds(model, groups, keep_holds=True)
     check_quantizers_keep_zero(held)
     return held
 
@@ -39,7 +38,7 @@ def hold(model, masks: MaskManifest | None = None, *, prune=(), freeze=()):
 def finalize(model):
     """Return (plain model with the held values baked in and no fpgaprune constraint, the mask manifest)."""
     front_end_of(model).check_model(model)
-    return _rebuild(model, _held_groups(model), keep_holds=False), manifest_of(model)
+    return front_end_of(model).with_holds(model, _held_groups(model), keep_holds=False), manifest_of(model)
 
 
 def manifest_of(model) -> MaskManifest:
@@ -49,10 +48,7 @@ def manifest_of(model) -> MaskManifest:
 
 def enforce(model) -> None:
     """Re-assign every held entry now (after `set_weights`, `load_weights` or an EMA swap, for example)."""
-    for layer, weight, variable in maskable_variables(model):
-        if is_hold(variable.constraint):
-            guard(variable)
-            variable.assign(variable.constraint.hold(variable))
+    front_end_of(model).enforce(model)
 
 
 def held_variables(model):
@@ -60,15 +56,15 @@ def held_variables(model):
     return [
         (layer.name, weight.name, variable)
         for layer, weight, variable in maskable_variables(model)
-        if is_hold(variable.constraint)
+        if hold_on(layer, variable) is not None
     ]
 
 
 def check_quantizers_keep_zero(model) -> None:
     """A pruned weight must stay 0 after its quantizer; refuse quantizers that map 0 elsewhere."""
     for layer, weight, variable in maskable_variables(model):
-        constraint = variable.constraint
-        if not is_hold(constraint):
+        constraint = hold_on(layer, variable)
+        if constraint is None:
             continue
         mask, target = constraint.compiled(tuple(variable.shape))
         pruned = mask & (target == 0)
@@ -76,7 +72,7 @@ def check_quantizers_keep_zero(model) -> None:
         quantizer = front.weight_quantizer(layer, weight.role)
         if quantizer is None or not pruned.any():
             continue
-        values = np.asarray(variable.numpy(), np.float32)
+        values = np.asarray(array_of(layer, variable), np.float32)
         quantized = front.pruned_values(quantizer, values, pruned)  # the weights as training will see them
         if np.any(quantized != 0):
             raise QuantizerZeroError(
@@ -98,8 +94,9 @@ def maskable_variables(model):
 def _held_groups(model) -> dict:
     groups = defaultdict(list)
     for layer, weight, variable in maskable_variables(model):
-        if is_hold(variable.constraint):
-            groups[(layer.name, weight.name)].extend(variable.constraint.entries)
+        held = hold_on(layer, variable)
+        if held is not None:
+            groups[(layer.name, weight.name)].extend(held.entries)
     return groups
 
 
@@ -110,39 +107,8 @@ def _resolve_entry(model, entry: HoldEntry):
     bound = HoldEntry(resolved.layer.name, resolved.weight.name, entry.mode, entry.index, entry.where, entry.value)
     if entry.mode == FREEZE:
         if entry.value is None:
-            current = np.asarray(resolved.variable.numpy(), np.float32)
+            current = np.asarray(array_of(resolved.layer, resolved.variable), np.float32)
             bound = bound.with_value(current[resolved.mask])
         else:
             bound.targets(resolved.mask)  # checks that the value fits before anything is built
     return (resolved.layer.name, resolved.weight.name), bound
-
-
-def _rebuild(model, groups: dict, keep_holds: bool):
-    """Clone `model` with each held variable's constraint set (or reset to its inner one) and the holds baked in."""
-    by_layer = defaultdict(dict)
-    for (layer_name, weight_name), entries in groups.items():
-        by_layer[layer_name][weight_name] = entries
-    front = front_end_of(model)
-    constraint_class = front.hold_constraint()
-
-    def clone_layer(layer):
-        config = layer.get_config()
-        for weight in maskable_weights(layer) or ():
-            if weight.name not in by_layer.get(layer.name, {}):
-                continue
-            current = weight.variable(layer).constraint
-            inner = current.inner if is_hold(current) else current
-            entries = by_layer[layer.name][weight.name]
-            config[weight.constraint_key] = constraint_class(entries, inner) if keep_holds else inner
-        return layer.__class__.from_config(config)
-
-    clone = front.keras().models.clone_model(model, clone_function=clone_layer)
-    clone.set_weights(model.get_weights())
-    for layer, weight, variable in maskable_variables(clone):
-        entries = by_layer.get(layer.name, {}).get(weight.name)
-        if entries is not None:  # empty holds are bound too, so that a pruning schedule can grow them
-            holder = variable.constraint if keep_holds else constraint_class(entries)
-            if keep_holds:
-                guard(variable)
-            variable.assign(holder.hold(variable))
-    return clone

@@ -16,11 +16,8 @@ pruned channels like any other: `pruning.strip` removes them where it is safe.
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from fpgaprune.frontends import front_end_of
+from fpgaprune.framework import array_of, front_end_of, hold_on
 from fpgaprune.masking.hold import maskable_variables
-from fpgaprune.masking.hold_constraint import is_hold
 from fpgaprune.masking.manifest import PRUNE, HoldEntry, MaskManifest
 
 MIN_SHARE = 0.05  # of a weight's entries: fewer exact zeros than this are chance, and stay free
@@ -57,9 +54,9 @@ def input_zeros(model, min_share: float = MIN_SHARE) -> tuple[MaskManifest, Inpu
     """(the holds that keep `model`'s exact zeros at 0, what was found) by the rules of this module."""
     found, entries = InputZeros(), []
     for layer, weight, variable in maskable_variables(model):
-        if weight.role == "bias" or is_hold(variable.constraint):
+        if weight.role == "bias" or hold_on(layer, variable) is not None:
             continue
-        zero = np.asarray(variable.numpy()) == 0
+        zero = array_of(layer, variable) == 0
         key, count = (layer.name, weight.name), int(zero.sum())
         if count == 0:
             continue

@@ -41,9 +41,9 @@ def check_hls(config: RunConfig, at: Located) -> None:
 
 def check_quantizers(config: RunConfig, at: Located) -> None:
     """Every quantizer text parses, and each weight quantizer keeps 0 (pruned weights stay 0 after it)."""
-    from fpgaprune.frontends import quantizing
+    from fpgaprune.framework import quantizing_front_end
 
-    front = quantizing()
+    front = quantizing_front_end()
     entries = [(("quantization", "default", role), text) for role, text in (config.quantization.default or {}).items()]
     entries += [
         (("quantization", "layers", layer, role), text)
@@ -118,9 +118,9 @@ def check_budget(config: RunConfig, at: Located) -> None:
 
 def check_quantized_layers(config: RunConfig, at: Located, model) -> None:
     """Per-layer quantizers name layers of the model, and an activation quantizer computes its layer's function."""
-    from fpgaprune.frontends import quantizing
+    from fpgaprune.framework import quantizing_front_end
 
-    activation_mismatch = quantizing().activation_mismatch
+    activation_mismatch = quantizing_front_end().activation_mismatch
 
     names = {layer.name for layer in model.layers}
     for layer, roles in config.quantization.layers.items():
@@ -136,7 +136,7 @@ def check_quantized_layers(config: RunConfig, at: Located, model) -> None:
 
 def check_layers(config: RunConfig, at: Located, model) -> None:
     """hls4ml can convert every layer: its class, its name, and its shapes in hls4ml's handlers (before training)."""
-    from fpgaprune.hls.adapter import conversion_problem
+    from fpgaprune.hls.adapter import conversion_problem  # the model's front end asks its converter
 
     problem = conversion_problem(model)
     if problem:

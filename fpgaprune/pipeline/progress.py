@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 import click
 
-from fpgaprune.tfk import keras
+from fpgaprune.hooks import TrainingHook
 
 TICK_SECONDS = 1.0  # how often an elapsed-time line is redrawn on a terminal
 
@@ -22,24 +22,24 @@ def rate_label(label: str, done: int, total: int, started: float, unit: str, ext
     return f"    {label} ({extra}{seconds:.1f} s/{unit}, ETA {seconds * (total - done):.0f} s)"
 
 
-class EpochBar(keras.callbacks.Callback):
-    """A progress bar over the epochs of one `fit`, showing the last loss, the time per epoch and the ETA."""
+class EpochBar(TrainingHook):
+    """A progress bar over the epochs of one training, showing the last loss, the time per epoch and the ETA."""
 
     def __init__(self, epochs: int, label: str):
         super().__init__()
         self.epochs, self.label, self.bar = epochs, label, None
 
-    def on_train_begin(self, logs=None):
+    def begin(self, run):
         self.bar = click.progressbar(length=self.epochs, label=f"    {self.label}", file=_stderr())
         self.bar.__enter__()
         self.started = time.perf_counter()
 
-    def on_epoch_end(self, epoch, logs=None):
-        loss = float((logs or {}).get("loss", float("nan")))
+    def epoch_end(self, run, epoch, loss):
+        loss = float("nan") if loss is None else loss
         self.bar.label = rate_label(self.label, epoch + 1, self.epochs, self.started, "epoch", f"loss {loss:.3f}, ")
         self.bar.update(1)
 
-    def on_train_end(self, logs=None):
+    def end(self, run):
         self.bar.__exit__(None, None, None)
 
 

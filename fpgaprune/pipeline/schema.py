@@ -9,7 +9,7 @@ from typing import Literal, Optional, Union
 from pydantic import Field, PositiveInt, PrivateAttr
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.frontends import default_quantizers
+from fpgaprune.framework import default_quantizers
 from fpgaprune.yaml_schema import Located, Strict, load_yaml_file, parse_yaml
 
 

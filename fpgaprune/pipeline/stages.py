@@ -28,10 +28,10 @@ from fpgaprune.quantize.reference import dense_reference
 
 
 def train(config, run_dir: Path, out: Path) -> dict:
-    from fpgaprune.frontends import front_ends
+    from fpgaprune.framework import front_ends
 
-    for front_end in front_ends():  # the model file's Keras, whichever it is
-        front_end.keras().utils.set_random_seed(config.seed)
+    for front_end in front_ends():  # the model file's framework, whichever it is
+        front_end.set_seed(config.seed)
     dataset = dataset_of(config)
     model = build_model(config, dataset)
     if not config.model.given():
@@ -96,7 +96,7 @@ def finetune(config, run_dir: Path, out: Path) -> dict:
 
 
 def quantize(config, run_dir: Path, out: Path) -> dict:
-    from fpgaprune.frontends import quantizing
+    from fpgaprune.framework import front_end_of
     from fpgaprune.quantize import quantization_report, to_qkeras
 
     dataset = dataset_of(config)
@@ -104,7 +104,7 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
     finetuned = stage_model(config, run_dir, "finetune")
     check_finite_weights(finetuned, "quantize")
     quantized = to_qkeras(finetuned, spec, batchnorm=batchnorm)
-    sources = quantizing().quantizer_sources(finetuned, spec, config.quantization.default is not None)
+    sources = front_end_of(finetuned).quantizer_sources(finetuned, spec, config.quantization.default is not None)
     fit_model(quantized, dataset, config.quantization.qat_epochs, config.quantization.learning_rate, config, "QAT")
     budget = repaired(config, quantized, dataset) if config.pruning.budget else None
     fp.save_model(quantized, out / "model.keras")

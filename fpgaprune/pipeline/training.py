@@ -32,35 +32,31 @@ def task_of(config, model, dataset) -> Task:
 
 
 def fit_model(model, dataset, epochs, learning_rate, config, label, callbacks=()):
-    """`model` compiled with the run's optimizer and its task's loss (from the model's own Keras: tf_keras or
-    Keras 3), trained `epochs` epochs with a progress bar."""
-    from fpgaprune.frontends import front_end_of
+    """`model` trained `epochs` epochs by its front end, with the run's optimizer, its task's loss and a
+    progress bar (`callbacks`: more training hooks)."""
+    from fpgaprune.framework import front_end_of
 
-    keras = front_end_of(model).keras()
-    optimizers = {
-        "adam": keras.optimizers.Adam,
-        "sgd": keras.optimizers.SGD,
-        "rmsprop": keras.optimizers.RMSprop,
-        "adamw": keras.optimizers.AdamW,
-    }
-    task = task_of(config, model, dataset)
-    model.compile(optimizers[config.training.optimizer](learning_rate), task.keras_loss(keras))
-    if epochs:
-        model.fit(
-            dataset.x_train,
-            task.labels_for_training(dataset.y_train),
-            batch_size=config.training.batch_size,
-            epochs=epochs,
-            verbose=0,
-            callbacks=[StopOnNonFiniteLoss(label), EpochBar(epochs, label), *callbacks],
-        )
+    hooks = [StopOnNonFiniteLoss(label), EpochBar(epochs, label), *callbacks]
+    front_end_of(model).fit(
+        model,
+        dataset.x_train,
+        dataset.y_train,
+        task=task_of(config, model, dataset),
+        optimizer=config.training.optimizer,
+        learning_rate=learning_rate,
+        epochs=epochs,
+        batch_size=config.training.batch_size,
+        hooks=hooks,
+    )
     return model
 
 
 def scores(config, model, dataset) -> dict:
     """The task's metric on the held-out data, as a stage records it: {"metric": "accuracy", "accuracy": 0.97}."""
+    from fpgaprune.framework import front_end_of
+
     task = task_of(config, model, dataset)
-    outputs = model.predict(dataset.x_test, batch_size=256, verbose=0)
+    outputs = front_end_of(model).predict(model, dataset.x_test, batch_size=256)
     return {"metric": task.metric, task.metric: task.score(outputs, dataset.y_test)}
 
 

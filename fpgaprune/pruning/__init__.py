@@ -1,25 +1,21 @@
 """Pruning: which groups of weights to remove (structures, scores, pruner) and when (schedules, callbacks)."""
 
-from fpgaprune.pruning.callbacks import GradualPruning
-from fpgaprune.pruning.hybrid import HybridPruner
-from fpgaprune.pruning.lottery import LotteryTicket
-from fpgaprune.pruning.pruner import Pruner
-from fpgaprune.pruning.schedules import OneShot, PolynomialDecay, PruningSchedule
-from fpgaprune.pruning.scores import group_scores, kernel_scores, weakest_kernels
-from fpgaprune.pruning.structures import Structure, parse_structure, structure_for
+from fpgaprune.lazy import exports
 
-__all__ = [
-    "GradualPruning",
-    "HybridPruner",
-    "LotteryTicket",
-    "OneShot",
-    "PolynomialDecay",
-    "Pruner",
-    "PruningSchedule",
-    "Structure",
-    "group_scores",
-    "kernel_scores",
-    "parse_structure",
-    "structure_for",
-    "weakest_kernels",
-]
+_MODULES = {
+    "GradualPruning": "callbacks",
+    "HybridPruner": "hybrid",
+    "LotteryTicket": "lottery",
+    "Pruner": "pruner",
+    "OneShot": "schedules",
+    "PolynomialDecay": "schedules",
+    "PruningSchedule": "schedules",
+    "group_scores": "scores",
+    "kernel_scores": "scores",
+    "weakest_kernels": "scores",
+    "Structure": "structures",
+    "parse_structure": "structures",
+    "structure_for": "structures",
+}
+__getattr__ = exports(__name__, _MODULES)
+__all__ = sorted(_MODULES)

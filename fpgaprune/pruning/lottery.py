@@ -9,20 +9,20 @@ from typing import Callable
 import numpy as np
 
 from fpgaprune.errors import FpgapruneError
+from fpgaprune.hooks import TrainingHook
 from fpgaprune.masking import enforce
 from fpgaprune.pruning.pruner import Pruner
 from fpgaprune.pruning.schedules import Sparsity
-from fpgaprune.tfk import keras
 
 
-class _CaptureAtEpoch(keras.callbacks.Callback):
+class _CaptureAtEpoch(TrainingHook):
     def __init__(self, epoch: int):
         super().__init__()
         self.epoch, self.weights = epoch, None
 
-    def on_epoch_end(self, epoch, logs=None):
+    def epoch_end(self, run, epoch, loss):
         if epoch + 1 == self.epoch:
-            self.weights = [w.copy() for w in self.model.get_weights()]
+            self.weights = run.weights()
 
 
 class LotteryTicket:
@@ -87,7 +87,7 @@ def survivors_match(model, reference_weights, pruner: Pruner) -> bool:
     """Whether every unpruned entry of the pruned weights equals `reference_weights` bit for bit."""
     by_variable = {id(w): value for w, value in zip(model.weights, reference_weights)}  # Keras 3 names repeat
     for target in pruner.targets(model):
-        current = target.variable.numpy()
+        current = target.values()
         reference = by_variable[id(target.variable)]
         live = current != 0
         if not np.array_equal(current[live].view(np.uint32), reference[live].view(np.uint32)):

@@ -10,7 +10,8 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.masking import PRUNE, HoldEntry, MaskManifest, check_quantizers_keep_zero, enforce, hold, is_hold
+from fpgaprune.framework import array_of, hold_on
+from fpgaprune.masking import PRUNE, HoldEntry, MaskManifest, check_quantizers_keep_zero, enforce, hold
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.knapsack import KnapsackResult, solve
 from fpgaprune.pruning.scores import NORMS, group_scores, lamp_scores
@@ -26,6 +27,15 @@ class PruneTarget:
     weight: str
     variable: object
     structure: Structure
+    owner: object = None  # the layer object, which its front end reads the variable through
+
+    @property
+    def held(self):
+        """The hold the variable carries, or None."""
+        return hold_on(self.owner, self.variable)
+
+    def values(self) -> np.ndarray:
+        return array_of(self.owner, self.variable)
 
 
 @dataclass
@@ -66,7 +76,7 @@ class Pruner:
                 continue
             bound = resolve(model, parse_selector(name))
             structure = self._structure_for(bound.layer)
-            targets.append(PruneTarget(bound.layer.name, bound.weight.name, bound.variable, structure))
+            targets.append(PruneTarget(bound.layer.name, bound.weight.name, bound.variable, structure, bound.layer))
         return targets
 
     def select(
@@ -170,8 +180,8 @@ class Pruner:
     def apply(self, model, masks: dict) -> None:
         """Set the pruned entries of an attached model in place (weights zeroed now and held from then on)."""
         for target in self.targets(model):
-            constraint = target.variable.constraint
-            if not is_hold(constraint):
+            constraint = target.held
+            if constraint is None:
                 raise FpgapruneError(f"layer '{target.layer}' is not attached: call pruner.attach(model) first")
             mask = masks.get((target.layer, target.weight))
             if mask is None:
@@ -204,8 +214,8 @@ class _GroupView:
 
     def __init__(self, target: PruneTarget, norm: str, cost: int = 1, pruned: Optional[np.ndarray] = None):
         self.target = target
-        weights = target.variable.numpy()
-        self.pruned, frozen = _held_state(target.variable)
+        weights = target.values()
+        self.pruned, frozen = _held_state(target.held, weights.shape)
         if pruned is not None:
             self.pruned = self.pruned | np.asarray(pruned, bool)
         self.labels, count = target.structure.labels(weights.shape)
@@ -237,13 +247,12 @@ class _GroupView:
         return self.chosen[self.labels] | self.pruned
 
 
-def _held_state(variable) -> tuple[np.ndarray, np.ndarray]:
+def _held_state(held, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
     """(entries held at 0 by prune entries, entries held by freeze entries), later entries winning."""
-    pruned = np.zeros(variable.shape, bool)
-    frozen = np.zeros(variable.shape, bool)
-    constraint = variable.constraint
-    for entry in constraint.entries if is_hold(constraint) else ():
-        selected = entry.mask(tuple(variable.shape))
+    pruned = np.zeros(shape, bool)
+    frozen = np.zeros(shape, bool)
+    for entry in held.entries if held is not None else ():
+        selected = entry.mask(tuple(shape))
         if entry.mode == PRUNE:
             pruned |= selected
             frozen &= ~selected

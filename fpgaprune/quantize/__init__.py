@@ -14,17 +14,16 @@ def to_qkeras(model, spec, batchnorm: str = "fold"):
     """The quantized twin of `model` that QAT trains and hls4ml exports: same layer names, holds carried over
     (BatchNormalization folded unless batchnorm="quantize"). A tf_keras model becomes its QKeras model; a Keras 3
     model its tf_keras twin's (`frontends/keras3/twin.py`)."""
-    from fpgaprune.frontends import front_end_of, quantizing
+    from fpgaprune.framework import front_end_of
 
-    quantizing()  # one line with the fix where QKeras cannot run in this process
     return front_end_of(model).quantized_twin(model, spec, batchnorm=batchnorm)
 
 
 def __getattr__(name: str):
     if name in _FROM_FRONT_END:
-        from fpgaprune.frontends import quantizing
+        from fpgaprune.framework import quantizing_front_end
 
-        return getattr(quantizing(), name)
+        return getattr(quantizing_front_end(), name)
     if name in _HERE:
         return getattr(importlib.import_module(f"fpgaprune.quantize.{_HERE[name]}"), name)
     raise AttributeError(f"module 'fpgaprune.quantize' has no attribute {name!r}")

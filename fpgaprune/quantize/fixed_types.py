@@ -88,3 +88,9 @@ def exact_frac(values: np.ndarray) -> int | None:
         if np.all(np.round(values * 2.0**frac) == values * 2.0**frac):
             return frac
     return None
+
+
+def is_power_of_two(values: np.ndarray) -> bool:
+    """Whether every value is a power of 2 (a scale that shifts, exactly)."""
+    mantissa, _ = np.frexp(np.asarray(values, np.float64))
+    return bool(np.all(mantissa == 0.5))

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from fpgaprune.frontends import QUANTIZING as front
+from fpgaprune.framework import OWNER as front
 
 SAMPLE = 20_000  # values kept per row for its quantiles; the counts are exact
 QUANTILES = (0.0, 0.01, 0.25, 0.5, 0.75, 0.99, 1.0)
@@ -89,13 +89,11 @@ def _merged_sample(sample: np.ndarray, represented: int, values: np.ndarray, rng
 def quantizer_range(quantizer) -> tuple[float, float] | None:
     """[lo, hi] of what a quantizer outputs: its fixed-point type's, or else what it makes of a wide ramp (None
     when that is not finite)."""
-    import tensorflow as tf
-
     fixed = front.quantizer_type(quantizer)
     if fixed is not None:
         return fixed.lo, fixed.hi
     ramp = np.concatenate([-np.logspace(-6, 6, 400)[::-1], [0.0], np.logspace(-6, 6, 400)]).astype(np.float32)
-    out = np.asarray(quantizer(tf.constant(ramp)), np.float64)
+    out = front.quantize_array(quantizer, ramp)
     return (float(out.min()), float(out.max())) if np.all(np.isfinite(out)) else None
 
 

@@ -4,8 +4,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.frontends import front_end_of
-from fpgaprune.masking import is_hold
+from fpgaprune.framework import front_end_of, hold_on
 from fpgaprune.selection import maskable_weights
 from fpgaprune.text_table import format_rows
 
@@ -43,7 +42,7 @@ def quantization_report(quantized, float_model=None, x=None, y=None, task=None) 
             if variable is None or quantizer is None:
                 continue
             values = np.asarray(quantizer(variable))
-            pruned = _pruned_mask(variable)
+            pruned = _pruned_mask(hold_on(layer, variable), values.shape)
             zero = values == 0
             report.rows.append(
                 {
@@ -60,17 +59,16 @@ def quantization_report(quantized, float_model=None, x=None, y=None, task=None) 
     if x is not None and y is not None:
         score = task.score if task is not None else _accuracy
         report.metric, report.task = (task.metric if task is not None else "accuracy"), task
-        report.quantized_score = score(quantized.predict(x, verbose=0, batch_size=512), y)
+        report.quantized_score = score(front_end_of(quantized).predict(quantized, x, batch_size=512), y)
         if float_model is not None:
-            report.float_score = score(float_model.predict(x, verbose=0, batch_size=512), y)
+            report.float_score = score(front_end_of(float_model).predict(float_model, x, batch_size=512), y)
     return report
 
 
-def _pruned_mask(variable) -> np.ndarray:
-    constraint = variable.constraint
-    if not is_hold(constraint):
-        return np.zeros(variable.shape, bool)
-    mask, target = constraint.compiled(tuple(variable.shape))
+def _pruned_mask(held, shape: tuple) -> np.ndarray:
+    if held is None:
+        return np.zeros(shape, bool)
+    mask, target = held.compiled(tuple(shape))
     return mask & (target == 0)
 
 

@@ -1,5 +1,11 @@
 """The report people read: report.html (Jinja2 + matplotlib, inline PNGs), report.md and resources.csv."""
 
-from fpgaprune.report.render import Measurements, report_context, write_report
+from fpgaprune.lazy import exports
 
-__all__ = ["Measurements", "report_context", "write_report"]
+_MODULES = {
+    "Measurements": "render",
+    "report_context": "render",
+    "write_report": "render",
+}
+__getattr__ = exports(__name__, _MODULES)
+__all__ = sorted(_MODULES)

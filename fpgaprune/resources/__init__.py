@@ -1,7 +1,14 @@
 """Resources: estimates per layer and per kernel (rules.py, estimator.py, estimate.py), measured hardware
 for the distributed-arithmetic option (yosys.py, calibration.py), and vendor reports (vendor.py)."""
 
-from fpgaprune.resources.estimate import LayerEstimate, ResourceEstimate, estimate_resources
-from fpgaprune.resources.estimator import Cost, KernelSaving
+from fpgaprune.lazy import exports
 
-__all__ = ["Cost", "KernelSaving", "LayerEstimate", "ResourceEstimate", "estimate_resources"]
+_MODULES = {
+    "LayerEstimate": "estimate",
+    "ResourceEstimate": "estimate",
+    "estimate_resources": "estimate",
+    "Cost": "estimator",
+    "KernelSaving": "estimator",
+}
+__getattr__ = exports(__name__, _MODULES)
+__all__ = sorted(_MODULES)

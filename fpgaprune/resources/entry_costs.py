@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.frontends import QUANTIZING
+from fpgaprune.framework import OWNER, front_end_of
 from fpgaprune.hls.manifest import quantized_kernel
-from fpgaprune.hls.precision import derive_precisions
 from fpgaprune.layer_graph import LayerGraph
 from fpgaprune.layer_kinds import kind_of
 from fpgaprune.pruning.costs import output_positions
@@ -29,7 +28,7 @@ RULES_SOURCE = "fpgaprune's rules (unchecked against vendor results for these la
 
 def is_hardware_layer(layer) -> bool:
     """A quantized layer whose products fpgaprune's export generates (a kernel-sparse kind, `layer_kinds`)."""
-    return getattr(kind_of(layer), "kernel_sparse", False) and QUANTIZING.is_quantized(layer)
+    return getattr(kind_of(layer), "kernel_sparse", False) and OWNER.is_quantized(layer)
 
 
 @dataclass
@@ -57,8 +56,9 @@ def _setting(hls_config: dict, layer: str, key: str, default):
 def layer_hardware(
     qmodel, hls_config: dict, input_fixed: FixedType, board, io_type: str = "io_parallel"
 ) -> tuple[dict, list]:
-    """({layer: LayerTypes} for the QKeras model's hardware layers, notes on layers left out)."""
-    plan, graph = derive_precisions(qmodel, input_fixed), LayerGraph(qmodel)
+    """({layer: LayerTypes} for the quantized model's hardware layers, notes on layers left out), from the
+    types its front end derives for each layer (`FrontEnd.derive_types`: bits and fixed-point types per role)."""
+    plan, graph = front_end_of(qmodel).derive_types(qmodel, input_fixed), LayerGraph(qmodel)
     types, notes = {}, []
     for layer in qmodel.layers:
         if not is_hardware_layer(layer):

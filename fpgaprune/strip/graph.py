@@ -9,8 +9,9 @@ removed without rewiring more than we check.
 from dataclasses import dataclass, field
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.layer_graph import IDENTITY_ELEMENTWISE, MERGES, LayerGraph, SharedLayerError, input_shape
-from fpgaprune.layer_kinds import kind_of
+from fpgaprune.layer_graph import LayerGraph, SharedLayerError, input_shape
+from fpgaprune.layer_kinds import CHANNELS_PASS as PASSTHROUGH
+from fpgaprune.layer_kinds import MERGES, kind_of
 
 
 # Layers whose output channels strip can remove: the float kinds with a channel-count argument (layer_kinds).
@@ -18,25 +19,6 @@ def produces_channels(layer) -> str:
     """The config key that sizes the layer's output channels when its kind lets strip remove them ('' if not)."""
     kind = kind_of(layer)
     return kind.channels if kind is not None else ""
-
-
-PASSTHROUGH = (
-    "BatchNormalization",
-    "Activation",
-    "ReLU",
-    "LeakyReLU",
-    "ELU",
-    "MaxPooling1D",
-    "MaxPooling2D",
-    "AveragePooling1D",
-    "AveragePooling2D",
-    "GlobalAveragePooling1D",
-    "GlobalAveragePooling2D",
-    "GlobalMaxPooling1D",
-    "GlobalMaxPooling2D",
-    "Flatten",
-    *IDENTITY_ELEMENTWISE,
-)
 
 
 class StripError(FpgapruneError):

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.frontends import front_end_of
-from fpgaprune.layer_graph import MERGES, output_shape
+from fpgaprune.framework import front_end_of, hold_on
+from fpgaprune.layer_graph import output_shape
+from fpgaprune.layer_kinds import MERGES, role_of
 from fpgaprune.masking import MaskManifest, finalize, held_variables, hold
 from fpgaprune.strip.graph import PASSTHROUGH, ChannelGraph, Region, StripError, produces_channels
 
@@ -98,10 +99,10 @@ class _Work:
 
 def _identity(layer, axis):
     weights = layer.get_weights()
-    if not weights or not (produces_channels(layer) or type(layer).__name__ == "BatchNormalization"):
+    if not weights or not (produces_channels(layer) or role_of(layer) == "BatchNormalization"):
         return np.arange(0)
     shape = weights[0].shape
-    if type(layer).__name__ == "BatchNormalization":
+    if role_of(layer) == "BatchNormalization":
         return np.arange(shape[0])
     return np.arange(shape[-1] if axis == "out" else shape[-2])
 
@@ -237,8 +238,8 @@ def _rehold(stripped, original, maps: dict):
     """Hold, on the stripped model, the original holds that survive, sliced to the new shapes."""
     entries = MaskManifest()
     for layer_name, weight_name, variable in held_variables(original):
-        mask, target = variable.constraint.compiled(tuple(variable.shape))
         layer = original.get_layer(layer_name)
+        mask, target = hold_on(layer, variable).compiled(tuple(variable.shape))
         mask, target = (_slice_like(a, layer, weight_name, maps[layer_name]) for a in (mask, target))
         path = f"{layer_name}/{weight_name}"
         if (mask & (target == 0)).any():

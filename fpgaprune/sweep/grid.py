@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import yaml
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.frontends import default_quantizers, with_width
+from fpgaprune.framework import default_quantizers, with_width
 
 NAMED_AXES = ("sparsity", "bits", "structure", "budget_lut", "budget_dsp")
 

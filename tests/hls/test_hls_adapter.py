@@ -346,7 +346,7 @@ def test_a_layer_class_hls4ml_cannot_convert_is_one_line_before_hls4ml(tmp_path)
 def test_layers_that_act_only_in_training_are_left_out_for_hls4ml_and_the_outputs_stay_the_same():
     """hls4ml 1.3 skips Dropout only; GaussianNoise, SpatialDropout2D, RandomFlip and kin are identities at
     inference too. A Sequential model without an InputLayer keeps its input shape when its first layer goes."""
-    from fpgaprune.hls.adapter import inference_model
+    from fpgaprune.frontends.qkeras.hls import inference_model
     from fpgaprune.layer_graph import IDENTITY_AT_INFERENCE
 
     keras.utils.set_random_seed(0)

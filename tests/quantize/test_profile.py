@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import fpgaprune as fp
+from fpgaprune.frontends.qkeras.reference import LayerValuesProbe
 from fpgaprune.quantize import to_qkeras
-from fpgaprune.quantize.layer_values import LayerValuesProbe
 from fpgaprune.quantize.profile import SAMPLE, Profile, ProfileCollector, ProfileRow, quantizer_range
 from fpgaprune.tfk import keras
 

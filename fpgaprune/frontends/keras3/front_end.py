@@ -4,10 +4,11 @@ are; quantization and export go through their tf_keras twin, which the quantizin
 import numpy as np
 
 from fpgaprune.errors import ModelTypeError
-from fpgaprune.frontends.base import ModelFiles
+from fpgaprune.frontends.base import FrontEnd, ModelFiles
+from fpgaprune.frontends.qkeras.hls_route import KerasTwoRoute
 
 
-class Keras3FrontEnd(ModelFiles):
+class Keras3FrontEnd(KerasTwoRoute, ModelFiles, FrontEnd):
     files_module = "fpgaprune.frontends.keras3.files"
     name = "Keras 3"
     quantizes = False  # QAT and export run on the tf_keras twin (`quantized_twin`, `exported_model`)
@@ -75,9 +76,113 @@ class Keras3FrontEnd(ModelFiles):
     @staticmethod
     def quantized_twin(model, quantization, batchnorm: str = "fold"):
         """The QKeras model of `model`'s tf_keras twin, holds carried over."""
-        from fpgaprune.frontends import quantizing
+        return _qkeras().quantized_twin(held_twin(model), quantization, batchnorm=batchnorm)
 
-        return quantizing().quantized_twin(held_twin(model), quantization, batchnorm=batchnorm)
+    @staticmethod
+    def quantizer_sources(model, quantization, default_given: bool = True) -> dict:
+        """Every quantizer of its twin comes from the config (a Keras 3 layer holds none)."""
+        return _qkeras().quantizer_sources(model, quantization, default_given)
+
+    def with_holds(self, model, groups: dict, keep_holds: bool):
+        """`model` rebuilt with `groups` ({(layer, weight): [HoldEntry]}) held, or baked in and released."""
+        from fpgaprune.frontends.tensorflow.holds import with_holds
+
+        return with_holds(self.keras(), self.hold_constraint(), model, groups, keep_holds)
+
+    @staticmethod
+    def enforce(model) -> None:
+        from fpgaprune.frontends.tensorflow.holds import enforce
+
+        enforce(model)
+
+    @staticmethod
+    def graph_edges(model) -> tuple:
+        """(layers in order, {layer: inbound layer names}, output layer names) from the model's config."""
+        from fpgaprune.frontends.tensorflow.graph import graph_edges
+
+        return graph_edges(model)
+
+    @staticmethod
+    def derive_types(model, input_type):
+        """The hls4ml types derived from the QKeras quantizers and the input type (`hls.precision`)."""
+        from fpgaprune.hls.precision import derive_precisions
+
+        return derive_precisions(model, input_type)
+
+    @staticmethod
+    def input_name(model) -> str:
+        from fpgaprune.frontends.tensorflow.graph import input_name
+
+        return input_name(model)
+
+    @staticmethod
+    def hold_of(variable):
+        from fpgaprune.frontends.tensorflow.holds import hold_of
+
+        return hold_of(variable)
+
+    @staticmethod
+    def array(variable):
+        return np.asarray(variable.numpy())
+
+    def fit(self, model, x, y, *, task, optimizer, learning_rate, epochs, batch_size, hooks=()) -> None:
+        from fpgaprune.frontends.tensorflow.training import fit
+
+        fit(
+            self.keras(),
+            model,
+            x,
+            y,
+            task=task,
+            optimizer=optimizer,
+            learning_rate=learning_rate,
+            epochs=epochs,
+            batch_size=batch_size,
+            hooks=hooks,
+        )
+
+    @staticmethod
+    def predict(model, x, batch_size: int = 256):
+        from fpgaprune.frontends.tensorflow.training import predict
+
+        return predict(model, x, batch_size)
+
+    def set_seed(self, seed: int) -> None:
+        self.keras().utils.set_random_seed(seed)
+
+    def reference_probe(self, model, batch_size: int = 512):
+        """`probe(x)`: every layer's values for inputs `x` (`quantize.layer_values.LayerValues`)."""
+        from fpgaprune.frontends.qkeras.reference import LayerValuesProbe
+
+        return LayerValuesProbe(model, batch_size, self.keras())
+
+    @staticmethod
+    def quiet_start() -> None:
+        from fpgaprune.frontends.tensorflow.quiet import quiet_start
+
+        quiet_start()
+
+    @staticmethod
+    def quiet_logs() -> None:
+        from fpgaprune.frontends.tensorflow.quiet import quiet_logs
+
+        quiet_logs()
+
+    @staticmethod
+    def hook_callback():
+        """The Keras callback that drives fpgaprune's training hooks in `fit` (`fpgaprune.hooks`)."""
+        from fpgaprune.frontends.tensorflow.callbacks import HookCallback
+
+        return HookCallback
+
+    @staticmethod
+    def bind_layers() -> None:
+        import fpgaprune.frontends.keras3.layers  # noqa: F401  (binds Keras 3's classes to the layer kinds)
+
+    @staticmethod
+    def check_available(what: str) -> None:
+        """Keras 3 models are quantized and exported as their tf_keras twins, which QKeras needs."""
+        _qkeras().check_available(what)
 
     @staticmethod
     def exported_model(model):
@@ -85,13 +190,19 @@ class Keras3FrontEnd(ModelFiles):
         return held_twin(model)
 
 
+def _qkeras():
+    """The tf_keras + QKeras front end, which quantizes and exports a Keras 3 model's twin."""
+    from fpgaprune.frontends.qkeras.front_end import FRONT_END
+
+    return FRONT_END
+
+
 def held_twin(model):
     """The tf_keras twin of a Keras 3 model, holding what `model` holds."""
-    from fpgaprune.frontends import quantizing
     from fpgaprune.frontends.keras3.twin import tf_keras_twin
     from fpgaprune.masking import finalize, hold
 
-    quantizing()  # one line with the fix where tf_keras models cannot be quantized in this process
+    _qkeras().check_available("quantization and export")  # one line with the fix where tf_keras cannot run
     Keras3FrontEnd.check_model(model)
     plain, manifest = finalize(model)
     twin = tf_keras_twin(plain)

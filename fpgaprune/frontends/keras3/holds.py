@@ -7,11 +7,11 @@ backend (`frontends/keras3/front_end.py` checks it).
 
 import keras
 
-from fpgaprune.masking.hold_constraint import HoldLogic
+from fpgaprune.frontends.tensorflow.holds import TensorFlowHold
 
 
 @keras.saving.register_keras_serializable(package="fpgaprune")
-class HoldConstraint(HoldLogic, keras.constraints.Constraint):
+class HoldConstraint(TensorFlowHold, keras.constraints.Constraint):
     """Keeps the held entries of one Keras 3 variable at their targets, after its own constraint."""
 
     def deserialize_inner(self, config: dict):

@@ -2,7 +2,7 @@
 
 import keras
 
-from fpgaprune.layer_kinds import bind
+from fpgaprune.layer_kinds import ROLES, bind, bind_role
 
 CLASSES = {
     "Conv1D": keras.layers.Conv1D,
@@ -22,3 +22,6 @@ ATTRIBUTES = {"DepthwiseConv2D": {"depthwise_kernel": "kernel"}}
 for _kind, _class in CLASSES.items():
     bind(_kind, _class, attributes=ATTRIBUTES.get(_kind))
 bind(None, *OTHER_LAYERS)
+for _role in ROLES:  # the layers with no weight to hold: Keras 3 names them as the roles are named
+    if isinstance(getattr(keras.layers, _role, None), type):
+        bind_role(_role, getattr(keras.layers, _role))

@@ -34,8 +34,3 @@ def factor_scales(quantizer, weights) -> tuple[np.ndarray, np.ndarray]:
     scale = channel_scales(quantizer, quantized)
     grid = np.asarray(unit_quantizer(quantizer)((quantized / scale).astype(np.float32)), np.float64)
     return grid, scale
-
-
-def is_power_of_two(values: np.ndarray) -> bool:
-    mantissa, _ = np.frexp(np.asarray(values, np.float64))
-    return bool(np.all(mantissa == 0.5))

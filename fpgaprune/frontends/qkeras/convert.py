@@ -21,12 +21,13 @@ import numpy as np
 
 from fpgaprune.errors import QuantizationConfigError
 from fpgaprune.frontends.qkeras import quantizers as front
+from fpgaprune.frontends.qkeras.keras2 import keras, qkeras_objects, require_tf_keras_model
 from fpgaprune.frontends.qkeras.layers import FLOAT_CLASSES, QUANTIZED_CLASS
 from fpgaprune.frontends.qkeras.spec import QuantizationSpec
-from fpgaprune.layer_graph import LayerGraph, drop_from_config
+from fpgaprune.frontends.tensorflow.graph import drop_from_config
+from fpgaprune.layer_graph import LayerGraph
 from fpgaprune.layer_kinds import kind_of
 from fpgaprune.masking import FREEZE, HoldEntry, MaskManifest, finalize, hold
-from fpgaprune.tfk import keras, qkeras_objects, require_tf_keras_model
 
 # The float activation that each QKeras activation quantizer stands for.
 _COMPUTES = {

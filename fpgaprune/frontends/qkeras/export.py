@@ -28,7 +28,7 @@ def _quantizing_batchnorms(model) -> list:
 def exported_model(model):
     """`model`, or a copy whose QBatchNormalization layers hold their quantized parameters (quantizers None)."""
     from fpgaprune.frontends.qkeras.files import model_objects
-    from fpgaprune.tfk import keras
+    from fpgaprune.frontends.qkeras.keras2 import keras
 
     batchnorms = {layer.name for layer in _quantizing_batchnorms(model)}
     if not batchnorms:

@@ -13,7 +13,7 @@ CODE_LAYERS = frozenset({"Lambda", "TFOpLambda", "SlicingOpLambda"})
 @lru_cache(maxsize=1)
 def allowed_classes() -> frozenset:
     """Class names a model config may name: tf_keras' and QKeras' layers and objects, and fpgaprune's."""
-    from fpgaprune.tfk import keras, qkeras_objects
+    from fpgaprune.frontends.qkeras.keras2 import keras, qkeras_objects
 
     names = {"Functional", "Sequential", "Model", "HoldConstraint", "fpgaprune>HoldConstraint"}
     for module in (
@@ -43,7 +43,7 @@ POLICY = FilePolicy(
 def model_objects() -> dict:
     """The custom objects a held QKeras model's config names (QKeras' and the hold constraint)."""
     from fpgaprune.frontends.qkeras.holds import HoldConstraint
-    from fpgaprune.tfk import qkeras_objects
+    from fpgaprune.frontends.qkeras.keras2 import qkeras_objects
 
     return {**qkeras_objects(), "HoldConstraint": HoldConstraint, "fpgaprune>HoldConstraint": HoldConstraint}
 
@@ -59,7 +59,7 @@ def load_model(path, compile: bool = True, trust_code: bool = False):
     The file's config is checked against the allow-list first: a `Lambda` or a foreign module is refused with
     one line unless `trust_code=True`. Any failure to load is one ModelFileError line.
     """
-    from fpgaprune.tfk import keras
+    from fpgaprune.frontends.qkeras.keras2 import keras
 
     path = check_model_file(path)
     check_model_configs(path, POLICY, trust_code)
@@ -73,7 +73,7 @@ def load_model(path, compile: bool = True, trust_code: bool = False):
 
 def model_from_json(path: Path, text: str, weights: Path, trust_code: bool = False):
     """A Keras 2.0-2.4, tf_keras or QKeras architecture (checked against POLICY) with its HDF5 weights."""
+    from fpgaprune.frontends.qkeras.keras2 import keras
     from fpgaprune.model_json import built_from_json
-    from fpgaprune.tfk import keras
 
     return built_from_json(keras, text, model_objects(), path, weights)

@@ -1,12 +1,15 @@
 """The tf_keras + QKeras front end as the protocol (`frontends.base.FrontEnd`) that the rest of fpgaprune asks."""
 
-from fpgaprune.frontends.base import ModelFiles
+import numpy as np
+
+from fpgaprune.frontends.base import FrontEnd, ModelFiles
 from fpgaprune.frontends.qkeras import alpha, quantizers, spec
+from fpgaprune.frontends.qkeras.hls_route import KerasTwoRoute
 
 _MODULES = ("tf_keras", "qkeras")
 
 
-class QKerasFrontEnd(ModelFiles):
+class QKerasFrontEnd(KerasTwoRoute, ModelFiles, FrontEnd):
     files_module = "fpgaprune.frontends.qkeras.files"
     name = "tf_keras + QKeras"
     quantizes = True  # its twin trains with quantizers (QAT) and hls4ml's Keras-2 converter exports it
@@ -17,9 +20,112 @@ class QKerasFrontEnd(ModelFiles):
         cls = model_or_layer if isinstance(model_or_layer, type) else type(model_or_layer)
         return any(c.__module__.startswith(_MODULES) for c in cls.__mro__)
 
+    def with_holds(self, model, groups: dict, keep_holds: bool):
+        """`model` rebuilt with `groups` ({(layer, weight): [HoldEntry]}) held, or baked in and released."""
+        from fpgaprune.frontends.tensorflow.holds import with_holds
+
+        return with_holds(self.keras(), self.hold_constraint(), model, groups, keep_holds)
+
+    @staticmethod
+    def enforce(model) -> None:
+        from fpgaprune.frontends.tensorflow.holds import enforce
+
+        enforce(model)
+
+    @staticmethod
+    def graph_edges(model) -> tuple:
+        """(layers in order, {layer: inbound layer names}, output layer names) from the model's config."""
+        from fpgaprune.frontends.tensorflow.graph import graph_edges
+
+        return graph_edges(model)
+
+    @staticmethod
+    def derive_types(model, input_type):
+        """The hls4ml types derived from the QKeras quantizers and the input type (`hls.precision`)."""
+        from fpgaprune.hls.precision import derive_precisions
+
+        return derive_precisions(model, input_type)
+
+    @staticmethod
+    def input_name(model) -> str:
+        from fpgaprune.frontends.tensorflow.graph import input_name
+
+        return input_name(model)
+
+    @staticmethod
+    def hold_of(variable):
+        from fpgaprune.frontends.tensorflow.holds import hold_of
+
+        return hold_of(variable)
+
+    @staticmethod
+    def array(variable):
+        return np.asarray(variable.numpy())
+
+    def fit(self, model, x, y, *, task, optimizer, learning_rate, epochs, batch_size, hooks=()) -> None:
+        from fpgaprune.frontends.tensorflow.training import fit
+
+        fit(
+            self.keras(),
+            model,
+            x,
+            y,
+            task=task,
+            optimizer=optimizer,
+            learning_rate=learning_rate,
+            epochs=epochs,
+            batch_size=batch_size,
+            hooks=hooks,
+        )
+
+    @staticmethod
+    def predict(model, x, batch_size: int = 256):
+        from fpgaprune.frontends.tensorflow.training import predict
+
+        return predict(model, x, batch_size)
+
+    def set_seed(self, seed: int) -> None:
+        self.keras().utils.set_random_seed(seed)
+
+    def reference_probe(self, model, batch_size: int = 512):
+        """`probe(x)`: every layer's values for inputs `x` (`quantize.layer_values.LayerValues`)."""
+        from fpgaprune.frontends.qkeras.reference import LayerValuesProbe
+
+        return LayerValuesProbe(model, batch_size, self.keras())
+
+    @staticmethod
+    def quiet_start() -> None:
+        from fpgaprune.frontends.tensorflow.quiet import quiet_start
+
+        quiet_start()
+
+    @staticmethod
+    def quiet_logs() -> None:
+        from fpgaprune.frontends.tensorflow.quiet import quiet_logs
+
+        quiet_logs()
+
+    @staticmethod
+    def hook_callback():
+        """The Keras callback that drives fpgaprune's training hooks in `fit` (`fpgaprune.hooks`)."""
+        from fpgaprune.frontends.tensorflow.callbacks import HookCallback
+
+        return HookCallback
+
+    @staticmethod
+    def bind_layers() -> None:
+        import fpgaprune.frontends.qkeras.layers  # noqa: F401  (binds tf_keras' and QKeras' classes to the kinds)
+
+    @staticmethod
+    def check_available(what: str) -> None:
+        """One line with the fix unless `tf.keras` is tf_keras in this process (QKeras needs it)."""
+        from fpgaprune._env import require_legacy_keras
+
+        require_legacy_keras(what)
+
     @staticmethod
     def keras():
-        from fpgaprune.tfk import keras
+        from fpgaprune.frontends.qkeras.keras2 import keras
 
         return keras
 
@@ -31,7 +137,7 @@ class QKerasFrontEnd(ModelFiles):
 
     @staticmethod
     def check_model(model) -> None:
-        from fpgaprune.tfk import require_tf_keras_model
+        from fpgaprune.frontends.qkeras.keras2 import require_tf_keras_model
 
         require_tf_keras_model(model)
 
@@ -39,13 +145,14 @@ class QKerasFrontEnd(ModelFiles):
     def exported_model(model):
         """The model hls4ml's Keras-2 converter takes: this one, its QBatchNormalization parameters quantized."""
         from fpgaprune.frontends.qkeras.export import exported_model
-        from fpgaprune.tfk import require_tf_keras_model
+        from fpgaprune.frontends.qkeras.keras2 import require_tf_keras_model
 
         require_tf_keras_model(model)
         return exported_model(model)
 
     # Quantizers: what a layer holds, what a quantizer computes
     weight_quantizer = staticmethod(quantizers.weight_quantizer)
+    quantizer_texts = staticmethod(quantizers.quantizer_texts)
     activation_quantizer = staticmethod(quantizers.activation_quantizer)
     quantized = staticmethod(quantizers.quantized)
     quantizer_bits = staticmethod(quantizers.quantizer_bits)
@@ -57,7 +164,6 @@ class QKerasFrontEnd(ModelFiles):
     channel_scales = staticmethod(alpha.channel_scales)
     factor_scales = staticmethod(alpha.factor_scales)
     unit_quantizer = staticmethod(alpha.unit_quantizer)
-    is_power_of_two = staticmethod(alpha.is_power_of_two)
     # Quantizer texts of a run config
     QuantizationSpec = spec.QuantizationSpec
     check_quantizer_text = staticmethod(spec.check_quantizer_text)
@@ -65,6 +171,11 @@ class QKerasFrontEnd(ModelFiles):
     with_width = staticmethod(spec.with_width)
     DEFAULT_QUANTIZERS = spec.DEFAULT_QUANTIZERS
     WEIGHT_ROLES = spec.WEIGHT_ROLES
+
+    @staticmethod
+    def quantize_array(quantizer, values) -> np.ndarray:
+        """`values` (an array) through `quantizer`, in float64."""
+        return quantizers.quantize_array(quantizer, values)
 
     @staticmethod
     def is_quantized(layer) -> bool:
@@ -82,7 +193,10 @@ class QKerasFrontEnd(ModelFiles):
 
     @staticmethod
     def quantized_twin(model, quantization, batchnorm: str = "fold"):
+        from fpgaprune._env import require_legacy_keras
         from fpgaprune.frontends.qkeras.convert import to_qkeras
+
+        require_legacy_keras("quantization")
 
         return to_qkeras(model, quantization, batchnorm=batchnorm)
 

@@ -1,11 +1,11 @@
 """The hold as a tf_keras constraint (`masking.hold_constraint.HoldLogic`), saved with the model's config."""
 
-from fpgaprune.masking.hold_constraint import HoldLogic
-from fpgaprune.tfk import keras, qkeras_objects
+from fpgaprune.frontends.qkeras.keras2 import keras, qkeras_objects
+from fpgaprune.frontends.tensorflow.holds import TensorFlowHold
 
 
 @keras.saving.register_keras_serializable(package="fpgaprune")
-class HoldConstraint(HoldLogic, keras.constraints.Constraint):
+class HoldConstraint(TensorFlowHold, keras.constraints.Constraint):
     """Keeps the held entries of one tf_keras or QKeras variable at their targets, after its own constraint."""
 
     def deserialize_inner(self, config: dict):

@@ -4,7 +4,7 @@ only where `tf.keras` is tf_keras (`fpgaprune._env`); tf_keras' classes always a
 import tf_keras
 
 from fpgaprune._env import legacy_keras
-from fpgaprune.layer_kinds import bind
+from fpgaprune.layer_kinds import ROLES, bind, bind_role
 
 FLOAT_CLASSES = {
     "Conv1D": tf_keras.layers.Conv1D,
@@ -22,7 +22,7 @@ CLASSES: dict = {}  # kind -> (the tf_keras class, its QKeras twin)
 if legacy_keras():
     import qkeras
 
-    from fpgaprune.tfk import patch_qkeras
+    from fpgaprune.frontends.qkeras.keras2 import patch_qkeras
 
     patch_qkeras()
 
@@ -42,3 +42,8 @@ QUANTIZED_CLASS = {kind: quantized.__name__ for kind, (_, quantized) in CLASSES.
 for _kind, _float_class in FLOAT_CLASSES.items():
     bind(_kind, _float_class, *CLASSES.get(_kind, ())[1:])
 bind(None, *OTHER_LAYERS)
+for _role in ROLES:  # the layers with no weight to hold: tf_keras names them as the roles are named
+    if isinstance(getattr(tf_keras.layers, _role, None), type):
+        bind_role(_role, getattr(tf_keras.layers, _role))
+if legacy_keras():
+    bind_role(None, qkeras.QBatchNormalization, qkeras.QActivation)  # QKeras' own, not the float ones

@@ -77,3 +77,20 @@ _HARD = {
     "quantized_sigmoid": ((0, False), "use_real_sigmoid", "use_stochastic_rounding", "symmetric"),
     "quantized_tanh": ((1, True), "use_real_tanh", "use_stochastic_rounding", "symmetric"),
 }
+
+
+def quantize_array(quantizer, values) -> np.ndarray:
+    """`values` (an array) through `quantizer`, in float64."""
+    import tensorflow as tf
+
+    return np.asarray(quantizer(tf.constant(np.asarray(values, np.float32))), np.float64)
+
+
+def quantizer_texts(layer) -> dict:
+    """{weight role: its quantizer as the layer's config writes it (`kernel_quantizer`, ...)}."""
+    found = {}
+    for role in ("kernel", "bias", "depthwise", "pointwise", "recurrent"):
+        quantizer = getattr(layer, f"{role}_quantizer", None)
+        if quantizer is not None:
+            found[role] = str(quantizer)
+    return found

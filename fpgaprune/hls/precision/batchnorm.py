@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from fpgaprune.frontends import QUANTIZING as front
+from fpgaprune.framework import OWNER as front
 from fpgaprune.hls.precision.plan import PrecisionPlan
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, exact_frac
 

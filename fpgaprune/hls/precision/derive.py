@@ -9,26 +9,15 @@ accumulator's fraction is the weight's plus the input's (or the bias', if finer)
 
 import numpy as np
 
-from fpgaprune.frontends import QUANTIZING as front
+from fpgaprune.framework import OWNER as front
 from fpgaprune.hls.precision.batchnorm import SCALE_BITS, batchnorm_types
-from fpgaprune.hls.precision.merge import MOVES, PADDINGS, merge_types, reshaping_types
+from fpgaprune.hls.precision.merge import merge_types, reshaping_types
 from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
 from fpgaprune.hls.precision.recurrent import recurrent_types, retype_lstm_source
-from fpgaprune.layer_graph import MERGES, LayerGraph
-from fpgaprune.layer_kinds import kind_of
-from fpgaprune.quantize.fixed_types import FixedType, ValueRange
-
-_POOLING = (
-    "MaxPooling1D",
-    "MaxPooling2D",
-    "GlobalMaxPooling1D",
-    "GlobalMaxPooling2D",
-    "AveragePooling1D",
-    "AveragePooling2D",
-    "GlobalAveragePooling1D",
-    "GlobalAveragePooling2D",
-)
-
+from fpgaprune.layer_graph import LayerGraph
+from fpgaprune.layer_kinds import MERGES, MOVES, PADDINGS, kind_of
+from fpgaprune.layer_kinds import POOLING as _POOLING
+from fpgaprune.quantize.fixed_types import FixedType, ValueRange, is_power_of_two
 
 # Softmax (a table-based activation): probabilities with 16 fractional bits, exp and 1/sum tables of 4096
 # entries with 17 and 14 fractional bits. Measured on the digits MLP (tests/hls/test_export_csim.py): argmax
@@ -202,7 +191,7 @@ def _apply_alpha(plan: PrecisionPlan, layer, grid, scale, bias, types, source: V
         "accum": accum,
         "result": accum,
     }
-    exact = front.is_power_of_two(scale)
+    exact = is_power_of_two(scale)
     scale_frac = int(np.max(-np.floor(np.log2(scale)))) + (0 if exact else SCALE_BITS - 1)
     scale_frac = max(scale_frac, 0)
     scale_type = FixedType.covering(float(scale.min()), float(scale.max()), scale_frac)
@@ -291,8 +280,6 @@ def _activation_name(activation) -> str:
 
 
 def _input_name(model) -> str:
-    config = model.get_config()
-    if "input_layers" in config:
-        return config["input_layers"][0][0]
-    first = config["layers"][0]
-    return first["config"]["name"] if first["class_name"] == "InputLayer" else model.layers[0].name + "_input"
+    from fpgaprune.framework import front_end_of
+
+    return front_end_of(model).input_name(model)

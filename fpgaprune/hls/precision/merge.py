@@ -7,11 +7,8 @@ hls4ml computes a merge of two tensors elementwise in full precision and assigns
 import itertools
 
 from fpgaprune.hls.precision.plan import PrecisionPlan
+from fpgaprune.layer_kinds import PADDINGS
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange
-
-# Layers whose outputs are some of their inputs, moved (UpSampling repeats, Cropping drops, Permute reorders).
-MOVES = ("UpSampling1D", "UpSampling2D", "Cropping1D", "Cropping2D", "Permute")
-PADDINGS = ("ZeroPadding1D", "ZeroPadding2D")
 
 
 def merged_range(kind: str, inputs: list[ValueRange]) -> ValueRange:

@@ -4,12 +4,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.layer_graph import IDENTITY_AT_INFERENCE
+from fpgaprune.layer_kinds import VALUES_PASS
 from fpgaprune.quantize.fixed_types import ValueRange
 
-# Nodes whose output is their input, reshaped at most (hls4ml gives them their input's type; the adapter hands
+# Nodes whose output is their input, reshaped at most (hls4ml gives them their input's type; the export hands
 # hls4ml the model without the training-only ones).
-PASSTHROUGH = ("Flatten", "Reshape", "InputLayer", *IDENTITY_AT_INFERENCE)
+PASSTHROUGH = VALUES_PASS
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from fpgaprune.frontends import QUANTIZING as front
+from fpgaprune.framework import OWNER as front
 from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
 from fpgaprune.layer_kinds import kind_of
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, union

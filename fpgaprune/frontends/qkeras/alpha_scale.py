@@ -11,7 +11,7 @@ Both mirror the front end's `alpha.py`, which the precision derivation uses.
 
 from hls4ml.model.optimizer import OptimizerPass
 
-from fpgaprune.frontends import QUANTIZING as front
+from fpgaprune.frontends.qkeras import alpha as front
 
 PASS_NAME = "fpgaprune_alpha_scale"
 

@@ -1,4 +1,4 @@
-"""HoldConstraint: the Keras constraint that keeps selected entries of one variable at their targets.
+"""The hold as TensorFlow state, for the Keras front ends: `where(mask, target, w)` as a constraint.
 
 Keras optimizers (tf_keras' and Keras 3's) apply a variable's constraint after every update, after weight
 decay and momentum. So `where(mask, target, w)` there is exactly the "re-assign the held entries after each
@@ -12,41 +12,23 @@ into the weights at the end of `fit` (`finalize_variable_values`, in tf_keras an
 average was taken before the constraint applied. `guard` therefore wraps a held variable's `assign`, so that
 no assignment (that copy, `ema_overwrite_frequency`, `set_weights`) can bring a held value back.
 
-`HoldLogic` is the framework-neutral part. Each front end makes it its framework's constraint class
-(`frontends/qkeras/holds.py`, `frontends/keras3/holds.py`), registered as "fpgaprune>HoldConstraint".
+Each Keras front end makes `TensorFlowHold` its framework's constraint class (`frontends/qkeras/holds.py`,
+`frontends/keras3/holds.py`), registered as "fpgaprune>HoldConstraint".
 """
 
 import functools
 
-import numpy as np
 import tensorflow as tf
 
-from fpgaprune.masking.manifest import HoldEntry, compile_entries
+from fpgaprune.masking.held import HeldEntries, is_hold
 
 
-class HoldLogic:
-    """Hold the entries named by `entries` at their targets; `inner` is the layer's own constraint, applied first."""
+class TensorFlowHold(HeldEntries):
+    """Keeps the held entries of one TensorFlow-backed variable at their targets, after its own constraint."""
 
     def __init__(self, entries, inner=None):
-        self.entries = tuple(
-            e if isinstance(e, HoldEntry) else HoldEntry.from_json(e, "HoldConstraint") for e in entries
-        )
-        if isinstance(inner, dict):
-            inner = self.deserialize_inner(inner)
-        self.inner = inner
+        super().__init__(entries, inner)
         self._state = None  # (shape, mask variable, target variable), made on first use
-
-    def deserialize_inner(self, config: dict):
-        """The layer's own constraint from its saved config: each front end's HoldConstraint says how."""
-        raise NotImplementedError
-
-    def serialize_inner(self):
-        """The layer's own constraint as a config to save: each front end's HoldConstraint says how."""
-        raise NotImplementedError
-
-    def compiled(self, shape) -> tuple[np.ndarray, np.ndarray]:
-        """The (mask, target) arrays for a variable of `shape`."""
-        return compile_entries(self.entries, tuple(int(n) for n in shape))
 
     def _variables(self, shape):
         shape = tuple(int(n) for n in shape)
@@ -60,9 +42,8 @@ class HoldLogic:
                 )
         return self._state[1], self._state[2]
 
-    def set_entries(self, entries) -> None:
-        """Replace the held entries in place; a training graph that already uses this hold sees the change."""
-        self.entries = tuple(entries)
+    def entries_changed(self) -> None:
+        """A training graph that already uses this hold sees the new entries."""
         if self._state is not None:
             mask, target = self.compiled(self._state[0])
             self._state[1].assign(mask)
@@ -79,14 +60,6 @@ class HoldLogic:
         if self.inner is not None:
             w = self.inner(w)
         return self.hold(w)
-
-    def get_config(self):
-        return {"entries": [entry.to_json() for entry in self.entries], "inner": self.serialize_inner()}
-
-
-def is_hold(constraint) -> bool:
-    """Whether a variable's constraint is an fpgaprune hold (of any front end)."""
-    return isinstance(constraint, HoldLogic)
 
 
 def guard(variable) -> None:
@@ -114,3 +87,62 @@ def _guard_assign(target, holder) -> None:
 
     target.assign = assign
     target._fpgaprune_guarded = True
+
+
+def enforce_variable(variable) -> None:
+    """Re-assign a held variable's held entries now, and guard it."""
+    guard(variable)
+    variable.assign(variable.constraint.hold(variable))
+
+
+def hold_of(variable):
+    """The hold a Keras variable carries (its constraint), or None."""
+    constraint = getattr(variable, "constraint", None)
+    return constraint if is_hold(constraint) else None
+
+
+def with_holds(keras, constraint_class, model, groups: dict, keep_holds: bool):
+    """Clone `model` with each held variable's constraint set (or reset to its inner one) and the holds baked
+    in; `groups`: {(layer, weight name): [HoldEntry]}."""
+    from collections import defaultdict
+
+    from fpgaprune.selection import maskable_weights
+
+    by_layer = defaultdict(dict)
+    for (layer_name, weight_name), entries in groups.items():
+        by_layer[layer_name][weight_name] = entries
+
+    def clone_layer(layer):
+        config = layer.get_config()
+        for weight in maskable_weights(layer) or ():
+            if weight.name not in by_layer.get(layer.name, {}):
+                continue
+            current = weight.variable(layer).constraint
+            inner = current.inner if is_hold(current) else current
+            entries = by_layer[layer.name][weight.name]
+            config[weight.constraint_key] = constraint_class(entries, inner) if keep_holds else inner
+        return layer.__class__.from_config(config)
+
+    clone = keras.models.clone_model(model, clone_function=clone_layer)
+    clone.set_weights(model.get_weights())
+    for layer in clone.layers:
+        for weight in maskable_weights(layer) or ():
+            variable, entries = weight.variable(layer), by_layer.get(layer.name, {}).get(weight.name)
+            if variable is None or entries is None:  # empty holds are bound too: a schedule can grow them
+                continue
+            holder = variable.constraint if keep_holds else constraint_class(entries)
+            if keep_holds:
+                guard(variable)
+            variable.assign(holder.hold(variable))
+    return clone
+
+
+def enforce(model) -> None:
+    """Re-assign every held entry of a Keras model now, and guard its held variables."""
+    from fpgaprune.selection import maskable_weights
+
+    for layer in model.layers:
+        for weight in maskable_weights(layer) or ():
+            variable = weight.variable(layer)
+            if hold_of(variable) is not None:
+                enforce_variable(variable)
