@@ -1,12 +1,13 @@
 """Optional dependencies, pyproject.toml's extras: imported where they are used, or one line with the install
 command that adds them. Every module fpgaprune imports is a base dependency, or one of these
-(tests/test_dependencies.py)."""
+(tests/test_dependencies.py). A front end of an extra's framework (`frontends/torch/`) imports it directly: the
+registry (`fpgaprune/framework.py`) leaves a front end out when its framework is not installed."""
 
 import importlib
 
 from fpgaprune.errors import FpgapruneError
 
-EXTRAS = {"ray": "sweep"}  # the module an extra adds -> the extra's name in pyproject.toml
+EXTRAS = {"ray": "sweep", "torch": "torch"}  # the module an extra adds -> the extra's name in pyproject.toml
 
 
 class MissingExtra(FpgapruneError):

@@ -16,6 +16,7 @@ from fpgaprune.errors import ModelTypeError
 BUILT_IN = (
     "fpgaprune.frontends.qkeras.front_end",
     "fpgaprune.frontends.keras3.front_end",
+    "fpgaprune.frontends.torch.front_end",  # the `torch` extra
 )
 ENTRY_POINTS = "fpgaprune.front_ends"
 QUANTIZER_LIBRARY = "fpgaprune.frontends.qkeras.front_end"  # the quantizer texts of a run config (QKeras)
@@ -62,7 +63,7 @@ def front_end_of(model_or_layer):
     frameworks = " or ".join(front_end.name for front_end in front_ends()) or "no installed framework"
     raise ModelTypeError(
         f"{cls.__module__}.{cls.__name__} is not a {frameworks} object; fpgaprune takes Keras models (Sequential "
-        "or functional)"
+        "or functional) and PyTorch modules"
     )
 
 
@@ -127,3 +128,13 @@ def hold_on(layer, variable):
 def array_of(layer, variable):
     """`layer`'s weight `variable` as a numpy array (in fpgaprune's layout: a kernel's outputs last)."""
     return front_end_of(layer).array(variable)
+
+
+def layers_of(model) -> list:
+    """The model's layers in order, as its front end presents them (each with a `name`)."""
+    return front_end_of(model).layers(model)
+
+
+def layer_named(model, name: str):
+    """The model's layer called `name`."""
+    return front_end_of(model).get_layer(model, name)

@@ -4,13 +4,13 @@ that does not fit the model, and a loss that turns NaN in training."""
 import numpy as np
 
 from fpgaprune.errors import DataError, NonFiniteError
-from fpgaprune.framework import array_of
+from fpgaprune.framework import array_of, layers_of
 from fpgaprune.hooks import TrainingHook
 
 
 def check_finite_weights(model, when: str) -> None:
     """Raise a one-line NonFiniteError naming the first layer and weight holding a NaN or Inf."""
-    for layer in model.layers:
+    for layer in layers_of(model):
         for weight in layer.weights:
             values = array_of(layer, weight)
             if values.dtype.kind == "f" and not np.isfinite(values).all():

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.atomic import atomic_target
-from fpgaprune.framework import array_of
+from fpgaprune.framework import array_of, layers_of
 from fpgaprune.layer_kinds import kind_of
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.scores import kernel_scores
@@ -24,7 +24,7 @@ def _has_kernels(layer) -> bool:
 
 def _weight_matrices(model):
     """(layer, weight name, values) of every kernel fpgaprune can prune (biases left out), recurrent ones too."""
-    for layer in model.layers:
+    for layer in layers_of(model):
         for weight in maskable_weights(layer) or ():
             variable = weight.variable(layer)
             if weight.name != "bias" and variable is not None:
@@ -90,7 +90,7 @@ def kernel_heatmaps(model, out_dir) -> list[Path]:
     import matplotlib.pyplot as plt
 
     paths = []
-    for layer in model.layers:
+    for layer in layers_of(model):
         if not _has_kernels(layer):
             continue
         figure = kernel_figure(layer)

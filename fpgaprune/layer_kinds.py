@@ -143,10 +143,18 @@ def bind(kind_name: str | None, *classes, attributes: dict | None = None) -> Non
     _RESOLVED.clear()
 
 
+def _class_of(layer_or_class) -> type:
+    """The class a layer's kind and role are read from: its own, or the one a front end's view of it names
+    (`kind_class`: a PyTorch layer is seen through a view of its module)."""
+    if isinstance(layer_or_class, type):
+        return layer_or_class
+    return getattr(layer_or_class, "kind_class", None) or type(layer_or_class)
+
+
 def attribute_of(layer, weight_name: str) -> str:
     """The attribute under which `layer`'s class keeps the kind's weight `weight_name` (`bind`'s attributes)."""
     _front_ends_bound()
-    for cls in type(layer).__mro__:
+    for cls in _class_of(layer).__mro__:
         if weight_name in _ATTRIBUTES.get(cls, {}):
             return _ATTRIBUTES[cls][weight_name]
     return weight_name
@@ -165,7 +173,7 @@ def kind_of(layer_or_name) -> LayerKind | None:
     _front_ends_bound()
     if isinstance(layer_or_name, str):
         return _NAMES.get(layer_or_name)
-    cls = layer_or_name if isinstance(layer_or_name, type) else type(layer_or_name)
+    cls = _class_of(layer_or_name)
     if cls not in _RESOLVED:
         _RESOLVED[cls] = next((_BOUND[c] for c in cls.__mro__ if c in _BOUND), None)
     return _RESOLVED[cls]
@@ -260,7 +268,7 @@ def bind_role(role: str | None, *classes) -> None:
 def role_of(layer_or_class) -> str:
     """The role of a layer (or class) by the classes in its MRO; its class name when none is bound."""
     _front_ends_bound()
-    cls = layer_or_class if isinstance(layer_or_class, type) else type(layer_or_class)
+    cls = _class_of(layer_or_class)
     if cls not in _ROLE_RESOLVED:
         bound = next((c for c in cls.__mro__ if c in _ROLE_BOUND), None)
         _ROLE_RESOLVED[cls] = (_ROLE_BOUND[bound] if bound is not None else None) or cls.__name__

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fpgaprune.budget.spec import Budget, BudgetError
+from fpgaprune.framework import layers_of
 from fpgaprune.hooks import TrainingHook
 from fpgaprune.pruning import Pruner
 from fpgaprune.pruning.hybrid import FIRST_SHARE as HYBRID_FIRST_SHARE
@@ -52,7 +53,7 @@ class HardwareCosts:
     def __call__(self, model) -> EntryCosts:
         from fpgaprune.framework import front_end_of
 
-        quantized = any(is_hardware_layer(layer) for layer in model.layers)
+        quantized = any(is_hardware_layer(layer) for layer in layers_of(model))
         qmodel = model if quantized else front_end_of(model).quantized_twin(model, self.spec, self.batchnorm)
         self.types, self.notes = layer_hardware(qmodel, self.hls_config, self.input_fixed, self.board, self.io_type)
         priced = entry_costs(qmodel, self.types, self.notes, self.backend)

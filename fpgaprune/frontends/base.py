@@ -16,6 +16,7 @@ class FrontEnd(ABC):
 
     name: str  # "tf_keras + QKeras", "Keras 3", "PyTorch": named in messages
     keras_major: int | None = None  # Keras model files: the major version that wrote them
+    indexes_own_layout: bool = False  # whether a selection's index addresses a layout other than fpgaprune's
 
     # -- The framework: is it here, and which of its objects are its own
     @abstractmethod
@@ -30,9 +31,31 @@ class FrontEnd(ABC):
     def check_available(self, what: str) -> None:
         """Raise one line with the fix when `what` (quantization, export) cannot run in this process."""
 
+    def quiet_start(self) -> None:
+        """The framework's first, noisy calls, made while the CLI's stderr is silenced (`fpgaprune/quiet.py`)."""
+
+    def quiet_logs(self) -> None:
+        """Silence the framework's loggers (the CLI, unless --verbose)."""
+
     @abstractmethod
     def check_model(self, model) -> None:
         """Raise one ModelTypeError line unless fpgaprune can read the model (its graph rebuildable)."""
+
+    def layers(self, model) -> list:
+        """The model's layers in order, each with a `name` and its weights as the attributes its kind names (a
+        framework whose layers lack these presents views of them)."""
+        return list(model.layers)
+
+    def get_layer(self, model, name: str):
+        return next(layer for layer in self.layers(model) if layer.name == name)
+
+    def index_shape(self, layer, weight) -> tuple:
+        """The shape a selection's index addresses: the weight in the framework's own layout."""
+        return tuple(weight.variable(layer).shape)
+
+    def to_fpgaprune_layout(self, layer, weight, mask):
+        """A boolean mask in the framework's layout (`index_shape`) in fpgaprune's (a kernel's outputs last)."""
+        return mask
 
     @abstractmethod
     def graph_edges(self, model) -> tuple:

@@ -8,7 +8,7 @@ from collections import defaultdict
 import numpy as np
 
 from fpgaprune.errors import QuantizerZeroError
-from fpgaprune.framework import array_of, front_end_of, hold_on
+from fpgaprune.framework import array_of, front_end_of, hold_on, layers_of
 from fpgaprune.masking.manifest import FREEZE, HoldEntry, MaskManifest
 from fpgaprune.selection import maskable_weights, parse_selector, resolve
 
@@ -84,7 +84,7 @@ def check_quantizers_keep_zero(model) -> None:
 
 def maskable_variables(model):
     """(layer, MaskableWeight, variable) of every weight a hold can mask, in layer order."""
-    for layer in model.layers:
+    for layer in layers_of(model):
         for weight in maskable_weights(layer) or ():
             variable = weight.variable(layer)
             if variable is not None:
@@ -104,7 +104,10 @@ def _resolve_entry(model, entry: HoldEntry):
     """Bind an entry to its variable: explicit variable name, checked index, freeze values made concrete."""
     selector = parse_selector(entry.path + (entry.index or ""), where=entry.where)
     resolved = resolve(model, selector)
-    bound = HoldEntry(resolved.layer.name, resolved.weight.name, entry.mode, entry.index, entry.where, entry.value)
+    index, where = entry.index, entry.where
+    if index is not None and front_end_of(resolved.layer).indexes_own_layout:  # kept as the mask it selects
+        index, where = None, resolved.mask
+    bound = HoldEntry(resolved.layer.name, resolved.weight.name, entry.mode, index, where, entry.value)
     if entry.mode == FREEZE:
         if entry.value is None:
             current = np.asarray(array_of(resolved.layer, resolved.variable), np.float32)

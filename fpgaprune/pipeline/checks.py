@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from fpgaprune.errors import FpgapruneError
+from fpgaprune.framework import layer_named, layers_of
 from fpgaprune.pipeline.schema import ConfigError, Located, RunConfig
 
 
@@ -68,7 +69,7 @@ def check_pruning(config: RunConfig, at: Located, model) -> None:
     from fpgaprune.pruning.structures import parse_structure
     from fpgaprune.selection import parse_selector, resolve
 
-    names = {layer.name for layer in model.layers}
+    names = {layer.name for layer in layers_of(model)}
     for i, text in enumerate(config.pruning.selections):
         try:
             resolve(model, parse_selector(text))
@@ -122,14 +123,16 @@ def check_quantized_layers(config: RunConfig, at: Located, model) -> None:
 
     activation_mismatch = quantizing_front_end().activation_mismatch
 
-    names = {layer.name for layer in model.layers}
+    names = {layer.name for layer in layers_of(model)}
     for layer, roles in config.quantization.layers.items():
         if layer not in names:
             _fail(
                 at.at("quantization", "layers", layer),
                 f"found layer {layer!r}; the model has {', '.join(sorted(names))}",
             )
-        problem = activation_mismatch(model.get_layer(layer), roles["activation"]) if roles.get("activation") else None
+        problem = (
+            activation_mismatch(layer_named(model, layer), roles["activation"]) if roles.get("activation") else None
+        )
         if problem:
             _fail(at.at("quantization", "layers", layer, "activation"), problem)
 

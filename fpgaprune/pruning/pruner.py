@@ -10,7 +10,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.framework import array_of, hold_on
+from fpgaprune.framework import array_of, hold_on, layer_named, layers_of
 from fpgaprune.masking import PRUNE, HoldEntry, MaskManifest, check_quantizers_keep_zero, enforce, hold
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.knapsack import KnapsackResult, solve
@@ -67,7 +67,9 @@ class Pruner:
 
     def targets(self, model) -> list[PruneTarget]:
         """The weights this pruner prunes, with their structures; unknown names are one-line errors."""
-        names = self.layers if self.layers is not None else [layer.name for layer in model.layers if prunable(layer)]
+        names = (
+            self.layers if self.layers is not None else [layer.name for layer in layers_of(model) if prunable(layer)]
+        )
         for name in self.do_not_prune:
             resolve(model, parse_selector(name.split("/")[0]))  # the name must exist
         targets = []
@@ -168,7 +170,7 @@ class Pruner:
 
     def _cost(self, model, target: PruneTarget) -> int:
         """Multipliers per weight: how many output positions use it (1 when counting weights)."""
-        return output_positions(model.get_layer(target.layer)) if self.cost == "multipliers" else 1
+        return output_positions(layer_named(model, target.layer)) if self.cost == "multipliers" else 1
 
     def attach(self, model):
         """A copy of `model` with an (empty) hold on every target weight, ready for `apply` and the callbacks."""

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.framework import front_end_of, hold_on
+from fpgaprune.framework import front_end_of, hold_on, layers_of
 from fpgaprune.selection import maskable_weights
 from fpgaprune.text_table import format_rows
 
@@ -33,7 +33,7 @@ def quantization_report(quantized, float_model=None, x=None, y=None, task=None) 
     0 though not pruned, and nonzero. With data, the metric of the float and the quantized model: the `task`'s
     (`fpgaprune.task.Task`), or the argmax accuracy of integer labels."""
     report = QuantizationReport()
-    for layer in quantized.layers:
+    for layer in layers_of(quantized):
         front = front_end_of(layer)
         if not getattr(front, "is_quantized", lambda _: False)(layer):
             continue

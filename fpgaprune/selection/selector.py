@@ -8,6 +8,7 @@ from typing import Optional
 import numpy as np
 
 from fpgaprune.errors import SelectionError, UnsupportedLayerError
+from fpgaprune.framework import front_end_of, layers_of
 from fpgaprune.selection.index_expr import IndexSyntaxError, index_to_mask, parse_index
 from fpgaprune.selection.registry import MaskableWeight, default_weight, maskable_weights, supported_classes
 
@@ -57,7 +58,7 @@ def parse_selector(text: str, where: Optional[np.ndarray] = None) -> Selector:
 
 def resolve(model, selector: Selector) -> ResolvedSelection:
     """Bind a selector to the model's variable and compute its boolean mask; one-line errors otherwise."""
-    names = {layer.name for layer in model.layers}
+    names = {layer.name for layer in layers_of(model)}
     joined = f"{selector.layer}/{selector.variable}"
     if selector.variable and selector.layer not in names and joined in names:  # a layer named `head/fc`
         selector = Selector(joined, None, selector.index, selector.where)
@@ -66,29 +67,32 @@ def resolve(model, selector: Selector) -> ResolvedSelection:
     variable = weight.variable(layer)
     if variable is None:
         raise SelectionError(f"selection '{selector}': layer '{layer.name}' has no {weight.name} (use_bias=False?)")
-    shape = tuple(variable.shape)
-    where = f"{layer.name}/{weight.name} has shape {shape}"
-    if selector.where is not None:
+    shape, front = tuple(variable.shape), front_end_of(layer)
+    if selector.where is not None:  # a boolean array is in fpgaprune's layout
         mask = np.asarray(selector.where)
         if mask.dtype != bool or mask.shape != shape:
-            raise SelectionError(f"selection '{selector}': {where}; the boolean array has {mask.dtype} {mask.shape}")
-    elif selector.index is not None:
+            raise SelectionError(
+                f"selection '{selector}': {layer.name}/{weight.name} has shape {shape} in fpgaprune's layout; the "
+                f"boolean array has {mask.dtype} {mask.shape}"
+            )
+    elif selector.index is not None:  # an index is in the framework's own layout, and so are its messages
+        own = front.index_shape(layer, weight)
         try:
-            mask = index_to_mask(parse_index(selector.index), shape)
+            mask = front.to_fpgaprune_layout(layer, weight, index_to_mask(parse_index(selector.index), own))
         except (IndexSyntaxError, ValueError) as exc:
-            raise SelectionError(f"selection '{selector}': {where}; {exc}") from None
+            raise SelectionError(f"selection '{selector}': {layer.name}/{weight.name} has shape {own}; {exc}") from None
     else:
         mask = np.ones(shape, dtype=bool)
     return ResolvedSelection(layer, weight, variable, mask)
 
 
 def _find_layer(model, name: str):
-    names = [layer.name for layer in model.layers]
-    if name not in names:
-        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
-        hint = f"; close names: {', '.join(close)}" if close else f"; layers: {', '.join(names)}"
-        raise SelectionError(f"no layer named '{name}' in model '{model.name}'{hint}")
-    return model.get_layer(name)
+    layers = {layer.name: layer for layer in layers_of(model)}
+    if name not in layers:
+        close = difflib.get_close_matches(name, list(layers), n=3, cutoff=0.5)
+        hint = f"; close names: {', '.join(close)}" if close else f"; layers: {', '.join(layers)}"
+        raise SelectionError(f"no layer named '{name}' in model '{getattr(model, 'name', type(model).__name__)}'{hint}")
+    return layers[name]
 
 
 def _find_weight(layer, selector: Selector) -> MaskableWeight:

@@ -148,15 +148,15 @@ def test_freeze_value_of_wrong_shape_is_rejected():
 
 
 def test_a_model_of_no_front_end_is_one_line():
-    class TorchLikeModule:  # a model from a framework no front end reads
+    class JaxLikeModule:  # a model from a framework no front end reads
         pass
 
     with pytest.raises(
         fp.ModelTypeError,
-        match=r"\.TorchLikeModule is not a tf_keras \+ QKeras or Keras 3 object; "
-        r"fpgaprune takes Keras models",
+        match=r"\.JaxLikeModule is not a tf_keras \+ QKeras or Keras 3( or PyTorch)? object; "
+        r"fpgaprune takes Keras models \(Sequential or functional\) and PyTorch modules",
     ):
-        fp.hold(TorchLikeModule(), prune=["fc[0, 0]"])
+        fp.hold(JaxLikeModule(), prune=["fc[0, 0]"])
 
 
 def test_unsupported_layer_names_its_class():
