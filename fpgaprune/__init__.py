@@ -68,11 +68,17 @@ def strip_model(model, on_unsafe: str = "raise"):
     return _strip(model, on_unsafe=on_unsafe)
 
 
-def to_qkeras(model, spec, batchnorm: str = "fold"):
-    """`fpgaprune.quantize.to_qkeras`: the QKeras twin of `model`, holds carried over."""
-    from fpgaprune.quantize import to_qkeras as _to_qkeras
+def quantized_twin(model, spec, batchnorm: str = "fold"):
+    """The quantized twin of `model` that QAT trains and the export reads, holds carried over: a Keras model's
+    QKeras twin, a PyTorch module's Brevitas twin. `spec`: {"default": {role: quantizer text}, "layers": ...}."""
+    from fpgaprune.quantize import to_qkeras as _quantized_twin
 
-    return _to_qkeras(model, spec, batchnorm=batchnorm)
+    return _quantized_twin(model, spec, batchnorm=batchnorm)
+
+
+def to_qkeras(model, spec, batchnorm: str = "fold"):
+    """`fpgaprune.quantize.to_qkeras`: the QKeras twin of `model`, holds carried over (`quantized_twin`)."""
+    return quantized_twin(model, spec, batchnorm)
 
 
 def export(*args, **kwargs):
@@ -158,6 +164,7 @@ __all__ = [
     "load_model",
     "manifest_of",
     "prune",
+    "quantized_twin",
     "save_model",
     "strip_model",
     "to_qkeras",

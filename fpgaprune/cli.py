@@ -87,7 +87,9 @@ def _headline(metrics: dict) -> list:
     if csim:
         result = CsimResult.from_metrics(csim)
         agreement = f" ({result.agreement_text()})" if result.argmax_agreement is not None else ""
-        lines.append(f"C-sim:     {result.verdict()} against QKeras at the logits{agreement}, over {result.scope()}")
+        lines.append(
+            f"C-sim:     {result.verdict()} against {result.reference} at the logits{agreement}, over {result.scope()}"
+        )
     return lines + [f"saturates: {line}" for line in (csim or {}).get("saturation", [])]
 
 

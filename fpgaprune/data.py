@@ -23,6 +23,14 @@ class Dataset:
     y_test: np.ndarray
     classes: int
 
+    def channels_first(self) -> "Dataset":
+        """The images NCHW, as a PyTorch model takes them (other inputs as they are)."""
+
+        def moved(x):
+            return np.ascontiguousarray(np.moveaxis(x, -1, 1)) if x.ndim >= 3 else x
+
+        return Dataset(self.name, moved(self.x_train), self.y_train, moved(self.x_test), self.y_test, self.classes)
+
 
 def digits(test_fraction: float = 0.25, seed: int = 0) -> Dataset:
     """The 1797 8x8 digits; pixels (0..16) divided by 16, so every input lies on a 1/16 fixed-point grid."""

@@ -7,7 +7,8 @@ import importlib
 
 from fpgaprune.errors import FpgapruneError
 
-EXTRAS = {"ray": "sweep", "torch": "torch"}  # the module an extra adds -> the extra's name in pyproject.toml
+# The module an extra adds -> the extra's name in pyproject.toml
+EXTRAS = {"ray": "sweep", "torch": "torch", "brevitas": "torch"}
 
 
 class MissingExtra(FpgapruneError):

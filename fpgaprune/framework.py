@@ -68,9 +68,9 @@ def front_end_of(model_or_layer):
 
 
 def quantizer_library():
-    """The front end whose quantizer texts a run config writes (`quantization.default`): QKeras'. Its spec
-    module needs no framework, so configs validate anywhere."""
-    return importlib.import_module(QUANTIZER_LIBRARY.rsplit(".", 1)[0] + ".spec")
+    """fpgaprune's quantizer texts (`quantize/spec.py`, QKeras' language): checked with no framework, so configs
+    validate anywhere; each front end reads them into its own library's quantizers."""
+    return importlib.import_module("fpgaprune.quantize.spec")
 
 
 def quantizing_front_end():
@@ -133,6 +133,11 @@ def array_of(layer, variable):
 def layers_of(model) -> list:
     """The model's layers in order, as its front end presents them (each with a `name`)."""
     return front_end_of(model).layers(model)
+
+
+def model_name(model) -> str:
+    """The model's name (Keras' `name`; a PyTorch module's class name)."""
+    return getattr(model, "name", None) or type(model).__name__
 
 
 def layer_named(model, name: str):

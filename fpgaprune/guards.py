@@ -3,8 +3,8 @@ that does not fit the model, and a loss that turns NaN in training."""
 
 import numpy as np
 
-from fpgaprune.errors import DataError, NonFiniteError
-from fpgaprune.framework import array_of, layers_of
+from fpgaprune.errors import DataError, NonFiniteError, first_line
+from fpgaprune.framework import array_of, front_end_of, layers_of
 from fpgaprune.hooks import TrainingHook
 
 
@@ -28,7 +28,11 @@ def check_finite_array(values: np.ndarray, where: str) -> None:
 
 
 def check_data_fits_model(dataset, model, source: str) -> None:
-    """One-line DataError unless the inputs match the model's input shape (the labels: `fpgaprune.task`)."""
+    """One-line DataError unless the inputs match the model's input shape (the labels: `fpgaprune.task`); a model
+    that records none (a PyTorch module) is run on one sample of each."""
+    if not hasattr(model, "input_shape"):
+        _runs_on(dataset, model, source)
+        return
     expected = tuple(model.input_shape[1:]) if not isinstance(model.input_shape, list) else None
     for name in ("x_train", "x_test"):
         shape = tuple(getattr(dataset, name).shape[1:])
@@ -37,6 +41,18 @@ def check_data_fits_model(dataset, model, source: str) -> None:
                 f"{source}: {name} has samples of shape {shape}; the model's input "
                 f"{model.inputs[0].name.split(':')[0]!r} expects {_shape_text(expected)}"
             )
+
+
+def _runs_on(dataset, model, source: str) -> None:
+    for name in ("x_train", "x_test"):
+        sample = getattr(dataset, name)[:1]
+        try:
+            front_end_of(model).predict(model, sample)
+        except Exception as error:  # noqa: BLE001 - the model's own forward may raise anything on a wrong shape
+            raise DataError(
+                f"{source}: {name} has samples of shape {tuple(sample.shape[1:])}, and the model's forward fails "
+                f"on them ({type(error).__name__}: {first_line(error)})"
+            ) from None
 
 
 def _fits(shape: tuple, expected: tuple) -> bool:

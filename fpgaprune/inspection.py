@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.atomic import atomic_target
-from fpgaprune.framework import array_of, layers_of
+from fpgaprune.framework import array_of, front_end_of, layers_of
 from fpgaprune.layer_kinds import kind_of
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.scores import kernel_scores
@@ -28,15 +28,15 @@ def _weight_matrices(model):
         for weight in maskable_weights(layer) or ():
             variable = weight.variable(layer)
             if weight.name != "bias" and variable is not None:
-                yield layer, weight.name, np.asarray(variable)
+                yield layer, weight, np.asarray(variable)
 
 
 def sparsity_table(model, structures=None) -> list[dict]:
     """One row per prunable weight: groups and pruned groups of its structure (recurrent weights: elements),
     and its products per inference dense -> now (one per weight and output position; a 0 weight needs none)."""
     rows = []
-    for layer, name, kernel in _weight_matrices(model):
-        class_name = type(layer).__name__
+    for layer, weight, kernel in _weight_matrices(model):
+        name, class_name = weight.name, getattr(layer, "kind_class", type(layer)).__name__
         if not prunable(layer):
             structure = structure_for(None, layer.name, layer)
         elif isinstance(structures, dict):
@@ -50,7 +50,7 @@ def sparsity_table(model, structures=None) -> list[dict]:
             {
                 "layer": layer.name if name in ("kernel", "depthwise_kernel") else f"{layer.name}/{name}",
                 "class": class_name,
-                "shape": "x".join(map(str, kernel.shape)),
+                "shape": "x".join(map(str, front_end_of(layer).index_shape(layer, weight))),  # the user's layout
                 "structure": str(structure),
                 "groups": int(count),
                 "pruned": int(count - live.sum()),
@@ -74,9 +74,9 @@ def pruned_fractions(model) -> dict:
     """What pruning removed: the fraction of prunable weights that are 0, and, when the model has conv layers,
     the fraction of conv (ci, co) kernels that are 0 as a whole (partly pruned kernels are not counted)."""
     zero = total = dead = kernels = 0
-    for layer, name, kernel in _weight_matrices(model):
+    for layer, weight, kernel in _weight_matrices(model):
         zero, total = zero + int(np.sum(kernel == 0)), total + kernel.size
-        if _has_kernels(layer) and name == "kernel":
+        if _has_kernels(layer) and weight.name == "kernel":
             whole = ~kernel.reshape(-1, *kernel.shape[-2:]).any(axis=0)
             dead, kernels = dead + int(whole.sum()), kernels + whole.size
     fractions = {"weights_pruned": zero / max(total, 1)}

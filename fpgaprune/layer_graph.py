@@ -10,11 +10,18 @@ from fpgaprune.errors import FpgapruneError
 
 
 def output_shape(layer_or_model) -> tuple:
-    """The output shape, batch first (tf_keras' `output_shape`; Keras 3 layers have only `output.shape`)."""
+    """The output shape, batch first (tf_keras' `output_shape`; Keras 3 layers have only `output.shape`; a model
+    that carries neither, such as a PyTorch module: its front end's answer)."""
     try:
         return tuple(layer_or_model.output_shape)
     except AttributeError:
+        pass
+    try:
         return tuple(layer_or_model.output.shape)
+    except AttributeError:
+        from fpgaprune.framework import front_end_of
+
+        return tuple(front_end_of(layer_or_model).output_shape(layer_or_model))
 
 
 def input_shape(layer) -> tuple:

@@ -143,6 +143,12 @@ def bind(kind_name: str | None, *classes, attributes: dict | None = None) -> Non
     _RESOLVED.clear()
 
 
+def bound_classes() -> dict:
+    """{layer class: its kind (None: bound as another layer)} as the front ends bound them."""
+    _front_ends_bound()
+    return dict(_BOUND)
+
+
 def _class_of(layer_or_class) -> type:
     """The class a layer's kind and role are read from: its own, or the one a front end's view of it names
     (`kind_class`: a PyTorch layer is seen through a view of its module)."""

@@ -17,6 +17,12 @@ from typing import Callable
 from fpgaprune.errors import ModelFileError, first_line
 
 FORMATS = (".keras", ".h5")
+# Files of a framework whose front end is not installed: the install that reads them
+OTHER_FRAMEWORKS = {
+    suffix: "a PyTorch state dict; the PyTorch front end reads it: "
+    "pip install torch==2.13.0 && pip install -e '.[torch]'"
+    for suffix in (".pt", ".pth")
+}
 TRUST_HINT = "pass --trust-model-code (trust_code=True in Python) only for a file you trust"
 MAX_CONFIG_BYTES = 64 << 20  # a model config is kilobytes, a few MB for a very wide functional model
 MAX_INFLATION = 50  # Keras stores a .keras archive uncompressed; members inflating more than this are a zip bomb
@@ -228,9 +234,16 @@ def _archive_keras_version(path: Path):
 
 
 def front_end_of_file(path):
-    """The front end that reads the model file: tf_keras + QKeras for Keras 2 files, Keras 3 for Keras 3 ones."""
+    """The front end that reads the model file: one that claims its suffix (PyTorch's `.pt`), else tf_keras + QKeras
+    for Keras 2 files and Keras 3 for Keras 3 ones."""
     from fpgaprune.framework import front_ends
 
+    suffix = Path(path).suffix
+    for front_end in front_ends():
+        if suffix in getattr(front_end, "file_suffixes", ()):
+            return front_end
+    if suffix in OTHER_FRAMEWORKS:
+        raise ModelFileError(f"{path}: {OTHER_FRAMEWORKS[suffix]}")
     major = keras_major(path)
     for front_end in front_ends():
         if front_end.keras_major == major:
@@ -238,10 +251,21 @@ def front_end_of_file(path):
     raise ModelFileError(f"{path}: a Keras {major} model file, and no installed front end reads Keras {major}")
 
 
-def load_model(path=None, compile: bool = True, trust_code: bool = False, *, json=None, weights=None):
+def load_model(
+    path=None,
+    compile: bool = True,
+    trust_code: bool = False,
+    *,
+    json=None,
+    weights=None,
+    architecture=None,
+    arguments=None,
+):
     """Load a model file in the framework that wrote it (tf_keras or Keras 3), holds included, after its configs
     were checked against that framework's allow-list; or, with `json` and `weights` instead of `path`, a JSON
-    architecture and its HDF5 weights (`model_json`). Any failure is one ModelFileError line."""
+    architecture and its HDF5 weights (`model_json`); or a PyTorch state dict (`.pt`) into the `architecture` it
+    names (`models.py:ClassName`, built with keyword `arguments`; imported only with `trust_code=True`). Any
+    failure is one ModelFileError line."""
     if json is not None or weights is not None:
         from fpgaprune.model_json import load_json_model
 
@@ -250,9 +274,21 @@ def load_model(path=None, compile: bool = True, trust_code: bool = False, *, jso
         if json is None:
             raise ModelFileError(f"{weights}: weights need their architecture (json=..., model.json in YAML)")
         return load_json_model(json, weights, trust_code=trust_code)
+    if path is None and architecture is not None:  # a PyTorch architecture with no state dict: newly built
+        from fpgaprune.framework import front_ends
+
+        builder = next((f for f in front_ends() if hasattr(f, "build")), None)
+        if builder is None:
+            raise ModelFileError(f"{architecture}: a PyTorch architecture; {OTHER_FRAMEWORKS['.pt'].split(': ', 1)[1]}")
+        return builder.build(architecture, arguments, trust_code)
     if path is None:
         raise ModelFileError("no model given: a .keras/.h5 file, or an architecture (json=) and its weights")
-    return front_end_of_file(path).load(path, trust_code=trust_code, compile=compile)
+    front_end = front_end_of_file(path)
+    if architecture is not None or arguments is not None:
+        if not getattr(front_end, "file_suffixes", ()):
+            raise ModelFileError(f"{path}: a Keras model file names its own architecture; give no architecture=")
+        return front_end.load(path, trust_code=trust_code, architecture=architecture, arguments=arguments)
+    return front_end.load(path, trust_code=trust_code, compile=compile)
 
 
 def write_model_file(model, path) -> Path:

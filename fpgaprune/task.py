@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgaprune.errors import DataError
-from fpgaprune.framework import OWNER
+from fpgaprune.framework import OWNER, model_name
 from fpgaprune.layer_graph import output_shape
 from fpgaprune.layer_kinds import OUTPUT_PASS
 
@@ -132,7 +132,7 @@ def output_layer(model):
     names = sorted(graph.outputs)
     if len(names) != 1:
         raise DataError(
-            f"model '{model.name}' has {len(names)} outputs ({', '.join(names)}); fpgaprune trains "
+            f"model '{model_name(model)}' has {len(names)} outputs ({', '.join(names)}); fpgaprune trains "
             "models with one output"
         )
     name = names[0]
@@ -174,12 +174,19 @@ def label_form(y: np.ndarray, units: int) -> str:
 
 
 def infer_task(
-    model, y_train: np.ndarray, y_test: np.ndarray, source: str, task: str = "auto", loss: str = "auto"
+    model,
+    y_train: np.ndarray,
+    y_test: np.ndarray,
+    source: str,
+    task: str = "auto",
+    loss: str = "auto",
+    x_sample: np.ndarray | None = None,
 ) -> Task:
     """The task of `model` trained on these labels; DataError (one line naming `source`, the array or the layer,
-    and what to change) when they contradict each other or the explicit `task`/`loss`."""
+    and what to change) when they contradict each other or the explicit `task`/`loss`. `x_sample`: an input, for
+    a model that records no output shape (a PyTorch module)."""
     layer, output = output_activation(model)
-    units = int(np.prod(output_shape(model)[1:]))
+    units = _output_units(model, x_sample)
     forms = {name: label_form(y, units) for name, y in (("y_train", y_train), ("y_test", y_test))}
     form = forms["y_train"] if len(set(forms.values())) == 1 else _mixed(forms, source)
     kind = _kind(output, units, form, layer, source) if task == "auto" else task
@@ -190,6 +197,15 @@ def infer_task(
             f"{source}: training.loss {loss!r} does not train a {kind} task; use {' or '.join(LOSSES[kind])}"
         )
     return Task(kind, output if output in ("softmax", "sigmoid") else "linear", units, form, chosen)
+
+
+def _output_units(model, x_sample) -> int:
+    try:
+        return int(np.prod(output_shape(model)[1:]))
+    except AttributeError:
+        if x_sample is None:
+            raise
+    return int(np.prod(np.shape(OWNER.predict(model, np.asarray(x_sample[:1])))[1:]))
 
 
 def _mixed(forms: dict, source: str) -> str:

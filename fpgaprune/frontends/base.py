@@ -15,6 +15,8 @@ class FrontEnd(ABC):
     """What fpgaprune asks of a model framework and its quantization library."""
 
     name: str  # "tf_keras + QKeras", "Keras 3", "PyTorch": named in messages
+    quantizer_library: str = "the quantized model"  # what C-sim is compared with ("QKeras", "Brevitas")
+    strips: bool = True  # `fpgaprune.strip` rebuilds its models without their dead channels
     keras_major: int | None = None  # Keras model files: the major version that wrote them
     indexes_own_layout: bool = False  # whether a selection's index addresses a layout other than fpgaprune's
 
@@ -53,6 +55,14 @@ class FrontEnd(ABC):
         """The shape a selection's index addresses: the weight in the framework's own layout."""
         return tuple(weight.variable(layer).shape)
 
+    def weight_named(self, layer, name: str) -> str:
+        """fpgaprune's name of the layer's weight the framework calls `name` (a selection may use either)."""
+        return name
+
+    def index_layout(self, layer) -> tuple | None:
+        """How the user's layout of the layer's kernel maps to fpgaprune's, axis by axis; None: the same."""
+        return None
+
     def to_fpgaprune_layout(self, layer, weight, mask):
         """A boolean mask in the framework's layout (`index_shape`) in fpgaprune's (a kernel's outputs last)."""
         return mask
@@ -90,6 +100,14 @@ class FrontEnd(ABC):
     @abstractmethod
     def predict(self, model, x, batch_size: int = 256):
         """The model's outputs for `x`, as a numpy array."""
+
+    def model_weights(self, model):
+        """Every array of the model's state (its holds' own arrays left out), copied: a rewind point."""
+        return [w.copy() for w in model.get_weights()]
+
+    def set_model_weights(self, model, weights) -> None:
+        """Put back what `model_weights` gave (the holds then apply to it)."""
+        model.set_weights(weights)
 
     @abstractmethod
     def set_seed(self, seed: int) -> None:
@@ -192,8 +210,17 @@ class FrontEnd(ABC):
         """The name of the model's input node in hls4ml's IR."""
 
     @abstractmethod
-    def exported_model(self, model):
-        """The model as its converter takes it (a Keras 3 model: its tf_keras twin)."""
+    def exported_model(self, model, input_shape: tuple | None = None):
+        """The model as its converter takes it (a Keras 3 model: its tf_keras twin); `input_shape`: one sample's,
+        for a framework whose models do not record it."""
+
+    def output_shape(self, model) -> tuple:
+        """The model's output shape, batch first, for a framework whose models do not carry it."""
+        raise AttributeError(f"{type(model).__name__} has no output_shape")
+
+    def hardware_layout(self, model, x):
+        """Inputs `x` (in the model's layout) as the exported design takes them: hls4ml is channels-last."""
+        return x
 
     @abstractmethod
     def hls_config(self, model, granularity: str = "name", **kwargs) -> dict:

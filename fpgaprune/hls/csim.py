@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.framework import OWNER as front
+from fpgaprune.framework import front_end_of, layers_of
 from fpgaprune.hls.tolerance import Tolerance
 from fpgaprune.quantize.fixed_types import FixedType
 from fpgaprune.quantize.layer_values import activation_name, reference_probe
@@ -82,6 +83,11 @@ class BridgeRun:
 DIFF_HEADER = ("layer", "values differing", "max |diff|", "first (sample, index)", "C-sim", "QKeras")
 
 
+def diff_header(reference: str) -> tuple:
+    """The per-layer diff's columns, the last named after the model C-sim is compared with."""
+    return (*DIFF_HEADER[:-1], reference)
+
+
 def simulated_subset(held_out: int, limit, seed: int = 0) -> np.ndarray | None:
     """The held-out samples C-sim runs when there are more than `limit` (an int, or "all"): a seeded uniform
     sample, in order; None: all of them."""
@@ -104,9 +110,10 @@ def hardware_input(x: np.ndarray, fixed: FixedType) -> np.ndarray:
 
 def logits_layer(model):
     """The last layer with a kernel, and whether a table-based activation follows (inside it or after it)."""
-    with_kernel = [layer for layer in model.layers if getattr(layer, "kernel", None) is not None]
+    layers = layers_of(model)
+    with_kernel = [layer for layer in layers if getattr(layer, "kernel", None) is not None]
     last = with_kernel[-1]
-    after = model.layers[model.layers.index(last) + 1 :]
+    after = layers[layers.index(last) + 1 :]
     names = [activation_name(last)] + [activation_name(layer) for layer in after]
     return last, any(table in name for name in names for table in TABLE_ACTIVATIONS)
 
@@ -141,6 +148,7 @@ class CsimResult:
     held_out: int = 0  # the held-out samples `samples` were drawn from (0: the same set, all simulated)
     beyond: str = ""  # the first layer up to the logits that differs beyond its bound (or with none), and why
     judged: list = field(default_factory=list)  # the layers that differ within their tolerance, one line each
+    reference: str = "QKeras"  # the quantized model's library, which C-sim is compared with
 
     @property
     def within_tolerance(self) -> bool | None:
@@ -179,13 +187,13 @@ class CsimResult:
         if self.table_activation and self.argmax_agreement < 1 and self.logits_agreement is not None:
             text += (
                 f" after the output's table activation (at the logits {self.logits_agreement:.2%}): its "
-                f"rounded outputs tie at the top in {self.ties} sample(s) where QKeras' float ones do not"
+                f"rounded outputs tie at the top in {self.ties} sample(s) where {self.reference}'s float ones do not"
             )
         return text
 
     def format(self) -> str:
         lines = [
-            f"C-sim vs QKeras at the logits ({self.layer}), {self.scope()}: {self.verdict()}"
+            f"C-sim vs {self.reference} at the logits ({self.layer}), {self.scope()}: {self.verdict()}"
             + (f"; {self.agreement_text()}" if self.argmax_agreement is not None else "")
         ]
         if self.tolerance is not None and not self.bit_exact:
@@ -206,6 +214,7 @@ class CsimResult:
             "max_abs_diff": self.max_abs_diff,
             "logits_layer": self.layer,
             "samples": self.samples,
+            "reference": self.reference,
             "held_out": self.held_out or self.samples,
             "table_activation": self.table_activation,
             "float32_exact": self.float32_exact,
@@ -239,14 +248,15 @@ class CsimResult:
             held_out=metrics.get("held_out", 0),
             beyond=metrics.get("beyond", ""),
             judged=metrics.get("layers_within_tolerance", []),
+            reference=metrics.get("reference", "QKeras"),
         )
 
 
 class _LayerDiff:
     """Per traced layer: how many values differ from QKeras, the largest difference and the first one."""
 
-    def __init__(self):
-        self.counts, self.largest, self.first, self.peak = {}, {}, {}, {}
+    def __init__(self, reference: str = "QKeras"):
+        self.counts, self.largest, self.first, self.peak, self.reference = {}, {}, {}, {}, reference
 
     def add(self, name: str, start: int, traced: np.ndarray, reference: np.ndarray, ids=None) -> None:
         """`start`: the chunk's first sample; `ids`: each row's sample number in the held-out set, if not
@@ -272,9 +282,9 @@ class _LayerDiff:
         for name in (name for name in order if self.counts.get(name)):
             found, tolerance = f"{self.counts[name]} values, max |diff| {self.largest[name]:.3g}", tolerances.get(name)
             if tolerance is UNBOUNDED:
-                return within, f"'{name}' differs from QKeras ({found}) and no bound follows from its types"
+                return within, f"'{name}' differs from {self.reference} ({found}) and no bound follows from its types"
             if tolerance is None:
-                return within, f"'{name}' differs from QKeras ({found}) where it must be bit-exact"
+                return within, f"'{name}' differs from {self.reference} ({found}) where it must be bit-exact"
             if tolerance.relative:  # hls4ml's sigmoid/tanh tables: no bound per layer; the logits' tolerance judges
                 within.append(f"'{name}' ({found}: {tolerance.reason}; judged at the logits)")
                 continue
@@ -282,7 +292,8 @@ class _LayerDiff:
             if self.largest[name] > bound:
                 return (
                     within,
-                    f"'{name}' differs from QKeras ({found}) beyond its tolerance {bound:.3g} ({tolerance.reason})",
+                    f"'{name}' differs from {self.reference} ({found}) beyond its tolerance {bound:.3g} "
+                    f"({tolerance.reason})",
                 )
             within.append(f"'{name}' ({found} <= {bound:.3g}: {tolerance.reason})")
         return within, ""
@@ -310,7 +321,8 @@ class _Comparison:
         self.logits, self.table = logits_layer(model)
         self.samples = self.mismatches = self.agree = self.decided = self.logits_agree = self.ties = 0
         self.largest_diff = self.largest_logit = 0.0
-        self.layers = _LayerDiff()
+        self.reference = front_end_of(model).quantizer_library
+        self.layers = _LayerDiff(self.reference)
 
     def add(self, start: int, outputs: np.ndarray, traces: dict, values, ids=None) -> None:
         n = len(outputs)
@@ -327,7 +339,7 @@ class _Comparison:
         self.largest_diff = max(self.largest_diff, float(np.abs(hardware_logits - reference_logits).max()))
         self.largest_logit = max(self.largest_logit, float(np.abs(reference_logits).max()))
         self._decisions(final, reference, hardware_logits, reference_logits)
-        for layer in self.model.layers:
+        for layer in layers_of(self.model):
             if layer.name in (traces or {}) and layer.name in values.layer_outputs:
                 self.layers.add(layer.name, start, np.asarray(traces[layer.name]), values.traced(layer.name), ids)
 
@@ -349,7 +361,7 @@ class _Comparison:
         """`tolerances`: each layer's (`tolerance.layer_tolerances`); without them, every layer before the logits
         must be bit-exact, and the logits within `tolerance`."""
         agreement = self.agree / self.decided if self.decided else None
-        order = [layer.name for layer in self.model.layers]
+        order = [layer.name for layer in layers_of(self.model)]
         rows = self.layers.rows(order)
         judged_layers = order[: order.index(self.logits.name)]  # after the logits only the decisions count
         judged, beyond = self.layers.judged(judged_layers, tolerances or {})
@@ -361,7 +373,7 @@ class _Comparison:
             agreement,
             self.table,
             exactness_bound(self.logits, fixed.width) <= 24,
-            format_rows(DIFF_HEADER, rows) if rows else [],
+            format_rows(diff_header(self.reference), rows) if rows else [],
             self.samples,
             self.task.agreement if self.task is not None else "argmax agreement",
             self.logits_agree / self.samples if self.table else None,
@@ -370,27 +382,29 @@ class _Comparison:
             tolerance.bound(self.largest_logit) if tolerance else None,
             beyond=beyond,
             judged=judged,
+            reference=self.reference,
         )
         if rows:
             name, count, largest, first, csim, qkeras = rows[0]
             result.first_difference = (
                 f"the first layer that differs is '{name}': {count} values, max |diff| "
                 f"{largest}, the first at (sample, index) {first}: C-sim {csim}, "
-                f"QKeras {qkeras}"
+                f"{self.reference} {qkeras}"
             )
         return result
 
 
 def layer_diff(trace: dict, model, x, limit: int = 3) -> list:
     """Readable lines (a table with its header) for the first layers whose C-sim trace ({layer: outputs})
-    differs from QKeras' values for the same inputs `x`."""
-    values = reference_probe(model)(x)
-    diff = _LayerDiff()
-    for layer in model.layers:
+    differs from the quantized model's values for the same inputs `x`."""
+    values, reference = reference_probe(model)(x), front_end_of(model).quantizer_library
+    diff = _LayerDiff(reference)
+    layers = layers_of(model)
+    for layer in layers:
         if layer.name in trace and layer.name in values.layer_outputs:
             diff.add(layer.name, 0, np.asarray(trace[layer.name]), values.traced(layer.name))
-    rows = diff.rows([layer.name for layer in model.layers], limit)
-    return format_rows(DIFF_HEADER, rows) if rows else ["no traced layer differs"]
+    rows = diff.rows([layer.name for layer in layers], limit)
+    return format_rows(diff_header(reference), rows) if rows else ["no traced layer differs"]
 
 
 def compare_with_qkeras(
@@ -419,9 +433,10 @@ def compare_with_qkeras(
     """
     probe, comparison = reference_probe(model), _Comparison(model, task)
     starts = list(range(0, len(x), chunk))
-    inputs = [np.ascontiguousarray(hardware_input(np.asarray(x[start : start + chunk]), fixed)) for start in starts]
+    inputs = [hardware_input(np.asarray(x[start : start + chunk]), fixed) for start in starts]
+    hardware = [np.ascontiguousarray(front.hardware_layout(model, xq)) for xq in inputs]  # hls4ml: channels-last
     workers = workers or cores()
-    passes = run.map(inputs, workers) if isinstance(run, BridgeRun) else (run(xq) for xq in inputs)
+    passes = run.map(hardware, workers) if isinstance(run, BridgeRun) else (run(xq) for xq in hardware)
     for start, xq, (outputs, traces) in zip(starts, inputs, passes):
         values = probe(xq)
         comparison.add(start, outputs, traces, values, None if ids is None else ids[start : start + chunk])
@@ -481,13 +496,21 @@ def csim_check(
     run = BridgeRun(
         Path(hls_model._top_function_lib._name),
         hls_model.config.get_project_name(),
-        int(np.prod(model.output_shape[1:])),
+        output_size(model, x),
         sizes,
         names or {},
     )
     return compare_with_qkeras(
         run, model, x, fixed, task=task, tolerance=tolerance, collector=collector, tolerances=tolerances
     )
+
+
+def output_size(model, x) -> int:
+    """The number of values the model gives per sample (a PyTorch module does not record it: one forward)."""
+    shape = getattr(model, "output_shape", None)
+    if shape is None:
+        shape = np.shape(front.predict(model, np.asarray(x[:1])))
+    return int(np.prod(shape[1:]))
 
 
 def logits_tolerance_of(model, tolerances: dict) -> Tolerance | None:

@@ -15,7 +15,7 @@ import numpy as np
 
 from fpgaprune.atomic import replace_directory
 from fpgaprune.errors import ExportError
-from fpgaprune.framework import front_end_of
+from fpgaprune.framework import front_end_of, layers_of
 from fpgaprune.guards import check_finite_array, check_finite_weights
 from fpgaprune.hls.adapter import convert_model
 from fpgaprune.hls.attribute_keys import PLAN
@@ -83,13 +83,16 @@ def export_config(
     reuse = int(hls.get("Model", {}).get("ReuseFactor", 1))
     config, notes = derived_hls_config(model, x, overrides, preset=hls, default_reuse_factor=reuse)
     config["Model"].setdefault("KernelSparse", kernel_sparse)
+    front = front_end_of(model)
+    layouts = {layer.name: front.index_layout(layer) for layer in layers_of(model)}
     for name, layer_config in config["LayerName"].items():
         layer_config["Trace"] = True  # C-sim only (`#ifndef __SYNTHESIS__`): per-layer outputs from the shipped code
-        if name in (index_map or {}) or name in (origins or {}):
+        if name in (index_map or {}) or name in (origins or {}) or layouts.get(name) is not None:
             maps = (index_map or {}).get(name, {})
             layer_config["KernelOrigin"] = {
                 "layer": (origins or {}).get(name, name),
                 **{k: [int(i) for i in maps[k]] for k in ("in", "out") if k in maps},
+                **({"layout": list(layouts[name])} if layouts.get(name) is not None else {}),
             }
     return config, preset.get("IOType", "io_parallel"), notes
 
@@ -106,9 +109,9 @@ def traced_outputs(hls_model) -> dict:
 def _testbench_files(model, x, fixed: FixedType, workdir: Path, samples: int) -> tuple[str, str]:
     from fpgaprune.hls.csim import hardware_input
 
-    x_tb = hardware_input(np.asarray(x[:samples]), fixed)
-    y_tb = np.asarray(front_end_of(model).predict(model, x_tb)).reshape(len(x_tb), -1)
-    np.save(workdir / "tb_input.npy", x_tb.reshape(len(x_tb), -1))
+    front, x_tb = front_end_of(model), hardware_input(np.asarray(x[:samples]), fixed)
+    y_tb = np.asarray(front.predict(model, x_tb)).reshape(len(x_tb), -1)
+    np.save(workdir / "tb_input.npy", np.asarray(front.hardware_layout(model, x_tb)).reshape(len(x_tb), -1))
     np.save(workdir / "tb_output.npy", y_tb)
     return str(workdir / "tb_input.npy"), str(workdir / "tb_output.npy")
 
@@ -144,7 +147,7 @@ def export(
     hls4ml's Keras-2 converter takes the model: a tf_keras/QKeras model as it is, a Keras 3 model as its tf_keras
     twin (`frontends/keras3/twin.py`).
     """
-    model = front_end_of(model).exported_model(model)
+    model = front_end_of(model).exported_model(model, input_shape=tuple(np.shape(x)[1:]))
     check_finite_weights(model, "export")
     check_finite_array(np.asarray(x), "export: x")
     output_dir = Path(output_dir)

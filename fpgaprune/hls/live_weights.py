@@ -17,6 +17,7 @@ class KernelOrigin:
     layer: str
     inputs: list  # original input channel (or Dense row) of each current one
     outputs: list  # original output channel of each current one
+    layout: list | None = None  # the user's layout -> fpgaprune's, axis by axis (PyTorch's); None: the same
 
     @classmethod
     def identity(cls, layer: str, n_in: int, n_out: int) -> "KernelOrigin":
@@ -27,8 +28,22 @@ class KernelOrigin:
         if not config:
             return cls.identity(node_name, n_in, n_out)
         return cls(
-            config.get("layer", node_name), list(config.get("in", range(n_in))), list(config.get("out", range(n_out)))
+            config.get("layer", node_name),
+            list(config.get("in", range(n_in))),
+            list(config.get("out", range(n_out))),
+            config.get("layout"),
         )
+
+    def named(self, *index) -> str:
+        """`layer[...]` for an index in fpgaprune's layout (a kernel's outputs last), written in the user's layout:
+        `conv2[:, :, 29, 13]` for Keras, `features.3[13, 29, :, :]` for PyTorch."""
+        parts = [str(part) for part in index]
+        if self.layout is not None and len(self.layout) == len(parts):
+            user = [""] * len(parts)
+            for axis, source in enumerate(self.layout):
+                user[source] = parts[axis]
+            parts = user
+        return f"{self.layer}[{', '.join(parts)}]"
 
 
 @dataclass
@@ -56,8 +71,8 @@ class LivePlan:
         """The weight's index in the original layer, e.g. `conv2[1, 2, 29, 13]`."""
         fh, fw, chan = np.unravel_index(row, self.window)
         ci, co = self.origin.inputs[chan], self.origin.outputs[col]
-        spatial = {"dense": "", "conv1d": f"{fw}, ", "conv2d": f"{fh}, {fw}, "}[self.kind]
-        return f"{self.origin.layer}[{spatial}{ci}, {co}]"
+        spatial = {"dense": (), "conv1d": (fw,), "conv2d": (fh, fw)}[self.kind]
+        return self.origin.named(*spatial, ci, co)
 
     def kept_kernels(self, col: int) -> list:
         """Original input-channel indices whose kernel into output `col` keeps a live weight."""

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.framework import OWNER as front
-from fpgaprune.framework import array_of
+from fpgaprune.framework import array_of, layers_of
 from fpgaprune.hls.attribute_keys import PLAN, SPARSE_SOURCE
 from fpgaprune.hls.node_record import node_record, record_json
 
@@ -112,7 +112,7 @@ def node_entry(node, project: Path) -> dict:
 def build_manifest(model, hls_model, project: Path, index_map: dict, extra: dict) -> dict:
     """The manifest of an exported project (JSON-ready)."""
     layers = {}
-    for layer in model.layers:
+    for layer in layers_of(model):
         if quantized_kernel(layer) is None or quantized_kernel(layer).ndim not in (2, 3, 4):
             continue
         layers[layer.name] = {"quantizers": _quantizers(layer), **_kernels(layer, index_map.get(layer.name, {}))}

@@ -63,6 +63,7 @@ def record_json(record: NodeRecord) -> dict:
             "layer": plan.origin.layer,
             "in": list(map(int, plan.origin.inputs)),
             "out": list(map(int, plan.origin.outputs)),
+            "layout": plan.origin.layout,
         },
         "rows": plan.rows.tolist(),
         "cols": plan.cols.tolist(),
@@ -80,7 +81,8 @@ def record_json(record: NodeRecord) -> dict:
 
 def record_from_json(name: str, data: dict) -> NodeRecord:
     """The inverse of `record_json`."""
-    origin = KernelOrigin(data["origin"]["layer"], data["origin"]["in"], data["origin"]["out"])
+    found = data["origin"]
+    origin = KernelOrigin(found["layer"], found["in"], found["out"], found.get("layout"))
     plan = LivePlan(
         tuple(data["window"]),
         int(data["n_out"]),

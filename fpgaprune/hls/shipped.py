@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.errors import ExportError
+from fpgaprune.layer_graph import output_shape
 from fpgaprune.tools import GXX_TIMEOUT_S, cores, run_tool
 
 CXX = ["g++", "-O3", "-fPIC", "-std=c++17", "-fno-gnu-unique", "-Ifirmware/ap_types", "-Ifirmware"]
@@ -79,7 +80,7 @@ def runner(build: ShippedBuild, model, sizes: dict, names: dict | None = None):
     this process, or in worker processes for a long set); `names` maps traced nodes to the user's names."""
     from fpgaprune.hls.csim import BridgeRun
 
-    return BridgeRun(build.library, build.project_name, int(np.prod(model.output_shape[1:])), dict(sizes), names or {})
+    return BridgeRun(build.library, build.project_name, int(np.prod(output_shape(model)[1:])), dict(sizes), names or {})
 
 
 @dataclass

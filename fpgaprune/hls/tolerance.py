@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgaprune.framework import OWNER as front
+from fpgaprune.framework import layers_of
 from fpgaprune.layer_graph import LayerGraph
 from fpgaprune.layer_kinds import AVERAGE_POOLING as _AVERAGING
 from fpgaprune.layer_kinds import MAX_POOLING, MERGES, MOVES, PADDINGS, VALUES_PASS, kind_of
@@ -75,7 +76,7 @@ class Tolerance:
 def export_tolerance(model, hls_config: dict, names: dict | None = None, input_type=None) -> Tolerance | None:
     """The tolerance at the model's logits (the last layer with a kernel), from an export's HLSConfig (`names`:
     the export's {hls4ml node: user's layer name})."""
-    with_kernel = [layer for layer in model.layers if getattr(layer, "kernel", None) is not None]
+    with_kernel = [layer for layer in layers_of(model) if getattr(layer, "kernel", None) is not None]
     if not with_kernel:
         return None
     return export_layer_tolerances(model, hls_config, names, input_type).get(with_kernel[-1].name)

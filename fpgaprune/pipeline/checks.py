@@ -5,6 +5,7 @@ from pathlib import Path
 from fpgaprune.errors import FpgapruneError
 from fpgaprune.framework import layer_named, layers_of
 from fpgaprune.pipeline.schema import ConfigError, Located, RunConfig
+from fpgaprune.strip.strip import STRIP_KERAS_ONLY
 
 
 def _fail(where: str, message: str):
@@ -22,6 +23,14 @@ def check_files(config: RunConfig, at: Located) -> None:
         path = getattr(model, key)
         if path and not Path(path).exists():
             _fail(at.at("model", key), f"found {path!r}; no such file")
+    if model.file and Path(model.file).suffix in (".pt", ".pth") and not model.module:
+        _fail(
+            at.at("model", "file"),
+            f"found {model.file!r}; a PyTorch state dict needs its architecture (model.module: "
+            "'models.py:ClassName'); a Keras model file ends in .keras or .h5",
+        )
+    if model.module and config.pruning.strip:
+        _fail(at.at("pruning", "strip"), STRIP_KERAS_ONLY)
     if config.data.dataset == "npz" and not (config.data.file and Path(config.data.file).exists()):
         _fail(at.at("data", "file"), f"found {config.data.file!r}; dataset 'npz' needs an existing .npz file")
 

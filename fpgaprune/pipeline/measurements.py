@@ -32,7 +32,7 @@ def yosys_measurements(config, run_dir: Path, cancel=None, progress: bool = True
     from fpgaprune.resources.measurement_plan import measure_export
 
     exported = shipped_export(run_dir)
-    dense = stage_model(config, run_dir, "quantize", "dense.keras")
+    dense = stage_model(config, run_dir, "quantize", "dense")
     budget = measurement_budget(config)
     measured = measure_export(
         exported,

@@ -26,19 +26,30 @@ class ModelSection(Strict):
     """The network: a built-in architecture trained by the run, or your own model file."""
 
     architecture: Optional[Literal["small_cnn", "original_question_cnn"]] = "small_cnn"  # a built-in network
-    file: Optional[str] = None  # a .keras/.h5 model: the train stage is skipped
+    file: Optional[str] = None  # a .keras/.h5 model, or a PyTorch state dict (.pt) of `module`: no train stage
     json: Optional[str] = None  # or an architecture (model.to_json()), with its HDF5 `weights`: hls4ml's KerasJson
     weights: Optional[str] = None  # the HDF5 weights of `json` (model.save_weights('weights.h5')): hls4ml's KerasH5
+    # A PyTorch nn.Module class, "models.py:ClassName" or "package.module:ClassName" (imported with
+    # --trust-model-code only): with `file`, its state dict; without, the run trains it. Data is NCHW.
+    module: Optional[str] = None
+    arguments: dict = {}  # the keyword arguments of `module`
     filters: list[PositiveInt] = [8, 16]  # small_cnn: the filters of each conv layer
     _trust_code: bool = PrivateAttr(False)  # set by `fpgaprune run --trust-model-code` only, never from YAML
 
     def given(self) -> bool:
-        """Whether the run starts from the user's model (a file, or an architecture and its weights)."""
+        """Whether the run starts from the user's trained model (a file, or an architecture and its weights)."""
         return bool(self.file or self.json)
 
     def describe(self) -> str:
         """The user's model as the messages name it: its file, or its architecture and weights."""
+        if self.module:
+            return f"{self.file} ({self.module})" if self.file else str(self.module)
         return str(self.file) if self.file else f"{self.json} + {self.weights}"
+
+    @property
+    def suffix(self) -> str:
+        """The run's model files: PyTorch state dicts for a `module`, Keras archives otherwise."""
+        return ".pt" if self.module else ".keras"
 
     @property
     def trust_code(self) -> bool:

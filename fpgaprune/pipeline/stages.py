@@ -1,7 +1,7 @@
 """The stages of a run. Each reads what earlier stages wrote, calls the library, and writes its own directory
-`out`; it returns its metrics (a JSON-ready dict). Models travel between stages as `.keras` files saved with
-`fp.save_model` (holds and QKeras quantizers included). Training, the pruning policy, the config's meaning
-for the library and the measurements live beside this file.
+`out`; it returns its metrics (a JSON-ready dict). Models travel between stages as files saved with
+`fp.save_model` (holds and quantizers included): `.keras`, or `.pt` in a PyTorch run. Training, the pruning
+policy, the config's meaning for the library and the measurements live beside this file.
 """
 
 import json
@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import fpgaprune as fp
+from fpgaprune.framework import front_end_of
 from fpgaprune.guards import check_finite_weights
 from fpgaprune.inspection import pruned_fractions
 from fpgaprune.pipeline.measurements import (
@@ -23,7 +24,7 @@ from fpgaprune.pipeline.progress import elapsed
 from fpgaprune.pipeline.pruning_policy import budgeted, repaired, scheduled
 from fpgaprune.pipeline.records import STAGE_NAMES, SynthRecord, stage_metrics, stage_score
 from fpgaprune.pipeline.settings import hls_preset, quantization_spec
-from fpgaprune.pipeline.training import build_model, dataset_of, fit_model, scores, stage_model, task_of
+from fpgaprune.pipeline.training import build_model, dataset_of, fit_model, scores, stage_file, stage_model, task_of
 from fpgaprune.quantize.reference import dense_reference
 
 
@@ -36,7 +37,7 @@ def train(config, run_dir: Path, out: Path) -> dict:
     model = build_model(config, dataset)
     if not config.model.given():
         fit_model(model, dataset, config.training.epochs, config.training.learning_rate, config, "train")
-    fp.save_model(model, out / "model.keras")
+    fp.save_model(model, out / stage_file(config))
     return {
         **scores(config, model, dataset),
         "task": task_of(config, model, dataset).describe(),
@@ -70,7 +71,7 @@ def prune(config, run_dir: Path, out: Path) -> dict:
         )
         metrics["strip_notes"] = result.notes
     (out / "index_map.json").write_text(json.dumps(index_map))
-    fp.save_model(held, out / "model.keras")
+    fp.save_model(held, out / stage_file(config))
     fp.manifest_of(held).save(out / "masks.json")
     return metrics
 
@@ -90,13 +91,14 @@ def finetune(config, run_dir: Path, out: Path) -> dict:
     dataset = dataset_of(config)
     model = stage_model(config, run_dir, "prune")
     fit_model(model, dataset, config.finetune.epochs, config.finetune.learning_rate, config, "finetune")
-    fp.save_model(model, out / "model.keras")
-    fp.save_model(fp.finalize(model)[0], out / "pruned.keras")  # plain Keras (the model's own), zeros in place
+    fp.save_model(model, out / stage_file(config))
+    fp.save_model(
+        fp.finalize(model)[0], out / stage_file(config, "pruned")
+    )  # plain Keras (the model's own), zeros in place
     return {**scores(config, model, dataset), **pruned_fractions(model)}
 
 
 def quantize(config, run_dir: Path, out: Path) -> dict:
-    from fpgaprune.framework import front_end_of
     from fpgaprune.quantize import quantization_report, to_qkeras
 
     dataset = dataset_of(config)
@@ -107,9 +109,9 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
     sources = front_end_of(finetuned).quantizer_sources(finetuned, spec, config.quantization.default is not None)
     fit_model(quantized, dataset, config.quantization.qat_epochs, config.quantization.learning_rate, config, "QAT")
     budget = repaired(config, quantized, dataset) if config.pruning.budget else None
-    fp.save_model(quantized, out / "model.keras")
+    fp.save_model(quantized, out / stage_file(config))
     trained = stage_model(config, run_dir, "train")
-    fp.save_model(dense_reference(quantized, trained, spec, batchnorm), out / "dense.keras")
+    fp.save_model(dense_reference(quantized, trained, spec, batchnorm), out / stage_file(config, "dense"))
     report = quantization_report(
         quantized, finetuned, dataset.x_test, dataset.y_test, task_of(config, quantized, dataset)
     )
@@ -171,8 +173,8 @@ def csim(config, run_dir: Path, out: Path) -> dict:
         syntax = side.submit(shipped.check_synthesis_branch, build)
         quantized, dataset = stage_model(config, run_dir, "quantize"), dataset_of(config)
         with elapsed(
-            f"C-sim of hls/project against QKeras over the held-out set (outputs.csim_samples: "
-            f"{config.outputs.csim_samples})"
+            f"C-sim of hls/project against {front_end_of(quantized).quantizer_library} over the held-out set "
+            f"(outputs.csim_samples: {config.outputs.csim_samples})"
         ):
             result = simulated(
                 config, quantized, dataset, exported, shipped.runner(build, quantized, manifest["traced_outputs"])
@@ -236,7 +238,7 @@ def simulated(config, quantized, dataset, exported, run):
 def _mismatch(result, weight_problems: list) -> str:
     """The csim stage's one line: where C-sim and QKeras part, and why that is a failure."""
     if result.beyond and not weight_problems:
-        return f"C-sim of hls/project differs from QKeras before the logits: {result.beyond}"
+        return f"C-sim of hls/project differs from {result.reference} before the logits: {result.beyond}"
     found = f"({result.layer}: {result.mismatches} values, max |diff| {result.max_abs_diff:.3g})"
     why = (
         f"beyond its tolerance {result.tolerance_bound:.3g} ({result.tolerance.reason})"
@@ -244,7 +246,7 @@ def _mismatch(result, weight_problems: list) -> str:
         else "where no tolerance follows from the types (it must be bit-exact)"
     )
     where = weight_problems[0] if weight_problems else result.first_difference or f"at {result.layer}"
-    return f"C-sim of hls/project differs from QKeras at the logits {found} {why}: {where}"
+    return f"C-sim of hls/project differs from {result.reference} at the logits {found} {why}: {where}"
 
 
 def synth(config, run_dir: Path, out: Path, cancel=None) -> dict:
@@ -312,7 +314,7 @@ def report(config, run_dir: Path, out: Path) -> dict:
     from fpgaprune.resources import estimate_resources
 
     exported, quantized = shipped_export(run_dir), stage_model(config, run_dir, "quantize")
-    dense = stage_model(config, run_dir, "quantize", "dense.keras")
+    dense = stage_model(config, run_dir, "quantize", "dense")
     estimate = estimate_resources(exported, dense)
     scores = {
         label: stage_score(stage_metrics(run_dir, stage))

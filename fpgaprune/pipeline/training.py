@@ -11,12 +11,12 @@ from fpgaprune.task import Task, infer_task
 
 
 def dataset_of(config):
-    """The run's dataset (digits, Fashion-MNIST or an .npz)."""
-    if config.data.dataset == "digits":
-        return data.digits(seed=config.seed)
-    if config.data.dataset == "fashion_mnist":
-        return data.fashion_mnist()
-    return data.load_npz(config.data.file)
+    """The run's dataset (digits, Fashion-MNIST or an .npz); the built-in images NCHW for a PyTorch `module` (an
+    .npz is taken in its own layout)."""
+    if config.data.dataset == "npz":
+        return data.load_npz(config.data.file)
+    dataset = data.digits(seed=config.seed) if config.data.dataset == "digits" else data.fashion_mnist()
+    return dataset.channels_first() if config.model.module else dataset
 
 
 def task_of(config, model, dataset) -> Task:
@@ -28,6 +28,7 @@ def task_of(config, model, dataset) -> Task:
         str(config.data.file or config.data.dataset),
         config.training.task,
         config.training.loss,
+        dataset.x_test[:1],
     )
 
 
@@ -64,9 +65,15 @@ def build_model(config, dataset):
     """The configured architecture, or the user's model file (checked: finite weights, fits the data)."""
     from fpgaprune.architectures import original_question_cnn, small_cnn
 
-    if config.model.given():
-        section = config.model
-        model = fp.load_model(section.file, trust_code=section.trust_code, json=section.json, weights=section.weights)
+    section = config.model
+    if section.given() or section.module:
+        model = fp.load_model(
+            section.file,
+            trust_code=section.trust_code,
+            json=section.json,
+            weights=section.weights,
+            **({"architecture": section.module, "arguments": section.arguments} if section.module else {}),
+        )
         check_finite_weights(model, section.describe())
         check_data_fits_model(dataset, model, str(config.data.file or config.data.dataset))
     elif config.model.architecture == "original_question_cnn":
@@ -77,6 +84,11 @@ def build_model(config, dataset):
     return model
 
 
-def stage_model(config, run_dir: Path, stage: str, name: str = "model.keras"):
+def stage_file(config, name: str = "model") -> str:
+    """The name of a model file a stage writes: `model.keras`, or `model.pt` in a PyTorch run."""
+    return name + config.model.suffix
+
+
+def stage_model(config, run_dir: Path, stage: str, name: str = "model"):
     """The model that `stage` saved in the run directory."""
-    return fp.load_model(run_dir / stage / name, trust_code=config.model.trust_code)
+    return fp.load_model(run_dir / stage / stage_file(config, name), trust_code=config.model.trust_code)

@@ -27,9 +27,13 @@ class GradualPruning(TrainingHook):
                 )
 
     def step_begin(self, run, batch):
-        step = run.step
+        self.prune_at(run.model, run.step)
+
+    def prune_at(self, model, step: int) -> None:
+        """Prune `model` as the schedule says for optimizer step `step`: what `fit` calls before each step, and
+        what your own loop calls (PyTorch: before `optimizer.step()`)."""
         update, sparsity = self.schedule(step)
         if update:
-            self.pruner.apply(run.model, self.pruner.select(run.model, sparsity))
-            achieved = self.pruner.sparsity(run.model, per_layer=isinstance(sparsity, dict))
+            self.pruner.apply(model, self.pruner.select(model, sparsity))
+            achieved = self.pruner.sparsity(model, per_layer=isinstance(sparsity, dict))
             self.history.append((step, sparsity, achieved))

@@ -6,9 +6,8 @@ Each round: train, prune `rate` of the groups that remain, rewind the survivors 
 
 from typing import Callable
 
-import numpy as np
-
 from fpgaprune.errors import FpgapruneError
+from fpgaprune.framework import front_end_of
 from fpgaprune.hooks import TrainingHook
 from fpgaprune.masking import enforce
 from fpgaprune.pruning.pruner import Pruner
@@ -50,7 +49,7 @@ class LotteryTicket:
         """An attached copy of `model`; its current weights are the rewind point unless rewind_epoch > 0."""
         attached = self.pruner.attach(model)
         if self.rewind_epoch == 0:
-            self.rewind_weights = [w.copy() for w in attached.get_weights()]
+            self.rewind_weights = front_end_of(attached).model_weights(attached)
         return attached
 
     def train_round(self, model, train: Callable, round_index: int) -> None:
@@ -65,7 +64,7 @@ class LotteryTicket:
         """Prune to 1 - (1 - rate)^(round + 1) of the weights, then rewind the survivors (the pruned stay 0)."""
         sparsity = _each(self.rate, lambda rate: 1.0 - (1.0 - rate) ** (round_index + 1))
         self.pruner.apply(model, self.pruner.select(model, sparsity))
-        model.set_weights(self.rewind_weights)
+        front_end_of(model).set_model_weights(model, self.rewind_weights)
         enforce(model)
         self.sparsities.append(self.pruner.sparsity(model, per_layer=isinstance(sparsity, dict)))
 
@@ -83,13 +82,13 @@ def _each(value: Sparsity, function: Callable[[float], float]) -> Sparsity:
     return {layer: function(v) for layer, v in value.items()} if isinstance(value, dict) else function(value)
 
 
-def survivors_match(model, reference_weights, pruner: Pruner) -> bool:
-    """Whether every unpruned entry of the pruned weights equals `reference_weights` bit for bit."""
-    by_variable = {id(w): value for w, value in zip(model.weights, reference_weights)}  # Keras 3 names repeat
-    for target in pruner.targets(model):
-        current = target.values()
-        reference = by_variable[id(target.variable)]
+def survivors_match(model, reference_weights, pruner: Pruner | None = None) -> bool:
+    """Whether every nonzero entry of the model's state (`FrontEnd.model_weights`) equals `reference_weights` (a
+    rewind point) bit for bit: the survivors of pruning were rewound, the pruned are 0."""
+    now = front_end_of(model).model_weights(model)
+    pairs = zip(now.values(), reference_weights.values()) if isinstance(now, dict) else zip(now, reference_weights)
+    for current, reference in pairs:
         live = current != 0
-        if not np.array_equal(current[live].view(np.uint32), reference[live].view(np.uint32)):
+        if current.shape != reference.shape or current[live].tobytes() != reference[live].tobytes():
             return False
     return True

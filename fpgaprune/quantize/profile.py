@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from fpgaprune.framework import OWNER as front
+from fpgaprune.framework import layers_of
 
 SAMPLE = 20_000  # values kept per row for its quantiles; the counts are exact
 QUANTILES = (0.0, 0.01, 0.25, 0.5, 0.75, 0.99, 1.0)
@@ -116,7 +117,9 @@ class Profile:
 
 
 def _is_relu(quantizer) -> bool:
-    return "relu" in type(quantizer).__name__
+    """A ReLU quantizer (QKeras' quantized_relu, or any unsigned activation quantizer: below 0 is its function)."""
+    fixed = front.quantizer_type(quantizer)
+    return "relu" in type(quantizer).__name__ or (fixed is not None and not fixed.signed)
 
 
 def _arriving(quantizer, values: np.ndarray) -> np.ndarray:
@@ -147,7 +150,7 @@ class ProfileCollector:
     def _weights(self) -> None:
         from fpgaprune.selection import maskable_weights
 
-        for layer in self.model.layers:
+        for layer in layers_of(self.model):
             for weight in maskable_weights(layer) or ():
                 variable, quantizer = weight.variable(layer), front.weight_quantizer(layer, weight.role)
                 if variable is None or quantizer is None or front.has_channel_scale(quantizer):
@@ -168,7 +171,7 @@ class ProfileCollector:
         if self.input_type is not None:
             fixed = self.input_type
             self._row(("hls", "input"), "input", "input", fixed.hls(), "after export", (fixed.lo, fixed.hi)).add(x)
-        for layer in self.model.layers:
+        for layer in layers_of(self.model):
             if has_inner_activation(layer) and layer.name in values.pre_activations:
                 self._activation(
                     layer,

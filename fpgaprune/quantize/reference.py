@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from fpgaprune.framework import layer_named, layers_of
 from fpgaprune.masking import hold
 from fpgaprune.quantize import to_qkeras
 
@@ -11,8 +12,9 @@ def dense_reference(quantized, trained, spec, batchnorm="fold"):
     0 in the shadow weights) given back its value from before pruning. A stripped model's shapes differ
     from the trained one; it is compared with the trained weights as they are."""
     dense = to_qkeras(hold(trained), spec, batchnorm=batchnorm)
-    for layer in dense.layers:
-        source = quantized.get_layer(layer.name) if layer.name in [q.name for q in quantized.layers] else None
+    names = {q.name for q in layers_of(quantized)}
+    for layer in layers_of(dense):
+        source = layer_named(quantized, layer.name) if layer.name in names else None
         if source is None or [w.shape for w in source.get_weights()] != [w.shape for w in layer.get_weights()]:
             continue
         values = source.get_weights()

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.atomic import write_text_atomic
+from fpgaprune.framework import layer_named, layers_of
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.layer_graph import output_shape
 from fpgaprune.report import figures
@@ -44,13 +45,21 @@ def _model_summary(model, quantizer_sources: dict | None = None) -> list:
     return [
         {
             "name": layer.name,
-            "cls": type(layer).__name__,
-            "shape": str(output_shape(layer)),
+            "cls": getattr(layer, "kind_class", type(layer)).__name__,
+            "shape": _shape(layer),
             "params": layer.count_params(),
             "quantizers": (quantizer_sources or {}).get(layer.name, ""),
         }
-        for layer in model.layers
+        for layer in layers_of(model)
     ]
+
+
+def _shape(layer) -> str:
+    """The layer's output shape, where its framework records it (a PyTorch module does not)."""
+    try:
+        return str(output_shape(layer))
+    except AttributeError:
+        return ""
 
 
 def _heatmaps(exported, estimate, dense_model) -> dict:
@@ -60,7 +69,7 @@ def _heatmaps(exported, estimate, dense_model) -> dict:
         record = exported.nodes[layer.node]
         if layer.kind != "conv2d":
             continue
-        reference = dense_model.get_layer(layer.original) if dense_model is not None else None
+        reference = layer_named(dense_model, layer.original) if dense_model is not None else None
         origin = record.plan.origin
         shape = (
             quantized_kernel(reference).shape[-2:]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.framework import OWNER, front_end_of
+from fpgaprune.framework import OWNER, front_end_of, layer_named, layers_of
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.layer_graph import LayerGraph
 from fpgaprune.layer_kinds import kind_of
@@ -60,7 +60,7 @@ def layer_hardware(
     types its front end derives for each layer (`FrontEnd.derive_types`: bits and fixed-point types per role)."""
     plan, graph = front_end_of(qmodel).derive_types(qmodel, input_fixed), LayerGraph(qmodel)
     types, notes = {}, []
-    for layer in qmodel.layers:
+    for layer in layers_of(qmodel):
         if not is_hardware_layer(layer):
             continue
         derived, sources = plan.types.get(layer.name, {}), graph.inbound[layer.name]
@@ -86,7 +86,7 @@ def layer_hardware(
 
 def pricing(qmodel, types: dict, backend: str) -> dict:
     """{resource: the C-synthesis model that prices it, or None for the rules} (`fit_verdict.design_model`)."""
-    layers = [(kind_of(qmodel.get_layer(name)).name.lower(), t.io_type, t.strategy) for name, t in types.items()]
+    layers = [(kind_of(layer_named(qmodel, name)).name.lower(), t.io_type, t.strategy) for name, t in types.items()]
     return {resource: design_model(layers, backend, resource) for resource in ("DSP", "LUT")}
 
 
@@ -96,7 +96,7 @@ def entry_costs(qmodel, types: dict, notes=(), backend: str = "Vitis") -> EntryC
     models = pricing(qmodel, types, backend)
     dsp, lut = {}, {}
     for name, t in types.items():
-        kernel = quantized_kernel(qmodel.get_layer(name))
+        kernel = quantized_kernel(layer_named(qmodel, name))
         unique, inverse = np.unique(rules.codes(kernel, t.weight_frac), return_inverse=True)
         costs = np.array([_entry_cost(int(code), t, models) for code in unique], np.float64).reshape(-1, 2)
         dsp[name] = costs[inverse.ravel(), 0].reshape(kernel.shape)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fpgaprune.framework import layer_named, layers_of
 from fpgaprune.hls.names import original_name
 from fpgaprune.resources import csynth, fit_verdict
 from fpgaprune.resources.estimator import (
@@ -221,7 +222,7 @@ def estimate_resources(exported, dense_model=None) -> ResourceEstimate:
         for name, entry in exported.manifest["hls_nodes"].items()
         if name not in exported.nodes
     ]
-    dense_layers = {layer.name for layer in dense_model.layers} if dense_model is not None else set()
+    dense_layers = {layer.name for layer in layers_of(dense_model)} if dense_model is not None else set()
     for record in exported.nodes.values():
         plan, types = record.plan, layer_types(record, exported.board)
         live = live_products(record)
@@ -233,9 +234,9 @@ def estimate_resources(exported, dense_model=None) -> ResourceEstimate:
             node=record.name,
         )
         if plan.origin.layer in dense_layers:
-            dense = dense_products(dense_model.get_layer(plan.origin.layer), types.weight_frac)
+            dense = dense_products(layer_named(dense_model, plan.origin.layer), types.weight_frac)
             estimate.dense = layer_cost(dense[0], dense[2], types)
-            estimate.savings = kernel_savings(plan.origin.layer, plan.kind, live, dense, types)
+            estimate.savings = kernel_savings(plan.origin, plan.kind, live, dense, types)
         layers.append(estimate)
     return ResourceEstimate(
         exported.board, layers, notes, csynth_rows(exported), exported.manifest.get("backend", "Vitis")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fpgaprune.hls.live_weights import KernelOrigin
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.resources import rules
 from fpgaprune.text_table import number
@@ -174,19 +175,25 @@ def _items(products: tuple, kind: str) -> list:
     return [((int(i), int(o)), int(p)) for i, o, p in zip(inputs, outputs, spatial)], list(codes)
 
 
-def _group_name(layer: str, group, kind: str) -> str:
+def _group_name(origin: KernelOrigin, group, kind: str) -> str:
     ci, co = group
-    return {"dense": f"{layer}[:, {co}]", "conv1d": f"{layer}[:, {ci}, {co}]"}.get(kind, f"{layer}[:, :, {ci}, {co}]")
+    return {"dense": origin.named(":", co), "conv1d": origin.named(":", ci, co)}.get(
+        kind, origin.named(":", ":", ci, co)
+    )
 
 
-def kernel_savings(layer: str, kind: str, live: tuple, dense: tuple, types: LayerTypes) -> list[KernelSaving]:
-    """Per pruned kernel: the weights, DSP, LUT and BRAM it no longer costs.
+def kernel_savings(
+    origin: KernelOrigin | str, kind: str, live: tuple, dense: tuple, types: LayerTypes
+) -> list[KernelSaving]:
+    """Per pruned kernel of the layer `origin` names (its kernels named in the user's layout): the weights, DSP,
+    LUT and BRAM it no longer costs.
 
     A conv kernel (ci, co) counts when it has products in `dense` and none in `live`; a Dense output counts
     the weights it lost (`whole` when it lost all of them). Each weight is one multiplier (or shift) and one
     adder, so a kernel's share adds up exactly under the rules; the layer's own totals round up after dividing
     by the reuse factor.
     """
+    origin = origin if isinstance(origin, KernelOrigin) else KernelOrigin(str(origin), [], [])
     per_dsp = rules.dsp_slices(types.weight_bits, types.input_bits, types.dsp_a_bits, types.dsp_b_bits)
     live_keys = set(_items(live, kind)[0])
     alive = {group for group, _ in live_keys}
@@ -207,8 +214,8 @@ def kernel_savings(layer: str, kind: str, live: tuple, dense: tuple, types: Laye
             )
         savings.append(
             KernelSaving(
-                layer,
-                _group_name(layer, group, kind),
+                origin.layer,
+                _group_name(origin, group, kind),
                 len(codes),
                 round(kinds.count("dsp") * per_dsp / reuse, 2),
                 round(mult / reuse + len(codes) * types.accum_bits / adder_share(types), 1),

@@ -46,7 +46,7 @@ def restored_kernel(record, dense_layer, ci: int, co: int) -> tuple[str, np.ndar
     restored = live_matrix(record).reshape(*plan.window, plan.n_out)
     dense = quantized_kernel(dense_layer).reshape(*plan.window[:2], -1, dense_layer.kernel.shape[-1])
     restored[:, :, inputs.index(ci), outputs.index(co)] = dense[:, :, ci, co]
-    name = f"{plan.origin.layer}[:, :, {ci}, {co}]" if plan.kind == "conv2d" else f"{plan.origin.layer}[{ci}, {co}]"
+    name = plan.origin.named(":", ":", ci, co) if plan.kind == "conv2d" else plan.origin.named(ci, co)
     return name, restored.reshape(plan.n_in, plan.n_out)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fpgaprune.framework import layer_named
 from fpgaprune.resources.circuit_parts import Part
 from fpgaprune.resources.measure import KernelRemoval, live_matrix
 from fpgaprune.resources.yosys import (
@@ -59,7 +60,7 @@ def removed_kernel(exported, dense, estimate, cheapest: bool = False):
         if record.plan.kind != "conv2d":
             continue
         try:
-            name, restored = restored_kernel(record, dense.get_layer(saving.layer), *saving.group)
+            name, restored = restored_kernel(record, layer_named(dense, saving.layer), *saving.group)
         except ValueError:  # its channel was stripped
             continue
         column = list(record.plan.origin.outputs).index(saving.group[1])
@@ -89,7 +90,7 @@ def _sample_circuits(exported, removed) -> tuple[dict, str]:
     """The sampled circuits: the removed kernel's output column with and without it, or one cheap column."""
     if removed:
         record, kernel, restored, column = removed
-        where = f"{record.name} output {record.plan.origin.outputs[column]}"
+        where = f"{record.plan.origin.layer} output {record.plan.origin.outputs[column]}"
         return {
             ("without", kernel): _circuit(record, column=column),
             ("with", kernel): _circuit(record, restored, column),
@@ -98,7 +99,7 @@ def _sample_circuits(exported, removed) -> tuple[dict, str]:
     matrix = live_matrix(record)
     costs = [estimated_cost(matrix[:, [c]], fixed_kif(record.input)) for c in range(matrix.shape[1])]
     column = int(np.argsort(costs)[len(costs) // 2])
-    where = f"{record.name} output {record.plan.origin.outputs[column]}"
+    where = f"{record.plan.origin.layer} output {record.plan.origin.outputs[column]}"
     return {("column", where): _circuit(record, column=column)}, where
 
 
@@ -184,9 +185,9 @@ def _removal(measured: Measured, removed, results: dict, scope: str) -> None:
     without = results.get(("without", kernel)) if scope == "sample" else results.get(record.name)
     if isinstance(with_it, Synthesis) and isinstance(without, Synthesis):
         where = (
-            f"the DA circuit of output {record.plan.origin.outputs[column]} of {record.name}"
+            f"the DA circuit of output {record.plan.origin.outputs[column]} of {record.plan.origin.layer}"
             if scope == "sample"
-            else f"the DA circuit of {record.name}"
+            else f"the DA circuit of {record.plan.origin.layer}"
         )
         measured.removal = KernelRemoval(record.name, kernel, with_it, without, where)
 

@@ -6,7 +6,7 @@ Each maskable weight names the layer attribute that holds its variable and the c
 constraint the optimizer applies after every update; that constraint is where fpgaprune's hold lives.
 """
 
-from fpgaprune.layer_kinds import BY_NAME, MaskableWeight, kind_of
+from fpgaprune.layer_kinds import BY_NAME, MaskableWeight, bound_classes, kind_of
 
 __all__ = ["MaskableWeight", "default_weight", "maskable_weights", "supported_classes"]
 
@@ -23,6 +23,12 @@ def default_weight(layer_or_name) -> str | None:
     return kind.default_weight if kind else "kernel"
 
 
-def supported_classes() -> str:
-    """The kinds fpgaprune handles (their float classes, their quantized twins and subclasses too)."""
+def supported_classes(layer=None) -> str:
+    """The kinds fpgaprune handles (their float classes, their quantized twins and subclasses too); for a layer of
+    a framework whose classes are named otherwise (PyTorch), that framework's classes bound to them."""
+    cls = getattr(layer, "kind_class", None)
+    if cls is not None:
+        package = cls.__module__.split(".")[0]
+        names = sorted({c.__name__ for c, kind in bound_classes().items() if kind and c.__module__.startswith(package)})
+        return ", ".join(names) if names else ", ".join(BY_NAME)
     return ", ".join(BY_NAME)

@@ -96,12 +96,12 @@ def _find_layer(model, name: str):
 
 
 def _find_weight(layer, selector: Selector) -> MaskableWeight:
-    class_name = type(layer).__name__
+    class_name = getattr(layer, "kind_class", type(layer)).__name__  # a PyTorch view names its module's class
     weights = maskable_weights(layer)
     if weights is None:
         raise UnsupportedLayerError(
             f"layer '{layer.name}' is a {class_name}, which fpgaprune cannot mask; maskable classes: "
-            f"{supported_classes()}"
+            f"{supported_classes(layer)}"
         )
     by_name = {weight.name: weight for weight in weights}
     wanted = selector.variable or default_weight(layer)
@@ -110,6 +110,8 @@ def _find_weight(layer, selector: Selector) -> MaskableWeight:
             f"selection '{selector}': layer '{layer.name}' ({class_name}) has several kernels; name one, "
             f"e.g. '{layer.name}/{weights[0].name}{selector.index or ''}' (choices: {', '.join(by_name)})"
         )
+    if wanted not in by_name:
+        wanted = front_end_of(layer).weight_named(layer, wanted)  # the framework's own name (PyTorch's `weight`)
     if wanted not in by_name:
         raise SelectionError(
             f"selection '{selector}': layer '{layer.name}' ({class_name}) has no maskable variable '{wanted}'; "

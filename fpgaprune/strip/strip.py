@@ -36,9 +36,18 @@ class StripResult:
         return int(hits[0]) if hits.size else None
 
 
+STRIP_KERAS_ONLY = (
+    "strip rebuilds Keras models only; a PyTorch module keeps its dead channels, whose products the kernel-sparse "
+    "export drops anyway (Torch-Pruning removes channels from a module)"
+)
+
+
 def strip(model, on_unsafe: str = "raise") -> StripResult:
     """Remove dead channels; `on_unsafe="keep"` leaves channels at a disagreeing merge instead of refusing."""
-    front_end_of(model).check_model(model)
+    front = front_end_of(model)
+    front.check_model(model)
+    if not front.strips:
+        raise StripError(f"{type(model).__name__}: {STRIP_KERAS_ONLY}")
     if on_unsafe not in ("raise", "keep"):
         raise StripError(f"on_unsafe must be 'raise' or 'keep', got {on_unsafe!r}")
     plain, manifest = finalize(model)

@@ -1,7 +1,8 @@
 """PyTorch holds live in the module (a parametrization), so they stay exact in the user's own training loop:
 held entries are bit-exact (0.0, or their frozen values) through every torch.optim optimizer, gradient
 clipping, autocast with a GradScaler, an EMA and state_dict save/load; selections index PyTorch's own layout;
-fp.finalize gives a plain module with the zeros in `.weight`; the pruner removes whole kernels."""
+fp.finalize gives a plain module with the zeros in `.weight`; the pruner removes whole kernels; a polynomial
+schedule prunes gradually and a lottery ticket rewinds exactly, in the user's own loop."""
 
 import numpy as np
 import pytest
@@ -140,3 +141,52 @@ def test_the_pruner_removes_whole_kernels_of_a_module():
     pruned = Pruner(structure="kernel", layers=["0"]).prune(held, sparsity=0.5)
     kernels = np.abs(pruned[0].weight.detach().numpy()).sum(axis=(2, 3))
     assert int((kernels == 0).sum()) == 4 and kernels[1, 0] == 0 and kernels[3, 1] == 0  # the held ones among them
+
+
+def _loop(model, steps: int, seed: int, before_step=None):
+    """The user's own loop (Adam) on random data; `before_step(step)` runs before each optimizer step."""
+    torch.manual_seed(seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    x, y = torch.randn(32, 2, 6, 6), torch.randint(0, 3, (32,))
+    for step in range(steps):
+        if before_step is not None:
+            before_step(step)
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    return model
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_polynomial_schedule_prunes_a_module_gradually_in_the_users_loop(seed):
+    """`GradualPruning.prune_at(model, step)` before each optimizer step: the sparsity climbs on the schedule's
+    steps to the target, and what was pruned stays exactly 0.0 through the later steps."""
+    from fpgaprune.pruning import GradualPruning, PolynomialDecay
+
+    held, _ = _held("Conv2d", seed)
+    pruner = Pruner(structure="kernel", layers=["0"])
+    model = pruner.attach(held)
+    gradual = GradualPruning(pruner, PolynomialDecay(0.0, 0.75, begin_step=0, end_step=12, frequency=4))
+    _loop(model, 16, seed, lambda step: gradual.prune_at(model, step))
+    steps, achieved = [step for step, _, _ in gradual.history], [a for _, _, a in gradual.history]
+    assert steps == [0, 4, 8, 12] and achieved == sorted(achieved) and achieved[-1] == pytest.approx(0.75)
+    kernels = np.abs(model[0].weight.detach().numpy()).sum(axis=(2, 3))
+    assert int((kernels == 0).sum()) == 6 and kernels[1, 0] == 0  # 6 of 8 kernels, the held one among them
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_lottery_ticket_rewinds_a_modules_survivors_bit_exactly(seed):
+    """Each round trains in the user's loop, prunes, and rewinds the survivors to their first values exactly."""
+    from fpgaprune.pruning import LotteryTicket
+    from fpgaprune.pruning.lottery import survivors_match
+
+    held, _ = _held("Conv2d", seed)
+    ticket = LotteryTicket.reaching(Pruner(structure="kernel", layers=["0"]), rounds=2, sparsity=0.5)
+    model = ticket.start(held)
+    for round_index in range(2):
+        ticket.train_round(model, lambda m, hooks: _loop(m, 5, seed + round_index), round_index)
+        assert not survivors_match(model, ticket.rewind_weights)  # training moved them
+        ticket.prune_and_rewind(model, round_index)
+        assert survivors_match(model, ticket.rewind_weights)
+    kernels = np.abs(model[0].weight.detach().numpy()).sum(axis=(2, 3))
+    assert int((kernels == 0).sum()) == 4 and kernels[1, 0] == 0 and kernels[3, 1] == 0

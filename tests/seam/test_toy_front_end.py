@@ -134,7 +134,7 @@ class ToyFrontEnd(FrontEnd):
     def reference_probe(self, model, batch_size=512):
         raise FpgapruneError("the toy framework has no per-layer reference")
 
-    def exported_model(self, model):
+    def exported_model(self, model, input_shape=None):
         return model
 
     def hls_config(self, model, granularity="name", **kwargs):

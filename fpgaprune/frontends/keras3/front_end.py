@@ -11,6 +11,7 @@ from fpgaprune.frontends.qkeras.hls_route import KerasTwoRoute
 class Keras3FrontEnd(KerasTwoRoute, ModelFiles, FrontEnd):
     files_module = "fpgaprune.frontends.keras3.files"
     name = "Keras 3"
+    quantizer_library = "QKeras"
     quantizes = False  # QAT and export run on the tf_keras twin (`quantized_twin`, `exported_model`)
     keras_major = 3  # the model files it reads
 
@@ -185,7 +186,7 @@ class Keras3FrontEnd(KerasTwoRoute, ModelFiles, FrontEnd):
         _qkeras().check_available(what)
 
     @staticmethod
-    def exported_model(model):
+    def exported_model(model, input_shape=None):
         """hls4ml's Keras-2 converter takes the tf_keras twin (with precisions derived only for a QKeras model)."""
         return held_twin(model)
 

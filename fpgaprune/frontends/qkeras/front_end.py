@@ -12,6 +12,7 @@ _MODULES = ("tf_keras", "qkeras")
 class QKerasFrontEnd(KerasTwoRoute, ModelFiles, FrontEnd):
     files_module = "fpgaprune.frontends.qkeras.files"
     name = "tf_keras + QKeras"
+    quantizer_library = "QKeras"
     quantizes = True  # its twin trains with quantizers (QAT) and hls4ml's Keras-2 converter exports it
     keras_major = 2  # the model files it reads: Keras 2 (tf_keras)
 
@@ -142,7 +143,7 @@ class QKerasFrontEnd(KerasTwoRoute, ModelFiles, FrontEnd):
         require_tf_keras_model(model)
 
     @staticmethod
-    def exported_model(model):
+    def exported_model(model, input_shape=None):
         """The model hls4ml's Keras-2 converter takes: this one, its QBatchNormalization parameters quantized."""
         from fpgaprune.frontends.qkeras.export import exported_model
         from fpgaprune.frontends.qkeras.keras2 import require_tf_keras_model

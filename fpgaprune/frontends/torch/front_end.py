@@ -1,11 +1,12 @@
 """The PyTorch front end as the contract (`frontends.base.FrontEnd`): holds, pruning and fine-tuning of a
-`torch.nn.Module` as it is, in the user's own loop or the pipeline's. Its model files, quantization (Brevitas,
-through QONNX) and export are not here yet: they answer with one line saying so."""
+`torch.nn.Module` as it is, in the user's own loop or the pipeline's; quantization with Brevitas (constant
+power-of-two quantizers, `quantize.py`); the export through hls4ml's PyTorch converter (`export.py`,
+`hls_route.py`); model files that run no code (`files.py`)."""
 
-from fpgaprune.errors import FpgapruneError, ModelTypeError
+import numpy as np
+
+from fpgaprune.errors import FpgapruneError, ModelTypeError, QuantizationConfigError
 from fpgaprune.frontends.base import FrontEnd
-
-NOT_YET = "PyTorch models: {} is not supported yet (holds, pruning and fine-tuning are)"
 
 
 def _torch_module():
@@ -16,6 +17,8 @@ def _torch_module():
 
 class TorchFrontEnd(FrontEnd):
     name = "PyTorch"
+    quantizer_library = "Brevitas"
+    strips = False  # a module is not rebuilt without its dead channels (fpgaprune.strip is for Keras graphs)
     indexes_own_layout = True  # "features.3[5, 3, :, :]" is PyTorch's (out, in, kh, kw)
 
     @staticmethod
@@ -64,12 +67,19 @@ class TorchFrontEnd(FrontEnd):
         return graph_edges(model)
 
     @staticmethod
-    def input_name(model) -> str:
-        return "x"
-
-    @staticmethod
     def index_shape(layer, weight) -> tuple:
         return weight.variable(layer).torch_shape
+
+    @staticmethod
+    def weight_named(layer, name: str) -> str:
+        from fpgaprune.frontends.torch.layers import PARAMETERS
+
+        return {parameter: ours for ours, parameter in PARAMETERS.items()}.get(name, name)
+
+    @staticmethod
+    def index_layout(layer) -> tuple | None:
+        kernel = getattr(layer, "kernel", None)
+        return tuple(kernel.layout) if kernel is not None else None
 
     @staticmethod
     def to_fpgaprune_layout(layer, weight, mask):
@@ -116,6 +126,18 @@ class TorchFrontEnd(FrontEnd):
         )
 
     @staticmethod
+    def model_weights(model) -> dict:
+        from fpgaprune.frontends.torch.training import model_weights
+
+        return model_weights(model)
+
+    @staticmethod
+    def set_model_weights(model, weights) -> None:
+        from fpgaprune.frontends.torch.training import set_model_weights
+
+        set_model_weights(model, weights)
+
+    @staticmethod
     def predict(model, x, batch_size: int = 256):
         from fpgaprune.frontends.torch.training import predict
 
@@ -127,50 +149,180 @@ class TorchFrontEnd(FrontEnd):
 
         torch.manual_seed(seed)
 
-    # -- what is not here yet: one line each
-    def _not_yet(self, what: str):
-        raise FpgapruneError(NOT_YET.format(what))
+    # -- quantization (Brevitas, constant power-of-two scales) and what a layer's quantizers are
+    @staticmethod
+    def check_available(what: str) -> None:
+        from fpgaprune.extras import require_extra
 
-    def load(self, path, trust_code: bool = False, compile: bool = True):
-        self._not_yet("reading a model file")
-
-    def save(self, model, path):
-        self._not_yet("writing a model file")
-
-    def file_policy(self):
-        self._not_yet("reading a model file")
+        require_extra("brevitas", f"{what} of a PyTorch model")
 
     def quantized_twin(self, model, quantization, batchnorm: str = "fold"):
-        self._not_yet("quantization")
+        from fpgaprune.frontends.torch.quantize import quantized_twin
 
-    def quantizer_sources(self, model, quantization, default_given: bool = True) -> dict:
-        self._not_yet("quantization")
+        self.check_model(model)
+        self.check_available("quantization")
+        return quantized_twin(model, quantization, batchnorm)
+
+    @staticmethod
+    def quantizer_sources(model, quantization, default_given: bool = True) -> dict:
+        from fpgaprune.frontends.torch.quantize import quantizer_sources
+
+        return quantizer_sources(model, quantization, default_given)
 
     @staticmethod
     def weight_quantizer(layer, role: str):
-        return None
+        from fpgaprune.frontends.torch.quantizers import read_proxy
+
+        proxy = getattr(layer.module, _PROXIES.get(role, ""), None) if hasattr(layer, "module") else None
+        return read_proxy(proxy, f"layer '{layer.name}' ({role})") if proxy is not None else None
 
     @staticmethod
     def activation_quantizer(layer):
-        return None
+        from fpgaprune.frontends.torch.quantizers import read_proxy
+
+        if not _is_activation_quantizer(layer):
+            return None
+        return read_proxy(layer.module.act_quant, f"layer '{layer.name}' (activation)")
+
+    def quantized(self, layer, role: str, values):
+        quantizer = self.weight_quantizer(layer, role)
+        return quantizer(values) if quantizer is not None else np.asarray(values, np.float64)
+
+    def is_quantized(self, layer) -> bool:
+        return self.weight_quantizer(layer, "kernel") is not None or self.activation_quantizer(layer) is not None
+
+    def is_quantized_activation(self, layer) -> bool:
+        return self.activation_quantizer(layer) is not None
+
+    def quantizer_texts(self, layer) -> dict:
+        found = {role: self.weight_quantizer(layer, role) for role in ("kernel", "bias")}
+        return {role: str(quantizer) for role, quantizer in found.items() if quantizer is not None}
+
+    @staticmethod
+    def quantizer_type(quantizer, activation: bool = False):
+        if quantizer is None:
+            return None
+        fixed = quantizer.fixed
+        return type(fixed)(fixed.width, fixed.integer, fixed.signed, activation)
+
+    def quantizer_bits(self, layer, role: str, default: int = 32) -> int:
+        quantizer = self.weight_quantizer(layer, role)
+        return quantizer.bits if quantizer is not None else default
+
+    @staticmethod
+    def derive_types(model, input_type):
+        """The hls4ml types derived from the quantizers and the input type (`hls.precision`)."""
+        from fpgaprune.hls.precision import derive_precisions
+
+        return derive_precisions(model, input_type)
 
     def reference_probe(self, model, batch_size: int = 512):
-        self._not_yet("C-simulation")
+        from fpgaprune.frontends.torch.reference import ModuleProbe
 
-    def exported_model(self, model):
-        self._not_yet("the hls4ml export")
+        return ModuleProbe(model, batch_size, quantizing=self.is_quantized_activation)
 
-    def hls_config(self, model, granularity: str = "name", **kwargs) -> dict:
-        self._not_yet("the hls4ml export")
+    # -- export: hls4ml's PyTorch converter, channels-last inside
+    @staticmethod
+    def input_name(model) -> str:
+        from fpgaprune.frontends.torch.export import input_name
 
-    def to_hls4ml(self, model, hls_config: dict, output_dir, **kwargs):
-        self._not_yet("the hls4ml export")
+        return input_name(model)
+
+    def exported_model(self, model, input_shape=None):
+        from fpgaprune.frontends.torch.export import exported_graph
+        from fpgaprune.frontends.torch.layers import check_not_recurrent
+
+        self.check_model(model)
+        check_not_recurrent(model, "the export")
+        self._check_quantizers(model)
+        return exported_graph(model, input_shape)
+
+    def _check_quantizers(self, model) -> None:
+        """One line naming the first layer whose quantizers have no exact fixed-point type, or whose kernel is
+        quantized and its bias not (hls4ml would type the bias at its default)."""
+        for layer in self.layers(model):
+            kernel = self.weight_quantizer(layer, "kernel")
+            self.activation_quantizer(layer)
+            if kernel is not None and layer.use_bias and self.weight_quantizer(layer, "bias") is None:
+                raise QuantizationConfigError(
+                    f"layer '{layer.name}': its kernel is quantized and its bias is float, which hls4ml types at its "
+                    "default (not exact); quantize the bias too (quantization.default.bias)"
+                )
+
+    @staticmethod
+    def output_shape(model) -> tuple:
+        from fpgaprune.frontends.torch.layers import model_output_shape
+
+        return model_output_shape(model)
+
+    @staticmethod
+    def hardware_layout(model, x):
+        from fpgaprune.frontends.torch.export import channels_last
+
+        return channels_last(x)
+
+    @staticmethod
+    def hls_config(model, granularity: str = "name", **kwargs) -> dict:
+        from fpgaprune.frontends.torch.hls_route import config_from_model
+
+        return config_from_model(model, granularity, **kwargs)
+
+    @staticmethod
+    def to_hls4ml(model, hls_config: dict, output_dir, **kwargs):
+        from fpgaprune.frontends.torch.hls_route import convert_model
+
+        return convert_model(model, hls_config, output_dir, **kwargs)
 
     def conversion_problem(self, model):
-        return NOT_YET.format("the hls4ml export")
+        from fpgaprune.frontends.torch.hls_route import unsupported_layer
+        from fpgaprune.frontends.torch.layers import check_not_recurrent
 
-    def renamed(self, model, names: dict):
-        self._not_yet("the hls4ml export")
+        try:
+            self.check_model(model)
+            check_not_recurrent(model, "the export")
+            return unsupported_layer(model)
+        except FpgapruneError as error:
+            return str(error)
+
+    @staticmethod
+    def renamed(model, names: dict):
+        from fpgaprune.frontends.torch.export import renamed
+
+        return renamed(model, names)
+
+    # -- files: a state dict, read with weights_only, and the architecture the user names (`files.py`)
+    file_suffixes = (".pt", ".pth")
+
+    @staticmethod
+    def load(path, trust_code: bool = False, compile: bool = True, architecture=None, arguments=None):
+        from fpgaprune.frontends.torch.files import load_model
+
+        return load_model(path, architecture, arguments, trust_code)
+
+    @staticmethod
+    def build(architecture: str, arguments=None, trust_code: bool = False):
+        """A new module of the named architecture (`models.py:ClassName`), imported only when trusted."""
+        from fpgaprune.frontends.torch.files import build
+
+        return build(architecture, arguments, trust_code)
+
+    @staticmethod
+    def save(model, path):
+        from fpgaprune.frontends.torch.files import save_model
+
+        return save_model(model, path)
+
+    def file_policy(self):
+        raise FpgapruneError("PyTorch model files are state dicts (read with weights_only): no config to check")
+
+
+_PROXIES = {"kernel": "weight_quant", "bias": "bias_quant"}
+
+
+def _is_activation_quantizer(layer) -> bool:
+    """A Brevitas activation layer (QuantReLU, QuantIdentity) with its quantizer on."""
+    proxy = getattr(getattr(layer, "module", None), "act_quant", None)
+    return proxy is not None and bool(getattr(proxy, "is_quant_enabled", False))
 
 
 FRONT_END = TorchFrontEnd()

@@ -1,20 +1,49 @@
 """A module's graph of layers, from `torch.fx`'s symbolic trace: each layer's inbound layers (through the
-functional calls between them: `torch.flatten`, `F.relu`, `+`) and the layers that give the outputs."""
+functional calls between them: `torch.flatten`, `F.relu`, `+`) and the layers that give the outputs. PyTorch's
+and Brevitas' modules (and fpgaprune's own) are leaves, as in hls4ml's tracer."""
 
+import operator
+
+import torch
 import torch.fx
 
-from fpgaprune.frontends.torch.layers import layer_views
+from fpgaprune.frontends.torch.layers import MERGE_FUNCTIONS, TorchMerge, layer_views
+
+LEAF_MODULES = ("torch.nn", "torch.ao.nn", "brevitas.nn", "fpgaprune.frontends.torch")
+
+
+class LayerTracer(torch.fx.Tracer):
+    """Traces through containers and the user's own modules, never into a layer."""
+
+    def is_leaf_module(self, module, qualified_name: str) -> bool:
+        if isinstance(module, torch.nn.Sequential):
+            return False
+        return type(module).__module__.startswith(LEAF_MODULES) or super().is_leaf_module(module, qualified_name)
+
+
+def traced(model) -> torch.fx.GraphModule:
+    """The module as a GraphModule whose call_module nodes are its layers."""
+    return torch.fx.GraphModule(model, LayerTracer().trace(model))
+
+
+_MERGES = {operator.add: "add", torch.add: "add", torch.cat: "cat", torch.concat: "cat"}
 
 
 def graph_edges(model) -> tuple[list, dict, set]:
-    """(the layers the forward calls, in order; {layer: its inbound layers}; the output layers)."""
+    """(the layers the forward calls, in order, with its functional merges (`+`, `torch.cat`) as `TorchMerge`
+    nodes; {layer: its inbound layers}; the output layers)."""
     views = {view.name: view for view in layer_views(model)}
     feeds, inbound, order, outputs = {}, {}, [], []
-    for node in torch.fx.symbolic_trace(model).graph.nodes:
+    for node in LayerTracer().trace(model).nodes:
         sources = list(dict.fromkeys(s for arg in node.all_input_nodes for s in feeds.get(arg, ())))
+        merge = _MERGES.get(node.target) if node.op == "call_function" else None
         if node.op == "call_module" and node.target in views:
             inbound[node.target], feeds[node] = sources, (node.target,)
             order.append(node.target)
+        elif merge is not None and len(node.all_input_nodes) > 1:  # a merge of two tensors, not `x + 1`
+            views[node.name] = TorchMerge(node.name, MERGE_FUNCTIONS[merge])
+            inbound[node.name], feeds[node] = sources, (node.name,)
+            order.append(node.name)
         elif node.op == "output":
             outputs = sources
         else:

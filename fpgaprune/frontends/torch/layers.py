@@ -10,6 +10,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from fpgaprune.errors import UnsupportedLayerError
 from fpgaprune.layer_kinds import bind, bind_role
 
 KINDS = {"Dense": nn.Linear, "Conv2D": nn.Conv2d, "Conv1D": nn.Conv1d}
@@ -29,6 +30,34 @@ ROLES = {
 }
 
 
+class FunctionalAdd:
+    """`a + b` or `torch.add(a, b)` between layers' outputs: hls4ml's Add node (no module; a graph node)."""
+
+
+class FunctionalConcatenate:
+    """`torch.cat([a, b], dim=1)`: hls4ml's Concatenate node."""
+
+
+MERGE_FUNCTIONS = {"add": FunctionalAdd, "cat": FunctionalConcatenate}  # torch.fx node target names
+
+
+class TorchMerge:
+    """A merge between layers that the forward writes as a function (`+`, `torch.cat`), seen as a layer of the
+    graph: `name` is torch.fx's node name, which hls4ml's converter gives its node too."""
+
+    module, kernel, bias, activation, use_bias = None, None, None, None, False
+    weights: list = []
+
+    def __init__(self, name: str, kind_class: type):
+        self.name, self.kind_class = name, kind_class
+
+    def count_params(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return f"TorchMerge({self.name!r}, {self.kind_class.__name__})"
+
+
 _BOUND: list = []
 
 
@@ -41,6 +70,8 @@ def bind_all() -> None:
         bind(kind, cls)
     for role, classes in ROLES.items():
         bind_role(role, *classes)
+    bind_role("Add", FunctionalAdd)
+    bind_role("Concatenate", FunctionalConcatenate)
 
 
 def layout_of(module, parameter: str) -> tuple:
@@ -73,13 +104,17 @@ class TorchWeight:
     def numpy(self) -> np.ndarray:
         return self.tensor().detach().cpu().numpy().transpose(self.layout)
 
+    def __array__(self, dtype=None, copy=None):
+        values = self.numpy()
+        return values.astype(dtype) if dtype is not None else values
+
 
 class TorchLayer:
     """A module seen as a layer: `name` as `named_modules()` gives it, its kind read from the module's class
     (`kind_class`), and its kind's weights as attributes (`kernel`, `bias`)."""
 
-    def __init__(self, name: str, module):
-        self.name, self.module = name, module
+    def __init__(self, name: str, module, root=None):
+        self.name, self.module, self.root = name, module, root
 
     @property
     def kind_class(self) -> type:
@@ -100,22 +135,163 @@ class TorchLayer:
     def weights(self) -> list:
         return [w for w in (self.kernel, self.bias) if w is not None]
 
+    @property
+    def output_shape(self) -> tuple:
+        """(None, ..., channels): the output shape in fpgaprune's layout, from one forward of the input shape the
+        module has seen (`INPUT_SHAPE`)."""
+        shapes = output_shapes(self.root) if self.root is not None else {}
+        if self.name not in shapes:
+            raise AttributeError(
+                f"module '{self.name}': its output shape is known once the model has run on data "
+                "(fpgaprune records one sample's shape when it trains, predicts or exports)"
+            )
+        return shapes[self.name]
+
+    def get_weights(self) -> list:
+        """The module's own parameters (weight, then bias), in PyTorch's layout, as held."""
+        return [as_array(getattr(self.module, name)) for name in ("weight", "bias") if _has(self.module, name)]
+
+    def set_weights(self, values) -> None:
+        """Write `get_weights()`-ordered values into the parameters (a held one: into its original)."""
+        names = [name for name in ("weight", "bias") if _has(self.module, name)]
+        with torch.no_grad():
+            for name, value in zip(names, values, strict=True):
+                target = _stored(self.module, name)
+                target.copy_(torch.as_tensor(np.asarray(value), dtype=target.dtype))
+
+    def count_params(self) -> int:
+        return sum(parameter.numel() for parameter in self.module.parameters())
+
+    # What the precision derivation reads of a layer, in Keras' terms
+    activation = None  # a PyTorch layer applies no activation inside it
+
+    @property
+    def use_bias(self) -> bool:
+        return getattr(self.module, "bias", None) is not None
+
+    @property
+    def padding(self) -> str:
+        padding = getattr(self.module, "padding", 0)
+        return "valid" if padding in ("valid", 0) or (isinstance(padding, tuple) and not any(padding)) else "same"
+
+    @property
+    def pool_size(self) -> tuple:
+        size = self.module.kernel_size
+        return (
+            tuple(size)
+            if isinstance(size, (tuple, list))
+            else (size,) * (2 if "2d" in type(self.module).__name__ else 1)
+        )
+
     def __repr__(self) -> str:
         return f"TorchLayer({self.name!r}, {type(self.module).__name__})"
 
 
-def layer_views(model) -> list:
-    """Every leaf module of `model` (and every module of a kind), in `named_modules()` order, as a view; a
-    hold's parametrization is part of its module, not a layer."""
-    views = []
+CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
+RECURRENT = (nn.RNNBase, nn.RNNCellBase)
+
+
+def check_not_recurrent(model, what: str) -> None:
+    """One line for the first recurrent module: no route quantizes and exports one exactly."""
+    import hls4ml
+
     for name, module in model.named_modules():
-        if not name or "parametrizations" in name.split("."):
+        if isinstance(module, RECURRENT):
+            raise UnsupportedLayerError(
+                f"module '{name}' ({type(module).__name__}): {what} has no exact route for recurrent PyTorch "
+                f"layers (hls4ml {hls4ml.__version__}'s PyTorch converter reads them in float only, its ONNX "
+                "converter not at all); export recurrent models from Keras with QKeras' QLSTM/QGRU"
+            )
+
+
+LIBRARY_LAYERS = ("torch.nn", "torch.ao.nn", "brevitas.nn", "fpgaprune.frontends.torch")
+
+
+def is_layer(module) -> bool:
+    """A layer: a module of a kind, a library's module (not a container), or a leaf of the user's."""
+    if isinstance(module, tuple(KINDS.values())):
+        return True
+    if isinstance(module, CONTAINERS) or type(module) is nn.Module:  # GraphModule copies hold plain nn.Modules
+        return False
+    children = [key for key, _ in module.named_children() if key != "parametrizations"]
+    return type(module).__module__.startswith(LIBRARY_LAYERS) or not children
+
+
+def layer_views(model) -> list:
+    """Every layer of `model` (`is_layer`), in `named_modules()` order, as a view; what a layer holds (a hold's
+    parametrization, a Brevitas quantizer) is part of it, not a layer."""
+    views, inside = [], ()
+    for name, module in model.named_modules():
+        if not name or name.startswith(inside):
             continue
-        children = [child for key, child in module.named_children() if key != "parametrizations"]
-        if not children or isinstance(module, tuple(KINDS.values())):
-            views.append(TorchLayer(name, module))
+        if is_layer(module):
+            views.append(TorchLayer(name, module, model))
+            inside = tuple({*inside, name + "."})
     return views
+
+
+def _has(module, name: str) -> bool:
+    return isinstance(getattr(module, name, None), torch.Tensor)
+
+
+def _stored(module, name: str):
+    """The tensor a parameter is stored in: itself, or a parametrization's original."""
+    parametrizations = getattr(module, "parametrizations", None)
+    if parametrizations is not None and name in parametrizations:
+        return parametrizations[name].original
+    return getattr(module, name)
 
 
 def as_array(tensor) -> np.ndarray:
     return tensor.detach().cpu().numpy() if isinstance(tensor, torch.Tensor) else np.asarray(tensor)
+
+
+INPUT_SHAPE = "fpgaprune_input_shape"  # one sample's input shape (no batch), recorded on a module that saw data
+_SHAPES = "_fpgaprune_output_shapes"
+
+
+def record_input_shape(model, x) -> None:
+    """Remember one sample's shape on the module (its layers' output shapes follow from it)."""
+    model.__dict__[INPUT_SHAPE] = tuple(int(d) for d in np.shape(x)[1:])
+
+
+def output_shapes(model) -> dict:
+    """{layer: its output shape, batch None, channels last; "": the model's} from one forward of zeros (eval mode,
+    no grad), cached for the input shape; {} before the module has seen data."""
+    shape = getattr(model, INPUT_SHAPE, None)
+    cached = model.__dict__.get(_SHAPES)
+    if shape is None:
+        return {}
+    if cached is not None and cached[0] == shape:
+        return cached[1]
+    shapes, handles = {}, []
+    for view in layer_views(model):
+        keep = (lambda name: lambda module, args, out: shapes.__setitem__(name, _channels_last(out.shape)))(view.name)
+        handles.append(view.module.register_forward_hook(keep))
+    training = model.training
+    try:
+        model.eval()
+        with torch.no_grad():
+            shapes[""] = _channels_last(model(torch.zeros((1, *shape))).shape)  # the model's own output
+    finally:
+        model.train(training)
+        for handle in handles:
+            handle.remove()
+    model.__dict__[_SHAPES] = (shape, shapes)
+    return shapes
+
+
+def model_output_shape(model) -> tuple:
+    """The model's output shape (batch None, channels last), once it has seen data."""
+    shapes = output_shapes(model)
+    if "" not in shapes:
+        raise AttributeError(
+            f"{type(model).__name__}: its output shape is known once the model has run on data "
+            "(fpgaprune records one sample's shape when it trains, predicts or exports)"
+        )
+    return shapes[""]
+
+
+def _channels_last(shape) -> tuple:
+    dims = tuple(int(d) for d in shape[1:])
+    return (None, *dims[1:], dims[0]) if len(dims) >= 2 else (None, *dims)

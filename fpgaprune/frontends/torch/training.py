@@ -4,6 +4,7 @@ training hooks driven from the loop (`fpgaprune.hooks`)."""
 import numpy as np
 import torch
 
+from fpgaprune.frontends.torch.layers import record_input_shape
 from fpgaprune.hooks import TrainingRun
 
 OPTIMIZERS = {
@@ -22,8 +23,44 @@ class TorchRun(TrainingRun):
     def step(self) -> int:
         return self._step
 
-    def weights(self) -> list:
-        return [value.detach().cpu().numpy().copy() for value in self.model.state_dict().values()]
+    def weights(self) -> dict:
+        return model_weights(self.model)
+
+
+def _plain_key(key: str) -> str:
+    """A state-dict key as the module names it without a hold (`0.parametrizations.weight.original` -> `0.weight`)."""
+    return key.replace(".parametrizations.", ".").replace(".original", "")
+
+
+def _hold_keys(model) -> set:
+    from fpgaprune.frontends.torch.holds import HeldParametrization
+
+    return {
+        f"{name}.{buffer}"
+        for name, module in model.named_modules()
+        if isinstance(module, HeldParametrization)
+        for buffer, _ in module.named_buffers(recurse=False)
+    }
+
+
+def model_weights(model) -> dict:
+    """{key as the plain module names it: a copy} of the state dict, the holds' masks and targets left out."""
+    holds = _hold_keys(model)
+    return {
+        _plain_key(key): value.detach().cpu().numpy().copy()
+        for key, value in model.state_dict().items()
+        if key not in holds
+    }
+
+
+def set_model_weights(model, weights: dict) -> None:
+    """Load `model_weights`' arrays back, whichever parameters are held now."""
+    state = {
+        key: torch.as_tensor(weights[_plain_key(key)])
+        for key in model.state_dict()
+        if _plain_key(key) in weights and key not in _hold_keys(model)
+    }
+    model.load_state_dict(state, strict=False)
 
 
 def loss_of(task):
@@ -51,6 +88,7 @@ def loss_of(task):
 
 
 def fit(model, x, y, *, task, optimizer, learning_rate, epochs, batch_size, hooks=()) -> None:
+    record_input_shape(model, x)
     optim, loss_fn, run = OPTIMIZERS[optimizer](model.parameters(), lr=learning_rate), loss_of(task), TorchRun(model)
     x, y = torch.as_tensor(np.asarray(x, np.float32)), torch.as_tensor(np.asarray(task.labels_for_training(y)))
     for hook in hooks:
@@ -69,7 +107,7 @@ def fit(model, x, y, *, task, optimizer, learning_rate, epochs, batch_size, hook
             loss.backward()
             optim.step()
             run._step += 1
-            losses.append(float(loss))
+            losses.append(loss.item())
             if any(hook.step_end(run, batch, losses[-1]) for hook in hooks):
                 return
         for hook in hooks:
@@ -79,6 +117,7 @@ def fit(model, x, y, *, task, optimizer, learning_rate, epochs, batch_size, hook
 
 
 def predict(model, x, batch_size: int = 256) -> np.ndarray:
+    record_input_shape(model, x)
     model.eval()
     with torch.no_grad():
         x = torch.as_tensor(np.asarray(x, np.float32))

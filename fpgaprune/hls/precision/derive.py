@@ -240,7 +240,9 @@ def _activation(plan: PrecisionPlan, layer, accum: FixedType, output: ValueRange
     """The node hls4ml splits off for the layer's activation, and the range that flows on."""
     activation = layer.activation
     fixed = front.quantizer_type(activation, activation=True) if hasattr(activation, "get_config") else None
-    if getattr(activation, "__name__", "") == "linear":
+    if activation is None:  # none inside the layer (PyTorch's): its output flows on
+        plan.ranges[layer.name] = output
+    elif getattr(activation, "__name__", "") == "linear":
         plan.types[f"{layer.name}_linear"] = {"result": accum}
         plan.ranges[layer.name] = output
     elif fixed is not None:
@@ -260,7 +262,7 @@ def _plain_relu(layer, kind: str) -> bool:
     """A float max(0, x): Activation('relu'), or a ReLU layer with no cap, slope or threshold."""
     if kind == "Activation":
         return _activation_name(layer.activation) == "relu"
-    config = layer.get_config() if kind == "ReLU" else {}
+    config = layer.get_config() if kind == "ReLU" and hasattr(layer, "get_config") else {}
     return (
         kind == "ReLU"
         and config.get("max_value") is None

@@ -1,0 +1,142 @@
+"""hls4ml's PyTorch converter on the exported GraphModule (`export.py`): a plain copy of it, fpgaprune's
+activation quantizer registered as an hls4ml layer, and the converter's config and IR."""
+
+import copy
+
+import torch
+from hls4ml.converters.pytorch_to_hls import get_supported_pytorch_layers, register_pytorch_layer_handler
+from hls4ml.utils.torch import HLS4MLModule
+from torch import nn
+
+from fpgaprune.frontends.torch.export import CHANNELS_LAST, exported_graph, input_shape_of
+from fpgaprune.frontends.torch.holds import _plain
+from fpgaprune.frontends.torch.quantizers import read_proxy
+
+_SKIPPED = ("Dropout", "Sequential")
+
+
+class ActivationQuantizer(HLS4MLModule):
+    """A signed activation quantizer (Brevitas' QuantIdentity) in the plain copy: round half to even onto a
+    grid of `2**-frac`, saturate to [low, high]. hls4ml makes it a linear Activation whose result type (set by
+    fpgaprune's derived types) rounds and saturates the same way."""
+
+    def __init__(self, frac: int, low: float, high: float):
+        super().__init__()
+        self.frac, self.low, self.high = frac, low, high
+
+    def forward(self, x):
+        scale = 2.0**self.frac
+        return torch.clamp(torch.round(x * scale) / scale, self.low, self.high)
+
+
+def _parse_activation_quantizer(operation, layer_name, input_names, input_shapes, node, class_object, *_):
+    layer = {"class_name": "Activation", "activation": "linear", "name": layer_name, "inputs": input_names}
+    return layer, list(input_shapes[0])
+
+
+_REGISTERED: list = []
+
+
+def register() -> None:
+    if not _REGISTERED:
+        register_pytorch_layer_handler(ActivationQuantizer.__name__, _parse_activation_quantizer)
+        _REGISTERED.append(True)
+
+
+def _plain_layer(name: str, module):
+    """The module hls4ml's converter reads in place of `module` (a copy; quantized values where quantized)."""
+    import brevitas.nn as qnn
+
+    if isinstance(module, (qnn.QuantLinear, qnn.QuantConv1d, qnn.QuantConv2d)):
+        return _plain_weighted(module)
+    if isinstance(module, qnn.QuantReLU):
+        return nn.ReLU()
+    if isinstance(module, qnn.QuantIdentity):
+        quantizer = read_proxy(module.act_quant, name)
+        if quantizer is None:
+            return nn.Identity()
+        fixed = quantizer.fixed
+        return ActivationQuantizer(fixed.frac, -fixed.hi if quantizer.narrow else fixed.lo, fixed.hi)
+    plain = copy.deepcopy(module)
+    _plain(plain)
+    return plain
+
+
+def _plain_weighted(module):
+    """A Linear/Conv holding a Brevitas layer's quantized weight and bias."""
+    if isinstance(module, nn.Linear):
+        plain = nn.Linear(module.in_features, module.out_features, bias=module.bias is not None)
+    else:
+        cls = nn.Conv2d if isinstance(module, nn.Conv2d) else nn.Conv1d
+        plain = cls(
+            module.in_channels,
+            module.out_channels,
+            module.kernel_size,
+            stride=module.stride,
+            padding=module.padding,
+            dilation=module.dilation,
+            groups=module.groups,
+            bias=module.bias is not None,
+            padding_mode=module.padding_mode,
+        )
+    with torch.no_grad():
+        plain.weight.copy_(module.quant_weight().value)
+        if module.bias is not None:
+            quantized = module.quant_bias()
+            plain.bias.copy_(quantized.value if hasattr(quantized, "value") else quantized)
+    return plain.eval()
+
+
+def plain_copy(model) -> torch.fx.GraphModule:
+    """The GraphModule hls4ml's converter reads: the same graph over plain PyTorch layers."""
+    exported = model if isinstance(model, torch.fx.GraphModule) else exported_graph(model)
+    graph, modules = copy.deepcopy(exported.graph), {}
+    for node in graph.nodes:
+        if node.op == "call_module":
+            modules[node.target] = _plain_layer(node.target, exported.get_submodule(node.target))
+    plain = torch.fx.GraphModule(modules, graph, class_name=exported.__class__.__name__)
+    return plain.eval()
+
+
+def unsupported_layer(model) -> str | None:
+    """The first layer whose plain form hls4ml's converter has no handler for: one line, or None."""
+    import hls4ml
+
+    supported = set(get_supported_pytorch_layers()) | set(_SKIPPED) | {ActivationQuantizer.__name__}
+    for node in exported_graph(model).graph.nodes:
+        if node.op == "call_module":
+            cls = type(_plain_layer(node.target, model.get_submodule(node.target))).__name__
+            if cls not in supported:
+                original = type(model.get_submodule(node.target)).__name__
+                return (
+                    f"module '{node.target}' ({original}): hls4ml {hls4ml.__version__}'s PyTorch converter has no {cls}"
+                )
+    return None
+
+
+def config_from_model(model, granularity: str = "name", **kwargs) -> dict:
+    """hls4ml's config of the module (channels-last inside: `CHANNELS_LAST`)."""
+    import hls4ml
+
+    register()
+    config = hls4ml.utils.config_from_pytorch_model(
+        plain_copy(model),
+        input_shape=input_shape_of(model),
+        granularity=granularity,
+        channels_last_conversion=CHANNELS_LAST,
+        **kwargs,
+    )
+    config.pop("PytorchModel", None)
+    config["InputShape"] = list(input_shape_of(model))
+    return config
+
+
+def convert_model(model, hls_config: dict, output_dir, **kwargs):
+    """hls4ml's unbuilt ModelGraph of the module."""
+    import hls4ml
+
+    register()
+    config = {**hls_config, "InputShape": input_shape_of(model)}
+    return hls4ml.converters.convert_from_pytorch_model(
+        plain_copy(model), hls_config=config, output_dir=str(output_dir), **kwargs
+    )
