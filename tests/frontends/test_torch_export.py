@@ -123,6 +123,24 @@ def test_a_sequential_mlp_exports_with_identifier_names_and_is_bit_exact(tmp_pat
     assert count_products(result.hls_model, x_test[:2].reshape(2, -1)) == expected
 
 
+@pytest.mark.csim
+def test_table_activations_are_typed_and_never_pass_silently(tmp_path, digits):
+    """A softmax output: its logits bit-exact, the table's ties reported; a hidden sigmoid (hls4ml's table, no
+    bound derived from its types, as for Keras): C-sim fails naming the layer."""
+    x_test = digits[2][:, 0].reshape(-1, 64)  # one channel, flat
+    for hidden, tail, exact in ((nn.ReLU(), [nn.Softmax(dim=1)], True), (nn.Sigmoid(), [], False)):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(64, 16), hidden, nn.Linear(16, 10), *tail)
+        quantized = fp.quantized_twin(model, SPEC).eval()
+        result = fp.export(quantized, "latency_parallel", "pynq-z2", tmp_path / f"prj{exact}", x=x_test)
+        check = fp.csim(result, quantized, x_test)
+        assert check.bit_exact is exact and check.passed is exact, check.format()
+        if exact:
+            assert check.table_activation, check.format()
+        else:
+            assert "'1' differs from Brevitas" in check.beyond, check.beyond
+
+
 class Branching(nn.Module):
     """A residual `+` and a `torch.cat` of two branches, written as functions in the forward."""
 

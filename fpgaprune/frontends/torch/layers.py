@@ -58,6 +58,8 @@ class TorchMerge:
         return f"TorchMerge({self.name!r}, {self.kind_class.__name__})"
 
 
+TABLE_FUNCTIONS = {nn.Tanh: torch.tanh, nn.Sigmoid: torch.sigmoid, nn.Softmax: torch.softmax}  # hls4ml: tables
+
 _BOUND: list = []
 
 
@@ -70,6 +72,7 @@ def bind_all() -> None:
         bind(kind, cls)
     for role, classes in ROLES.items():
         bind_role(role, *classes)
+    bind_role("Activation", *TABLE_FUNCTIONS)
     bind_role("Add", FunctionalAdd)
     bind_role("Concatenate", FunctionalConcatenate)
 
@@ -163,7 +166,11 @@ class TorchLayer:
         return sum(parameter.numel() for parameter in self.module.parameters())
 
     # What the precision derivation reads of a layer, in Keras' terms
-    activation = None  # a PyTorch layer applies no activation inside it
+    @property
+    def activation(self):
+        """A table activation module's function (named as Keras names it); None for every other module, since
+        a PyTorch layer applies no activation inside it."""
+        return TABLE_FUNCTIONS.get(type(self.module))
 
     @property
     def use_bias(self) -> bool:
