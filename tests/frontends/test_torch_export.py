@@ -110,12 +110,13 @@ def test_a_cnn_goes_from_a_chosen_kernel_to_a_bit_exact_kernel_sparse_project(tm
 
 
 @pytest.mark.csim
-def test_a_sequential_mlp_exports_with_identifier_names_and_is_bit_exact(tmp_path, digits):
+@pytest.mark.parametrize("preset", ["latency_parallel", "resource_parallel", "resource_stream"])
+def test_a_sequential_mlp_exports_with_identifier_names_and_is_bit_exact(tmp_path, digits, preset):
     x, y, x_test, _ = digits
     torch.manual_seed(1)
     model = fp.prune(_train(_mlp(), x, y, epochs=4, lr=1e-2), 0.5, structure="element", score="l1")
     quantized = _train(fp.quantized_twin(model, SPEC), x, y, epochs=2, lr=1e-3)
-    result = fp.export(quantized, "latency_parallel", "pynq-z2", tmp_path / "prj", x=x_test)
+    result = fp.export(quantized, preset, "pynq-z2", tmp_path / "prj", x=x_test)
     assert {"layer_1", "layer_2", "layer_3"} <= {layer.name for layer in result.hls_model.get_layers()}
     check = fp.csim(result, quantized, x_test)
     assert check.bit_exact, check.format()
