@@ -110,7 +110,7 @@ def test_a_cnn_goes_from_a_chosen_kernel_to_a_bit_exact_kernel_sparse_project(tm
 
 
 @pytest.mark.csim
-@pytest.mark.parametrize("preset", ["latency_parallel", "resource_parallel", "resource_stream"])
+@pytest.mark.parametrize("preset", ["latency_parallel", "resource_stream"])
 def test_a_sequential_mlp_exports_with_identifier_names_and_is_bit_exact(tmp_path, digits, preset):
     x, y, x_test, _ = digits
     torch.manual_seed(1)
