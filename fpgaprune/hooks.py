@@ -19,9 +19,12 @@ class TrainingRun:
 
     @property
     def step(self) -> int:
+        """Optimizer updates so far. Abstract: each front end's run answers (`frontends/*/training.py`)."""
         raise NotImplementedError
 
-    def weights(self) -> list:
+    def weights(self):
+        """The model's state as arrays (`FrontEnd.model_weights`: a list for Keras, a dict for PyTorch), a
+        rewind point. Abstract: each front end's run answers."""
         raise NotImplementedError
 
 

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from fpgaprune.errors import FpgapruneError
 from fpgaprune.framework import layer_named, layers_of
+from fpgaprune.model_files import OTHER_FRAMEWORKS
 from fpgaprune.pipeline.schema import ConfigError, Located, RunConfig
 from fpgaprune.strip.strip import STRIP_KERAS_ONLY
 
@@ -23,7 +24,7 @@ def check_files(config: RunConfig, at: Located) -> None:
         path = getattr(model, key)
         if path and not Path(path).exists():
             _fail(at.at("model", key), f"found {path!r}; no such file")
-    if model.file and Path(model.file).suffix in (".pt", ".pth") and not model.module:
+    if model.file and Path(model.file).suffix in OTHER_FRAMEWORKS and not model.module:
         _fail(
             at.at("model", "file"),
             f"found {model.file!r}; a PyTorch state dict needs its architecture (model.module: "

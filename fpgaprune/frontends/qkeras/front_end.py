@@ -5,11 +5,12 @@ import numpy as np
 from fpgaprune.frontends.base import FrontEnd, ModelFiles
 from fpgaprune.frontends.qkeras import alpha, quantizers, spec
 from fpgaprune.frontends.qkeras.hls_route import KerasTwoRoute
+from fpgaprune.frontends.tensorflow.front_end import TensorFlowKeras
 
 _MODULES = ("tf_keras", "qkeras")
 
 
-class QKerasFrontEnd(KerasTwoRoute, ModelFiles, FrontEnd):
+class QKerasFrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
     files_module = "fpgaprune.frontends.qkeras.files"
     name = "tf_keras + QKeras"
     quantizer_library = "QKeras"
@@ -20,98 +21,6 @@ class QKerasFrontEnd(KerasTwoRoute, ModelFiles, FrontEnd):
     def owns(model_or_layer) -> bool:
         cls = model_or_layer if isinstance(model_or_layer, type) else type(model_or_layer)
         return any(c.__module__.startswith(_MODULES) for c in cls.__mro__)
-
-    def with_holds(self, model, groups: dict, keep_holds: bool):
-        """`model` rebuilt with `groups` ({(layer, weight): [HoldEntry]}) held, or baked in and released."""
-        from fpgaprune.frontends.tensorflow.holds import with_holds
-
-        return with_holds(self.keras(), self.hold_constraint(), model, groups, keep_holds)
-
-    @staticmethod
-    def enforce(model) -> None:
-        from fpgaprune.frontends.tensorflow.holds import enforce
-
-        enforce(model)
-
-    @staticmethod
-    def graph_edges(model) -> tuple:
-        """(layers in order, {layer: inbound layer names}, output layer names) from the model's config."""
-        from fpgaprune.frontends.tensorflow.graph import graph_edges
-
-        return graph_edges(model)
-
-    @staticmethod
-    def derive_types(model, input_type):
-        """The hls4ml types derived from the QKeras quantizers and the input type (`hls.precision`)."""
-        from fpgaprune.hls.precision import derive_precisions
-
-        return derive_precisions(model, input_type)
-
-    @staticmethod
-    def input_name(model) -> str:
-        from fpgaprune.frontends.tensorflow.graph import input_name
-
-        return input_name(model)
-
-    @staticmethod
-    def hold_of(variable):
-        from fpgaprune.frontends.tensorflow.holds import hold_of
-
-        return hold_of(variable)
-
-    @staticmethod
-    def array(variable):
-        return np.asarray(variable.numpy())
-
-    def fit(self, model, x, y, *, task, optimizer, learning_rate, epochs, batch_size, hooks=()) -> None:
-        from fpgaprune.frontends.tensorflow.training import fit
-
-        fit(
-            self.keras(),
-            model,
-            x,
-            y,
-            task=task,
-            optimizer=optimizer,
-            learning_rate=learning_rate,
-            epochs=epochs,
-            batch_size=batch_size,
-            hooks=hooks,
-        )
-
-    @staticmethod
-    def predict(model, x, batch_size: int = 256):
-        from fpgaprune.frontends.tensorflow.training import predict
-
-        return predict(model, x, batch_size)
-
-    def set_seed(self, seed: int) -> None:
-        self.keras().utils.set_random_seed(seed)
-
-    def reference_probe(self, model, batch_size: int = 512):
-        """`probe(x)`: every layer's values for inputs `x` (`quantize.layer_values.LayerValues`)."""
-        from fpgaprune.frontends.qkeras.reference import LayerValuesProbe
-
-        return LayerValuesProbe(model, batch_size, self.keras())
-
-    @staticmethod
-    def quiet_start() -> None:
-        from fpgaprune.frontends.tensorflow.quiet import quiet_start
-
-        quiet_start()
-
-    @staticmethod
-    def quiet_logs() -> None:
-        from fpgaprune.frontends.tensorflow.quiet import quiet_logs
-
-        quiet_logs()
-
-    @staticmethod
-    def hook_callback():
-        """The Keras callback that drives fpgaprune's training hooks in `fit` (`fpgaprune.hooks`)."""
-        from fpgaprune.frontends.tensorflow.callbacks import HookCallback
-
-        return HookCallback
 
     @staticmethod
     def bind_layers() -> None:

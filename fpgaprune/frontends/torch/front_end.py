@@ -110,20 +110,11 @@ class TorchFrontEnd(FrontEnd):
 
     # -- training
     @staticmethod
-    def fit(model, x, y, *, task, optimizer, learning_rate, epochs, batch_size, hooks=()) -> None:
+    def fit(model, x, y, **settings) -> None:
+        """`FrontEnd.fit`: `settings` are its keyword arguments (task, optimizer, ..., hooks)."""
         from fpgaprune.frontends.torch.training import fit
 
-        fit(
-            model,
-            x,
-            y,
-            task=task,
-            optimizer=optimizer,
-            learning_rate=learning_rate,
-            epochs=epochs,
-            batch_size=batch_size,
-            hooks=hooks,
-        )
+        fit(model, x, y, **settings)
 
     @staticmethod
     def model_weights(model) -> dict:

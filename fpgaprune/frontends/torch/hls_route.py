@@ -9,7 +9,8 @@ from hls4ml.utils.torch import HLS4MLModule
 from torch import nn
 
 from fpgaprune.frontends.torch.export import CHANNELS_LAST, exported_graph, input_shape_of
-from fpgaprune.frontends.torch.holds import _plain
+from fpgaprune.frontends.torch.holds import release_holds
+from fpgaprune.frontends.torch.layers import same_shape
 from fpgaprune.frontends.torch.quantizers import read_proxy
 
 _SKIPPED = ("Dropout", "Sequential")
@@ -58,27 +59,13 @@ def _plain_layer(name: str, module):
         fixed = quantizer.fixed
         return ActivationQuantizer(fixed.frac, -fixed.hi if quantizer.narrow else fixed.lo, fixed.hi)
     plain = copy.deepcopy(module)
-    _plain(plain)
+    release_holds(plain)
     return plain
 
 
 def _plain_weighted(module):
     """A Linear/Conv holding a Brevitas layer's quantized weight and bias."""
-    if isinstance(module, nn.Linear):
-        plain = nn.Linear(module.in_features, module.out_features, bias=module.bias is not None)
-    else:
-        cls = nn.Conv2d if isinstance(module, nn.Conv2d) else nn.Conv1d
-        plain = cls(
-            module.in_channels,
-            module.out_channels,
-            module.kernel_size,
-            stride=module.stride,
-            padding=module.padding,
-            dilation=module.dilation,
-            groups=module.groups,
-            bias=module.bias is not None,
-            padding_mode=module.padding_mode,
-        )
+    plain = same_shape(module, (nn.Linear, nn.Conv2d, nn.Conv1d), bias=module.bias is not None)
     with torch.no_grad():
         plain.weight.copy_(module.quant_weight().value)
         if module.bias is not None:

@@ -67,7 +67,7 @@ def with_holds(model, groups: dict, keep_holds: bool):
     for (layer, weight), entries in groups.items():
         module, parameter = held.get_submodule(layer), PARAMETERS[weight]
         if not keep_holds:
-            _plain(module)
+            release_holds(module)
             continue
         layout = layout_of(module, parameter)
         shape = tuple(getattr(module, parameter).shape)
@@ -87,7 +87,7 @@ def _hold_index(module, parameter: str) -> int | None:
     return next((i for i, p in enumerate(module.parametrizations[parameter]) if is_hold(p)), None)
 
 
-def _plain(module) -> None:
+def release_holds(module) -> None:
     """The module with its parametrized values as plain parameters and its own class back (in place)."""
     if not parametrize.is_parametrized(module):
         return

@@ -46,7 +46,7 @@ class TorchMerge:
     graph: `name` is torch.fx's node name, which hls4ml's converter gives its node too."""
 
     module, kernel, bias, activation, use_bias = None, None, None, None, False
-    weights: list = []
+    weights = ()
 
     def __init__(self, name: str, kind_class: type):
         self.name, self.kind_class = name, kind_class
@@ -235,6 +235,25 @@ def layer_views(model) -> list:
             views.append(TorchLayer(name, module, model))
             inside = tuple({*inside, name + "."})
     return views
+
+
+def same_shape(module, classes: tuple, **options):
+    """A new layer shaped like the Linear/Conv2d/Conv1d `module`, of the matching class in `classes` (linear,
+    conv2d, conv1d), with `options` (bias, quantizers) added."""
+    linear, conv2d, conv1d = classes
+    if isinstance(module, nn.Linear):
+        return linear(module.in_features, module.out_features, **options)
+    return (conv2d if isinstance(module, nn.Conv2d) else conv1d)(
+        module.in_channels,
+        module.out_channels,
+        module.kernel_size,
+        stride=module.stride,
+        padding=module.padding,
+        dilation=module.dilation,
+        groups=module.groups,
+        padding_mode=module.padding_mode,
+        **options,
+    )
 
 
 def _has(module, name: str) -> bool:

@@ -16,7 +16,7 @@ from torch.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
 from fpgaprune.errors import QuantizationConfigError
 from fpgaprune.frontends.torch.files import QUANTIZATION
 from fpgaprune.frontends.torch.graph import graph_edges
-from fpgaprune.frontends.torch.layers import check_not_recurrent
+from fpgaprune.frontends.torch.layers import check_not_recurrent, same_shape
 from fpgaprune.frontends.torch.quantizers import brevitas_quant, from_text
 from fpgaprune.masking import FREEZE, HoldEntry, MaskManifest, finalize, hold
 from fpgaprune.quantize.spec import QuantizationSpec
@@ -83,21 +83,7 @@ def _quantized_layer(name: str, module, roles: dict):
     weight_quant = brevitas_quant(from_text(roles["kernel"], f"{name}.kernel"), "kernel")
     bias_quant = brevitas_quant(from_text(roles["bias"], f"{name}.bias"), "bias") if module.bias is not None else None
     options = {"bias": module.bias is not None, "weight_quant": weight_quant, "bias_quant": bias_quant}
-    if isinstance(module, nn.Linear):
-        layer = qnn.QuantLinear(module.in_features, module.out_features, **options)
-    else:
-        cls = qnn.QuantConv2d if isinstance(module, nn.Conv2d) else qnn.QuantConv1d
-        layer = cls(
-            module.in_channels,
-            module.out_channels,
-            module.kernel_size,
-            stride=module.stride,
-            padding=module.padding,
-            dilation=module.dilation,
-            groups=module.groups,
-            padding_mode=module.padding_mode,
-            **options,
-        )
+    layer = same_shape(module, (qnn.QuantLinear, qnn.QuantConv2d, qnn.QuantConv1d), **options)
     with torch.no_grad():
         layer.weight.copy_(module.weight)
         if module.bias is not None:
