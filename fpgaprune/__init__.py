@@ -7,8 +7,9 @@ imported on first use of the API (`fpgaprune.tfk`), so that the CLI can set up a
 
 import importlib
 
-from fpgaprune._env import set_legacy_keras
+from fpgaprune._env import check_quantizer_environment, set_legacy_keras
 
+check_quantizer_environment()
 set_legacy_keras()
 
 from fpgaprune.errors import (  # noqa: E402

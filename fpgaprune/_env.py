@@ -10,11 +10,18 @@ TensorFlow would have: Keras 3 and tf_keras then live side by side, whichever wa
 If `tf.keras` was already resolved to Keras 3 when fpgaprune is imported (`tf.keras` or `tensorflow.keras`
 touched first), nothing can rebind it: holds and pruning still work (on Keras 3 and tf_keras models alike),
 and the QKeras stages (quantization, export) raise one line with the fix when they are reached.
+
+The quantizer libraries live in separate environments: QKeras 0.9.0 (the base install) or HGQ2
+(`requirements/hgq2.txt`). hgq2 installs a top-level `qkeras` package of its own that breaks QKeras in either
+install order, so an environment holding both is refused at import (`check_quantizer_environment`), and
+`qkeras_installed` asks the package metadata, not `import qkeras` (which finds hgq2's shim).
 """
 
 import importlib.util
 import os
 import sys
+from functools import lru_cache
+from importlib import metadata
 
 LEGACY_KERAS_VARIABLE = "TF_USE_LEGACY_KERAS"
 
@@ -42,12 +49,50 @@ def set_legacy_keras() -> None:
         tensorflow.__path__.insert(0, api)
 
 
+HGQ2_ENVIRONMENT = "requirements/hgq2.txt, docs/hgq2.md"
+
+
+@lru_cache(maxsize=None)
+def installed(distribution: str) -> str | None:
+    """The installed version of `distribution` (from its metadata, importing nothing), or None."""
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def clash_line() -> str | None:
+    """One line saying what to do when this environment holds both QKeras and hgq2, else None."""
+    qkeras, hgq2 = installed("QKeras"), installed("hgq2")
+    if not (qkeras and hgq2):
+        return None
+    return (
+        f"this Python environment holds both QKeras {qkeras} and hgq2 {hgq2}; hgq2 installs a `qkeras` package of "
+        "its own over QKeras' and breaks it, so each needs its own venv: uninstall both, then `pip install -e .` "
+        f"for QKeras, or build the HGQ2 venv ({HGQ2_ENVIRONMENT})"
+    )
+
+
+def check_quantizer_environment() -> None:
+    """Refuse, at import, an environment where QKeras and hgq2 overwrite each other's files (one line)."""
+    line = clash_line()
+    if line:
+        raise ImportError(f"fpgaprune: {line}")
+
+
+def qkeras_installed() -> bool:
+    """Whether QKeras itself is installed (hgq2's `qkeras` shim is not QKeras)."""
+    return installed("QKeras") is not None
+
+
 _RESOLVED: list = []  # [whether tf.keras is tf_keras], once resolved: it cannot change after
 
 
 def legacy_keras() -> bool:
     """Whether `tf.keras` and `tensorflow.keras` are tf_keras in this process (resolving them now, after
     `set_legacy_keras`), and QKeras, if already imported, bound to them."""
+    if not _RESOLVED and not qkeras_installed():
+        return False  # no QKeras to bind: nothing asks tf.keras then (tf_keras models use `tf_keras` itself)
     if not _RESOLVED:
         set_legacy_keras()
         import tensorflow as tf
@@ -61,7 +106,14 @@ def legacy_keras() -> bool:
 
 
 def require_legacy_keras(what: str) -> None:
-    """Raise one line with the fix unless `tf.keras` is tf_keras (QKeras needs it)."""
+    """Raise one line with the fix unless QKeras is installed and `tf.keras` is tf_keras (QKeras needs it)."""
+    if not qkeras_installed():
+        from fpgaprune.errors import ModelTypeError
+
+        raise ModelTypeError(
+            f"{what} needs QKeras, which this environment does not hold (an HGQ2 environment: set "
+            "`quantization.library: hgq2`, or run in the QKeras venv, `pip install -e .`)"
+        )
     if not legacy_keras():
         from fpgaprune.errors import ModelTypeError
 

@@ -8,7 +8,9 @@ import importlib
 from fpgaprune.errors import FpgapruneError
 
 # The module an extra adds -> the extra's name in pyproject.toml
-EXTRAS = {"ray": "sweep", "torch": "torch", "brevitas": "torch"}
+EXTRAS = {"ray": "sweep", "torch": "torch", "brevitas": "torch", "hgq": "hgq2"}
+# Import names whose distribution is named otherwise, for an extra that this environment cannot hold
+DISTRIBUTIONS = {"hgq": "hgq2"}
 
 
 class MissingExtra(FpgapruneError):

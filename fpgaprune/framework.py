@@ -15,6 +15,7 @@ from fpgaprune.errors import ModelTypeError
 # The built-in front ends, in the order they are asked: the module that holds each one's FRONT_END.
 BUILT_IN = (
     "fpgaprune.frontends.qkeras.front_end",
+    "fpgaprune.frontends.hgq2.front_end",  # the HGQ2 environment; asked before Keras 3, whose models it quantizes
     "fpgaprune.frontends.keras3.front_end",
     "fpgaprune.frontends.torch.front_end",  # the `torch` extra
 )
@@ -79,6 +80,33 @@ def quantizing_front_end():
     front_end = importlib.import_module(QUANTIZER_LIBRARY).FRONT_END
     front_end.check_available("quantization")
     return front_end
+
+
+LIBRARIES = ("qkeras", "hgq2")  # `quantization.library`, besides "auto" (the first of these installed)
+
+
+def library_front_end(library: str = "auto"):
+    """The front end that quantizes with `library` ("qkeras", "hgq2", or "auto": the one this environment holds);
+    one line naming the environment where it is not installed."""
+    installed = {f.library_key: f for f in front_ends() if getattr(f, "library_key", None) and _can_quantize(f)}
+    if library == "auto":
+        library = next((name for name in LIBRARIES if name in installed), "qkeras")
+    if library not in installed:
+        other = next(iter(installed), None)
+        raise ModelTypeError(
+            f"quantization.library {library!r}: this environment does not hold it"
+            + (f" (it holds {other}); " if other else "; ")
+            + "QKeras is the base install (`pip install -e .`), HGQ2 its own venv (requirements/hgq2.txt)"
+        )
+    return installed[library]
+
+
+def _can_quantize(front_end) -> bool:
+    try:
+        front_end.check_available("quantization")
+    except ModelTypeError:
+        return False
+    return True
 
 
 def default_quantizers() -> dict:

@@ -173,6 +173,10 @@ class FrontEnd(ABC):
         """The fixed-point type (`quantize.fixed_types.FixedType`) of a quantizer's outputs, or None."""
         return None
 
+    def quantizer_range(self, quantizer) -> tuple[float, float] | None:
+        """[lo, hi] of what a quantizer outputs, where its type does not say (None: measured on a ramp)."""
+        return None
+
     def quantizer_bits(self, layer, role: str, default: int = 32) -> int:
         """The bit width of a layer's quantizer for `role` (`default` for a float weight)."""
         return default

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgaprune.framework import OWNER as front
-from fpgaprune.framework import layers_of
+from fpgaprune.framework import front_end_of, layers_of
 from fpgaprune.layer_graph import LayerGraph
 from fpgaprune.layer_kinds import AVERAGE_POOLING as _AVERAGING
 from fpgaprune.layer_kinds import MAX_POOLING, MERGES, MOVES, PADDINGS, VALUES_PASS, kind_of
@@ -116,7 +116,11 @@ class _Error:
 def layer_tolerances(model, types: dict, input_type: FixedType | None = None) -> dict:
     """{layer: its Tolerance; None where it must be bit-exact; `UNBOUNDED` where an error reaches it and no bound
     follows from the types}, for every layer. `types`: {layer: {variable: FixedType}} as the export's HLSConfig
-    gives them; `input_type`: the network input's."""
+    gives them; `input_type`: the network input's. A front end whose export types come from its own library
+    (HGQ2's, through hls4ml's BitExact pass) gives its own bounds."""
+    own = getattr(front_end_of(model), "layer_tolerances", None)
+    if own is not None:
+        return own(model, types, input_type)
     graph = LayerGraph(model)
     errors, peaks, out = {}, {}, {}
     for name in graph.topological():

@@ -93,6 +93,9 @@ def quantizer_range(quantizer) -> tuple[float, float] | None:
     fixed = front.quantizer_type(quantizer)
     if fixed is not None:
         return fixed.lo, fixed.hi
+    own = front.quantizer_range(quantizer)
+    if own is not None:
+        return own
     ramp = np.concatenate([-np.logspace(-6, 6, 400)[::-1], [0.0], np.logspace(-6, 6, 400)]).astype(np.float32)
     out = front.quantize_array(quantizer, ramp)
     return (float(out.min()), float(out.max())) if np.all(np.isfinite(out)) else None

@@ -94,12 +94,17 @@ def save_model(model, path) -> Path:
 
 def load_model(path, compile: bool = True, trust_code: bool = False):
     """Load a Keras 3 model file (holds included) after its configs passed the allow-list; one line on failure."""
+    path = check_model_file(path)
+    check_model_configs(path, POLICY)
+    return load_keras3(path, compile=compile)
+
+
+def load_keras3(path: Path, compile: bool = True):
+    """Keras 3's safe load of a checked file, one line on failure; the holds guarded."""
     import keras
 
     from fpgaprune.masking import enforce
 
-    path = check_model_file(path)
-    check_model_configs(path, POLICY)
     try:
         model = keras.saving.load_model(path, custom_objects=model_objects(), compile=compile, safe_mode=True)
     except Exception as error:  # noqa: BLE001 - Keras raises many types for a bad file; the user gets one line.

@@ -77,7 +77,13 @@ class Keras3FrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
 
     @staticmethod
     def quantized_twin(model, quantization, batchnorm: str = "fold"):
-        """The QKeras model of `model`'s tf_keras twin, holds carried over."""
+        """With QKeras (`quantization.library` qkeras, or auto where QKeras is installed): the QKeras model of
+        `model`'s tf_keras twin; with HGQ2: `model`'s HGQ2 twin, in Keras 3. Holds carried over."""
+        from fpgaprune.framework import library_front_end
+
+        library = library_front_end((quantization or {}).get("library", "auto"))
+        if library is not _qkeras():
+            return library.quantized_twin(model, quantization, batchnorm=batchnorm)
         return _qkeras().quantized_twin(held_twin(model), quantization, batchnorm=batchnorm)
 
     @staticmethod

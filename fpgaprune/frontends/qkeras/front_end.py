@@ -14,6 +14,7 @@ class QKerasFrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
     files_module = "fpgaprune.frontends.qkeras.files"
     name = "tf_keras + QKeras"
     quantizer_library = "QKeras"
+    library_key = "qkeras"  # `quantization.library`
     quantizes = True  # its twin trains with quantizers (QAT) and hls4ml's Keras-2 converter exports it
     keras_major = 2  # the model files it reads: Keras 2 (tf_keras)
 

@@ -18,7 +18,7 @@ class LayerValuesProbe:
         self.layers = [layer for layer in model.layers if type(layer).__name__ != "InputLayer"]
         self.swapped = [layer for layer in self.layers if has_inner_activation(layer)]
         self.quantizing = [layer for layer in self.layers if front.activation_quantizer(layer) is not None]
-        wanted = [model.output] + [layer.output for layer in self.layers]
+        wanted = [model.outputs[0]] + [layer.output for layer in self.layers]
         wanted += [layer.input for layer in self.swapped + self.quantizing]
         self.probe, self.linear = keras.Model(model.inputs, wanted), keras.activations.linear
 

@@ -1,0 +1,157 @@
+"""The HGQ2 front end as the protocol (`frontends.base.FrontEnd`): Keras 3 models whose layers are HGQ2's, held,
+trained (QAT with the EBOPs penalty) and exported as they are, through hls4ml's Keras 3 converter. A plain Keras 3
+model becomes one through `quantized_twin` when a run's quantization library is HGQ2."""
+
+import numpy as np
+
+from fpgaprune.frontends.hgq2 import quantizers
+from fpgaprune.frontends.keras3.front_end import Keras3FrontEnd
+
+
+class Hgq2FrontEnd(Keras3FrontEnd):
+    files_module = "fpgaprune.frontends.hgq2.files"  # Keras 3's files and HGQ2's (asked first for both)
+    name = "Keras 3 + HGQ2"
+    quantizer_library = "HGQ2"
+    library_key = "hgq2"  # `quantization.library`
+    quantizes = True  # QAT trains the model itself; hls4ml's Keras 3 converter exports it
+
+    @staticmethod
+    def owns(model_or_layer) -> bool:
+        """An HGQ2 layer or quantizer, or a Keras 3 model with one."""
+        if quantizers.is_hgq2(model_or_layer):
+            return True
+        layers = getattr(model_or_layer, "layers", None)
+        return not isinstance(model_or_layer, type) and bool(layers) and any(map(quantizers.is_hgq2, layers))
+
+    @staticmethod
+    def bind_layers() -> None:
+        import fpgaprune.frontends.hgq2.layers  # noqa: F401  (imports hgq: ImportError where it is not installed)
+
+    @staticmethod
+    def check_available(what: str) -> None:
+        """HGQ2 is here (the registry found it)."""
+
+    # Quantizers: HGQ2's, per weight
+    weight_quantizer = staticmethod(quantizers.weight_quantizer)
+    quantized = staticmethod(quantizers.quantized)
+    quantizer_bits = staticmethod(quantizers.quantizer_bits)
+    quantizer_texts = staticmethod(quantizers.quantizer_texts)
+    quantizer_range = staticmethod(quantizers.quantizer_range)
+    is_quantized = staticmethod(quantizers.is_hgq2)
+    ebops = staticmethod(quantizers.ebops)
+
+    @staticmethod
+    def activation_quantizer(layer):
+        return None
+
+    @staticmethod
+    def quantizer_type(quantizer, activation: bool = False):
+        """None: an HGQ2 quantizer has a type per weight (hls4ml's BitExact pass gives the array the widest)."""
+        return None
+
+    def with_holds(self, model, groups: dict, keep_holds: bool):
+        """Keras 3's holds on the weights, and the held weights' bit widths held beside them (`holds.hold_bits`)."""
+        from fpgaprune.frontends.hgq2.holds import hold_bits
+
+        held = super().with_holds(model, groups, keep_holds)
+        if keep_holds:
+            hold_bits(held)
+        return held
+
+    @staticmethod
+    def enforce(model) -> None:
+        from fpgaprune.frontends.hgq2.holds import hold_bits
+        from fpgaprune.frontends.tensorflow.holds import enforce
+
+        enforce(model)
+        hold_bits(model)
+
+    @staticmethod
+    def quantized_twin(model, quantization, batchnorm: str = "fold"):
+        """The HGQ2 twin of a Keras 3 model (an HGQ2 model: itself), holds and their bit widths carried over."""
+        from fpgaprune.frontends.hgq2.holds import hold_bits, warn_unrepresentable
+        from fpgaprune.frontends.hgq2.settings import Hgq2Settings
+        from fpgaprune.frontends.hgq2.twin import hgq2_twin
+
+        Keras3FrontEnd.check_model(model)
+        settings = Hgq2Settings.of((quantization or {}).get("hgq2"))
+        twin = hgq2_twin(model, settings)
+        hold_bits(twin)
+        warn_unrepresentable(twin)
+        return twin
+
+    @staticmethod
+    def quantizer_sources(model, quantization, default_given: bool = True) -> dict:
+        """{layer: where its quantizers come from}: HGQ2's own, or the run's `quantization.hgq2` settings."""
+        from fpgaprune.layer_kinds import kind_of
+
+        return {
+            layer.name: "its own HGQ2 quantizers, kept" if quantizers.is_hgq2(layer) else "quantization.hgq2"
+            for layer in model.layers
+            if quantizers.is_hgq2(layer) or getattr(kind_of(layer), "quantizers", ())
+        }
+
+    def fit(self, model, x, y, **settings) -> None:
+        """Keras' `fit`, with HGQ2's bit widths kept out of AdamW's weight decay."""
+        from fpgaprune.frontends.hgq2.training import fit
+
+        fit(model, x, y, **settings)
+
+    @staticmethod
+    def calibrate(model, x) -> None:
+        """HGQ2's `trace_minmax`: the datalane's integer bits (WRAP quantizers) set from the data's range."""
+        from hgq.utils import trace_minmax
+
+        trace_minmax(model, np.asarray(x, np.float32), verbose=False)
+
+    # Export: hls4ml's Keras 3 converter, with hls4ml's BitExact types
+    @staticmethod
+    def exported_model(model, input_shape=None):
+        Keras3FrontEnd.check_model(model)
+        return model
+
+    @staticmethod
+    def derive_types(model, input_type):
+        """None derived: hls4ml's BitExact pass types every node from HGQ2's quantizers."""
+        from fpgaprune.frontends.tensorflow.graph import input_name
+        from fpgaprune.hls.precision.plan import PrecisionPlan
+
+        return PrecisionPlan(input_name(model))
+
+    @staticmethod
+    def hls_config(model, granularity: str = "name", **kwargs) -> dict:
+        from fpgaprune.frontends.hgq2.hls import config_from_model
+
+        return config_from_model(model, granularity=granularity, **kwargs)
+
+    @staticmethod
+    def to_hls4ml(model, hls_config: dict, output_dir, **kwargs):
+        """hls4ml's ModelGraph; the types its BitExact pass gave are written into `hls_config` (the export's)."""
+        from fpgaprune.frontends.hgq2.hls import convert_model
+        from fpgaprune.frontends.hgq2.tolerance import record_types
+
+        hls_model = convert_model(model, hls_config, output_dir, **kwargs)
+        record_types(hls_model, hls_config)
+        return hls_model
+
+    @staticmethod
+    def layer_tolerances(model, types: dict, input_type=None) -> dict:
+        """One step of each traced layer's BitExact type; the logits bit-exact (`tolerance.py`)."""
+        from fpgaprune.frontends.hgq2.tolerance import layer_tolerances
+
+        return layer_tolerances(model, types, input_type)
+
+    @staticmethod
+    def conversion_problem(model) -> str | None:
+        from fpgaprune.frontends.hgq2.hls import conversion_problem
+
+        return conversion_problem(model)
+
+    @staticmethod
+    def renamed(model, names: dict):
+        from fpgaprune.frontends.hgq2.hls import renamed
+
+        return renamed(model, names)
+
+
+FRONT_END = Hgq2FrontEnd()

@@ -1,0 +1,63 @@
+"""hls4ml's Keras 3 converter on an HGQ2 model: hls4ml 1.3 parses HGQ2's layers itself (`converters/keras_v3/
+hgq2`), loads the quantized weights (a zero or 0-bit weight is exactly 0 in the IR) and types every node with its
+BitExact pass, from HGQ2's quantizers."""
+
+import keras
+
+from fpgaprune.errors import ExportError, ModelTypeError
+
+
+def conversion_problem(model) -> str | None:
+    """Why hls4ml's Keras 3 converter cannot take the model (one line naming the layer), or None."""
+    import hls4ml
+
+    try:
+        hls4ml.utils.config_from_keras_model(model, granularity="name")
+    except Exception as error:  # noqa: BLE001 - hls4ml's handlers raise bare Exceptions and asserts
+        text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        return f"hls4ml {hls4ml.__version__}'s Keras 3 converter cannot convert it from HGQ2: {text}"
+    return None
+
+
+def require_convertible(model) -> None:
+    problem = conversion_problem(model)
+    if problem:
+        raise ModelTypeError(f"model '{model.name}': {problem}")
+
+
+def config_from_model(model, granularity: str = "name", **kwargs) -> dict:
+    import hls4ml
+
+    require_convertible(model)
+    return hls4ml.utils.config_from_keras_model(model, granularity=granularity, **kwargs)
+
+
+def convert_model(model, hls_config: dict, output_dir, **kwargs):
+    """hls4ml's unbuilt ModelGraph of the HGQ2 model (its BitExact pass on: the types come from HGQ2)."""
+    import hls4ml
+
+    require_convertible(model)
+    try:
+        return hls4ml.converters.convert_from_keras_model(
+            model, hls_config=hls_config, output_dir=str(output_dir), bit_exact=True, **kwargs
+        )
+    except NotImplementedError as error:  # hls4ml 1.3: per-value activation quantizers need io_parallel
+        raise ExportError(
+            f"model '{model.name}': hls4ml {hls4ml.__version__} cannot export it with {kwargs.get('io_type')}: "
+            f"{error} (quantize the activations per tensor: quantization.hgq2.activation_granularity: tensor)"
+        ) from None
+
+
+def renamed(model, names: dict):
+    """A copy of the model whose layers named in `names` carry their new names (weights shared by copy)."""
+    if not names:
+        return model
+
+    def rename(layer):
+        config = layer.get_config()
+        config["name"] = names.get(layer.name, layer.name)
+        return layer.__class__.from_config(config)
+
+    twin = keras.models.clone_model(model, clone_function=rename)
+    twin.set_weights(model.get_weights())
+    return twin

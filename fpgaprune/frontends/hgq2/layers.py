@@ -1,0 +1,13 @@
+"""HGQ2's layer classes, bound to fpgaprune's layer kinds (`layer_kinds.py`)."""
+
+import hgq.layers as q
+
+from fpgaprune.layer_kinds import bind
+
+CLASSES = {"Conv1D": q.QConv1D, "Conv2D": q.QConv2D, "Dense": q.QDense}
+# HGQ2 layers with weights that fpgaprune does not hold, prune or export kernel-sparse
+OTHER_LAYERS = (q.QConvT1D, q.QConvT2D, q.QConv3D, q.QEinsumDense, q.QEinsumDenseBatchnorm, q.QBatchNormDense)
+
+for _kind, _class in CLASSES.items():
+    bind(_kind, _class)
+bind(None, *OTHER_LAYERS)

@@ -1,0 +1,17 @@
+"""QAT of an HGQ2 model: Keras' `fit` with the run's optimizer and loss (HGQ2's layers add ebops x β to it), the
+bit-width variables kept out of weight decay (AdamW would otherwise shrink every width, held or not)."""
+
+import keras
+
+from fpgaprune.frontends.tensorflow.training import OPTIMIZERS
+
+
+def fit(model, x, y, *, task, optimizer: str, learning_rate: float, epochs: int, batch_size: int, hooks=()) -> None:
+    chosen = getattr(keras.optimizers, OPTIMIZERS[optimizer])(learning_rate)
+    if hasattr(chosen, "exclude_from_weight_decay"):
+        chosen.exclude_from_weight_decay(var_names=["fixed_point_quantizer"])
+    model.compile(chosen, task.keras_loss(keras))
+    if epochs:
+        model.fit(
+            x, task.labels_for_training(y), batch_size=batch_size, epochs=epochs, verbose=0, callbacks=list(hooks)
+        )

@@ -1,0 +1,51 @@
+"""A Keras 3 model's HGQ2 twin: the same graph and layer names, Conv1D/Conv2D/Dense as HGQ2's quantized layers
+(weights copied exactly, holds carried over), with the EBOPs penalty on."""
+
+import keras
+
+from fpgaprune.errors import UnsupportedLayerError
+from fpgaprune.frontends.hgq2.settings import Hgq2Settings, bias_config, input_config, weight_config
+
+_QUANTIZED = {"Conv1D": "QConv1D", "Conv2D": "QConv2D", "Dense": "QDense"}
+_DROPPED_KEYS = ("lora_rank", "lora_alpha", "quantization_config", "dtype")
+_UNSUPPORTED = ("BatchNormalization", "DepthwiseConv2D", "SeparableConv2D", "LSTM", "GRU", "SimpleRNN")
+
+
+def _quantized_layer(layer, settings: Hgq2Settings):
+    import hgq.layers
+
+    name = type(layer).__name__
+    if name in _UNSUPPORTED:
+        raise UnsupportedLayerError(
+            f"layer '{layer.name}' is a {name}, which fpgaprune does not yet quantize with HGQ2 "
+            "(Conv1D, Conv2D and Dense are; fold a BatchNormalization into the layer before it first)"
+        )
+    if name not in _QUANTIZED or type(layer).__module__.startswith("hgq"):
+        return layer.__class__.from_config(layer.get_config())
+    config = {k: v for k, v in layer.get_config().items() if k not in _DROPPED_KEYS}
+    rank = len(layer.kernel.shape)
+    quantized = getattr(hgq.layers, _QUANTIZED[name])
+    return quantized(
+        **config,
+        kq_conf=weight_config(settings, rank),
+        bq_conf=bias_config(settings),
+        iq_conf=input_config(settings),
+        enable_ebops=True,
+        beta0=settings.beta0,
+    )
+
+
+def hgq2_twin(model, settings: Hgq2Settings):
+    """The HGQ2 model of a Keras 3 `model` (its holds' constraints travel in the layers' configs)."""
+    twin = keras.models.clone_model(model, clone_function=lambda layer: _quantized_layer(layer, settings))
+    for layer in model.layers:
+        target = twin.get_layer(layer.name)
+        for variable, source in zip(_float_weights(target), layer.weights):
+            variable.assign(source)
+    return twin
+
+
+def _float_weights(layer) -> list:
+    """The layer's own weights (kernel, bias, ...) in the order of its float twin's, without its quantizers'."""
+    quantizers = {id(v) for q in ("_kq", "_bq", "_iq", "_oq") for v in getattr(getattr(layer, q, None), "weights", ())}
+    return [v for v in layer.weights if id(v) not in quantizers and not v.path.endswith(("/beta", "/ebops"))]

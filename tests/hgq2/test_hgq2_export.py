@@ -1,0 +1,103 @@
+"""An HGQ2 CNN from a chosen kernel to a C-simulated, kernel-sparse project (the HGQ2 environment): prune a chosen
+kernel and half of conv2's by L1, HGQ2 QAT with the EBOPs penalty, `trace_minmax`, then hls4ml's Keras 3
+converter with fpgaprune's kernel-sparse pass. C-sim is bit-exact at the logits against the HGQ2 model and within
+one step of each BitExact type before them; the instrumented C-sim runs one product per live weight (zero, pruned
+or 0-bit weights: none), in io_parallel and io_stream; the distributed-arithmetic strategy is bit-exact too."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("hgq", reason="HGQ2 lives in its own environment (requirements/hgq2.txt, docs/hgq2.md)")
+import keras  # noqa: E402
+from sklearn.datasets import load_digits  # noqa: E402
+
+import fpgaprune as fp  # noqa: E402
+from fpgaprune.errors import ExportError  # noqa: E402
+from fpgaprune.framework import front_end_of  # noqa: E402
+from fpgaprune.hls import count_products  # noqa: E402
+from fpgaprune.task import infer_task  # noqa: E402
+
+CHOSEN = "conv2[:, :, 3, 5]"
+POSITIONS = {"conv1": 36, "conv2": 16, "fc": 1}  # output positions per inference (8x8 -> 6x6 -> 4x4)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    data = load_digits()
+    x = (np.minimum(data.images, 15) / 16).astype("float32")[..., None]
+    return x[:1400], data.target[:1400], x[1400:], data.target[1400:]
+
+
+@pytest.fixture(scope="module")
+def pruned(digits):
+    x, y, _, _ = digits
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            keras.layers.Conv2D(6, 3, activation="relu", name="conv1"),
+            keras.layers.Conv2D(8, 3, activation="relu", name="conv2"),
+            keras.layers.Flatten(name="flatten"),
+            keras.layers.Dense(10, name="fc"),
+        ]
+    )
+    model.compile(keras.optimizers.Adam(3e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x, y, epochs=4, batch_size=64, verbose=0)
+    return fp.prune(model, 0.5, layers=["conv2"], selections=[CHOSEN])
+
+
+def _quantized(pruned, digits, granularity: str):
+    x, y, _, _ = digits
+    spec = {"library": "hgq2", "hgq2": {"beta0": 1e-5, "activation_granularity": granularity}}
+    quantized = fp.quantized_twin(pruned, spec)
+    front = front_end_of(quantized)
+    task = infer_task(quantized, y, y, "digits")
+    front.fit(quantized, x, y, task=task, optimizer="adamw", learning_rate=5e-3, epochs=3, batch_size=64)
+    front.calibrate(quantized, x)
+    return quantized
+
+
+def _live_products(model) -> dict:
+    found = {}
+    for name, positions in POSITIONS.items():
+        layer = model.get_layer(name)
+        live = np.count_nonzero(np.asarray(layer.kq(layer.kernel, training=False)))
+        found[name] = int(live) * positions
+    return found
+
+
+@pytest.mark.csim
+@pytest.mark.parametrize(
+    "preset, granularity",
+    [("latency_parallel", "element"), ("latency_stream", "tensor"), ("distributed_arithmetic", "element")],
+)
+def test_an_hgq2_cnn_exports_kernel_sparse_and_bit_exact(tmp_path, digits, pruned, preset, granularity):
+    _, _, x_test, y_test = digits
+    quantized = _quantized(pruned, digits, granularity)
+    conv2 = quantized.get_layer("conv2")
+    assert not np.asarray(conv2.kq(conv2.kernel, training=False))[:, :, 3, 5].any()
+    result = fp.export(quantized, preset, "pynq-z2", tmp_path / "prj", x=x_test[:100])
+    check = fp.csim(result, quantized, x_test)
+    assert check.bit_exact and check.samples == len(x_test), check.format()
+    assert check.passed, check.format()
+    assert check.argmax_agreement == 1.0
+    assert (quantized.predict(x_test, verbose=0).argmax(1) == y_test).mean() > 0.8
+    if preset == "distributed_arithmetic":
+        assert all(
+            "distributed arithmetic" in node["code"]
+            for node in result.manifest["hls_nodes"].values()
+            if node["class"] in ("Conv2D", "Dense")
+        )
+        return
+    expected = _live_products(quantized)
+    assert expected["conv2"] <= 0.5 * 8 * 6 * 9 * 16  # half of conv2's kernels, the chosen one among them, cost none
+    assert count_products(result.hls_model, x_test[:3]) == expected
+    assert result.manifest["layers"]["conv2"]["kernels_pruned"].count([3, 5]) == 1
+
+
+def test_io_stream_with_a_bit_width_per_activation_value_is_one_line(tmp_path, digits, pruned):
+    _, _, x_test, _ = digits
+    quantized = fp.quantized_twin(pruned, {"library": "hgq2"})  # HGQ2's default: one width per value
+    with pytest.raises(ExportError, match=r"cannot export it with io_stream: .*activation_granularity: tensor\)$"):
+        fp.export(quantized, "latency_stream", "pynq-z2", tmp_path / "prj", x=x_test[:10])
+    assert not (tmp_path / "prj").exists()

@@ -1,0 +1,79 @@
+"""An HGQ2 model trained outside fpgaprune, saved as HGQ2 writes it, with weights at 0 bits: accepted as it is
+(HGQ2's classes pass the file allow-list; nothing is run), its 0-bit weights count as pruned, kernel by kernel,
+and the export runs no product for them, bit-exact in C-sim."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("hgq", reason="HGQ2 lives in its own environment (requirements/hgq2.txt, docs/hgq2.md)")
+import keras  # noqa: E402
+from hgq.config import LayerConfigScope, QuantizerConfigScope  # noqa: E402
+from hgq.layers import QConv2D, QDense  # noqa: E402
+from hgq.utils import trace_minmax  # noqa: E402
+from sklearn.datasets import load_digits  # noqa: E402
+
+import fpgaprune as fp  # noqa: E402
+from fpgaprune.errors import ModelTypeError  # noqa: E402
+from fpgaprune.framework import front_end_of, library_front_end  # noqa: E402
+from fpgaprune.hls import count_products  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def outside(tmp_path_factory):
+    """HGQ2's README scopes, one epoch on digits, `trace_minmax`; then conv's filter 0 and one more weight set
+    to 0 bits, as HGQ2's EBOPs penalty leaves weights it has removed."""
+    data = load_digits()
+    x = (np.minimum(data.images, 15) / 16).astype("float32")[..., None]
+    keras.utils.set_random_seed(0)
+    with (
+        QuantizerConfigScope(place="all", default_q_type="kbi", overflow_mode="SAT_SYM"),
+        QuantizerConfigScope(place="datalane", default_q_type="kif", overflow_mode="WRAP"),
+        LayerConfigScope(enable_ebops=True, beta0=1e-5),
+    ):
+        model = keras.Sequential(
+            [
+                keras.Input((8, 8, 1)),
+                QConv2D(4, 3, activation="relu", name="conv"),
+                keras.layers.Flatten(),
+                QDense(10, name="fc"),
+            ]
+        )
+    model.compile(keras.optimizers.Adam(1e-2), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x[:1400], data.target[:1400], epochs=1, verbose=0)
+    trace_minmax(model, x[:1400], verbose=False)
+    bits = model.get_layer("conv").kq.quantizer._b
+    zeroed = np.asarray(bits).copy()
+    zeroed[..., 0], zeroed[0, 0, 0, 1] = 0, 0
+    bits.assign(zeroed)
+    path = tmp_path_factory.mktemp("outside") / "hgq2_model.keras"
+    model.save(path)
+    return path, model, x[1400:]
+
+
+def test_an_outside_hgq2_model_is_accepted_with_its_0_bit_weights_counted_as_pruned(tmp_path, outside):
+    path, original, x_test = outside
+    before = path.read_bytes()
+    model = fp.load_model(path)
+    assert front_end_of(model).name == "Keras 3 + HGQ2"
+    assert np.array_equal(model.predict(x_test, verbose=0), original.predict(x_test, verbose=0))
+    conv = model.get_layer("conv")
+    quantized = np.asarray(conv.kq(conv.kernel, training=False))
+    assert np.asarray(conv.kernel)[..., 0].any() and not quantized[..., 0].any()  # nonzero, but 0 bits
+    result = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "prj", x=x_test[:50])
+    check = fp.csim(result, model, x_test)
+    assert check.bit_exact, check.format()
+    pruned_kernels = result.manifest["layers"]["conv"]["kernels_pruned"]
+    assert [0, 0] in pruned_kernels  # filter 0's only kernel (one input channel) is dead, kernel by kernel
+    live = {
+        "conv": int(np.count_nonzero(quantized)) * 36,
+        "fc": int(np.count_nonzero(np.asarray(model.get_layer("fc").kq(model.get_layer("fc").kernel, training=False)))),
+    }
+    assert live["conv"] <= (36 - 9 - 1) * 36
+    assert count_products(result.hls_model, x_test[:3]) == live
+    assert path.read_bytes() == before  # the user's file is never modified
+
+
+def test_the_qkeras_library_in_the_hgq2_environment_is_one_line():
+    with pytest.raises(ModelTypeError, match=r"^quantization.library 'qkeras': this environment does not hold it"):
+        library_front_end("qkeras")
+    assert library_front_end("auto").name == "Keras 3 + HGQ2"
