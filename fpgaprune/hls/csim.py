@@ -255,19 +255,24 @@ class CsimResult:
 class _LayerDiff:
     """Per traced layer: how many values differ from QKeras, the largest difference and the first one."""
 
-    def __init__(self, reference: str = "QKeras"):
+    def __init__(self, reference: str = "QKeras", moduli: dict | None = None):
         self.counts, self.largest, self.first, self.peak, self.reference = {}, {}, {}, {}, reference
+        self.moduli = moduli or {}  # {layer: the period its type wraps at}: differences are taken modulo it
 
     def add(self, name: str, start: int, traced: np.ndarray, reference: np.ndarray, ids=None) -> None:
         """`start`: the chunk's first sample; `ids`: each row's sample number in the held-out set, if not
         `start + row` (a subset was simulated)."""
         traced = traced.reshape(reference.shape)
-        differs = traced != reference
+        difference = traced - reference
+        if name in self.moduli:
+            period = self.moduli[name]
+            difference = (difference + period / 2) % period - period / 2
+        differs = difference != 0
         count = int(differs.sum())
         self.counts[name] = self.counts.get(name, 0) + count
         self.peak[name] = max(self.peak.get(name, 0.0), float(np.abs(reference).max()) if reference.size else 0.0)
         if count:
-            self.largest[name] = max(self.largest.get(name, 0.0), float(np.abs(traced - reference).max()))
+            self.largest[name] = max(self.largest.get(name, 0.0), float(np.abs(difference).max()))
             if name not in self.first:
                 index = tuple(int(i) for i in np.argwhere(differs)[0])
                 sample = int(ids[index[0]]) if ids is not None else start + index[0]
@@ -316,13 +321,14 @@ class _LayerDiff:
 class _Comparison:
     """The logits, the decisions and the per-layer diff, accumulated chunk by chunk."""
 
-    def __init__(self, model, task):
+    def __init__(self, model, task, tolerances: dict | None = None):
         self.model, self.task = model, task
         self.logits, self.table = logits_layer(model)
         self.samples = self.mismatches = self.agree = self.decided = self.logits_agree = self.ties = 0
         self.largest_diff = self.largest_logit = 0.0
         self.reference = front_end_of(model).quantizer_library
-        self.layers = _LayerDiff(self.reference)
+        moduli = {name: t.modulus for name, t in (tolerances or {}).items() if getattr(t, "modulus", None)}
+        self.layers = _LayerDiff(self.reference, moduli)
 
     def add(self, start: int, outputs: np.ndarray, traces: dict, values, ids=None) -> None:
         n = len(outputs)
@@ -431,7 +437,7 @@ def compare_with_qkeras(
     (`quantize.profile.ProfileCollector`) reads the same pass; `ids`: the sample numbers of `x` in a larger set
     (`simulated_subset`), for the per-layer diff.
     """
-    probe, comparison = reference_probe(model), _Comparison(model, task)
+    probe, comparison = reference_probe(model), _Comparison(model, task, tolerances)
     starts = list(range(0, len(x), chunk))
     inputs = [hardware_input(np.asarray(x[start : start + chunk]), fixed) for start in starts]
     hardware = [np.ascontiguousarray(front.hardware_layout(model, xq)) for xq in inputs]  # hls4ml: channels-last

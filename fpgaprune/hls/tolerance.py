@@ -62,12 +62,15 @@ def node_types(hls_config: dict) -> dict:
 
 @dataclass(frozen=True)
 class Tolerance:
-    """|C-sim - QKeras| at a layer may reach `absolute` + `relative` x the largest |value| of QKeras there."""
+    """|C-sim - QKeras| at a layer may reach `absolute` + `relative` x the largest |value| of QKeras there; with a
+    `modulus`, the difference is taken modulo it first (a type that wraps, where the value is read only through a
+    quantizer that wraps at the same period)."""
 
     absolute: float
     relative: float
     reason: str
     advice: str
+    modulus: float | None = None
 
     def bound(self, largest: float) -> float:
         return self.absolute + self.relative * largest

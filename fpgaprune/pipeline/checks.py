@@ -50,10 +50,33 @@ def check_hls(config: RunConfig, at: Located) -> None:
             _fail(at.at(*path), str(error))
 
 
+def quantizes_with_texts(config: RunConfig, at: Located) -> bool:
+    """Whether the run's library reads QKeras quantizer texts (QKeras) or not (HGQ2, whose settings have a
+    schema); one line naming `quantization.library` where this environment does not hold it."""
+    from fpgaprune.framework import library_front_end
+
+    try:
+        library = library_front_end(config.quantization.library)
+    except FpgapruneError as error:
+        _fail(at.at("quantization", "library"), str(error).split(": ", 1)[-1])
+    if library.library_key == "qkeras":
+        return True
+    for key in ("default", "layers"):
+        if getattr(config.quantization, key):
+            _fail(
+                at.at("quantization", key),
+                f"QKeras quantizer texts, but the run quantizes with {library.quantizer_library}; set "
+                "quantization.hgq2 instead (docs/hgq2.md)",
+            )
+    return False
+
+
 def check_quantizers(config: RunConfig, at: Located) -> None:
     """Every quantizer text parses, and each weight quantizer keeps 0 (pruned weights stay 0 after it)."""
     from fpgaprune.framework import quantizing_front_end
 
+    if not quantizes_with_texts(config, at):
+        return
     front = quantizing_front_end()
     entries = [(("quantization", "default", role), text) for role, text in (config.quantization.default or {}).items()]
     entries += [
@@ -131,6 +154,8 @@ def check_quantized_layers(config: RunConfig, at: Located, model) -> None:
     """Per-layer quantizers name layers of the model, and an activation quantizer computes its layer's function."""
     from fpgaprune.framework import quantizing_front_end
 
+    if not quantizes_with_texts(config, at):
+        return
     activation_mismatch = quantizing_front_end().activation_mismatch
 
     names = {layer.name for layer in layers_of(model)}

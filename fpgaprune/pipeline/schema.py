@@ -122,8 +122,23 @@ class FinetuneSection(Strict):
     learning_rate: float = Field(1e-3, gt=0)  # of fine-tuning
 
 
+class Hgq2Section(Strict):
+    """HGQ2's settings (`quantization.library: hgq2`, docs/hgq2.md): where its learned bit widths start, and the
+    EBOPs penalty that pushes them down."""
+
+    weight_bits: int = Field(8, ge=1, le=23)  # initial bits of each weight (HGQ2's kbi b0), sign included
+    weight_integer_bits: int = Field(2, ge=-8, le=16)  # initial integer bits of the weights (i0)
+    activation_bits: int = Field(8, ge=1, le=24)  # initial fraction bits of each layer's input (kif f0)
+    beta0: float = Field(1e-5, ge=0)  # the EBOPs penalty's weight: each layer adds ebops x beta to the loss
+    beta_final: Optional[float] = Field(None, gt=0)  # unset: beta constant; set: log-linear from beta0 over QAT
+    granularity: Literal["weight", "channel"] = "weight"  # a bit width per weight, or per output channel
+    # a bit width per activation value (HGQ2's default; io_parallel only), or one per layer input (io_stream)
+    activation_granularity: Literal["element", "tensor"] = "element"
+
+
 class QuantizationSection(Strict):
-    """QKeras quantizers and quantization-aware training (QAT).
+    """The quantizer library and quantization-aware training (QAT): QKeras quantizer texts, or HGQ2's learned
+    bit widths (`library: hgq2`, in the HGQ2 environment).
 
     `default` quantizes the float layers (unset: `DEFAULT_QUANTIZERS`); a QKeras layer keeps its own quantizers,
     and `layers.<name>` replaces the roles it names on either kind. With no QKeras layer and nothing set, the
@@ -137,6 +152,9 @@ class QuantizationSection(Strict):
     # keeps its own quantizers either way.
     default: Optional[dict[str, str]] = None
     layers: dict[str, dict[str, str]] = {}  # per layer, by role, over its own or the default: {conv2: {kernel: ...}}
+    # auto: the library this environment holds (QKeras, the base install; HGQ2 in its own venv: docs/hgq2.md)
+    library: Literal["auto", "qkeras", "hgq2"] = "auto"
+    hgq2: Hgq2Section = Hgq2Section()  # HGQ2's settings (library hgq2); `default`/`layers` are QKeras texts
     qat_epochs: int = Field(3, ge=0)  # of QAT
     learning_rate: float = Field(1e-3, gt=0)  # of QAT
     batchnorm: Literal["fold", "quantize"] = "fold"  # fold into the layer before, or keep as QBatchNormalization

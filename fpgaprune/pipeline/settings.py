@@ -3,8 +3,12 @@ settings written over it, and the budget on the run's board."""
 
 
 def quantization_spec(config) -> dict:
-    """The run's quantizers as `to_qkeras` takes them."""
-    return {"default": config.quantization.effective_default(), "layers": config.quantization.layers}
+    """The run's quantizers as `quantized_twin` takes them: QKeras texts, the library, HGQ2's settings."""
+    section = config.quantization
+    spec = {"default": section.effective_default(), "layers": section.layers}
+    if section.library != "auto" or section.hgq2 != type(section.hgq2)():
+        spec.update(library=section.library, hgq2=section.hgq2.model_dump())
+    return spec
 
 
 def hls_preset(config) -> dict:

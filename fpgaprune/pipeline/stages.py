@@ -106,8 +106,11 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
     finetuned = stage_model(config, run_dir, "finetune")
     check_finite_weights(finetuned, "quantize")
     quantized = to_qkeras(finetuned, spec, batchnorm=batchnorm)
-    sources = front_end_of(finetuned).quantizer_sources(finetuned, spec, config.quantization.default is not None)
+    sources = front_end_of(quantized).quantizer_sources(finetuned, spec, config.quantization.default is not None)
     fit_model(quantized, dataset, config.quantization.qat_epochs, config.quantization.learning_rate, config, "QAT")
+    front = front_end_of(quantized)
+    if hasattr(front, "calibrate"):  # HGQ2: the activation quantizers' ranges, from the training data
+        front.calibrate(quantized, dataset.x_train)
     budget = repaired(config, quantized, dataset) if config.pruning.budget else None
     fp.save_model(quantized, out / stage_file(config))
     trained = stage_model(config, run_dir, "train")
@@ -120,6 +123,7 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
         **scores(config, quantized, dataset),
         **pruned_fractions(quantized),
         **({"budget": budget} if budget else {}),
+        **({"ebops": front.ebops(quantized)} if hasattr(front, "ebops") else {}),  # HGQ2's own cost, per layer
         "quantizers": sources,
     }
 
@@ -339,6 +343,7 @@ def report(config, run_dir: Path, out: Path) -> dict:
         profile=_profile(run_dir),
         saturation_threshold=config.outputs.saturation_threshold,
         quantizer_sources=stage_metrics(run_dir, "quantize").get("quantizers"),
+        ebops=stage_metrics(run_dir, "quantize").get("ebops"),
     )
     dense_total, pruned_total = estimate.total("dense"), estimate.total("pruned")
     return {

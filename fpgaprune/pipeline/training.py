@@ -77,11 +77,20 @@ def build_model(config, dataset):
         check_finite_weights(model, section.describe())
         check_data_fits_model(dataset, model, str(config.data.file or config.data.dataset))
     elif config.model.architecture == "original_question_cnn":
-        model = original_question_cnn(dataset.x_train.shape[1:], dataset.classes)
+        model = original_question_cnn(dataset.x_train.shape[1:], dataset.classes, keras=_built_in_keras(config))
     else:
-        model = small_cnn(dataset.x_train.shape[1:], tuple(config.model.filters), dataset.classes)
+        shape, filters = dataset.x_train.shape[1:], tuple(config.model.filters)
+        model = small_cnn(shape, filters, dataset.classes, keras=_built_in_keras(config))
     task_of(config, model, dataset)  # the output and the labels fit each other
     return model
+
+
+def _built_in_keras(config):
+    """The Keras a built-in network is built in: the run's quantizer library's (tf_keras for QKeras, Keras 3 for
+    HGQ2)."""
+    from fpgaprune.framework import library_front_end
+
+    return library_front_end(config.quantization.library).keras()
 
 
 def stage_file(config, name: str = "model") -> str:

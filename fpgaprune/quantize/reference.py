@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from fpgaprune.framework import layer_named, layers_of
+from fpgaprune.framework import front_end_of, layer_named, layers_of
 from fpgaprune.masking import hold
 from fpgaprune.quantize import to_qkeras
 
@@ -18,8 +18,12 @@ def dense_reference(quantized, trained, spec, batchnorm="fold"):
         if source is None or [w.shape for w in source.get_weights()] != [w.shape for w in layer.get_weights()]:
             continue
         values = source.get_weights()
+        restored = None
         if getattr(layer, "kernel", None) is not None:
             before = layer.get_weights()[0]  # pre-pruning, BatchNormalization folded as in `quantized`
+            restored = (values[0] == 0) & (before != 0)
             values[0] = np.where(values[0] == 0, before, values[0])
         layer.set_weights(values)
+        if restored is not None and restored.any() and hasattr(front_end_of(dense), "restore_quantizer"):
+            front_end_of(dense).restore_quantizer(layer, restored)  # HGQ2: bits for the weights given back
     return dense

@@ -89,9 +89,11 @@ class QuantizationSpec:
     def from_dict(cls, data: dict, origin: str = "quantization") -> "QuantizationSpec":
         if not isinstance(data, dict):
             raise QuantizationConfigError(f"{origin}: expected a mapping with 'default' and 'layers'")
-        unknown = set(data) - {"default", "layers"}
+        unknown = set(data) - {"default", "layers", "library", "hgq2"}  # the last two choose and set HGQ2
         if unknown:
-            raise QuantizationConfigError(f"{origin}: unknown key(s) {sorted(unknown)}; allowed: default, layers")
+            raise QuantizationConfigError(
+                f"{origin}: unknown key(s) {sorted(unknown)}; allowed: default, layers, library, hgq2"
+            )
         return cls(data.get("default"), data.get("layers"), origin)
 
     def _checked(self, roles, where: str) -> dict:

@@ -241,9 +241,12 @@ def report_context(
     saturation: list | None = None,
     saturation_threshold: float | None = None,
     quantizer_sources: dict | None = None,
+    ebops: dict | None = None,
 ) -> dict:
     measurements = measurements or Measurements()
     return {
+        "ebops": _ebops_rows(ebops),
+        "ebops_source": EBOPS_SOURCE,
         "headline": _headline(estimate, measurements, csim),
         "budget": budget or [],
         "title": title,
@@ -281,6 +284,19 @@ def report_context(
     }
 
 
+EBOPS_SOURCE = (
+    "effective bit operations, HGQ2's own cost measure (each product's input bits x weight bits, summed, as HGQ2 "
+    "computes it to penalize its training), not a count of LUTs or DSPs"
+)
+
+
+def _ebops_rows(ebops: dict | None) -> list:
+    """[(layer, EBOPs)] and the total, for an HGQ2 model (empty otherwise)."""
+    if not ebops:
+        return []
+    return [(name, f"{value:,}") for name, value in ebops.items()] + [("total", f"{sum(ebops.values()):,}")]
+
+
 def _profile_section(profile, saturation: list | None, threshold: float | None) -> dict | None:
     """The profile's box plot and its rows over the threshold (None without a profile)."""
     if profile is None or not profile.rows:
@@ -302,7 +318,8 @@ def write_report(out_dir, exported, estimate, model, **options) -> dict:
     task's metric}) with `metric` ("accuracy", "label_accuracy", "rmse", "mae") and `task`
     (`fpgaprune.task.Task`), `csim` (what `fp.csim` returns, or the csim stage's metrics), `measurements`,
     `budget`, `profile` (`quantize.profile.Profile`) with `saturation` (its console lines) and
-    `saturation_threshold`, `quantizer_sources` ({layer: where its quantizers came from}), and `title`."""
+    `saturation_threshold`, `quantizer_sources` ({layer: where its quantizers came from}), `ebops` ({layer: HGQ2's
+    EBOPs}, for an HGQ2 model) and `title`."""
     import jinja2
 
     environment = jinja2.Environment(

@@ -77,10 +77,27 @@ def _set(config: dict, dotted: str, value) -> None:
     node[leaf] = value
 
 
-def _width(text: str, bits, axis: str) -> str:
+def _checked_bits(bits, axis: str) -> int:
     if not isinstance(bits, int) or isinstance(bits, bool) or bits < 2:
         raise SweepError(f"sweep axis {axis!r}: found {bits!r}; expected a width of at least 2 bits")
-    changed = with_width(text, bits)
+    return bits
+
+
+def _library(config: dict) -> str:
+    """The point's quantizer library ("qkeras" or "hgq2"), `auto` resolved in this environment."""
+    from fpgaprune.framework import library_front_end
+
+    library = (config.get("quantization") or {}).get("library", "auto")
+    if library != "auto":
+        return library
+    try:
+        return library_front_end().library_key
+    except FpgapruneError:  # no quantizer library here: the run's validation says so
+        return "qkeras"
+
+
+def _width(text: str, bits, axis: str) -> str:
+    changed = with_width(text, _checked_bits(bits, axis))
     if changed is None:
         raise SweepError(f"sweep axis {axis!r}: cannot set the width of {text!r}")
     return changed
@@ -97,6 +114,9 @@ def point_config(base: dict, point: Point) -> dict:
                 raise SweepError("sweep axis 'sparsity' sets every layer of pruning.targets; the config names none")
             pruning["targets"] = {layer: value for layer in pruning["targets"]}
             pruning["budget"] = {}
+        elif axis == "bits" and _library(config) == "hgq2":  # HGQ2's initial widths: weights, activations
+            hgq2 = config.setdefault("quantization", {}).setdefault("hgq2", {})
+            hgq2["weight_bits"] = hgq2["activation_bits"] = _checked_bits(value, axis)
         elif axis == "bits":
             quantization = config.setdefault("quantization", {})
             default = quantization["default"] = dict(quantization.get("default") or default_quantizers())

@@ -39,6 +39,7 @@ class Hgq2FrontEnd(Keras3FrontEnd):
     quantizer_range = staticmethod(quantizers.quantizer_range)
     is_quantized = staticmethod(quantizers.is_hgq2)
     ebops = staticmethod(quantizers.ebops)
+    restore_quantizer = staticmethod(quantizers.restore_quantizer)
 
     @staticmethod
     def activation_quantizer(layer):

@@ -58,3 +58,17 @@ def ebops(model) -> dict:
         for layer in model.layers
         if is_hgq2(layer) and getattr(layer, "enable_ebops", False)
     }
+
+
+def restore_quantizer(layer, restored: np.ndarray) -> None:
+    """Give the kernel entries `restored` (pruned, given back their values in a dense reference) the widest bit
+    width of the layer's other weights, where theirs is 0: what they would cost unpruned, at most."""
+    quantizer = weight_quantizer(layer, "kernel")
+    bits = getattr(getattr(quantizer, "quantizer", None), "_b", None)
+    if bits is None or len(bits.shape) != restored.ndim:
+        return
+    current = np.asarray(bits.numpy(), np.float32)
+    axes = tuple(axis for axis, n in enumerate(current.shape) if n == 1 and restored.shape[axis] > 1)
+    covered = np.any(restored, axis=axes, keepdims=True) if axes else restored
+    widest = float(current.max())
+    bits.assign(np.where(covered & (current == 0), widest, current).astype(np.float32))

@@ -1,14 +1,19 @@
 """How far C-sim may stand from the HGQ2 model at each traced layer, from the types hls4ml's BitExact pass gave.
 
-BitExact types each node with the bits its readers need: a layer whose reader is a quantizer keeps only the
-fraction bits that quantizer can still tell apart, truncated (TRN). So such a layer's traced output is below the
-HGQ2 model's exact value by less than one step of its result type, and the quantizer after it gives the same
-value in both. The logits (the last layer with a kernel) and everything after them must be bit-exact."""
+BitExact types each node with the bits its readers need: a layer whose reader is an HGQ2 quantizer keeps only the
+bits that quantizer can still tell apart: its fraction bits truncated (TRN), and its integer bits wrapped (WRAP:
+HGQ2's activation quantizers wrap too, at the same period). So such a layer's traced output equals the HGQ2
+model's value modulo 2^I (I: its type's integer bits), within less than one step of its type, and the quantizer
+after it gives the same value in both. The logits (the last layer with a kernel) and everything after them must
+be bit-exact."""
 
 from fpgaprune.framework import layers_of
 from fpgaprune.hls.tolerance import Tolerance
 
-REASON = "hls4ml's BitExact pass truncates {name}'s result to {type}, the bits its reader's quantizer needs"
+REASON = (
+    "hls4ml's BitExact pass keeps the bits of {name} its reader's quantizer needs, {type} (judged modulo "
+    "{period:g}, where both wrap)"
+)
 
 
 def layer_tolerances(model, types: dict, input_type=None) -> dict:
@@ -22,8 +27,9 @@ def layer_tolerances(model, types: dict, input_type=None) -> dict:
         if index >= exact_from or fixed is None:
             found[layer.name] = None
             continue
-        reason = REASON.format(name=layer.name, type=fixed.hls())
-        found[layer.name] = Tolerance(2.0**-fixed.frac, 0.0, reason, "")
+        period = 2.0**fixed.integer
+        reason = REASON.format(name=layer.name, type=fixed.hls(), period=period)
+        found[layer.name] = Tolerance(2.0**-fixed.frac, 0.0, reason, "", modulus=period)
     return found
 
 

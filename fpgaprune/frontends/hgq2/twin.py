@@ -20,6 +20,8 @@ def _quantized_layer(layer, settings: Hgq2Settings):
             f"layer '{layer.name}' is a {name}, which fpgaprune does not yet quantize with HGQ2 "
             "(Conv1D, Conv2D and Dense are; fold a BatchNormalization into the layer before it first)"
         )
+    if name == "ReLU" and _plain_relu(layer):  # hls4ml 1.3 types a ReLU layer unsigned without clamping
+        return keras.layers.Activation("relu", name=layer.name)  # its negative inputs (BitExact): a plain relu
     if name not in _QUANTIZED or type(layer).__module__.startswith("hgq"):
         return layer.__class__.from_config(layer.get_config())
     config = {k: v for k, v in layer.get_config().items() if k not in _DROPPED_KEYS}
@@ -35,6 +37,11 @@ def _quantized_layer(layer, settings: Hgq2Settings):
     )
 
 
+def _plain_relu(layer) -> bool:
+    config = layer.get_config()
+    return config.get("max_value") is None and not config.get("negative_slope") and not config.get("threshold")
+
+
 def hgq2_twin(model, settings: Hgq2Settings):
     """The HGQ2 model of a Keras 3 `model` (its holds' constraints travel in the layers' configs)."""
     twin = keras.models.clone_model(model, clone_function=lambda layer: _quantized_layer(layer, settings))
@@ -42,6 +49,8 @@ def hgq2_twin(model, settings: Hgq2Settings):
         target = twin.get_layer(layer.name)
         for variable, source in zip(_float_weights(target), layer.weights):
             variable.assign(source)
+    if settings.beta_final is not None and settings.beta0 > 0:
+        twin.beta_schedule = (settings.beta0, settings.beta_final)  # read by QAT (`training.fit`)
     return twin
 
 

@@ -92,6 +92,22 @@ class Keras3FrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
         return _qkeras().quantizer_sources(model, quantization, default_given)
 
     @staticmethod
+    def conversion_problem(model) -> str | None:
+        """Why hls4ml cannot convert the model as this environment's quantizer library exports it (its tf_keras
+        twin for QKeras, its HGQ2 twin for HGQ2), or None."""
+        from fpgaprune.errors import FpgapruneError
+        from fpgaprune.framework import library_front_end
+
+        library = library_front_end()
+        if library is _qkeras():
+            return KerasTwoRoute.conversion_problem(model)
+        try:
+            twin = library.quantized_twin(model, {})
+        except FpgapruneError as error:
+            return str(error)
+        return library.conversion_problem(twin)
+
+    @staticmethod
     def bind_layers() -> None:
         import fpgaprune.frontends.keras3.layers  # noqa: F401  (binds Keras 3's classes to the layer kinds)
 

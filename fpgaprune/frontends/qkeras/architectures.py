@@ -1,6 +1,7 @@
-"""Small example networks of the kind that go onto FPGAs (tf_keras, named layers)."""
+"""Small example networks of the kind that go onto FPGAs (named layers): tf_keras models, or Keras 3 ones
+(`keras=`, the module to build them with: an HGQ2 run's)."""
 
-from fpgaprune.frontends.qkeras.keras2 import keras
+from fpgaprune.frontends.qkeras.keras2 import keras as tf_keras
 
 
 def small_cnn(
@@ -9,7 +10,8 @@ def small_cnn(
     classes: int = 10,
     batch_norm: bool = False,
     pool: bool = True,
-) -> "keras.Model":
+    keras=tf_keras,
+):
     """conv1 (3x3) -> ReLU -> conv2 (3x3) -> ReLU -> [max-pool] -> flatten -> fc. Layers named conv1, conv2, fc."""
     layers = [keras.Input(input_shape)]
     for i, count in enumerate(filters, start=1):
@@ -23,7 +25,7 @@ def small_cnn(
     return keras.Sequential(layers, name="small_cnn")
 
 
-def original_question_cnn(input_shape=(8, 8, 1), classes: int = 10) -> "keras.Model":
+def original_question_cnn(input_shape=(8, 8, 1), classes: int = 10, keras=tf_keras):
     """The question's network: conv2 is a [3, 3, 32, 32] layer. conv1 (3x3, same) -> conv2 (3x3) -> pool -> fc."""
     L = keras.layers
     return keras.Sequential(
