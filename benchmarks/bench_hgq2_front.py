@@ -1,0 +1,357 @@
+"""fpgaprune + HGQ2 against HGQ2 alone at equal hardware, on Fashion-MNIST: accuracy against LUT and DSP.
+
+Methods, from one float model per CNN and seed (pretrained in the HGQ2 environment; its weights are saved, and
+the QKeras environment loads the same ones), each then trained the same `--epochs` on the same images:
+- HGQ2 alone: its HGQ2 twin (HGQ2's default quantizers: 8-bit kbi weights, kif activations), QAT at HGQ2's
+  recommended learning rate (5e-3) with a constant EBOPs penalty β swept over `--betas`;
+- fpgaprune kernels + HGQ2: conv2's and conv3's kernels removed by L1 (`--sparsities`), held at 0 with their bit
+  widths at 0, then the same HGQ2 QAT at `--pruned-betas`; and the same kernels named one by one as selections
+  (the user's choice, as `fpgaprune inspect` shows them), at the middle sparsity;
+- fpgaprune kernels + QKeras (the reference, as today: 6-bit kernels, 8-bit biases, 6-bit ReLUs): run in the
+  QKeras environment with `--library qkeras`, QAT at 1e-3.
+
+One measure for all: each point is exported with fpgaprune's `latency_parallel` preset (io_parallel, Latency,
+reuse factor 1) for the ZCU102 and priced by `fp.estimate` on that export (fpgaprune's stated rules; the
+C-synthesis model checked against vendor results where one covers the layers, which the record says per point).
+Why there: at reuse factor 1 in the Latency strategy every weight is a constant of its own product, so each
+weight's own value decides its cost (a zero none, a power of two a shift, otherwise one adder per nonzero CSD
+digit of a LUT multiplier, or DSPs for wide operands): HGQ2's per-weight bits count. In the Resource strategy at
+reuse > 1 (`bench_budget_front`'s pricing) one `weight_t` per array sizes the shared multipliers, and per-weight
+widths narrow nothing. HGQ2's EBOPs are recorded beside each HGQ2 point; they are not the measure.
+
+Every finished point is appended to `<out>/points.jsonl` (a re-run skips it). `--report` prints the table, the
+verdicts (at or under each HGQ2-alone point's LUT, fpgaprune + HGQ2's best accuracy) and writes `front.png`.
+"""
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+BOARD, PRESET = "zcu102", "latency_parallel"
+HGQ2_ALONE, PRUNED, SELECTED, QKERAS = (
+    "HGQ2 alone, beta",
+    "fpgaprune kernels + HGQ2, sparsity@beta",
+    "fpgaprune selected kernels + HGQ2, sparsity@beta",
+    "fpgaprune kernels + QKeras 6-bit, sparsity",
+)
+QKERAS_SPEC = {
+    "default": {
+        "kernel": "quantized_bits(6,0,alpha=1)",
+        "bias": "quantized_bits(8,3,alpha=1)",
+        "activation": "quantized_relu(6,2)",
+    }
+}
+
+
+def dataset(args):
+    from fpgaprune import data
+
+    import dataclasses
+
+    full = data.fashion_mnist()
+    keep = np.random.default_rng(0).permutation(len(full.x_train))[: args.train_images]
+    return dataclasses.replace(full, x_train=full.x_train[keep], y_train=full.y_train[keep])
+
+
+def cnn(keras, widths, shape):
+    L = keras.layers
+    return keras.Sequential(
+        [
+            keras.Input(shape),
+            L.Conv2D(widths[0], 3, activation="relu", name="conv1"),
+            L.MaxPooling2D(name="pool1"),
+            L.Conv2D(widths[1], 3, activation="relu", name="conv2"),
+            L.MaxPooling2D(name="pool2"),
+            L.Conv2D(widths[2], 3, activation="relu", name="conv3"),
+            L.Flatten(name="flatten"),
+            L.Dense(10, name="fc"),
+        ]
+    )
+
+
+def _fit(keras, model, data, epochs, lr, optimizer=None):
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    model.compile(optimizer or keras.optimizers.Adam(lr), loss, metrics=["accuracy"])
+    model.fit(data.x_train, data.y_train, batch_size=64, epochs=epochs, verbose=0)
+    return model
+
+
+def pretrained(keras, args, widths, seed, data):
+    """The float CNN of this seed: trained in the HGQ2 environment and saved; loaded in the QKeras one."""
+    path = args.out / f"pretrained-{'-'.join(map(str, widths))}-seed{seed}.npz"
+    keras.utils.set_random_seed(seed)
+    model = cnn(keras, widths, data.x_train.shape[1:])
+    if path.exists():
+        saved = np.load(path)
+        model.set_weights([saved[f"w{i}"] for i in range(len(saved.files))])
+        return model
+    if args.library == "qkeras":
+        raise SystemExit(f"{path}: run the HGQ2 environment's points first (it pretrains the float models)")
+    _fit(keras, model, data, args.pretrain_epochs, 1e-3)
+    np.savez(path, **{f"w{i}": w for i, w in enumerate(model.get_weights())})
+    return model
+
+
+def _kernel_selections(model, sparsity) -> list[str]:
+    """conv2's and conv3's lowest-L1 kernels at `sparsity`, as selection strings."""
+    found = []
+    for name in ("conv2", "conv3"):
+        norms = np.abs(model.get_layer(name).get_weights()[0]).sum(axis=(0, 1))
+        order = np.argsort(norms, axis=None)[: int(sparsity * norms.size)]
+        found += [f"{name}[:, :, {i}, {o}]" for i, o in zip(*np.unravel_index(order, norms.shape))]
+    return found
+
+
+def pruned_model(model, sparsity, selected: bool):
+    import fpgaprune as fp
+
+    if sparsity == 0:
+        return fp.hold(model)
+    if selected:
+        return fp.hold(model, prune=_kernel_selections(model, sparsity))
+    return fp.prune(model, sparsity, structure="kernel", layers=["conv2", "conv3"])
+
+
+def price(model, data) -> dict:
+    """LUT and DSP of the model's `latency_parallel` export on the ZCU102 (`fp.estimate`), and their source."""
+    import fpgaprune as fp
+
+    with tempfile.TemporaryDirectory(prefix="hgq2-front-") as scratch:
+        exported = fp.export(model, PRESET, BOARD, Path(scratch) / "prj", x=data.x_test[:100], tb_samples=10)
+        estimate = fp.estimate(exported)
+        total = estimate.total("pruned")
+        verdicts = [verdict.text() for verdict in estimate.fit_verdicts()]
+    return {"LUT": float(total.lut), "DSP": float(total.dsp), "fit": verdicts}
+
+
+def hgq2_point(keras, model, data, args, sparsity, beta, selected) -> dict:
+    """HGQ2 QAT of `model` (held where pruned), `trace_minmax`, then accuracy, EBOPs and price."""
+    import fpgaprune as fp
+    from fpgaprune.framework import front_end_of
+
+    held = pruned_model(model, sparsity, selected)
+    quantized = fp.quantized_twin(held, {"library": "hgq2", "hgq2": {"beta0": beta}})
+    optimizer = keras.optimizers.Adam(args.hgq2_lr)
+    _fit(keras, quantized, data, args.epochs, args.hgq2_lr, optimizer)
+    front = front_end_of(quantized)
+    front.calibrate(quantized, data.x_train)
+    accuracy = float(quantized.evaluate(data.x_test, data.y_test, verbose=0)[1])
+    conv = [quantized.get_layer(name) for name in ("conv2", "conv3")]
+    dead = [float(np.mean(np.abs(np.asarray(q.kq(q.kernel, training=False))).sum(axis=(0, 1)) == 0)) for q in conv]
+    ebops = front.ebops(quantized)
+    return {"accuracy": accuracy, "ebops": sum(ebops.values()), "dead_kernels": dead, **price(quantized, data)}
+
+
+def qkeras_point(keras, model, data, args, sparsity) -> dict:
+    import fpgaprune as fp
+
+    quantized = fp.quantized_twin(pruned_model(model, sparsity, False), QKERAS_SPEC)
+    _fit(keras, quantized, data, args.epochs, 1e-3)
+    accuracy = float(quantized.evaluate(data.x_test, data.y_test, verbose=0)[1])
+    return {"accuracy": accuracy, **price(quantized, data)}
+
+
+def plan(args) -> list:
+    """(method, level) of every point of this environment's library."""
+    if args.library == "qkeras":
+        return [(QKERAS, s) for s in args.sparsities]
+    points = [(HGQ2_ALONE, b) for b in args.betas]
+    points += [(PRUNED, f"{s}@{b}") for s in args.sparsities if s > 0 for b in args.pruned_betas]
+    middle = sorted(s for s in args.sparsities if s > 0)[len([s for s in args.sparsities if s > 0]) // 2]
+    return points + [(SELECTED, f"{middle}@{b}") for b in args.pruned_betas]
+
+
+def run_point(keras, args, widths, seed, data, method, level) -> dict:
+    model = pretrained(keras, args, widths, seed, data)
+    keras.utils.set_random_seed(seed)
+    if method == QKERAS:
+        return qkeras_point(keras, model, data, args, float(level))
+    if method == HGQ2_ALONE:
+        return hgq2_point(keras, model, data, args, 0.0, float(level), False)
+    sparsity, beta = (float(v) for v in str(level).split("@"))
+    return hgq2_point(keras, model, data, args, sparsity, beta, method == SELECTED)
+
+
+def run(args, records: list, log: Path) -> list:
+    keras = _keras(args.library)
+    data = dataset(args)
+    done = {(r["cnn"], r["seed"], r["method"], str(r["level"])) for r in records}
+    for widths in args.widths:
+        for seed in range(args.seeds):
+            for method, level in plan(args):
+                key = (widths, seed, method, str(level))
+                if key in done:
+                    continue
+                point = run_point(keras, args, tuple(int(w) for w in widths.split(",")), seed, data, method, level)
+                record = {"cnn": widths, "seed": seed, "method": method, "level": str(level), **point}
+                record.update(epochs=args.epochs, train_images=len(data.x_train))
+                records.append(record)
+                with log.open("a") as out:
+                    out.write(json.dumps(record) + "\n")
+                print(
+                    f"{widths} seed {seed} {method} {level}: accuracy {point['accuracy']:.4f}, "
+                    f"LUT {point['LUT']:.0f}, DSP {point['DSP']:.0f}",
+                    flush=True,
+                )
+    return records
+
+
+def _keras(library: str):
+    if library == "qkeras":
+        from fpgaprune.tfk import keras
+
+        return keras
+    import keras
+
+    return keras
+
+
+def summary(records: list) -> list:
+    """Per (cnn, method, level): the mean over its seeds of accuracy, LUT, DSP (and EBOPs where recorded)."""
+    groups: dict = {}
+    for r in records:
+        groups.setdefault((r["cnn"], r["method"], r["level"]), []).append(r)
+    rows = []
+    for (cnn_name, method, level), found in sorted(groups.items()):
+        row = {"cnn": cnn_name, "method": method, "level": level, "seeds": sorted(r["seed"] for r in found)}
+        for key in ("accuracy", "LUT", "DSP", "ebops"):
+            if all(key in r for r in found):
+                row[key] = float(np.mean([r[key] for r in found]))
+        rows.append(row)
+    return rows
+
+
+def verdicts(rows: list) -> list:
+    """Per HGQ2-alone point: the best fpgaprune + HGQ2 point (same seeds) at or under its LUT and DSP."""
+    found = []
+    for peer in (r for r in rows if r["method"] == HGQ2_ALONE):
+        ours = [
+            r
+            for r in rows
+            if r["cnn"] == peer["cnn"]
+            and r["method"] in (PRUNED, SELECTED)
+            and r["seeds"] == peer["seeds"]
+            and r["LUT"] <= peer["LUT"]
+            and r["DSP"] <= peer["DSP"]
+        ]
+        best = max(ours, key=lambda r: r["accuracy"], default=None)
+        found.append(
+            (
+                peer["cnn"],
+                f"beta {peer['level']}",
+                f"{peer['LUT']:.0f}",
+                f"{peer['DSP']:.0f}",
+                f"{peer['accuracy']:.4f}",
+                f"{best['method'].split(',')[0]} {best['level']}" if best else "none at or under its cost",
+                f"{best['LUT']:.0f}" if best else "-",
+                f"{best['accuracy']:.4f}" if best else "-",
+                f"{best['accuracy'] - peer['accuracy']:+.4f}" if best else "-",
+            )
+        )
+    return found
+
+
+def plot(rows: list, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cnns = sorted({r["cnn"] for r in rows})
+    figure, axes = plt.subplots(len(cnns), 2, figsize=(11, 4 * len(cnns)), squeeze=False)
+    for row_axes, cnn_name in zip(axes, cnns):
+        for axis, resource in zip(row_axes, ("LUT", "DSP")):
+            for method, marker in ((HGQ2_ALONE, "o"), (PRUNED, "s"), (SELECTED, "D"), (QKERAS, "^")):
+                points = sorted(
+                    (r[resource], r["accuracy"]) for r in rows if r["cnn"] == cnn_name and r["method"] == method
+                )
+                if points:
+                    axis.plot(*zip(*points), marker=marker, linestyle="" if method == SELECTED else "-", label=method)
+            axis.set_xscale("log" if resource == "LUT" else "linear")
+            axis.set_xlabel(f"{resource} (fp.estimate, {PRESET}, reuse 1)")
+            axis.set_ylabel("test accuracy")
+            axis.set_title(f"CNN {cnn_name}")
+            axis.grid(alpha=0.3)
+        row_axes[0].legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
+def report(records: list, out: Path) -> None:
+    from fpgaprune.text_table import format_rows
+
+    rows = summary(records)
+    table = [
+        (
+            r["cnn"],
+            r["method"],
+            r["level"],
+            len(r["seeds"]),
+            f"{r['LUT']:.0f}",
+            f"{r['DSP']:.0f}",
+            f"{r['ebops']:.0f}" if "ebops" in r else "-",
+            f"{r['accuracy']:.4f}",
+        )
+        for r in rows
+    ]
+    print("\n".join(format_rows(("cnn", "method", "level", "seeds", "LUT", "DSP", "EBOPs", "accuracy"), table)))
+    header = (
+        "cnn",
+        "HGQ2 alone",
+        "LUT",
+        "DSP",
+        "accuracy",
+        "fpgaprune + HGQ2's best at <= LUT, DSP",
+        "LUT",
+        "accuracy",
+        "difference",
+    )
+    print("\n" + "\n".join(format_rows(header, verdicts(rows))))
+    fits = sorted({text for r in records for text in r.get("fit", [])})[:6]
+    print("\nfit verdicts of the points (which model priced them; a sample):\n" + "\n".join(fits))
+    if rows:
+        plot(rows, out / "front.png")
+        print(f"wrote {out / 'front.png'}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--library", choices=["hgq2", "qkeras"], default="hgq2", help="this environment's points")
+    parser.add_argument("--widths", nargs="+", default=["16,32,32"])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--train-images", type=int, default=10000)
+    parser.add_argument("--pretrain-epochs", type=int, default=6)
+    parser.add_argument("--epochs", type=int, default=6, help="QAT epochs of every method")
+    parser.add_argument("--hgq2-lr", type=float, default=5e-3, help="HGQ2's recommended learning rate")
+    parser.add_argument("--betas", type=float, nargs="+", default=[1e-8, 3e-8, 1e-7, 3e-7, 1e-6])
+    parser.add_argument("--pruned-betas", type=float, nargs="+", default=[1e-8, 1e-7, 1e-6])
+    parser.add_argument("--sparsities", type=float, nargs="+", default=[0.0, 0.5, 0.75])
+    parser.add_argument("--out", type=Path, help="default benchmarks/results/hgq2_front (in git; --quick: out/)")
+    parser.add_argument("--quick", action="store_true", help="a small CNN on 1000 images, one seed, few points")
+    parser.add_argument("--report", action="store_true", help="run nothing: the table, verdicts and plot")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.widths, args.seeds, args.pretrain_epochs, args.epochs = ["4,8,8"], 1, 2, 1
+        args.betas, args.pruned_betas, args.sparsities, args.train_images = [1e-7, 1e-6], [1e-6], [0.0, 0.5], 1000
+    here = Path(__file__).parent
+    args.out = args.out or (here / "out" / "hgq2_front_quick" if args.quick else here / "results" / "hgq2_front")
+    args.out.mkdir(parents=True, exist_ok=True)
+    log = args.out / "points.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    if not args.report:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        records = run(args, records, log)
+    report(records, args.out)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from record import run_recorded
+
+    run_recorded(main, __file__)
