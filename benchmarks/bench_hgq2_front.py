@@ -48,9 +48,9 @@ QKERAS_SPEC = {
 
 
 def dataset(args):
-    from fpgaprune import data
-
     import dataclasses
+
+    from fpgaprune import data
 
     full = data.fashion_mnist()
     keep = np.random.default_rng(0).permutation(len(full.x_train))[: args.train_images]
