@@ -86,27 +86,32 @@ LIBRARIES = ("qkeras", "hgq2")  # `quantization.library`, besides "auto" (the fi
 
 
 def library_front_end(library: str = "auto"):
-    """The front end that quantizes with `library` ("qkeras", "hgq2", or "auto": the one this environment holds);
-    one line naming the environment where it is not installed."""
-    installed = {f.library_key: f for f in front_ends() if getattr(f, "library_key", None) and _can_quantize(f)}
+    """The front end that quantizes with `library` ("qkeras", "hgq2", or "auto": the one this environment can
+    use, else QKeras, whose own check then says what is missing when it is reached); one line where the library
+    named is not installed or cannot run in this process."""
+    libraries = {f.library_key: f for f in front_ends() if getattr(f, "library_key", None)}
     if library == "auto":
-        library = next((name for name in LIBRARIES if name in installed), "qkeras")
-    if library not in installed:
-        other = next(iter(installed), None)
+        usable = [name for name in LIBRARIES if name in libraries and _problem(libraries[name]) is None]
+        chosen = libraries.get(usable[0] if usable else "qkeras")
+        if chosen is not None:
+            return chosen
+        library = "qkeras"
+    problem = _problem(libraries[library]) if library in libraries else "this environment does not hold it"
+    if problem:
         raise ModelTypeError(
-            f"quantization.library {library!r}: this environment does not hold it"
-            + (f" (it holds {other}); " if other else "; ")
-            + "QKeras is the base install (`pip install -e .`), HGQ2 its own venv (requirements/hgq2.txt)"
+            f"quantization.library {library!r}: {problem}; QKeras is the base install (`pip install -e .`), HGQ2 "
+            "its own venv (requirements/hgq2.txt)"
         )
-    return installed[library]
+    return libraries[library]
 
 
-def _can_quantize(front_end) -> bool:
+def _problem(front_end) -> str | None:
+    """Why the front end cannot quantize in this process (its own one line), or None."""
     try:
         front_end.check_available("quantization")
-    except ModelTypeError:
-        return False
-    return True
+    except ModelTypeError as error:
+        return str(error)
+    return None
 
 
 def default_quantizers() -> dict:

@@ -39,13 +39,24 @@ def _cli(*arguments, timeout=1500):
     return subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=timeout)
 
 
-def test_qkeras_texts_with_the_hgq2_library_are_one_line(tmp_path):
-    config = {**CONFIG, "quantization": {"library": "hgq2", "default": {"kernel": "quantized_bits(6,0,alpha=1)"}}}
-    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(config))
+@pytest.mark.parametrize(
+    "change, key, says",
+    [
+        (
+            {"quantization": {"library": "hgq2", "default": {"kernel": "quantized_bits(6,0,alpha=1)"}}},
+            "quantization.default",
+            "set quantization.hgq2 instead",
+        ),
+        ({"quantization": {"library": "qkeras"}}, "quantization.library", "which this environment does not hold"),
+        ({"pruning": {"budget": {"LUT": 0.5}}}, "pruning.budget", "learns its bits in QAT"),
+    ],
+)
+def test_what_hgq2_does_not_take_is_one_line(tmp_path, change, key, says):
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump({**CONFIG, **change}))
     done = _cli("validate", tmp_path / "bad.yaml", timeout=300)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1, done.stderr[-2000:]
-    assert "quantization.default" in lines[0] and "set quantization.hgq2 instead" in lines[0]
+    assert key in lines[0] and says in lines[0], lines[0]
 
 
 def test_an_hgq2_cnn_runs_from_yaml_through_every_stage(tmp_path):

@@ -74,6 +74,18 @@ def test_an_outside_hgq2_model_is_accepted_with_its_0_bit_weights_counted_as_pru
 
 
 def test_the_qkeras_library_in_the_hgq2_environment_is_one_line():
-    with pytest.raises(ModelTypeError, match=r"^quantization.library 'qkeras': this environment does not hold it"):
+    with pytest.raises(
+        ModelTypeError, match=r"^quantization.library 'qkeras': quantization needs QKeras, which this env"
+    ):
         library_front_end("qkeras")
     assert library_front_end("auto").name == "Keras 3 + HGQ2"
+
+
+def test_an_hgq2_layer_hls4ml_cannot_convert_is_one_line_naming_it():
+    from hgq.layers import QConv3D
+
+    model = keras.Sequential(
+        [keras.Input((4, 4, 4, 1)), QConv3D(2, 3, name="volume"), keras.layers.Flatten(), QDense(3, name="fc")]
+    )
+    problem = front_end_of(model).conversion_problem(model)
+    assert problem == "layer 'volume' is a QConv3D, which hls4ml 1.3.0's Keras 3 converter cannot convert; replace it"

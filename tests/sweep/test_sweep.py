@@ -43,6 +43,14 @@ def test_each_named_axis_sets_the_config_it_names():
     assert base["pruning"]["targets"] == {"conv2": 0.6}  # the base is not modified
 
 
+def test_the_bits_axis_sets_hgq2s_initial_widths_in_an_hgq2_run():
+    base = parse_config("quantization: {library: hgq2, hgq2: {beta0: 1.0e-6}}")[0].model_dump(mode="json")
+    config = point_config(base, points(parse_grid(["bits=4"]))[0])
+    assert config["quantization"]["hgq2"] == {**base["quantization"]["hgq2"], "weight_bits": 4, "activation_bits": 4}
+    assert config["quantization"]["default"] is None  # no QKeras texts written into an HGQ2 run
+    assert parse_config(yaml.safe_dump(config))[0].quantization.hgq2.weight_bits == 4
+
+
 @pytest.mark.parametrize(
     "grid,message",
     [

@@ -7,10 +7,29 @@ import keras
 from fpgaprune.errors import ExportError, ModelTypeError
 
 
+def _unhandled(model):
+    """The first layer that neither hls4ml's Keras 3 handlers nor its Keras 2 fallback know, or None."""
+    from hls4ml.converters.keras_v2_to_hls import get_supported_keras_layers
+    from hls4ml.converters.keras_v3._base import registry
+
+    known = set(registry) | set(get_supported_keras_layers()) | {"InputLayer"}
+    for layer in model.layers:
+        cls = type(layer)
+        if f"{cls.__module__}.{cls.__name__}" not in known and cls.__name__ not in known:
+            return layer
+    return None
+
+
 def conversion_problem(model) -> str | None:
     """Why hls4ml's Keras 3 converter cannot take the model (one line naming the layer), or None."""
     import hls4ml
 
+    layer = _unhandled(model)
+    if layer is not None:
+        return (
+            f"layer '{layer.name}' is a {type(layer).__name__}, which hls4ml {hls4ml.__version__}'s Keras 3 "
+            "converter cannot convert; replace it"
+        )
     try:
         hls4ml.utils.config_from_keras_model(model, granularity="name")
     except Exception as error:  # noqa: BLE001 - hls4ml's handlers raise bare Exceptions and asserts
