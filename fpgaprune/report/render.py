@@ -247,6 +247,7 @@ def report_context(
     return {
         "ebops": _ebops_rows(ebops),
         "ebops_source": EBOPS_SOURCE,
+        "hgq2_advice": HGQ2_ADVICE if ebops else "",
         "headline": _headline(estimate, measurements, csim),
         "budget": budget or [],
         "title": title,
@@ -287,6 +288,18 @@ def report_context(
 EBOPS_SOURCE = (
     "effective bit operations, HGQ2's own cost measure (each product's input bits x weight bits, summed, as HGQ2 "
     "computes it to penalize its training), not a count of LUTs or DSPs"
+)
+
+
+# What the Pareto front against HGQ2 alone measured (benchmarks/bench_hgq2_front.py): shown with an HGQ2 model's
+# EBOPs, as advice on whether to remove kernels at all.
+HGQ2_ADVICE = (
+    "Measured against HGQ2 alone (benchmarks/results/hgq2_front, the 16-32-32 Fashion-MNIST CNN, 3 seeds, each "
+    "point priced by fp.estimate of its latency_parallel export): removing kernels before HGQ2's QAT was ahead at "
+    "the cheap end (+0.29 and +0.40 points at or under the LUT and DSP of HGQ2's two cheapest points), but at the "
+    "costly end HGQ2 alone with a smaller beta was ahead by 0.14 to 0.62 points at equal LUT and DSP (within 0.09 "
+    "points or ahead when LUT and DSP count as board fractions together). Where the design has room, lower "
+    "quantization.hgq2.beta0 before removing kernels."
 )
 
 

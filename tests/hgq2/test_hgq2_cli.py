@@ -87,4 +87,5 @@ def test_an_hgq2_cnn_runs_from_yaml_through_every_stage(tmp_path):
 
     report = (run / "report" / "report.md").read_text()
     assert "C-sim against HGQ2" in report and "EBOPs (effective bit operations" in report
+    assert "Measured against HGQ2 alone (benchmarks/results/hgq2_front" in report  # the advice, as measured
     assert "measured:  removing conv2[" in result.stdout
