@@ -71,6 +71,9 @@ def test_an_outside_hgq2_model_is_accepted_with_its_0_bit_weights_counted_as_pru
     assert live["conv"] <= (36 - 9 - 1) * 36
     assert count_products(result.hls_model, x_test[:3]) == live
     assert path.read_bytes() == before  # the user's file is never modified
+    twin = fp.quantized_twin(model, {"library": "hgq2"})  # an HGQ2 model keeps its own quantizers and widths
+    assert np.array_equal(twin.predict(x_test, verbose=0), model.predict(x_test, verbose=0))
+    assert not np.asarray(twin.get_layer("conv").kq.quantizer._b)[..., 0].any()
 
 
 def test_the_qkeras_library_in_the_hgq2_environment_is_one_line():

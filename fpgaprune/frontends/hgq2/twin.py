@@ -22,7 +22,7 @@ def _quantized_layer(layer, settings: Hgq2Settings):
         )
     if name == "ReLU" and _plain_relu(layer):  # hls4ml 1.3 types a ReLU layer unsigned without clamping
         return keras.layers.Activation("relu", name=layer.name)  # its negative inputs (BitExact): a plain relu
-    if name not in _QUANTIZED or type(layer).__module__.startswith("hgq"):
+    if name not in _QUANTIZED:
         return layer.__class__.from_config(layer.get_config())
     config = {k: v for k, v in layer.get_config().items() if k not in _DROPPED_KEYS}
     rank = len(layer.kernel.shape)
@@ -43,7 +43,12 @@ def _plain_relu(layer) -> bool:
 
 
 def hgq2_twin(model, settings: Hgq2Settings):
-    """The HGQ2 model of a Keras 3 `model` (its holds' constraints travel in the layers' configs)."""
+    """The HGQ2 model of a Keras 3 `model` (its holds' constraints travel in the layers' configs); a model with
+    HGQ2 layers already: a copy, its quantizers' trained widths included."""
+    if any(type(layer).__module__.startswith("hgq") for layer in model.layers):
+        twin = keras.models.clone_model(model)
+        twin.set_weights(model.get_weights())
+        return twin
     twin = keras.models.clone_model(model, clone_function=lambda layer: _quantized_layer(layer, settings))
     for layer in model.layers:
         target = twin.get_layer(layer.name)
