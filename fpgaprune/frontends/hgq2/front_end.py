@@ -137,7 +137,7 @@ class Hgq2FrontEnd(Keras3FrontEnd):
 
     @staticmethod
     def layer_tolerances(model, types: dict, input_type=None) -> dict:
-        """One step of each traced layer's BitExact type; the logits bit-exact (`tolerance.py`)."""
+        """One step of each traced layer's BitExact type, modulo its period; the logits bit-exact (`tolerance.py`)."""
         from fpgaprune.frontends.hgq2.tolerance import layer_tolerances
 
         return layer_tolerances(model, types, input_type)
