@@ -32,42 +32,39 @@ def _bit_entries(layer, weight: str, value_held, zero_held, variable) -> list:
     return entries
 
 
-def hold_bits(model) -> None:
-    """Hold the bit widths of every held weight of the model's HGQ2 layers (see the module's text)."""
+def _held_weights(model):
+    """(layer, weight name, variable, its HGQ2 quantizer, held mask, targets) of every held quantized weight."""
     for layer in model.layers:
         for weight, quantizer_name in QUANTIZED_WEIGHTS:
             variable, quantizer = getattr(layer, weight, None), getattr(layer, quantizer_name, None)
             hold = hold_of(variable) if variable is not None else None
-            if hold is None or quantizer is None:
+            if hold is not None and quantizer is not None:
+                yield (layer, weight, variable, quantizer, *hold.compiled(tuple(variable.shape)))
+
+
+def hold_bits(model) -> None:
+    """Hold the bit widths of every held weight of the model's HGQ2 layers (see the module's text)."""
+    for layer, weight, variable, quantizer, mask, target in _held_weights(model):
+        zero_held, value_held = mask & (target == 0), mask & (target != 0)
+        internal = quantizer.quantizer
+        for bits in (getattr(internal, "_b", None), getattr(internal, "_i", None), getattr(internal, "_f", None)):
+            if bits is None or len(bits.shape) != len(variable.shape):
                 continue
-            mask, target = hold.compiled(tuple(variable.shape))
-            zero_held, value_held = mask & (target == 0), mask & (target != 0)
-            internal = quantizer.quantizer
-            for bits in (getattr(internal, "_b", None), getattr(internal, "_i", None), getattr(internal, "_f", None)):
-                if bits is None or len(bits.shape) != len(variable.shape):
-                    continue
-                entries = _bit_entries(layer, weight, value_held, zero_held, bits)
-                if not entries:
-                    continue
-                current = bits.constraint
-                inner = current.inner if hold_of(bits) is not None else current
-                bits.constraint = HoldConstraint(entries, inner)
-                enforce_variable(bits)
+            entries = _bit_entries(layer, weight, value_held, zero_held, bits)
+            if not entries:
+                continue
+            current = bits.constraint
+            inner = current.inner if hold_of(bits) is not None else current
+            bits.constraint = HoldConstraint(entries, inner)
+            enforce_variable(bits)
 
 
 def unrepresentable(model) -> list[str]:
     """The held weights whose held value their HGQ2 quantizer does not give back exactly: 'layer/kernel[...]'."""
     found = []
-    for layer in model.layers:
-        for weight, quantizer_name in QUANTIZED_WEIGHTS:
-            variable, quantizer = getattr(layer, weight, None), getattr(layer, quantizer_name, None)
-            hold = hold_of(variable) if variable is not None else None
-            if hold is None or quantizer is None:
-                continue
-            mask, target = hold.compiled(tuple(variable.shape))
-            quantized = np.asarray(quantizer(target, training=False))
-            wrong = np.argwhere(mask & (quantized != target))
-            found += [f"{layer.name}/{weight}[{', '.join(str(int(i)) for i in index)}]" for index in wrong]
+    for layer, weight, _, quantizer, mask, target in _held_weights(model):
+        wrong = np.argwhere(mask & (np.asarray(quantizer(target, training=False)) != target))
+        found += [f"{layer.name}/{weight}[{', '.join(str(int(i)) for i in index)}]" for index in wrong]
     return found
 
 
