@@ -89,3 +89,13 @@ def test_an_hgq2_cnn_runs_from_yaml_through_every_stage(tmp_path):
     assert "C-sim against HGQ2" in report and "EBOPs (effective bit operations" in report
     assert "Measured against HGQ2 alone (benchmarks/results/hgq2_front" in report  # the advice, as measured
     assert "measured:  removing conv2[" in result.stdout
+
+
+def test_the_run_configs_hgq2_defaults_are_the_front_ends():
+    """`quantization.hgq2` (the schema) and `Hgq2Settings` (what `fp.quantized_twin` reads) start HGQ2 alike."""
+    import dataclasses
+
+    from fpgaprune.frontends.hgq2.settings import Hgq2Settings
+    from fpgaprune.pipeline.schema import Hgq2Section
+
+    assert Hgq2Section().model_dump() == dataclasses.asdict(Hgq2Settings())

@@ -4,7 +4,7 @@ model becomes one through `quantized_twin` when a run's quantization library is 
 
 import numpy as np
 
-from fpgaprune.frontends.hgq2 import quantizers
+from fpgaprune.frontends.hgq2 import hls, quantizers
 from fpgaprune.frontends.keras3.front_end import Keras3FrontEnd
 
 
@@ -69,7 +69,8 @@ class Hgq2FrontEnd(Keras3FrontEnd):
 
     @staticmethod
     def quantized_twin(model, quantization, batchnorm: str = "fold"):
-        """The HGQ2 twin of a Keras 3 model (an HGQ2 model: itself), holds and their bit widths carried over."""
+        """The HGQ2 twin of a Keras 3 model (a model with HGQ2 layers: a copy), holds and their bit widths carried
+        over."""
         from fpgaprune.frontends.hgq2.holds import hold_bits, warn_unrepresentable
         from fpgaprune.frontends.hgq2.settings import Hgq2Settings
         from fpgaprune.frontends.hgq2.twin import hgq2_twin
@@ -119,21 +120,10 @@ class Hgq2FrontEnd(Keras3FrontEnd):
 
         return PrecisionPlan(input_name(model))
 
-    @staticmethod
-    def hls_config(model, granularity: str = "name", **kwargs) -> dict:
-        from fpgaprune.frontends.hgq2.hls import config_from_model
-
-        return config_from_model(model, granularity=granularity, **kwargs)
-
-    @staticmethod
-    def to_hls4ml(model, hls_config: dict, output_dir, **kwargs):
-        """hls4ml's ModelGraph; the types its BitExact pass gave are written into `hls_config` (the export's)."""
-        from fpgaprune.frontends.hgq2.hls import convert_model
-        from fpgaprune.frontends.hgq2.tolerance import record_types
-
-        hls_model = convert_model(model, hls_config, output_dir, **kwargs)
-        record_types(hls_model, hls_config)
-        return hls_model
+    hls_config = staticmethod(hls.config_from_model)
+    to_hls4ml = staticmethod(hls.convert_model)  # the types BitExact gave written into the export's config
+    conversion_problem = staticmethod(hls.conversion_problem)
+    renamed = staticmethod(hls.renamed)
 
     @staticmethod
     def layer_tolerances(model, types: dict, input_type=None) -> dict:
@@ -141,18 +131,6 @@ class Hgq2FrontEnd(Keras3FrontEnd):
         from fpgaprune.frontends.hgq2.tolerance import layer_tolerances
 
         return layer_tolerances(model, types, input_type)
-
-    @staticmethod
-    def conversion_problem(model) -> str | None:
-        from fpgaprune.frontends.hgq2.hls import conversion_problem
-
-        return conversion_problem(model)
-
-    @staticmethod
-    def renamed(model, names: dict):
-        from fpgaprune.frontends.hgq2.hls import renamed
-
-        return renamed(model, names)
 
 
 FRONT_END = Hgq2FrontEnd()

@@ -2,8 +2,6 @@
 hgq2`), loads the quantized weights (a zero or 0-bit weight is exactly 0 in the IR) and types every node with its
 BitExact pass, from HGQ2's quantizers."""
 
-import keras
-
 from fpgaprune.errors import ExportError, ModelTypeError
 
 
@@ -52,12 +50,15 @@ def config_from_model(model, granularity: str = "name", **kwargs) -> dict:
 
 
 def convert_model(model, hls_config: dict, output_dir, **kwargs):
-    """hls4ml's unbuilt ModelGraph of the HGQ2 model (its BitExact pass on: the types come from HGQ2)."""
+    """hls4ml's unbuilt ModelGraph of the HGQ2 model (its BitExact pass on: the types come from HGQ2); the types
+    BitExact gave are written into `hls_config` (the export's: `tolerance.record_types`)."""
     import hls4ml
+
+    from fpgaprune.frontends.hgq2.tolerance import record_types
 
     require_convertible(model)
     try:
-        return hls4ml.converters.convert_from_keras_model(
+        hls_model = hls4ml.converters.convert_from_keras_model(
             model, hls_config=hls_config, output_dir=str(output_dir), bit_exact=True, **kwargs
         )
     except NotImplementedError as error:  # hls4ml 1.3: per-value activation quantizers need io_parallel
@@ -65,10 +66,14 @@ def convert_model(model, hls_config: dict, output_dir, **kwargs):
             f"model '{model.name}': hls4ml {hls4ml.__version__} cannot export it with {kwargs.get('io_type')}: "
             f"{error} (quantize the activations per tensor: quantization.hgq2.activation_granularity: tensor)"
         ) from None
+    record_types(hls_model, hls_config)
+    return hls_model
 
 
 def renamed(model, names: dict):
     """A copy of the model whose layers named in `names` carry their new names (weights shared by copy)."""
+    import keras
+
     if not names:
         return model
 

@@ -4,6 +4,7 @@
 import keras
 
 from fpgaprune.errors import UnsupportedLayerError
+from fpgaprune.frontends.hgq2.quantizers import is_hgq2
 from fpgaprune.frontends.hgq2.settings import Hgq2Settings, bias_config, input_config, weight_config
 
 _QUANTIZED = {"Conv1D": "QConv1D", "Conv2D": "QConv2D", "Dense": "QDense"}
@@ -45,7 +46,7 @@ def _plain_relu(layer) -> bool:
 def hgq2_twin(model, settings: Hgq2Settings):
     """The HGQ2 model of a Keras 3 `model` (its holds' constraints travel in the layers' configs); a model with
     HGQ2 layers already: a copy, its quantizers' trained widths included."""
-    if any(type(layer).__module__.startswith("hgq") for layer in model.layers):
+    if any(map(is_hgq2, model.layers)):
         twin = keras.models.clone_model(model)
         twin.set_weights(model.get_weights())
         return twin
