@@ -28,7 +28,7 @@ class HardwareCosts:
     quantized model as it is. Types (bits, accumulators, reuse) are derived from the weights priced, as the
     export does; each resource is priced as the export's fit verdict reads it (`entry_costs`): by the
     vendor-checked C-synthesis model of `backend`'s tool where one covers the layers in `io_type`, else by the
-    rules (`sources`)."""
+    rules (`sources`). `calibration`: inputs that set a twin's learned activation ranges (HGQ2), if any."""
 
     def __init__(
         self,
@@ -39,6 +39,7 @@ class HardwareCosts:
         batchnorm: str = "fold",
         backend: str = "Vitis",
         io_type: str = "io_parallel",
+        calibration=None,
     ):
         self.spec, self.hls_config, self.input_fixed, self.board, self.batchnorm = (
             spec,
@@ -47,18 +48,27 @@ class HardwareCosts:
             board,
             batchnorm,
         )
-        self.backend, self.io_type = backend, io_type
+        self.backend, self.io_type, self.calibration = backend, io_type, calibration
         self.types, self.notes, self.sources = None, [], {}
 
     def __call__(self, model) -> EntryCosts:
-        from fpgaprune.framework import front_end_of
-
         quantized = any(is_hardware_layer(layer) for layer in layers_of(model))
-        qmodel = model if quantized else front_end_of(model).quantized_twin(model, self.spec, self.batchnorm)
+        qmodel = model if quantized else self._twin(model)
         self.types, self.notes = layer_hardware(qmodel, self.hls_config, self.input_fixed, self.board, self.io_type)
         priced = entry_costs(qmodel, self.types, self.notes, self.backend)
         self.sources = priced.sources
         return priced
+
+    def _twin(self, model):
+        """The float model's quantized twin; its activation ranges set from `calibration` (inputs) where its
+        quantizers learn them from data (HGQ2's `trace_minmax`), as the run's QAT will before export."""
+        from fpgaprune.framework import front_end_of
+
+        twin = front_end_of(model).quantized_twin(model, self.spec, self.batchnorm)
+        front = front_end_of(twin)
+        if self.calibration is not None and hasattr(front, "calibrate"):
+            front.calibrate(twin, self.calibration)
+        return twin
 
 
 @dataclass

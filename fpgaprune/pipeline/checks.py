@@ -61,12 +61,6 @@ def quantizes_with_texts(config: RunConfig, at: Located) -> bool:
         _fail(at.at("quantization", "library"), str(error).split(": ", 1)[-1])
     if library.library_key == "qkeras":
         return True
-    if config.pruning.budget:
-        _fail(
-            at.at("pruning", "budget"),
-            f"a budget prices kernels with QKeras' types before QAT; {library.quantizer_library} learns its bits "
-            "in QAT, so give pruning.targets (sparsities) or selections instead",
-        )
     for key in ("default", "layers"):
         if getattr(config.quantization, key):
             _fail(

@@ -12,6 +12,7 @@ from fpgaprune.pipeline.training import fit_model
 
 PRUNE_RAMP_FRACTION = 0.7
 PRUNE_UPDATES = 20
+CALIBRATION_SAMPLES = 2048  # training inputs that set a twin's learned activation ranges before QAT (HGQ2)
 
 
 def pruner_of(config):
@@ -84,6 +85,7 @@ def hardware_costs(config, dataset):
         config.quantization.batchnorm,
         config.hls.backend,
         preset.get("IOType", "io_parallel"),
+        dataset.x_train[:CALIBRATION_SAMPLES],
     )
 
 

@@ -57,7 +57,8 @@ def layer_hardware(
     qmodel, hls_config: dict, input_fixed: FixedType, board, io_type: str = "io_parallel"
 ) -> tuple[dict, list]:
     """({layer: LayerTypes} for the quantized model's hardware layers, notes on layers left out), from the
-    types its front end derives for each layer (`FrontEnd.derive_types`: bits and fixed-point types per role)."""
+    types its front end derives for each layer (`FrontEnd.derive_types`: bits and fixed-point types per role; the
+    input's from its source's range, or the layer's own "input" type where the front end gives one)."""
     plan, graph = front_end_of(qmodel).derive_types(qmodel, input_fixed), LayerGraph(qmodel)
     types, notes = {}, []
     for layer in layers_of(qmodel):
@@ -65,14 +66,15 @@ def layer_hardware(
             continue
         derived, sources = plan.types.get(layer.name, {}), graph.inbound[layer.name]
         span = plan.ranges.get(sources[0]) if sources else ValueRange(input_fixed.lo, input_fixed.hi, input_fixed.frac)
-        if "weight" not in derived or "accum" not in derived or span is None:
+        source = derived.get("input") or (span and FixedType.covering(span.lo, span.hi, span.frac))
+        if "weight" not in derived or "accum" not in derived or source is None:
             notes.append(f"{layer.name}: no derived weight/accumulator type; its cost is not estimated")
             continue
         weight = derived["weight"]
         types[layer.name] = LayerTypes(
             weight.width,
             weight.frac,
-            FixedType.covering(span.lo, span.hi, span.frac).width,
+            source.width,
             derived["accum"].width,
             int(_setting(hls_config, layer.name, "ReuseFactor", 1)),
             str(_setting(hls_config, layer.name, "Strategy", "Latency")).lower(),

@@ -48,7 +48,6 @@ def _cli(*arguments, timeout=1500):
             "set quantization.hgq2 instead",
         ),
         ({"quantization": {"library": "qkeras"}}, "quantization.library", "which this environment does not hold"),
-        ({"pruning": {"budget": {"LUT": 0.5}}}, "pruning.budget", "learns its bits in QAT"),
     ],
 )
 def test_what_hgq2_does_not_take_is_one_line(tmp_path, change, key, says):

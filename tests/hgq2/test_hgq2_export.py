@@ -89,6 +89,7 @@ def test_an_hgq2_cnn_exports_kernel_sparse_and_bit_exact(tmp_path, digits, prune
             if node["class"] in ("Conv2D", "Dense")
         )
         return
+    _priced_with_the_exports_types(quantized, result.manifest)
     expected = _live_products(quantized)
     assert expected["conv2"] <= 0.5 * 8 * 6 * 9 * 16  # half of conv2's kernels, the chosen one among them, cost none
     assert count_products(result.hls_model, x_test[:3]) == expected
@@ -101,3 +102,15 @@ def test_io_stream_with_a_bit_width_per_activation_value_is_one_line(tmp_path, d
     with pytest.raises(ExportError, match=r"cannot export it with io_stream: .*activation_granularity: tensor\)$"):
         fp.export(quantized, "latency_stream", "pynq-z2", tmp_path / "prj", x=x_test[:10])
     assert not (tmp_path / "prj").exists()
+
+
+def _priced_with_the_exports_types(quantized, manifest):
+    """What a budget prices before conversion (`hgq2/types.py`) is what hls4ml's BitExact pass typed."""
+    from fpgaprune.frontends.hgq2.types import hardware_types
+
+    derived = hardware_types(quantized).types
+    for name in POSITIONS:
+        hardware = manifest["hls_nodes"][name]["hardware"]
+        assert derived[name]["weight"].hls() == hardware["weight_type"], name
+        assert derived[name]["input"].hls() == hardware["input_type"], name
+        assert derived[name]["accum"].width == hardware["accum_bits"], name

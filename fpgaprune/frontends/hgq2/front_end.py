@@ -114,11 +114,11 @@ class Hgq2FrontEnd(Keras3FrontEnd):
 
     @staticmethod
     def derive_types(model, input_type):
-        """None derived: hls4ml's BitExact pass types every node from HGQ2's quantizers."""
-        from fpgaprune.frontends.tensorflow.graph import input_name
-        from fpgaprune.hls.precision.plan import PrecisionPlan
+        """The kernel layers' types as BitExact will give them, for pricing (`types.py`); the export leaves the
+        typing to BitExact."""
+        from fpgaprune.frontends.hgq2.types import hardware_types
 
-        return PrecisionPlan(input_name(model))
+        return hardware_types(model)
 
     hls_config = staticmethod(hls.config_from_model)
     to_hls4ml = staticmethod(hls.convert_model)  # the types BitExact gave written into the export's config
