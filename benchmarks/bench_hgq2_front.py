@@ -8,6 +8,11 @@ the QKeras environment loads the same ones), each then trained the same `--epoch
   widths at 0, then the same HGQ2 QAT at `--pruned-betas`; and the same kernels named one by one as selections
   (the user's choice, as `fpgaprune inspect` shows them), at the largest sparsity: the same kernels, so the same
   results bit for bit, which checks that a hold by selection trains exactly as one by target;
+- fpgaprune kernels by budget + HGQ2: conv2's and conv3's kernels pruned until the HGQ2 twin (its initial bits,
+  activation ranges traced on training inputs) fits each LUT count of `--budgets` less the 5% margin, priced as
+  a run's `pruning.budget` prices them (BitExact's types, this measure's preset and board); HGQ2 QAT at
+  `--budget-beta`; after it the learned bits are priced again and repaired (pruned, without more training) where
+  they no longer fit;
 - fpgaprune kernels + QKeras (the reference, as today: 6-bit kernels, 8-bit biases, 6-bit ReLUs): run in the
   QKeras environment with `--library qkeras`, QAT at 1e-3.
 
@@ -20,8 +25,10 @@ digit of a LUT multiplier, or DSPs for wide operands): HGQ2's per-weight bits co
 reuse > 1 (`bench_budget_front`'s pricing) one `weight_t` per array sizes the shared multipliers, and per-weight
 widths narrow nothing. HGQ2's EBOPs are recorded beside each HGQ2 point; they are not the measure.
 
-Every finished point is appended to `<out>/points.jsonl` (a re-run skips it). `--report` prints the table, the
-verdicts (at or under each HGQ2-alone point's LUT, fpgaprune + HGQ2's best accuracy) and writes `front.png`.
+The float models are trained first; the points then run on a local Ray of `--workers` processes (one TensorFlow
+thread each). Every finished point is appended to `<out>/points.jsonl` (a re-run skips it). `--report` prints the
+table, the verdicts (at or under each HGQ2-alone point's LUT, fpgaprune + HGQ2's best accuracy) and writes
+`front.png`.
 """
 
 import argparse
@@ -33,12 +40,15 @@ from pathlib import Path
 import numpy as np
 
 BOARD, PRESET = "zcu102", "latency_parallel"
-HGQ2_ALONE, PRUNED, SELECTED, QKERAS = (
+HGQ2_ALONE, PRUNED, SELECTED, BUDGETED, QKERAS = (
     "HGQ2 alone, beta",
     "fpgaprune kernels + HGQ2, sparsity@beta",
     "fpgaprune selected kernels + HGQ2, sparsity@beta",
+    "fpgaprune kernels by budget + HGQ2, LUT@beta",
     "fpgaprune kernels + QKeras 6-bit, sparsity",
 )
+OURS = (PRUNED, SELECTED, BUDGETED)
+CALIBRATION_SAMPLES = 2048  # as a run's budget: the twin's activation ranges traced on these training inputs
 QKERAS_SPEC = {
     "default": {
         "kernel": "quantized_bits(6,0,alpha=1)",
@@ -129,22 +139,77 @@ def price(model, data) -> dict:
     return {"LUT": float(total.lut), "DSP": float(total.dsp), "fit": verdicts}
 
 
-def hgq2_point(keras, model, data, args, sparsity, beta, selected) -> dict:
-    """HGQ2 QAT of `model` (held where pruned), `trace_minmax`, then accuracy, EBOPs and price."""
+def hardware_costs(spec: dict, data):
+    """A budget's pricing of kernels (`fpgaprune.budget.HardwareCosts`) with this benchmark's measure: the
+    `latency_parallel` preset on the ZCU102, the twin's activation ranges traced on training inputs."""
+    from fpgaprune.budget import HardwareCosts
+    from fpgaprune.hls import load_board, load_preset
+    from fpgaprune.quantize import input_type
+
+    preset = load_preset(PRESET)
+    return HardwareCosts(
+        spec,
+        preset["HLSConfig"],
+        input_type(data.x_test),
+        load_board(BOARD),
+        io_type=preset.get("IOType", "io_parallel"),
+        calibration=data.x_train[:CALIBRATION_SAMPLES],
+    )
+
+
+def budgeted_model(model, spec: dict, data, lut: float):
+    """conv2's and conv3's kernels pruned (held, bit widths at 0) until the HGQ2 twin fits `lut` LUT less the
+    budget's margin, as a run's `pruning.budget` does; returns (held model, its pruner, its pricing, the budget)."""
+    import fpgaprune as fp
+    from fpgaprune.budget import BudgetFit, parse_budget
+    from fpgaprune.hls import load_board
+    from fpgaprune.pruning import Pruner
+
+    costs = hardware_costs(spec, data)
+    budget = parse_budget({"LUT": lut}, load_board(BOARD), where="--budgets")
+    fitting = BudgetFit((Pruner(structure="kernel", layers=["conv2", "conv3"]),), costs, budget)
+    held = fitting.attach(fp.hold(model))
+    fitting(held)
+    return held, fitting.pruners[0], costs, budget
+
+
+def hgq2_point(keras, model, data, args, sparsity, beta, selected, lut=None) -> dict:
+    """HGQ2 QAT of `model` (held where pruned: by `sparsity`, or to a `lut` budget, repaired after QAT as a run
+    does), `trace_minmax`, then accuracy, EBOPs and price."""
     import fpgaprune as fp
     from fpgaprune.framework import front_end_of
 
-    held = pruned_model(model, sparsity, selected)
-    quantized = fp.quantized_twin(held, {"library": "hgq2", "hgq2": {"beta0": beta}})
+    spec = {"library": "hgq2", "hgq2": {"beta0": beta}}
+    if lut is None:
+        held = pruned_model(model, sparsity, selected)
+    else:
+        held, pruner, costs, budget = budgeted_model(model, spec, data, lut)
+    quantized = fp.quantized_twin(held, spec)
     optimizer = keras.optimizers.Adam(args.hgq2_lr)
     _fit(keras, quantized, data, args.epochs, args.hgq2_lr, optimizer)
     front = front_end_of(quantized)
     front.calibrate(quantized, data.x_train)
+    repaired = {} if lut is None else _repaired(quantized, pruner, costs, budget, data)
     accuracy = float(quantized.evaluate(data.x_test, data.y_test, verbose=0)[1])
     conv = [quantized.get_layer(name) for name in ("conv2", "conv3")]
     dead = [float(np.mean(np.abs(np.asarray(q.kq(q.kernel, training=False))).sum(axis=(0, 1)) == 0)) for q in conv]
     ebops = front.ebops(quantized)
-    return {"accuracy": accuracy, "ebops": sum(ebops.values()), "dead_kernels": dead, **price(quantized, data)}
+    point = {"accuracy": accuracy, "ebops": sum(ebops.values()), "dead_kernels": dead, **repaired}
+    return {**point, **price(quantized, data)}
+
+
+def _repaired(quantized, pruner, costs, budget, data) -> dict:
+    """After QAT, as a run's budget: price the learned bits; where they no longer fit, prune, `trace_minmax`, and a
+    last repair. Unlike a run, no epoch of QAT follows the repair: every method trains the same epochs."""
+    from fpgaprune.budget import repair
+    from fpgaprune.framework import front_end_of
+
+    first = repair(pruner, quantized, costs, budget)
+    last = first
+    if first.repaired:
+        front_end_of(quantized).calibrate(quantized, data.x_train)
+        last = repair(pruner, quantized, costs, budget)
+    return {"budget_after_qat": first.before["LUT"], "repaired_groups": first.groups + last.groups}
 
 
 def qkeras_point(keras, model, data, args, sparsity) -> dict:
@@ -163,7 +228,8 @@ def plan(args) -> list:
     points = [(HGQ2_ALONE, b) for b in args.betas]
     points += [(PRUNED, f"{s}@{b}") for s in args.sparsities if s > 0 for b in args.pruned_betas]
     largest = max(s for s in args.sparsities if s > 0)
-    return points + [(SELECTED, f"{largest}@{b}") for b in args.pruned_betas]
+    points += [(SELECTED, f"{largest}@{b}") for b in args.pruned_betas]
+    return points + [(BUDGETED, f"{lut:g}@{args.budget_beta}") for lut in args.budgets]
 
 
 def run_point(keras, args, widths, seed, data, method, level) -> dict:
@@ -173,32 +239,71 @@ def run_point(keras, args, widths, seed, data, method, level) -> dict:
         return qkeras_point(keras, model, data, args, float(level))
     if method == HGQ2_ALONE:
         return hgq2_point(keras, model, data, args, 0.0, float(level), False)
-    sparsity, beta = (float(v) for v in str(level).split("@"))
-    return hgq2_point(keras, model, data, args, sparsity, beta, method == SELECTED)
+    first, beta = (float(v) for v in str(level).split("@"))
+    if method == BUDGETED:
+        return hgq2_point(keras, model, data, args, 0.0, beta, False, lut=first)
+    return hgq2_point(keras, model, data, args, first, beta, method == SELECTED)
+
+
+def point_record(args, widths: str, seed: int, method: str, level: str) -> dict:
+    """One point, from its float model to its price (in a Ray worker, or here)."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    keras = _keras(args.library)
+    data = dataset(args)
+    point = run_point(keras, args, tuple(int(w) for w in widths.split(",")), seed, data, method, level)
+    record = {"cnn": widths, "seed": seed, "method": method, "level": str(level), **point}
+    return {**record, "epochs": args.epochs, "train_images": len(data.x_train)}
 
 
 def run(args, records: list, log: Path) -> list:
-    keras = _keras(args.library)
-    data = dataset(args)
+    """Every point of the plan not yet in `records`; the float models first (one per CNN and seed), then the
+    points on a local Ray of `--workers` processes (one CPU and one TensorFlow thread pool each)."""
     done = {(r["cnn"], r["seed"], r["method"], str(r["level"])) for r in records}
-    for widths in args.widths:
-        for seed in range(args.seeds):
-            for method, level in plan(args):
-                key = (widths, seed, method, str(level))
-                if key in done:
-                    continue
-                point = run_point(keras, args, tuple(int(w) for w in widths.split(",")), seed, data, method, level)
-                record = {"cnn": widths, "seed": seed, "method": method, "level": str(level), **point}
-                record.update(epochs=args.epochs, train_images=len(data.x_train))
-                records.append(record)
-                with log.open("a") as out:
-                    out.write(json.dumps(record) + "\n")
-                print(
-                    f"{widths} seed {seed} {method} {level}: accuracy {point['accuracy']:.4f}, "
-                    f"LUT {point['LUT']:.0f}, DSP {point['DSP']:.0f}",
-                    flush=True,
-                )
+    pending = [
+        (widths, seed, method, str(level))
+        for widths in args.widths
+        for seed in range(args.seeds)
+        for method, level in plan(args)
+        if (widths, seed, method, str(level)) not in done
+    ]
+    keras, data = _keras(args.library), dataset(args)
+    for widths, seed in sorted({(w, s) for w, s, _, _ in pending}):
+        pretrained(keras, args, tuple(int(w) for w in widths.split(",")), seed, data)
+    for record in _points(args, pending):
+        records.append(record)
+        with log.open("a") as out:
+            out.write(json.dumps(record) + "\n")
+        print(
+            f"{record['cnn']} seed {record['seed']} {record['method']} {record['level']}: accuracy "
+            f"{record['accuracy']:.4f}, LUT {record['LUT']:.0f}, DSP {record['DSP']:.0f}",
+            flush=True,
+        )
     return records
+
+
+def _points(args, pending: list):
+    """The pending points' records as they finish: on a local Ray (`--workers` > 1), else one after another."""
+    if args.workers <= 1 or not pending:
+        yield from (point_record(args, *key) for key in pending)
+        return
+    import ray
+
+    threads = {"TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    here = str(Path(__file__).parent)
+    ray.init(
+        num_cpus=args.workers,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {**threads, "PYTHONPATH": here}},
+    )
+    try:
+        remote = ray.remote(num_cpus=1, max_retries=0)(point_record)
+        refs = [remote.remote(args, *key) for key in pending]
+        while refs:
+            (ready,), refs = ray.wait(refs, num_returns=1)
+            yield ray.get(ready)
+    finally:
+        ray.shutdown()
 
 
 def _keras(library: str):
@@ -249,7 +354,7 @@ def verdicts(rows: list, measure: str) -> list:
             r
             for r in rows
             if r["cnn"] == peer["cnn"]
-            and r["method"] in (PRUNED, SELECTED)
+            and r["method"] in OURS
             and r["seeds"] == peer["seeds"]
             and _at_or_under(r, peer, measure)
         ]
@@ -281,12 +386,13 @@ def plot(rows: list, path: Path) -> None:
     figure, axes = plt.subplots(len(cnns), 2, figsize=(11, 4 * len(cnns)), squeeze=False)
     for row_axes, cnn_name in zip(axes, cnns):
         for axis, resource in zip(row_axes, ("LUT", "DSP")):
-            for method, marker in ((HGQ2_ALONE, "o"), (PRUNED, "s"), (SELECTED, "D"), (QKERAS, "^")):
+            for method, marker in ((HGQ2_ALONE, "o"), (PRUNED, "s"), (SELECTED, "D"), (BUDGETED, "v"), (QKERAS, "^")):
                 points = sorted(
                     (r[resource], r["accuracy"]) for r in rows if r["cnn"] == cnn_name and r["method"] == method
                 )
                 if points:
-                    axis.plot(*zip(*points), marker=marker, linestyle="" if method == SELECTED else "-", label=method)
+                    line = "" if method in (SELECTED, BUDGETED) else "-"
+                    axis.plot(*zip(*points), marker=marker, linestyle=line, label=method)
             axis.set_xscale("log" if resource == "LUT" else "linear")
             axis.set_xlabel(f"{resource} (fp.estimate, {PRESET}, reuse 1)")
             axis.set_ylabel("test accuracy")
@@ -338,6 +444,9 @@ def main(argv=None):
     parser.add_argument("--betas", type=float, nargs="+", default=[1e-8, 3e-8, 1e-7, 3e-7, 1e-6])
     parser.add_argument("--pruned-betas", type=float, nargs="+", default=[1e-8, 1e-7, 1e-6])
     parser.add_argument("--sparsities", type=float, nargs="+", default=[0.0, 0.5, 0.75])
+    parser.add_argument("--budgets", type=float, nargs="+", default=[400000, 300000, 200000], help="LUT counts")
+    parser.add_argument("--budget-beta", type=float, default=1e-7, help="β of the budget points' HGQ2 QAT")
+    parser.add_argument("--workers", type=int, default=2, help="Ray worker processes (1: no Ray)")
     parser.add_argument("--out", type=Path, help="default benchmarks/results/hgq2_front (in git; --quick: out/)")
     parser.add_argument("--quick", action="store_true", help="a small CNN on 1000 images, one seed, few points")
     parser.add_argument("--report", action="store_true", help="run nothing: the table, verdicts and plot")
@@ -345,6 +454,7 @@ def main(argv=None):
     if args.quick:
         args.widths, args.seeds, args.pretrain_epochs, args.epochs = ["4,8,8"], 1, 2, 1
         args.betas, args.pruned_betas, args.sparsities, args.train_images = [1e-7, 1e-6], [1e-6], [0.0, 0.5], 1000
+        args.budgets = [35000]
     here = Path(__file__).parent
     args.out = args.out or (here / "out" / "hgq2_front_quick" if args.quick else here / "results" / "hgq2_front")
     args.out.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,7 @@ the step).
 import numpy as np
 
 from fpgaprune.pipeline.settings import budget_of, hls_preset, quantization_spec
-from fpgaprune.pipeline.training import fit_model
+from fpgaprune.pipeline.training import calibrated, fit_model
 
 PRUNE_RAMP_FRACTION = 0.7
 PRUNE_UPDATES = 20
@@ -128,7 +128,8 @@ def budgeted(config, held, dataset):
 
 def repaired(config, quantized, dataset) -> dict:
     """After QAT, the budget checked on the quantized weights; if it no longer fits, the least important groups
-    are pruned, one epoch of QAT follows, and a last repair (without training) makes it fit."""
+    are pruned, one epoch of QAT follows (the learned ranges traced again), and a last repair (without training)
+    makes it fit."""
     from fpgaprune.budget import repair
 
     fitting = budget_fit(config, dataset)
@@ -137,7 +138,7 @@ def repaired(config, quantized, dataset) -> dict:
     last = first
     if first.repaired:
         fit_model(quantized, dataset, 1, config.quantization.learning_rate, config, "QAT (repair)")
-        last = repair(pruner, quantized, fitting.costs, fitting.budget)
+        last = repair(pruner, calibrated(quantized, dataset), fitting.costs, fitting.budget)
     return {
         "after_qat": first.before,
         "final": last.after,

@@ -24,7 +24,16 @@ from fpgaprune.pipeline.progress import elapsed
 from fpgaprune.pipeline.pruning_policy import budgeted, repaired, scheduled
 from fpgaprune.pipeline.records import STAGE_NAMES, SynthRecord, stage_metrics, stage_score
 from fpgaprune.pipeline.settings import hls_preset, quantization_spec
-from fpgaprune.pipeline.training import build_model, dataset_of, fit_model, scores, stage_file, stage_model, task_of
+from fpgaprune.pipeline.training import (
+    build_model,
+    calibrated,
+    dataset_of,
+    fit_model,
+    scores,
+    stage_file,
+    stage_model,
+    task_of,
+)
 from fpgaprune.quantize.reference import dense_reference
 
 
@@ -108,9 +117,7 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
     quantized = to_qkeras(finetuned, spec, batchnorm=batchnorm)
     sources = front_end_of(quantized).quantizer_sources(finetuned, spec, config.quantization.default is not None)
     fit_model(quantized, dataset, config.quantization.qat_epochs, config.quantization.learning_rate, config, "QAT")
-    front = front_end_of(quantized)
-    if hasattr(front, "calibrate"):  # HGQ2: the activation quantizers' ranges, from the training data
-        front.calibrate(quantized, dataset.x_train)
+    front = front_end_of(calibrated(quantized, dataset))
     budget = repaired(config, quantized, dataset) if config.pruning.budget else None
     fp.save_model(quantized, out / stage_file(config))
     trained = stage_model(config, run_dir, "train")

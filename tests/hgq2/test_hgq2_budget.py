@@ -61,35 +61,33 @@ def test_an_hgq2_budget_run_fits_and_the_export_costs_what_was_priced(budget_run
 
 
 def test_repair_after_hgq2_qat_prunes_until_the_learned_bits_fit_and_holds_their_widths(budget_run):
-    from fpgaprune.budget import parse_budget, repair
+    """The run's repair (`pruning_policy.repaired`): prune to fit, one epoch of QAT, the ranges traced again, a
+    last repair; the repaired kernels' bit widths are held at 0 through that epoch."""
     from fpgaprune.framework import front_end_of
-    from fpgaprune.hls import load_board
-    from fpgaprune.pipeline.pruning_policy import hardware_costs, pruner_of
+    from fpgaprune.pipeline.pruning_policy import hardware_costs, repaired
     from fpgaprune.pipeline.training import dataset_of
 
     config, out, _ = budget_run
     dataset = dataset_of(config)
     quantized = fp.load_model(out / "quantize" / "model.keras")
-    costs, pruner = hardware_costs(config, dataset), pruner_of(config)
-    before = costs(quantized).total()["LUT"] / PYNQ_LUT
-    limit = round(before * 0.8, 4)
-    ebops = sum(front_end_of(quantized).ebops(quantized).values())
-    fixed = repair(pruner, quantized, costs, parse_budget({"LUT": limit}, load_board(config.board)))
-    assert fixed.repaired and fixed.groups > 0 and fixed.after["LUT"] <= limit
     front = front_end_of(quantized)
-    front.fit(quantized, dataset.x_train[:512], dataset.y_train[:512], **_one_epoch(config, dataset, quantized))
+    costs = hardware_costs(config, dataset)
+    limit = round(costs(quantized).total()["LUT"] / PYNQ_LUT * 0.8, 4)
+    ebops = sum(front.ebops(quantized).values())
+    kept = {name: np.asarray(quantized.get_layer(name).kernel).any(axis=(0, 1)) for name in ("conv1", "conv2")}
+    lower = config.model_copy(update={"pruning": config.pruning.model_copy(update={"budget": {"LUT": limit}})})
+    done = repaired(lower, quantized, dataset)
+    assert done["repaired"] and done["repaired_groups"] > 0 and done["final"]["LUT"] <= limit
+    newly = 0
     for name in ("conv1", "conv2"):
         layer = quantized.get_layer(name)
         pruned = ~np.asarray(layer.kernel).any(axis=(0, 1))
+        newly += int((pruned & kept[name]).sum())
         assert not np.asarray(layer.kq(layer.kernel, training=False))[:, :, pruned].any()
         assert not np.asarray(layer.kq.quantizer._b)[:, :, pruned].any(), name  # EBOPs count none of them
-    front.calibrate(quantized, dataset.x_train[:512])
+    assert newly > 0
+    traced = costs(quantized).total()
+    front.calibrate(quantized, dataset.x_train)  # the ranges were traced after the repair's epoch already
+    assert costs(quantized).total() == traced and traced["LUT"] / PYNQ_LUT == pytest.approx(done["final"]["LUT"])
     assert sum(front.ebops(quantized).values()) < ebops
     assert json.loads((out / "quantize" / "stage.json").read_text())["metrics"]["budget"]["final"]["LUT"] <= 0.3
-
-
-def _one_epoch(config, dataset, model) -> dict:
-    from fpgaprune.task import infer_task
-
-    task = infer_task(model, dataset.y_train, dataset.y_test, config.data.dataset)
-    return dict(task=task, optimizer="adamw", learning_rate=5e-3, epochs=1, batch_size=64)

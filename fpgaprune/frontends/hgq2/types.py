@@ -1,50 +1,79 @@
-"""The types of an HGQ2 model's kernel layers before hls4ml converts it, for pricing kernels (a budget), as
-hls4ml's BitExact pass gives them: the kernel array's narrowest exact type, the input's from the layer's input
-quantizer (its widest value), and an accumulator that holds every sum of those inputs times the quantized weights.
-The export itself is typed by BitExact (`hls.convert_model`); these only price it beforehand."""
+"""The types of an HGQ2 model's kernel layers before hls4ml converts it, for pricing kernels (a budget), computed
+as hls4ml's BitExact pass computes them, with its own helpers: the kernel array's minimal exact type (`minimal_kif`,
+each of k, i, f the largest over its values), the input's from the layer's input quantizer, and the accumulator
+from the interval of every output over those inputs (padded, im2col'd and strided as BitExact does). The export
+itself is typed by BitExact (`hls.convert_model`); these only price it beforehand."""
 
 import numpy as np
 
 from fpgaprune.frontends.hgq2.quantizers import is_hgq2, quantized
 from fpgaprune.frontends.tensorflow.graph import input_name
-from fpgaprune.hls.precision.plan import PrecisionPlan, column_bounds
+from fpgaprune.hls.precision.plan import PrecisionPlan
 from fpgaprune.layer_kinds import kind_of
-from fpgaprune.quantize.fixed_types import FixedType, ValueRange, input_type
+from fpgaprune.quantize.fixed_types import FixedType
 
 
 def hardware_types(model) -> PrecisionPlan:
     """{layer: {"weight", "input", "accum"}} for each HGQ2 layer whose products the export generates; a note for
     one without an input quantizer (its input type is the layer before's, which this does not trace)."""
+    from hls4ml.utils.qinterval import minimal_kif
+
     plan = PrecisionPlan(input_name(model))
     for layer in model.layers:
         if not (is_hgq2(layer) and getattr(kind_of(layer), "kernel_sparse", False)):
             continue
-        source = input_range(layer)
-        if source is None:
+        kif = input_kif(layer)
+        if kif is None:
             plan.notes.append(f"{layer.name}: no HGQ2 input quantizer, so no input type before conversion")
             continue
         kernel = quantized(layer, "kernel", layer.kernel.numpy())
-        columns = kernel.reshape(-1, kernel.shape[-1])
         bias = quantized(layer, "bias", layer.bias.numpy()) if getattr(layer, "bias", None) is not None else 0.0
-        weight = input_type(kernel)
-        bias_frac = input_type(np.atleast_1d(bias)).frac
-        lower, upper = column_bounds(columns, bias, source)
-        accum = FixedType.covering(float(lower.min()), float(upper.max()), max(weight.frac + source.frac, bias_frac))
         plan.types[layer.name] = {
-            "weight": weight,
-            "input": FixedType.covering(source.lo, source.hi, source.frac),
-            "accum": accum,
+            "weight": _fixed(minimal_kif(kernel)),
+            "input": _fixed(kif),
+            "accum": _fixed(_accumulated(layer, kif, kernel, bias)),
         }
     return plan
 
 
-def input_range(layer) -> ValueRange | None:
-    """The widest range and finest grid of the layer's input quantizer (over the values it keeps any bit of), or
-    None where it has none."""
+def input_kif(layer) -> tuple | None:
+    """(k, i, f) per input value (the batch axis dropped) of the layer's input quantizer, a value it keeps no bit
+    of at (0, 0, 0); None where the layer has none."""
     iq = getattr(layer, "iq", None) if getattr(layer, "enable_iq", False) else None
     if iq is None:
         return None
-    k, i, f = (np.asarray(v, np.float64) for v in iq.quantizer.kif)
-    kept = np.broadcast_to(k + i + f > 0, f.shape)
-    frac = int(np.max(f[kept])) if kept.any() else 0
-    return ValueRange(float(np.min(np.asarray(iq.quantizer.min))), float(np.max(np.asarray(iq.quantizer.max))), frac)
+    shape = tuple(layer.input.shape[1:])
+    k, i, f = (np.broadcast_to(np.asarray(v, np.float64), (1, *shape))[0] for v in iq.quantizer.kif)
+    kept = k + i + f > 0
+    return tuple(np.where(kept, v, 0).astype(np.int16) for v in (k, i, f))
+
+
+def _accumulated(layer, kif: tuple, kernel: np.ndarray, bias) -> tuple:
+    """Each output's (k, i, f): its interval over every input the quantizer gives, as BitExact's `_produce_kif`."""
+    from hls4ml.model.optimizer.passes.bit_exact import im2col
+    from hls4ml.utils.qinterval import QIntervalArray
+
+    if kernel.ndim > 2:  # a convolution: each output position sees its window of the (padded) input
+        kif = tuple(_padded(layer, v) for v in kif)
+        kif = im2col(kernel.shape, *kif)
+        strides = tuple(slice(None, None, s) for s in layer.strides)
+        kif = tuple(v[strides] for v in kif)
+    interval = QIntervalArray.from_kif(*kif) @ kernel.reshape(-1, kernel.shape[-1])
+    return (interval + bias).to_kif()
+
+
+def _padded(layer, values: np.ndarray) -> np.ndarray:
+    """Keras' 'same' padding (zeros, split as TensorFlow splits it) of one input array (spatial axes first)."""
+    if getattr(layer, "padding", "valid") != "same":
+        return values
+    pads = []
+    for size, window, stride in zip(values.shape[:-1], layer.kernel_size, layer.strides):
+        total = max((-(-size // stride) - 1) * stride + window - size, 0)
+        pads.append((total // 2, total - total // 2))
+    return np.pad(values, (*pads, (0, 0)))
+
+
+def _fixed(kif: tuple) -> FixedType:
+    """hls4ml's type of (k, i, f) arrays: each of them the largest over the values (`kif_arrs_to_ints`)."""
+    k, i, f = (int(np.max(v)) for v in kif)
+    return FixedType(max(k + i + f, 1), k + i, bool(k))
