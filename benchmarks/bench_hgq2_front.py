@@ -9,10 +9,10 @@ the QKeras environment loads the same ones), each then trained the same `--epoch
   (the user's choice, as `fpgaprune inspect` shows them), at the largest sparsity: the same kernels, so the same
   results bit for bit, which checks that a hold by selection trains exactly as one by target;
 - fpgaprune kernels by budget + HGQ2: conv2's and conv3's kernels pruned until the HGQ2 twin (its initial bits,
-  activation ranges traced on training inputs) fits each LUT count of `--budgets` less the 5% margin, priced as
-  a run's `pruning.budget` prices them (BitExact's types, this measure's preset and board); HGQ2 QAT at
-  `--budget-beta`; after it the learned bits are priced again and repaired (pruned, without more training) where
-  they no longer fit;
+  activation ranges traced on training inputs) fits each budget of `--budgets` (`LUT@beta` or `LUT/DSP@beta`:
+  counts) less the 5% margin, priced as a run's `pruning.budget` prices them (BitExact's types, this measure's
+  preset and board); HGQ2 QAT at the level's β; after it the learned bits are priced again and repaired
+  (pruned, without more training) where they no longer fit;
 - fpgaprune kernels + QKeras (the reference, as today: 6-bit kernels, 8-bit biases, 6-bit ReLUs): run in the
   QKeras environment with `--library qkeras`, QAT at 1e-3.
 
@@ -157,39 +157,40 @@ def hardware_costs(spec: dict, data):
     )
 
 
-def budgeted_model(model, spec: dict, data, lut: float):
-    """conv2's and conv3's kernels pruned (held, bit widths at 0) until the HGQ2 twin fits `lut` LUT less the
-    budget's margin, as a run's `pruning.budget` does; returns (held model, its pruner, its pricing, the budget)."""
+def budgeted_model(model, spec: dict, data, limits: dict):
+    """conv2's and conv3's kernels pruned (held, bit widths at 0) until the HGQ2 twin fits `limits` ({resource:
+    count}) less the budget's margin, as a run's `pruning.budget` does; returns (held model, its pruner, its
+    pricing, the budget)."""
     import fpgaprune as fp
     from fpgaprune.budget import BudgetFit, parse_budget
     from fpgaprune.hls import load_board
     from fpgaprune.pruning import Pruner
 
     costs = hardware_costs(spec, data)
-    budget = parse_budget({"LUT": lut}, load_board(BOARD), where="--budgets")
+    budget = parse_budget(limits, load_board(BOARD), where="--budgets")
     fitting = BudgetFit((Pruner(structure="kernel", layers=["conv2", "conv3"]),), costs, budget)
     held = fitting.attach(fp.hold(model))
     fitting(held)
     return held, fitting.pruners[0], costs, budget
 
 
-def hgq2_point(keras, model, data, args, sparsity, beta, selected, lut=None) -> dict:
-    """HGQ2 QAT of `model` (held where pruned: by `sparsity`, or to a `lut` budget, repaired after QAT as a run
-    does), `trace_minmax`, then accuracy, EBOPs and price."""
+def hgq2_point(keras, model, data, args, sparsity, beta, selected, limits=None) -> dict:
+    """HGQ2 QAT of `model` (held where pruned: by `sparsity`, or to a budget of `limits`, repaired after QAT as a
+    run does), `trace_minmax`, then accuracy, EBOPs and price."""
     import fpgaprune as fp
     from fpgaprune.framework import front_end_of
 
     spec = {"library": "hgq2", "hgq2": {"beta0": beta}}
-    if lut is None:
+    if limits is None:
         held = pruned_model(model, sparsity, selected)
     else:
-        held, pruner, costs, budget = budgeted_model(model, spec, data, lut)
+        held, pruner, costs, budget = budgeted_model(model, spec, data, limits)
     quantized = fp.quantized_twin(held, spec)
     optimizer = keras.optimizers.Adam(args.hgq2_lr)
     _fit(keras, quantized, data, args.epochs, args.hgq2_lr, optimizer)
     front = front_end_of(quantized)
     front.calibrate(quantized, data.x_train)
-    repaired = {} if lut is None else _repaired(quantized, pruner, costs, budget, data)
+    repaired = {} if limits is None else _repaired(quantized, pruner, costs, budget, data)
     accuracy = float(quantized.evaluate(data.x_test, data.y_test, verbose=0)[1])
     conv = [quantized.get_layer(name) for name in ("conv2", "conv3")]
     dead = [float(np.mean(np.abs(np.asarray(q.kq(q.kernel, training=False))).sum(axis=(0, 1)) == 0)) for q in conv]
@@ -228,8 +229,8 @@ def plan(args) -> list:
     points = [(HGQ2_ALONE, b) for b in args.betas]
     points += [(PRUNED, f"{s}@{b}") for s in args.sparsities if s > 0 for b in args.pruned_betas]
     largest = max(s for s in args.sparsities if s > 0)
-    points += [(SELECTED, f"{largest}@{b}") for b in args.pruned_betas]
-    return points + [(BUDGETED, f"{lut:g}@{args.budget_beta}") for lut in args.budgets]
+    points += [] if args.skip_selected else [(SELECTED, f"{largest}@{b}") for b in args.pruned_betas]
+    return points + [(BUDGETED, level) for level in args.budgets]
 
 
 def run_point(keras, args, widths, seed, data, method, level) -> dict:
@@ -239,18 +240,25 @@ def run_point(keras, args, widths, seed, data, method, level) -> dict:
         return qkeras_point(keras, model, data, args, float(level))
     if method == HGQ2_ALONE:
         return hgq2_point(keras, model, data, args, 0.0, float(level), False)
-    first, beta = (float(v) for v in str(level).split("@"))
+    first, beta = str(level).split("@")
     if method == BUDGETED:
-        return hgq2_point(keras, model, data, args, 0.0, beta, False, lut=first)
-    return hgq2_point(keras, model, data, args, first, beta, method == SELECTED)
+        limits = dict(zip(("LUT", "DSP"), map(float, first.split("/"))))
+        return hgq2_point(keras, model, data, args, 0.0, float(beta), False, limits=limits)
+    return hgq2_point(keras, model, data, args, float(first), float(beta), method == SELECTED)
 
 
 def point_record(args, widths: str, seed: int, method: str, level: str) -> dict:
-    """One point, from its float model to its price (in a Ray worker, or here)."""
+    """One point, from its float model to its price (in a Ray worker, or here); a budget that cannot be met is
+    recorded with fpgaprune's one line instead."""
+    from fpgaprune.budget import BudgetError
+
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     keras = _keras(args.library)
     data = dataset(args)
-    point = run_point(keras, args, tuple(int(w) for w in widths.split(",")), seed, data, method, level)
+    try:
+        point = run_point(keras, args, tuple(int(w) for w in widths.split(",")), seed, data, method, level)
+    except BudgetError as error:
+        point = {"infeasible": str(error)}
     record = {"cnn": widths, "seed": seed, "method": method, "level": str(level), **point}
     return {**record, "epochs": args.epochs, "train_images": len(data.x_train)}
 
@@ -273,12 +281,14 @@ def run(args, records: list, log: Path) -> list:
         records.append(record)
         with log.open("a") as out:
             out.write(json.dumps(record) + "\n")
-        print(
-            f"{record['cnn']} seed {record['seed']} {record['method']} {record['level']}: accuracy "
-            f"{record['accuracy']:.4f}, LUT {record['LUT']:.0f}, DSP {record['DSP']:.0f}",
-            flush=True,
-        )
+        print(f"{record['cnn']} seed {record['seed']} {record['method']} {record['level']}: {_outcome(record)}")
     return records
+
+
+def _outcome(record: dict) -> str:
+    if "infeasible" in record:
+        return record["infeasible"]
+    return f"accuracy {record['accuracy']:.4f}, LUT {record['LUT']:.0f}, DSP {record['DSP']:.0f}"
 
 
 def _points(args, pending: list):
@@ -406,7 +416,10 @@ def plot(rows: list, path: Path) -> None:
 def report(records: list, out: Path) -> None:
     from fpgaprune.text_table import format_rows
 
-    rows = summary(records)
+    for record in (r for r in records if "infeasible" in r):
+        print(f"not met: {record['cnn']} seed {record['seed']} {record['method']} {record['level']}: ", end="")
+        print(_outcome(record))
+    rows = summary([r for r in records if "infeasible" not in r])
     table = [
         (
             r["cnn"],
@@ -444,9 +457,14 @@ def main(argv=None):
     parser.add_argument("--betas", type=float, nargs="+", default=[1e-8, 3e-8, 1e-7, 3e-7, 1e-6])
     parser.add_argument("--pruned-betas", type=float, nargs="+", default=[1e-8, 1e-7, 1e-6])
     parser.add_argument("--sparsities", type=float, nargs="+", default=[0.0, 0.5, 0.75])
-    parser.add_argument("--budgets", type=float, nargs="+", default=[400000, 300000, 200000], help="LUT counts")
-    parser.add_argument("--budget-beta", type=float, default=1e-7, help="β of the budget points' HGQ2 QAT")
+    parser.add_argument(
+        "--budgets",
+        nargs="*",
+        default=["400000@1e-07", "300000@1e-07", "200000@1e-07", "435000@1e-08", "435000/1800@1e-08"],
+        help="LUT@beta or LUT/DSP@beta (counts on the ZCU102)",
+    )
     parser.add_argument("--workers", type=int, default=2, help="Ray worker processes (1: no Ray)")
+    parser.add_argument("--skip-selected", action="store_true", help="no selection points (the check, done once)")
     parser.add_argument("--out", type=Path, help="default benchmarks/results/hgq2_front (in git; --quick: out/)")
     parser.add_argument("--quick", action="store_true", help="a small CNN on 1000 images, one seed, few points")
     parser.add_argument("--report", action="store_true", help="run nothing: the table, verdicts and plot")
@@ -454,7 +472,7 @@ def main(argv=None):
     if args.quick:
         args.widths, args.seeds, args.pretrain_epochs, args.epochs = ["4,8,8"], 1, 2, 1
         args.betas, args.pruned_betas, args.sparsities, args.train_images = [1e-7, 1e-6], [1e-6], [0.0, 0.5], 1000
-        args.budgets = [35000]
+        args.budgets = ["35000@1e-06"]
     here = Path(__file__).parent
     args.out = args.out or (here / "out" / "hgq2_front_quick" if args.quick else here / "results" / "hgq2_front")
     args.out.mkdir(parents=True, exist_ok=True)

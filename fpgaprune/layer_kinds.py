@@ -119,6 +119,10 @@ KINDS = (
     ),
     LayerKind("LSTM", _RECURRENT, quantizers=_RECURRENT_QUANTIZERS, precision="recurrent"),
     LayerKind("GRU", _RECURRENT, quantizers=_RECURRENT_QUANTIZERS, precision="recurrent"),
+    # held and pruned, not exported kernel-sparse (hls4ml's own code, where it has any: 1.3 has no Conv3D); only
+    # HGQ2 binds them (`frontends/hgq2/layers.py`)
+    LayerKind("Conv3D", _LINEAR, _CONV_STRUCTURES, quantizers=_KERNEL_BIAS),
+    LayerKind("EinsumDense", _LINEAR, quantizers=_KERNEL_BIAS),  # pruned where named, entry by entry
 )
 BY_NAME = {kind.name: kind for kind in KINDS}
 BY_HLS4ML_NODE = {name: kind for kind in KINDS for name in kind.hls4ml_nodes}

@@ -1,12 +1,14 @@
 """Holds through HGQ2's QAT (the HGQ2 environment, docs/hgq2.md): a Keras 3 model's pruned entries stay exactly
 0.0, in the weight and after its quantizer, and their bit widths stay 0, so that EBOPs count nothing for them;
-a frozen entry keeps its value and its bits. Over HGQ2's Conv1D, Conv2D and Dense, four optimizers (AdamW with
-weight decay, SGD with momentum, RMSprop, Adam with EMA) and seeds."""
+a frozen entry keeps its value and its bits. Over HGQ2's Conv1D, Conv2D and Dense (twins of Keras layers), its
+Conv3D and EinsumDense (HGQ2 models as they come), four optimizers (AdamW with weight decay, SGD with momentum,
+RMSprop, Adam with EMA) and seeds."""
 
 import numpy as np
 import pytest
 
 pytest.importorskip("hgq", reason="HGQ2 lives in its own environment (requirements/hgq2.txt, docs/hgq2.md)")
+import hgq.layers  # noqa: E402
 import keras  # noqa: E402
 
 import fpgaprune as fp  # noqa: E402
@@ -20,10 +22,22 @@ OPTIMIZERS = {
     "rmsprop": lambda: keras.optimizers.RMSprop(5e-3),
     "adam_ema": lambda: keras.optimizers.Adam(5e-3, use_ema=True, ema_overwrite_frequency=3),
 }
-LAYERS = {
+LAYERS = {  # Keras layers (their HGQ2 twins are trained), and HGQ2's own layers that the twin does not make
     "Conv1D": (lambda: keras.layers.Conv1D(6, 3, activation="relu", name="layer"), (10, 3), "layer[:, 1, 2]"),
     "Conv2D": (lambda: keras.layers.Conv2D(6, 3, activation="relu", name="layer"), (8, 8, 2), "layer[:, :, 1, 4]"),
     "Dense": (lambda: keras.layers.Dense(12, activation="relu", name="layer"), (20,), "layer[3:7, 5]"),
+    "QConv3D": (
+        lambda: hgq.layers.QConv3D(4, 3, activation="relu", beta0=1e-4, name="layer"),
+        (5, 5, 5, 2),
+        "layer[:, :, :, 1, 3]",
+    ),
+    "QEinsumDense": (
+        lambda: hgq.layers.QEinsumDense(
+            "ab,bc->ac", output_shape=12, bias_axes="c", activation="relu", beta0=1e-4, name="layer"
+        ),
+        (20,),
+        "layer[3:7, 5]",
+    ),
 }
 
 

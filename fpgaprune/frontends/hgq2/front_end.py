@@ -60,6 +60,20 @@ class Hgq2FrontEnd(Keras3FrontEnd):
         return held
 
     @staticmethod
+    def layer_from_config(layer, config: dict):
+        """HGQ2's `from_config` deserializes the whole config, so a live constraint (a hold) goes in serialized."""
+        import keras
+
+        if quantizers.is_hgq2(layer):
+            config = {
+                key: keras.saving.serialize_keras_object(value)
+                if isinstance(value, keras.constraints.Constraint)
+                else value
+                for key, value in config.items()
+            }
+        return layer.__class__.from_config(config)
+
+    @staticmethod
     def enforce(model) -> None:
         from fpgaprune.frontends.hgq2.holds import hold_bits
         from fpgaprune.frontends.tensorflow.holds import enforce

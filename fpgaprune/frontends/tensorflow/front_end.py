@@ -13,7 +13,12 @@ class TensorFlowKeras:
         """`model` rebuilt with `groups` ({(layer, weight): [HoldEntry]}) held, or baked in and released."""
         from fpgaprune.frontends.tensorflow.holds import with_holds
 
-        return with_holds(self.keras(), self.hold_constraint(), model, groups, keep_holds)
+        return with_holds(self.keras(), self.hold_constraint(), model, groups, keep_holds, self.layer_from_config)
+
+    @staticmethod
+    def layer_from_config(layer, config: dict):
+        """A layer of `layer`'s class built from `config`, whose constraints may be live objects (holds)."""
+        return layer.__class__.from_config(config)
 
     @staticmethod
     def enforce(model) -> None:

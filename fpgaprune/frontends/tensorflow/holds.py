@@ -101,9 +101,10 @@ def hold_of(variable):
     return constraint if is_hold(constraint) else None
 
 
-def with_holds(keras, constraint_class, model, groups: dict, keep_holds: bool):
+def with_holds(keras, constraint_class, model, groups: dict, keep_holds: bool, from_config=None):
     """Clone `model` with each held variable's constraint set (or reset to its inner one) and the holds baked
-    in; `groups`: {(layer, weight name): [HoldEntry]}."""
+    in; `groups`: {(layer, weight name): [HoldEntry]}; `from_config(layer, config)` builds each clone (default:
+    its class's `from_config`)."""
     from collections import defaultdict
 
     from fpgaprune.selection import maskable_weights
@@ -121,7 +122,7 @@ def with_holds(keras, constraint_class, model, groups: dict, keep_holds: bool):
             inner = current.inner if is_hold(current) else current
             entries = by_layer[layer.name][weight.name]
             config[weight.constraint_key] = constraint_class(entries, inner) if keep_holds else inner
-        return layer.__class__.from_config(config)
+        return from_config(layer, config) if from_config else layer.__class__.from_config(config)
 
     clone = keras.models.clone_model(model, clone_function=clone_layer)
     clone.set_weights(model.get_weights())
