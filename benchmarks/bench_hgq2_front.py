@@ -127,10 +127,13 @@ def pruned_model(model, sparsity, selected: bool):
     return fp.prune(model, sparsity, structure="kernel", layers=["conv2", "conv3"])
 
 
-def price(model, data) -> dict:
-    """LUT and DSP of the model's `latency_parallel` export on the ZCU102 (`fp.estimate`), and their source."""
+def price(model, data, save_to: Path | None = None) -> dict:
+    """LUT and DSP of the model's `latency_parallel` export on the ZCU102 (`fp.estimate`), and their source; the
+    model saved to `save_to` (for a later price, such as the DA circuit's)."""
     import fpgaprune as fp
 
+    if save_to is not None:
+        fp.save_model(model, save_to)
     with tempfile.TemporaryDirectory(prefix="hgq2-front-") as scratch:
         exported = fp.export(model, PRESET, BOARD, Path(scratch) / "prj", x=data.x_test[:100], tb_samples=10)
         estimate = fp.estimate(exported)
@@ -174,7 +177,7 @@ def budgeted_model(model, spec: dict, data, limits: dict):
     return held, fitting.pruners[0], costs, budget
 
 
-def hgq2_point(keras, model, data, args, sparsity, beta, selected, limits=None) -> dict:
+def hgq2_point(keras, model, data, args, sparsity, beta, selected, limits=None, save_to=None) -> dict:
     """HGQ2 QAT of `model` (held where pruned: by `sparsity`, or to a budget of `limits`, repaired after QAT as a
     run does), `trace_minmax`, then accuracy, EBOPs and price."""
     import fpgaprune as fp
@@ -196,7 +199,7 @@ def hgq2_point(keras, model, data, args, sparsity, beta, selected, limits=None) 
     dead = [float(np.mean(np.abs(np.asarray(q.kq(q.kernel, training=False))).sum(axis=(0, 1)) == 0)) for q in conv]
     ebops = front.ebops(quantized)
     point = {"accuracy": accuracy, "ebops": sum(ebops.values()), "dead_kernels": dead, **repaired}
-    return {**point, **price(quantized, data)}
+    return {**point, **price(quantized, data, save_to)}
 
 
 def _repaired(quantized, pruner, costs, budget, data) -> dict:
@@ -213,13 +216,13 @@ def _repaired(quantized, pruner, costs, budget, data) -> dict:
     return {"budget_after_qat": first.before["LUT"], "repaired_groups": first.groups + last.groups}
 
 
-def qkeras_point(keras, model, data, args, sparsity) -> dict:
+def qkeras_point(keras, model, data, args, sparsity, save_to=None) -> dict:
     import fpgaprune as fp
 
     quantized = fp.quantized_twin(pruned_model(model, sparsity, False), QKERAS_SPEC)
     _fit(keras, quantized, data, args.epochs, 1e-3)
     accuracy = float(quantized.evaluate(data.x_test, data.y_test, verbose=0)[1])
-    return {"accuracy": accuracy, **price(quantized, data)}
+    return {"accuracy": accuracy, **price(quantized, data, save_to)}
 
 
 def plan(args) -> list:
@@ -234,17 +237,20 @@ def plan(args) -> list:
 
 
 def run_point(keras, args, widths, seed, data, method, level) -> dict:
+    slug = {HGQ2_ALONE: "hgq2", PRUNED: "pruned", SELECTED: "selected", BUDGETED: "budget", QKERAS: "qkeras"}
+    name = f"{'-'.join(map(str, widths))}-seed{seed}-{slug[method]}-{str(level).replace('/', '_')}.keras"
+    save_to = args.models / name if args.models else None
     model = pretrained(keras, args, widths, seed, data)
     keras.utils.set_random_seed(seed)
     if method == QKERAS:
-        return qkeras_point(keras, model, data, args, float(level))
+        return qkeras_point(keras, model, data, args, float(level), save_to)
     if method == HGQ2_ALONE:
-        return hgq2_point(keras, model, data, args, 0.0, float(level), False)
+        return hgq2_point(keras, model, data, args, 0.0, float(level), False, save_to=save_to)
     first, beta = str(level).split("@")
     if method == BUDGETED:
         limits = dict(zip(("LUT", "DSP"), map(float, first.split("/"))))
-        return hgq2_point(keras, model, data, args, 0.0, float(beta), False, limits=limits)
-    return hgq2_point(keras, model, data, args, float(first), float(beta), method == SELECTED)
+        return hgq2_point(keras, model, data, args, 0.0, float(beta), False, limits=limits, save_to=save_to)
+    return hgq2_point(keras, model, data, args, float(first), float(beta), method == SELECTED, save_to=save_to)
 
 
 def point_record(args, widths: str, seed: int, method: str, level: str) -> dict:
@@ -465,6 +471,7 @@ def main(argv=None):
     )
     parser.add_argument("--workers", type=int, default=2, help="Ray worker processes (1: no Ray)")
     parser.add_argument("--skip-selected", action="store_true", help="no selection points (the check, done once)")
+    parser.add_argument("--models", type=Path, help="where each point's quantized model is saved (default: out/)")
     parser.add_argument("--out", type=Path, help="default benchmarks/results/hgq2_front (in git; --quick: out/)")
     parser.add_argument("--quick", action="store_true", help="a small CNN on 1000 images, one seed, few points")
     parser.add_argument("--report", action="store_true", help="run nothing: the table, verdicts and plot")
@@ -476,6 +483,8 @@ def main(argv=None):
     here = Path(__file__).parent
     args.out = args.out or (here / "out" / "hgq2_front_quick" if args.quick else here / "results" / "hgq2_front")
     args.out.mkdir(parents=True, exist_ok=True)
+    args.models = args.models or here / "out" / f"{args.out.name}_models"
+    args.models.mkdir(parents=True, exist_ok=True)
     log = args.out / "points.jsonl"
     records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     if not args.report:

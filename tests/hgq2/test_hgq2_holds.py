@@ -127,3 +127,19 @@ def test_saved_and_loaded_the_holds_and_their_bits_come_back(tmp_path):
     loaded.fit(x, y, epochs=1, batch_size=32, verbose=0)
     assert not np.asarray(layer.kernel)[mask].any()
     assert not np.broadcast_to(np.asarray(layer.kq.quantizer._b), mask.shape)[mask].any()
+
+
+def test_hgq2_binds_the_kinds_qkeras_has_no_layer_for():
+    """Conv3D and EinsumDense: HGQ2's classes have the weights, constraint slots and quantizers the table names."""
+    from fpgaprune.layer_kinds import BY_NAME, kind_of
+    from fpgaprune.selection import maskable_weights
+
+    for name in ("Conv3D", "EinsumDense"):
+        build, shape, _ = LAYERS[f"Q{name}"]
+        model = keras.Sequential([keras.Input(shape), build()])
+        layer = model.get_layer("layer")
+        assert kind_of(layer) is BY_NAME[name] and maskable_weights(layer) == BY_NAME[name].weights
+        for weight in BY_NAME[name].weights:
+            assert weight.variable(layer) is not None and weight.constraint_key in layer.get_config(), weight
+            assert front_end_of(layer).weight_quantizer(layer, weight.role) is not None, weight
+        assert not BY_NAME[name].kernel_sparse
