@@ -399,16 +399,20 @@ def plot(rows: list, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     cnns = sorted({r["cnn"] for r in rows})
+    styles = {HGQ2_ALONE: "o", PRUNED: "s", SELECTED: "D", BUDGETED: "v", QKERAS: "^"}
     figure, axes = plt.subplots(len(cnns), 2, figsize=(11, 4 * len(cnns)), squeeze=False)
     for row_axes, cnn_name in zip(axes, cnns):
+        seeds = max(len(r["seeds"]) for r in rows if r["cnn"] == cnn_name)  # a level some seeds missed: not drawn
         for axis, resource in zip(row_axes, ("LUT", "DSP")):
-            for method, marker in ((HGQ2_ALONE, "o"), (PRUNED, "s"), (SELECTED, "D"), (BUDGETED, "v"), (QKERAS, "^")):
+            for color, (method, marker) in enumerate(styles.items()):
                 points = sorted(
-                    (r[resource], r["accuracy"]) for r in rows if r["cnn"] == cnn_name and r["method"] == method
+                    (r[resource], r["accuracy"])
+                    for r in rows
+                    if r["cnn"] == cnn_name and r["method"] == method and len(r["seeds"]) == seeds
                 )
                 if points:
                     line = "" if method in (SELECTED, BUDGETED) else "-"
-                    axis.plot(*zip(*points), marker=marker, linestyle=line, label=method)
+                    axis.plot(*zip(*points), marker=marker, linestyle=line, label=method, color=f"C{color}")
             axis.set_xscale("log" if resource == "LUT" else "linear")
             axis.set_xlabel(f"{resource} (fp.estimate, {PRESET}, reuse 1)")
             axis.set_ylabel("test accuracy")
