@@ -65,9 +65,8 @@ class HardwareCosts:
         from fpgaprune.framework import front_end_of
 
         twin = front_end_of(model).quantized_twin(model, self.spec, self.batchnorm)
-        front = front_end_of(twin)
-        if self.calibration is not None and hasattr(front, "calibrate"):
-            front.calibrate(twin, self.calibration)
+        if self.calibration is not None:
+            front_end_of(twin).calibrate(twin, self.calibration)
         return twin
 
 

@@ -177,6 +177,10 @@ class FrontEnd(ABC):
         """[lo, hi] of what a quantizer outputs, where its type does not say (None: measured on a ramp)."""
         return None
 
+    def calibrate(self, model, x) -> None:
+        """Set the ranges the model's quantizers learn from data (inputs `x`), after QAT and before pricing or
+        export; nothing for quantizers that keep their ranges (HGQ2's activation quantizers wrap: `trace_minmax`)."""
+
     def quantizer_bits(self, layer, role: str, default: int = 32) -> int:
         """The bit width of a layer's quantizer for `role` (`default` for a float weight)."""
         return default

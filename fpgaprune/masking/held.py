@@ -22,11 +22,11 @@ class HeldEntries:
         self.inner = inner
 
     def deserialize_inner(self, config: dict):
-        """The weight's own constraint from its saved config: each front end's hold says how."""
+        """The weight's own constraint from its saved config. Abstract: each front end's hold says how."""
         raise NotImplementedError(f"{type(self).__name__} cannot read a saved inner constraint")
 
     def serialize_inner(self):
-        """The weight's own constraint as a config to save: each front end's hold says how."""
+        """The weight's own constraint as a config to save. Abstract: each front end's hold says how."""
         raise NotImplementedError(f"{type(self).__name__} cannot save its inner constraint")
 
     def compiled(self, shape) -> tuple[np.ndarray, np.ndarray]:

@@ -34,12 +34,10 @@ def task_of(config, model, dataset) -> Task:
 
 def calibrated(model, dataset):
     """`model` with the ranges its quantizers learn from data set from the training inputs (HGQ2's `trace_minmax`:
-    its activation quantizers wrap), where its front end has any; after every QAT, before pricing or export."""
+    its activation quantizers wrap; `FrontEnd.calibrate`), after every QAT, before pricing or export."""
     from fpgaprune.framework import front_end_of
 
-    front = front_end_of(model)
-    if hasattr(front, "calibrate"):
-        front.calibrate(model, dataset.x_train)
+    front_end_of(model).calibrate(model, dataset.x_train)
     return model
 
 

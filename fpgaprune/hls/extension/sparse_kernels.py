@@ -54,7 +54,7 @@ class SparseKernels(OptimizerPass):
 
     @staticmethod
     def source(plan, node_name: str, index: int) -> str:
-        """The backend's C++ product class for `plan` (a backend's subclass says which)."""
+        """The backend's C++ product class for `plan`. Abstract: each backend's subclass says which."""
         raise NotImplementedError
 
     def match(self, node):
