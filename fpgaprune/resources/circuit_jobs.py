@@ -125,7 +125,8 @@ class LayerJob:
         arrays = {"matrix": self.weights[rows, cols]}
         if self.bias is not None and (rows.start in (0, None)):  # the bias joins one partial sum of each column
             arrays["bias"] = np.asarray(self.bias, np.float64)[cols]
-        return {"kind": "matrix", "kif": list(self.kif), "yosys": yosys and self.synthesize}, arrays
+        kif = [np.asarray(v)[rows].tolist() if np.ndim(v) else v for v in self.kif]  # per input: this part's rows
+        return {"kind": "matrix", "kif": kif, "yosys": yosys and self.synthesize}, arrays
 
     def submit(self) -> None:
         for index, part in enumerate(self.parts):

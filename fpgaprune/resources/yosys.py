@@ -218,9 +218,11 @@ def weight_bits(weights: np.ndarray) -> int:
 
 
 def estimated_cost(weights: np.ndarray, kif: tuple[int, int, int]) -> float:
-    """A guess at da4ml's cost from the matrix alone (no trace): live weights x (input bits + weight bits).
-    Within about 2x of the traced cost on the layers measured here; it only cuts layers into parts."""
-    return float(np.count_nonzero(weights) * (sum(kif) + weight_bits(weights)))
+    """A guess at da4ml's cost from the matrix alone (no trace): live weights x (input bits + weight bits), each
+    row's input bits its own where `kif` has one per input. Within about 2x of the traced cost on the layers
+    measured here; it only cuts layers into parts."""
+    input_bits = np.broadcast_to(np.sum([np.asarray(v, np.float64) for v in kif], axis=0), weights.shape[:1])
+    return float(np.count_nonzero(weights, axis=1) @ (input_bits + weight_bits(weights)))
 
 
 def trace_size(rows: int, cols: int, bits: int) -> float:

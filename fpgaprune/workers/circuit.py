@@ -23,11 +23,13 @@ _CELL = r"LUT\d|INV|CARRY\w*|FD\w*|MUXF\d|DSP\w*"
 
 
 def matrix_logic(weights: np.ndarray, kif, bias=None, solver_options=None):
-    """da4ml's combinational logic for `x @ weights (+ bias)`, `x` of the fixed-point type `kif`."""
+    """da4ml's combinational logic for `x @ weights (+ bias)`, `x` of the fixed-point type `kif`: (k, i, f) for every
+    input, or one array of each per input (per-value types, as hls4ml's DA pass gives an HGQ2 layer's)."""
     from da4ml.trace import FixedVariableArrayInput, HWConfig, comb_trace
 
     options = HLS4ML_SOLVER_OPTIONS if solver_options is None else solver_options
     inputs = FixedVariableArrayInput(weights.shape[0], HWConfig(1, -1, -1), solver_options=options)
+    kif = [np.asarray(v, np.int16) if np.ndim(v) else v for v in kif]
     outputs = inputs.quantize(*kif) @ np.asarray(weights, np.float64)
     if bias is not None:
         outputs = outputs + np.asarray(bias, np.float64)

@@ -88,6 +88,7 @@ def test_an_hgq2_cnn_exports_kernel_sparse_and_bit_exact(tmp_path, digits, prune
             for node in result.manifest["hls_nodes"].values()
             if node["class"] in ("Conv2D", "Dense")
         )
+        _da_circuits_priced_as_built(quantized, result.hls_model)
         return
     _priced_with_the_exports_types(quantized, result.manifest)
     expected = _live_products(quantized)
@@ -114,3 +115,23 @@ def _priced_with_the_exports_types(quantized, manifest):
         assert derived[name]["weight"].hls() == hardware["weight_type"], name
         assert derived[name]["input"].hls() == hardware["input_type"], name
         assert derived[name]["accum"].width == hardware["accum_bits"], name
+
+
+def _da_circuits_priced_as_built(quantized, hls_model):
+    """The DA circuit a price traces (`kernel_input_kif`: per-row input types; `matrix_logic`) is the one hls4ml's
+    distributed-arithmetic pass built: da4ml's cost is equal, layer by layer."""
+    from fpgaprune.frontends.hgq2.quantizers import quantized as quantized_values
+    from fpgaprune.frontends.hgq2.types import kernel_input_kif
+    from fpgaprune.workers.circuit import matrix_logic
+
+    varied = []
+    for name in POSITIONS:
+        layer = quantized.get_layer(name)
+        kernel = quantized_values(layer, "kernel", layer.kernel.numpy()).reshape(-1, layer.kernel.shape[-1])
+        bias = quantized_values(layer, "bias", layer.bias.numpy())
+        kif = kernel_input_kif(layer)
+        assert all(np.shape(v) == kernel.shape[:1] for v in kif), name  # one type per row
+        varied += [name] if len({tuple(row) for row in np.transpose(kif)}) > 1 else []
+        logic = matrix_logic(kernel, kif, bias)
+        assert logic.cost == hls_model.graph[name].get_attr("da_kernel_cost"), name
+    assert varied, "no layer whose rows' input types differ: the per-row types were not exercised"

@@ -14,6 +14,8 @@ from fpgaprune.resources.yosys import (
     MeasurementBudget,
     Synthesis,
     Unmeasured,
+    adder_graph,
+    estimated_cost,
     layer_parts,
     max_rows,
     synthesize,
@@ -172,3 +174,19 @@ def test_first_call_compiles_run_before_any_watched_worker_which_then_keeps_a_wi
     assert isinstance(results["layer"], Synthesis)
     share_mb = default.per_circuit() / 2**20
     assert [entry["peak_mb"] for entry in log] and all(entry["peak_mb"] <= 0.75 * share_mb for entry in log), log
+
+
+@needs_yosys
+def test_inputs_typed_one_by_one_are_measured_in_parts_with_each_rows_own_type():
+    """Per-input types (an HGQ2 layer's, as hls4ml's DA pass gives them): each part gets its own rows' types. Equal
+    types give the one-type circuit; an input of no bits costs what its row removed costs."""
+    weights, share = _layer(24, 2, seed=6), MeasurementBudget(memory=int(600.2 * 2**20), workers=1)
+    one = (0, 1, 4)
+    each = tuple(np.full(24, v) for v in one)
+    assert estimated_cost(weights, each) == estimated_cost(weights, one)
+    a, b = (dict(synthesize_all({"l": (weights, kif)}, "UltraScale+", budget=share))["l"] for kif in (one, each))
+    assert a.parts == b.parts > 1 and (a.luts, a.da4ml_cost) == (b.luts, b.da4ml_cost)
+    silent = tuple(np.where(np.arange(24) < 12, 0, v) for v in each)  # the first 12 inputs carry no bit
+    removed = weights.copy()
+    removed[:12] = 0
+    assert adder_graph(weights, silent).cost == adder_graph(removed, one).cost < a.layer_da4ml_cost

@@ -48,6 +48,22 @@ def input_kif(layer) -> tuple | None:
     return tuple(np.where(kept, v, 0).astype(np.int16) for v in (k, i, f))
 
 
+def kernel_input_kif(layer) -> tuple | None:
+    """(k, i, f) per row of the layer's kernel matrix, as hls4ml's distributed-arithmetic pass gives da4ml: the input
+    quantizer's per-value types, padded, im2col'd and strided, each the largest over the output positions; None
+    where the layer has no input quantizer."""
+    from hls4ml.model.optimizer.passes.bit_exact import im2col
+
+    kif = input_kif(layer)
+    if kif is None:
+        return None
+    rows = int(np.prod(layer.kernel.shape[:-1]))
+    if len(layer.kernel.shape) > 2:
+        kif = im2col(layer.kernel.shape, *(_padded(layer, v) for v in kif))
+        kif = tuple(v[tuple(slice(None, None, s) for s in layer.strides)] for v in kif)
+    return tuple(v.reshape(-1, rows).max(axis=0) for v in kif)
+
+
 def _accumulated(layer, kif: tuple, kernel: np.ndarray, bias) -> tuple:
     """Each output's (k, i, f): its interval over every input the quantizer gives, as BitExact's `_produce_kif`."""
     from hls4ml.model.optimizer.passes.bit_exact import im2col
