@@ -181,6 +181,11 @@ class FrontEnd(ABC):
         """Set the ranges the model's quantizers learn from data (inputs `x`), after QAT and before pricing or
         export; nothing for quantizers that keep their ranges (HGQ2's activation quantizers wrap: `trace_minmax`)."""
 
+    def kernel_input_types(self, layer):
+        """(k, i, f) arrays, one entry per row of the layer's kernel matrix, where its inputs are typed value by
+        value (the types hls4ml's DA pass gives da4ml); None where the layer's node has one input type."""
+        return None
+
     def quantizer_bits(self, layer, role: str, default: int = 32) -> int:
         """The bit width of a layer's quantizer for `role` (`default` for a float weight)."""
         return default

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.framework import layer_named
+from fpgaprune.framework import front_end_of, layer_named
 from fpgaprune.resources.circuit_parts import Part
 from fpgaprune.resources.measure import KernelRemoval, live_matrix
 from fpgaprune.resources.yosys import (
@@ -78,33 +78,49 @@ def removed_kernel(exported, dense, estimate, cheapest: bool = False):
     return min(found)[3] if found else None  # a column that keeps other kernels, the cheapest of those
 
 
-def _circuit(record, matrix=None, column=None) -> tuple:
+def input_types(record, dense=None) -> tuple:
+    """The types of the node's inputs, as its DA circuit gets them: the node's one input type, or, where the
+    model's front end types them value by value (HGQ2), one per kernel row, capped by the node's as hls4ml's DA
+    pass caps them (the rows of kept input channels where the export stripped some)."""
+    kif = fixed_kif(record.input)
+    if dense is None:
+        return kif
+    rows = front_end_of(dense).kernel_input_types(layer_named(dense, record.plan.origin.layer))
+    if rows is None:
+        return kif
+    plan = record.plan
+    if len(rows[0]) != plan.n_in:  # stripped: the kept channels' rows of each window position
+        rows = [np.asarray(v).reshape(-1, len(v) // np.prod(plan.window[:-1]))[:, plan.origin.inputs] for v in rows]
+    return tuple(np.minimum(np.ravel(v), cap) for v, cap in zip(rows, kif))
+
+
+def _circuit(record, matrix=None, column=None, dense=None) -> tuple:
     matrix = live_matrix(record) if matrix is None else matrix
     bias = record.bias
     if column is not None:
         matrix, bias = matrix[:, [column]], None if bias is None else bias[[column]]
-    return matrix, fixed_kif(record.input), None, bias
+    return matrix, input_types(record, dense), None, bias
 
 
-def _sample_circuits(exported, removed) -> tuple[dict, str]:
+def _sample_circuits(exported, removed, dense=None) -> tuple[dict, str]:
     """The sampled circuits: the removed kernel's output column with and without it, or one cheap column."""
     if removed:
         record, kernel, restored, column = removed
         where = f"{record.plan.origin.layer} output {record.plan.origin.outputs[column]}"
         return {
-            ("without", kernel): _circuit(record, column=column),
-            ("with", kernel): _circuit(record, restored, column),
+            ("without", kernel): _circuit(record, column=column, dense=dense),
+            ("with", kernel): _circuit(record, restored, column, dense),
         }, where
     record = min(exported.nodes.values(), key=lambda r: estimated_cost(live_matrix(r), fixed_kif(r.input)))
     matrix = live_matrix(record)
     costs = [estimated_cost(matrix[:, [c]], fixed_kif(record.input)) for c in range(matrix.shape[1])]
     column = int(np.argsort(costs)[len(costs) // 2])
     where = f"{record.plan.origin.layer} output {record.plan.origin.outputs[column]}"
-    return {("column", where): _circuit(record, column=column)}, where
+    return {("column", where): _circuit(record, column=column, dense=dense)}, where
 
 
-def _all_circuits(exported, removed) -> dict:
-    circuits = {record.name: _circuit(record) for record in exported.nodes.values()}
+def _all_circuits(exported, removed, dense=None) -> dict:
+    circuits = {record.name: _circuit(record, dense=dense) for record in exported.nodes.values()}
     if removed:  # both in the same parts, so the parts without the kernel are the same circuits (cached)
         record, kernel, restored, _ = removed
         matrix, kif, _, bias = circuits[record.name]
@@ -114,11 +130,11 @@ def _all_circuits(exported, removed) -> dict:
     return circuits
 
 
-def _traced_costs(exported, measured: Measured) -> None:
+def _traced_costs(exported, measured: Measured, dense=None) -> None:
     """Every small layer's da4ml cost, traced without yosys (the calibrated DA estimate's input)."""
     from fpgaprune.resources.yosys import trace_costs
 
-    for name, cost in trace_costs({r.name: _circuit(r) for r in exported.nodes.values()}).items():
+    for name, cost in trace_costs({r.name: _circuit(r, dense=dense) for r in exported.nodes.values()}).items():
         if isinstance(cost, Unmeasured):
             measured.unmeasured[f"{name} (calibrated estimate)"] = cost.reason
         else:
@@ -140,10 +156,10 @@ def measure_export(
     removed = removed_kernel(exported, dense, estimate, cheapest=scope == "sample") if dense is not None else None
     measured = Measured(scope)
     if scope == "sample":
-        circuits, where = _sample_circuits(exported, removed)
+        circuits, where = _sample_circuits(exported, removed, dense)
         label = f"yosys: the DA circuit of {where}" + (f", with and without {removed[1]}" if removed else "")
     else:
-        circuits, label = _all_circuits(exported, removed), "yosys: each layer's DA circuit"
+        circuits, label = _all_circuits(exported, removed, dense), "yosys: each layer's DA circuit"
     results = synthesize_all(circuits, exported.board.family, budget=budget, cancel=cancel, log=measured.jobs)
     results = dict(progress(results, label, len(circuits)) if progress else results)
     for name, result in results.items():
@@ -155,7 +171,7 @@ def measure_export(
             measured.layers[name] = result
     _removal(measured, removed, results, scope)
     if scope == "sample":
-        _traced_costs(exported, measured)
+        _traced_costs(exported, measured, dense)
     else:
         measured.traced = {name: s.layer_da4ml_cost or s.da4ml_cost for name, s in measured.layers.items()}
     measured.calibration = _calibration(measured)

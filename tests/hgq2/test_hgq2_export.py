@@ -89,6 +89,7 @@ def test_an_hgq2_cnn_exports_kernel_sparse_and_bit_exact(tmp_path, digits, prune
             if node["class"] in ("Conv2D", "Dense")
         )
         _da_circuits_priced_as_built(quantized, result.hls_model)
+        _measured_as_built(quantized, result.hls_model, tmp_path, x_test)
         return
     _priced_with_the_exports_types(quantized, result.manifest)
     expected = _live_products(quantized)
@@ -135,3 +136,16 @@ def _da_circuits_priced_as_built(quantized, hls_model):
         logic = matrix_logic(kernel, kif, bias)
         assert logic.cost == hls_model.graph[name].get_attr("da_kernel_cost"), name
     assert varied, "no layer whose rows' input types differ: the per-row types were not exercised"
+
+
+def _measured_as_built(quantized, da_model, tmp_path, x_test):
+    """A run's yosys measurement of the multiplier export (`measure_export`, sample scope) traces each layer's DA
+    circuit with the types hls4ml's DA pass gives it: the same da4ml cost as the DA export's nodes."""
+    from fpgaprune.resources.measurement_plan import measure_export
+
+    exported = fp.export(quantized, "latency_parallel", "pynq-z2", tmp_path / "lp", x=x_test[:100])
+    measured = measure_export(exported, quantized, fp.estimate(exported), "sample")
+    assert measured.samples and not measured.unmeasured, measured.unmeasured
+    assert {name: measured.traced[name] for name in POSITIONS} == {
+        name: da_model.graph[name].get_attr("da_kernel_cost") for name in POSITIONS
+    }

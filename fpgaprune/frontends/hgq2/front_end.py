@@ -120,6 +120,13 @@ class Hgq2FrontEnd(Keras3FrontEnd):
 
         trace_minmax(model, np.asarray(x, np.float32), verbose=False)
 
+    @staticmethod
+    def kernel_input_types(layer):
+        """An HGQ2 layer's input types per kernel row, as hls4ml's DA pass computes them (`kernel_input_kif`)."""
+        from fpgaprune.frontends.hgq2.types import kernel_input_kif
+
+        return kernel_input_kif(layer) if quantizers.is_hgq2(layer) else None
+
     # Export: hls4ml's Keras 3 converter, with hls4ml's BitExact types
     @staticmethod
     def exported_model(model, input_shape=None):
