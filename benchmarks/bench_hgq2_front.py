@@ -25,6 +25,12 @@ digit of a LUT multiplier, or DSPs for wide operands): HGQ2's per-weight bits co
 reuse > 1 (`bench_budget_front`'s pricing) one `weight_t` per array sizes the shared multipliers, and per-weight
 widths narrow nothing. HGQ2's EBOPs are recorded beside each HGQ2 point; they are not the measure.
 
+A second price, where the DA circuit is cheap enough to trace (`--da`, on the saved models: `hgq2_front_da.py`):
+each point's kernel layers as the distributed-arithmetic circuits hls4ml's `distributed_arithmetic` strategy
+builds (no multipliers: each weight's digits and each input's own type decide the adders), da4ml's cost x the
+calibration recorded against yosys; `--measure-da LAYER` has yosys measure that layer's circuit of a sample of
+points (`DA_SAMPLE`) and states the calibrated estimate's error on it.
+
 The float models are trained first; the points then run on a local Ray of `--workers` processes (one TensorFlow
 thread each). Every finished point is appended to `<out>/points.jsonl` (a re-run skips it). `--report` prints the
 table, the verdicts (at or under each HGQ2-alone point's LUT, fpgaprune + HGQ2's best accuracy) and writes
@@ -48,6 +54,9 @@ HGQ2_ALONE, PRUNED, SELECTED, BUDGETED, QKERAS = (
     "fpgaprune kernels + QKeras 6-bit, sparsity",
 )
 OURS = (PRUNED, SELECTED, BUDGETED)
+# the points of seed 0 whose DA circuit of one layer yosys measures (`--measure-da`): the cheapest and costliest
+# HGQ2-alone points, the sparsest fpgaprune + HGQ2 point at the largest beta, and the QKeras reference's
+DA_SAMPLE = [(HGQ2_ALONE, "1e-08"), (HGQ2_ALONE, "1e-06"), (PRUNED, "0.75@1e-06"), (QKERAS, "0.75")]
 CALIBRATION_SAMPLES = 2048  # as a run's budget: the twin's activation ranges traced on these training inputs
 QKERAS_SPEC = {
     "default": {
@@ -298,23 +307,29 @@ def _outcome(record: dict) -> str:
 
 
 def _points(args, pending: list):
-    """The pending points' records as they finish: on a local Ray (`--workers` > 1), else one after another."""
-    if args.workers <= 1 or not pending:
-        yield from (point_record(args, *key) for key in pending)
+    """The pending points' records as they finish (`_parallel`)."""
+    yield from _parallel(args.workers, point_record, [(args, *key) for key in pending])
+
+
+def _parallel(workers: int, function, calls: list):
+    """`function(*call)` of each call, yielded as they finish: on a local Ray of `workers` processes (one CPU and
+    one TensorFlow thread pool each), or here one after another when `workers` is 1."""
+    if workers <= 1 or not calls:
+        yield from (function(*call) for call in calls)
         return
     import ray
 
     threads = {"TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "3"}
     here = str(Path(__file__).parent)
     ray.init(
-        num_cpus=args.workers,
+        num_cpus=workers,
         include_dashboard=False,
         log_to_driver=False,
         runtime_env={"env_vars": {**threads, "PYTHONPATH": here}},
     )
     try:
-        remote = ray.remote(num_cpus=1, max_retries=0)(point_record)
-        refs = [remote.remote(args, *key) for key in pending]
+        remote = ray.remote(num_cpus=1, max_retries=0)(function)
+        refs = [remote.remote(*call) for call in calls]
         while refs:
             (ready,), refs = ray.wait(refs, num_returns=1)
             yield ray.get(ready)
@@ -340,7 +355,7 @@ def summary(records: list) -> list:
     rows = []
     for (cnn_name, method, level), found in sorted(groups.items()):
         row = {"cnn": cnn_name, "method": method, "level": level, "seeds": sorted(r["seed"] for r in found)}
-        for key in ("accuracy", "LUT", "DSP", "ebops"):
+        for key in ("accuracy", "LUT", "DSP", "ebops", "DA_LUT"):
             if all(key in r for r in found):
                 row[key] = float(np.mean([r[key] for r in found]))
         rows.append(row)
@@ -358,6 +373,8 @@ def board_cost(row) -> float:
 def _at_or_under(row, peer, measure: str) -> bool:
     if measure == "board":
         return board_cost(row) <= board_cost(peer)
+    if measure == "DA":
+        return row["DA_LUT"] <= peer["DA_LUT"]
     return row["LUT"] <= peer["LUT"] and row["DSP"] <= peer["DSP"]
 
 
@@ -375,16 +392,17 @@ def verdicts(rows: list, measure: str) -> list:
             and _at_or_under(r, peer, measure)
         ]
         best = max(ours, key=lambda r: r["accuracy"], default=None)
+        first, second = ("DA_LUT", "LUT") if measure == "DA" else ("LUT", "DSP")
         found.append(
             (
                 peer["cnn"],
                 f"beta {peer['level']}",
-                f"{peer['LUT']:.0f}",
-                f"{peer['DSP']:.0f}",
+                f"{peer[first]:.0f}",
+                f"{peer[second]:.0f}",
                 f"{peer['accuracy']:.4f}",
                 f"{best['method'].split(',')[0]} {best['level']}" if best else "none at or under its cost",
-                f"{best['LUT']:.0f}" if best else "-",
-                f"{best['DSP']:.0f}" if best else "-",
+                f"{best[first]:.0f}" if best else "-",
+                f"{best[second]:.0f}" if best else "-",
                 f"{best['accuracy']:.4f}" if best else "-",
                 f"{best['accuracy'] - peer['accuracy']:+.4f}" if best else "-",
             )
@@ -423,6 +441,34 @@ def plot(rows: list, path: Path) -> None:
     figure.savefig(path, dpi=110)
 
 
+def plot_da(rows: list, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fpgaprune.resources.calibration import recorded
+
+    cnns = sorted({r["cnn"] for r in rows})
+    styles = {HGQ2_ALONE: "o", PRUNED: "s", SELECTED: "D", BUDGETED: "v", QKERAS: "^"}
+    figure, axes = plt.subplots(1, len(cnns), figsize=(6 * len(cnns), 4), squeeze=False)
+    for axis, cnn_name in zip(axes[0], cnns):
+        for color, (method, marker) in enumerate(styles.items()):
+            found = [r for r in rows if r["cnn"] == cnn_name and r["method"] == method]
+            points = sorted((r["DA_LUT"], r["accuracy"]) for r in found)
+            if points:
+                line = "" if method in (SELECTED, BUDGETED) else "-"
+                axis.plot(*zip(*points), marker=marker, linestyle=line, label=method, color=f"C{color}")
+        seeds = sorted({s for r in rows if r["cnn"] == cnn_name for s in r["seeds"]})
+        axis.set_xlabel(f"LUT of the DA circuits ({recorded().scale:.3f} x da4ml cost, calibrated on yosys)")
+        axis.set_ylabel("test accuracy")
+        axis.set_title(f"CNN {cnn_name}, seed(s) {', '.join(map(str, seeds))}")
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
 def report(records: list, out: Path) -> None:
     from fpgaprune.text_table import format_rows
 
@@ -448,11 +494,86 @@ def report(records: list, out: Path) -> None:
         header = ("cnn", "HGQ2 alone", "LUT", "DSP", "accuracy", "fpgaprune + HGQ2's best", "LUT", "DSP", "accuracy")
         print(f"\nat or under the cost of each HGQ2-alone point ({label}):")
         print("\n".join(format_rows((*header, "difference"), verdicts(rows, measure))))
+    da_report(records, out)
     fits = sorted({text for r in records for text in r.get("fit", [])})[:6]
     print("\nfit verdicts of the points (which model priced them; a sample):\n" + "\n".join(fits))
     if rows:
         plot(rows, out / "front.png")
         print(f"wrote {out / 'front.png'}")
+
+
+def da_report(records: list, out: Path) -> None:
+    """The points priced as DA circuits (`--da`): their table, the verdicts by DA LUTs, and yosys' checks."""
+    from hgq2_front_da import load
+
+    from fpgaprune.text_table import format_rows
+
+    priced = {_key(r): r for r in load(out / "da.jsonl")}
+    records = [{**r, "DA_LUT": priced[_key(r)]["DA_LUT"]} for r in records if _key(r) in priced]
+    if not records:
+        return
+    print(f"\nDA price ({next(iter(priced.values()))['da_source']}):")
+    rows = summary(records)
+    table = [
+        (r["cnn"], r["method"], r["level"], len(r["seeds"]), f"{r['DA_LUT']:.0f}", f"{r['LUT']:.0f}") for r in rows
+    ]
+    print("\n".join(format_rows(("cnn", "method", "level", "seeds", "DA LUT", "latency LUT"), table)))
+    header = ("cnn", "HGQ2 alone", "DA LUT", "LUT", "accuracy", "fpgaprune + HGQ2's best", "DA LUT", "LUT", "accuracy")
+    print("\nat or under the DA LUTs of each HGQ2-alone point (LUT: the latency_parallel price, for reference):")
+    print("\n".join(format_rows((*header, "difference"), verdicts(rows, "DA"))))
+    plot_da(rows, out / "front_da.png")
+    print(f"wrote {out / 'front_da.png'}")
+    for check in load(out / "da_yosys.jsonl"):
+        for layer, found in check["layers"].items():
+            print(
+                f"yosys: {check['cnn']} seed {check['seed']} {check['method']} {check['level']} {layer}: "
+                f"{found['yosys_LUT']} LUT in {found['parts']} part(s); the calibrated estimate {found['error']:+.1%}"
+            )
+
+
+def _key(record: dict) -> tuple:
+    return record["cnn"], record["seed"], record["method"], str(record["level"])
+
+
+def price_da(args, records: list) -> None:
+    """`--da`: every saved point not yet priced as DA circuits, on a local Ray of `--workers` processes."""
+    from hgq2_front_da import append, load, point_path
+
+    done = {_key(r) for r in load(args.out / "da.jsonl")}
+    pending = [
+        (point_path(args.models, r), dict(zip(("cnn", "seed", "method", "level"), _key(r))))
+        for r in records
+        if "infeasible" not in r and _key(r) not in done and point_path(args.models, r).exists()
+    ]
+    pending = [(path, key) for path, key in pending if (key["method"] == QKERAS) == (args.library == "qkeras")]
+    for record in _parallel(args.workers, _da_point, pending):
+        append(args.out / "da.jsonl", record)
+        print(f"DA: {' '.join(map(str, _key(record)))}: {record['DA_LUT']:.0f} LUT ({record['seconds']} s)")
+
+
+def _da_point(path, key) -> dict:
+    from hgq2_front_da import da_record
+
+    from fpgaprune import data
+
+    return da_record(path, key, data.fashion_mnist().x_test)
+
+
+def measure_da(args, records: list) -> None:
+    """`--measure-da LAYER`: yosys on that layer's DA circuit of `DA_SAMPLE`'s points of seed 0 (this
+    environment's library's)."""
+    from hgq2_front_da import append, measured_record, point_path
+
+    from fpgaprune import data
+
+    x = data.fashion_mnist().x_test
+    ours = [r for r in records if (r["method"] == QKERAS) == (args.library == "qkeras")]  # this environment's
+    for record in ours:
+        if record["seed"] == 0 and (record["method"], str(record["level"])) in DA_SAMPLE:
+            key = dict(zip(("cnn", "seed", "method", "level"), _key(record)))
+            found = measured_record(point_path(args.models, record), key, x, args.workers, args.measure_da)
+            append(args.out / "da_yosys.jsonl", found)
+            print(f"yosys: {' '.join(map(str, _key(found)))}: {found['layers']}")
 
 
 def main(argv=None):
@@ -479,6 +600,8 @@ def main(argv=None):
     parser.add_argument("--out", type=Path, help="default benchmarks/results/hgq2_front (in git; --quick: out/)")
     parser.add_argument("--quick", action="store_true", help="a small CNN on 1000 images, one seed, few points")
     parser.add_argument("--report", action="store_true", help="run nothing: the table, verdicts and plot")
+    parser.add_argument("--da", action="store_true", help="price the saved points as DA circuits (out/da.jsonl)")
+    parser.add_argument("--measure-da", metavar="LAYER", help="yosys on LAYER's DA circuit of DA_SAMPLE's points")
     args = parser.parse_args(argv)
     if args.quick:
         args.widths, args.seeds, args.pretrain_epochs, args.epochs = ["4,8,8"], 1, 2, 1
@@ -491,8 +614,12 @@ def main(argv=None):
     args.models.mkdir(parents=True, exist_ok=True)
     log = args.out / "points.jsonl"
     records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    if not args.report:
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    if args.da:
+        price_da(args, records)
+    elif args.measure_da:
+        measure_da(args, records)
+    elif not args.report:
         records = run(args, records, log)
     report(records, args.out)
 

@@ -301,7 +301,9 @@ HGQ2_ADVICE = (
     "activations, so a budget on LUT and DSP could not be met by removing kernels: where DSPs are the limit, "
     "raise quantization.hgq2.beta0 (or prune those layers too), and give pruning.budget a DSP count as well as LUT. "
     "On the larger CNN, fpgaprune with QKeras 6-bit (its own environment) was 0.6 to 1.6 points more accurate than "
-    "every HGQ2 point with as many LUTs or more."
+    "every HGQ2 point with as many LUTs or more. Priced as the distributed_arithmetic circuit instead "
+    "(benchmarks/results/hgq2_front_da: the smaller CNN, one seed), removing kernels first was ahead at 4 of 5 "
+    "HGQ2-alone points (+0.01 to +0.63) and level at one."
 )
 
 
