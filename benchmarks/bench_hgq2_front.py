@@ -245,10 +245,18 @@ def plan(args) -> list:
     return points + [(BUDGETED, level) for level in args.budgets]
 
 
-def run_point(keras, args, widths, seed, data, method, level) -> dict:
+def model_file(models: Path, widths, seed: int, method: str, level) -> Path:
+    """Where a point's quantized model is saved (`--models`)."""
     slug = {HGQ2_ALONE: "hgq2", PRUNED: "pruned", SELECTED: "selected", BUDGETED: "budget", QKERAS: "qkeras"}
-    name = f"{'-'.join(map(str, widths))}-seed{seed}-{slug[method]}-{str(level).replace('/', '_')}.keras"
-    save_to = args.models / name if args.models else None
+    return models / f"{'-'.join(map(str, widths))}-seed{seed}-{slug[method]}-{str(level).replace('/', '_')}.keras"
+
+
+def _saved(models: Path, record: dict) -> Path:
+    return model_file(models, record["cnn"].split(","), record["seed"], record["method"], record["level"])
+
+
+def run_point(keras, args, widths, seed, data, method, level) -> dict:
+    save_to = model_file(args.models, widths, seed, method, level) if args.models else None
     model = pretrained(keras, args, widths, seed, data)
     keras.utils.set_random_seed(seed)
     if method == QKERAS:
@@ -537,13 +545,13 @@ def _key(record: dict) -> tuple:
 
 def price_da(args, records: list) -> None:
     """`--da`: every saved point not yet priced as DA circuits, on a local Ray of `--workers` processes."""
-    from hgq2_front_da import append, load, point_path
+    from hgq2_front_da import append, load
 
     done = {_key(r) for r in load(args.out / "da.jsonl")}
     pending = [
-        (point_path(args.models, r), dict(zip(("cnn", "seed", "method", "level"), _key(r))))
+        (_saved(args.models, r), dict(zip(("cnn", "seed", "method", "level"), _key(r))))
         for r in records
-        if "infeasible" not in r and _key(r) not in done and point_path(args.models, r).exists()
+        if "infeasible" not in r and _key(r) not in done and _saved(args.models, r).exists()
     ]
     pending = [(path, key) for path, key in pending if (key["method"] == QKERAS) == (args.library == "qkeras")]
     for record in _parallel(args.workers, _da_point, pending):
@@ -562,7 +570,7 @@ def _da_point(path, key) -> dict:
 def measure_da(args, records: list) -> None:
     """`--measure-da LAYER`: yosys on that layer's DA circuit of `DA_SAMPLE`'s points of seed 0 (this
     environment's library's)."""
-    from hgq2_front_da import append, measured_record, point_path
+    from hgq2_front_da import append, measured_record
 
     from fpgaprune import data
 
@@ -571,7 +579,7 @@ def measure_da(args, records: list) -> None:
     for record in ours:
         if record["seed"] == 0 and (record["method"], str(record["level"])) in DA_SAMPLE:
             key = dict(zip(("cnn", "seed", "method", "level"), _key(record)))
-            found = measured_record(point_path(args.models, record), key, x, args.workers, args.measure_da)
+            found = measured_record(_saved(args.models, record), key, x, args.workers, args.measure_da)
             append(args.out / "da_yosys.jsonl", found)
             print(f"yosys: {' '.join(map(str, _key(found)))}: {found['layers']}")
 

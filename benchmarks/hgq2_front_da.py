@@ -12,35 +12,17 @@ import json
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 PRESET, BOARD = "latency_parallel", "zcu102"
 
 
 def da_matrices(model, exported) -> dict:
-    """{node: (live matrix, input types, None, bias)} of the export's kernel layers: an HGQ2 layer's input types
-    one per row (`kernel_input_kif`, capped by the node's input type as hls4ml's DA pass caps them), any other
-    layer's its node's one input type."""
+    """{node: (live matrix, input types, None, bias)} of the export's kernel layers, typed as a run's yosys
+    measurement types them (`measurement_plan.input_types`: an HGQ2 layer's inputs one type per row, as hls4ml's
+    DA pass gives them; any other layer's its node's one input type)."""
     from fpgaprune.resources.measure import live_matrix
-    from fpgaprune.resources.yosys import fixed_kif
+    from fpgaprune.resources.measurement_plan import input_types
 
-    matrices = {}
-    for record in exported.nodes.values():
-        kif = fixed_kif(record.input)
-        rows = _hgq2_rows(model.get_layer(record.plan.origin.layer))
-        if rows is not None:
-            kif = tuple(np.minimum(v, cap) for v, cap in zip(rows, kif))
-        matrices[record.name] = (live_matrix(record), kif, None, record.bias)
-    return matrices
-
-
-def _hgq2_rows(layer):
-    try:
-        from fpgaprune.frontends.hgq2.quantizers import is_hgq2
-        from fpgaprune.frontends.hgq2.types import kernel_input_kif
-    except ImportError:  # the QKeras environment
-        return None
-    return kernel_input_kif(layer) if is_hgq2(layer) else None
+    return {r.name: (live_matrix(r), input_types(r, model), None, r.bias) for r in exported.nodes.values()}
 
 
 def exported_matrices(model, x) -> dict:
@@ -101,16 +83,6 @@ def measured_record(path: Path, key: dict, x, workers: int, layer: str) -> dict:
             "error": calibration.estimate(synthesis.da4ml_cost) / synthesis.luts - 1,
         }
     return {**key, "layers": layers, "source": synthesis.source}
-
-
-def point_path(models: Path, record: dict) -> Path:
-    """Where `bench_hgq2_front` saved the point's model (its `run_point`'s name)."""
-    slug = {"HGQ2 alone": "hgq2", "fpgaprune kernels": "pruned", "fpgaprune selected": "selected"}
-    slug |= {"fpgaprune kernels by budget": "budget"}
-    method = record["method"].split(",")[0].removesuffix(" + HGQ2").removesuffix(" + QKeras 6-bit")
-    name = "qkeras" if "QKeras" in record["method"] else slug[method]
-    level = str(record["level"]).replace("/", "_")
-    return models / f"{record['cnn'].replace(',', '-')}-seed{record['seed']}-{name}-{level}.keras"
 
 
 def load(path: Path) -> list:
