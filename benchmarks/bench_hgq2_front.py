@@ -418,60 +418,56 @@ def verdicts(rows: list, measure: str) -> list:
     return found
 
 
-def plot(rows: list, path: Path) -> None:
+STYLES = {HGQ2_ALONE: "o", PRUNED: "s", SELECTED: "D", BUDGETED: "v", QKERAS: "^"}
+
+
+def _draw(axis, rows: list, x_key: str) -> None:
+    """Accuracy against `x_key` of `rows` (one CNN's), a marker per method; the swept methods joined by a line."""
+    for color, (method, marker) in enumerate(STYLES.items()):
+        points = sorted((r[x_key], r["accuracy"]) for r in rows if r["method"] == method)
+        if points:
+            line = "" if method in (SELECTED, BUDGETED) else "-"
+            axis.plot(*zip(*points), marker=marker, linestyle=line, label=method, color=f"C{color}")
+    axis.set_ylabel("test accuracy")
+    axis.grid(alpha=0.3)
+
+
+def _figure(rows_of_axes: int, columns: int, width: float):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt.subplots(rows_of_axes, columns, figsize=(width * columns, 4 * rows_of_axes), squeeze=False)
+
+
+def plot(rows: list, path: Path) -> None:
     cnns = sorted({r["cnn"] for r in rows})
-    styles = {HGQ2_ALONE: "o", PRUNED: "s", SELECTED: "D", BUDGETED: "v", QKERAS: "^"}
-    figure, axes = plt.subplots(len(cnns), 2, figsize=(11, 4 * len(cnns)), squeeze=False)
+    figure, axes = _figure(len(cnns), 2, 5.5)
     for row_axes, cnn_name in zip(axes, cnns):
         seeds = max(len(r["seeds"]) for r in rows if r["cnn"] == cnn_name)  # a level some seeds missed: not drawn
+        drawn = [r for r in rows if r["cnn"] == cnn_name and len(r["seeds"]) == seeds]
         for axis, resource in zip(row_axes, ("LUT", "DSP")):
-            for color, (method, marker) in enumerate(styles.items()):
-                points = sorted(
-                    (r[resource], r["accuracy"])
-                    for r in rows
-                    if r["cnn"] == cnn_name and r["method"] == method and len(r["seeds"]) == seeds
-                )
-                if points:
-                    line = "" if method in (SELECTED, BUDGETED) else "-"
-                    axis.plot(*zip(*points), marker=marker, linestyle=line, label=method, color=f"C{color}")
+            _draw(axis, drawn, resource)
             axis.set_xscale("log" if resource == "LUT" else "linear")
             axis.set_xlabel(f"{resource} (fp.estimate, {PRESET}, reuse 1)")
-            axis.set_ylabel("test accuracy")
             axis.set_title(f"CNN {cnn_name}")
-            axis.grid(alpha=0.3)
         row_axes[0].legend(fontsize=7)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
 
 
 def plot_da(rows: list, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from fpgaprune.resources.calibration import recorded
 
     cnns = sorted({r["cnn"] for r in rows})
-    styles = {HGQ2_ALONE: "o", PRUNED: "s", SELECTED: "D", BUDGETED: "v", QKERAS: "^"}
-    figure, axes = plt.subplots(1, len(cnns), figsize=(6 * len(cnns), 4), squeeze=False)
+    figure, axes = _figure(1, len(cnns), 6)
     for axis, cnn_name in zip(axes[0], cnns):
-        for color, (method, marker) in enumerate(styles.items()):
-            found = [r for r in rows if r["cnn"] == cnn_name and r["method"] == method]
-            points = sorted((r["DA_LUT"], r["accuracy"]) for r in found)
-            if points:
-                line = "" if method in (SELECTED, BUDGETED) else "-"
-                axis.plot(*zip(*points), marker=marker, linestyle=line, label=method, color=f"C{color}")
-        seeds = sorted({s for r in rows if r["cnn"] == cnn_name for s in r["seeds"]})
+        drawn = [r for r in rows if r["cnn"] == cnn_name]
+        _draw(axis, drawn, "DA_LUT")
+        seeds = sorted({s for r in drawn for s in r["seeds"]})
         axis.set_xlabel(f"LUT of the DA circuits ({recorded().scale:.3f} x da4ml cost, calibrated on yosys)")
-        axis.set_ylabel("test accuracy")
         axis.set_title(f"CNN {cnn_name}, seed(s) {', '.join(map(str, seeds))}")
-        axis.grid(alpha=0.3)
         axis.legend(fontsize=7)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
@@ -543,17 +539,25 @@ def _key(record: dict) -> tuple:
     return record["cnn"], record["seed"], record["method"], str(record["level"])
 
 
+def _key_dict(record: dict) -> dict:
+    return dict(zip(("cnn", "seed", "method", "level"), _key(record)))
+
+
+def _this_library(args, records: list) -> list:
+    """The points this environment can load: QKeras' in the QKeras one, the others in the HGQ2 one."""
+    return [r for r in records if (r["method"] == QKERAS) == (args.library == "qkeras")]
+
+
 def price_da(args, records: list) -> None:
     """`--da`: every saved point not yet priced as DA circuits, on a local Ray of `--workers` processes."""
     from hgq2_front_da import append, load
 
     done = {_key(r) for r in load(args.out / "da.jsonl")}
     pending = [
-        (_saved(args.models, r), dict(zip(("cnn", "seed", "method", "level"), _key(r))))
-        for r in records
+        (_saved(args.models, r), _key_dict(r))
+        for r in _this_library(args, records)
         if "infeasible" not in r and _key(r) not in done and _saved(args.models, r).exists()
     ]
-    pending = [(path, key) for path, key in pending if (key["method"] == QKERAS) == (args.library == "qkeras")]
     for record in _parallel(args.workers, _da_point, pending):
         append(args.out / "da.jsonl", record)
         print(f"DA: {' '.join(map(str, _key(record)))}: {record['DA_LUT']:.0f} LUT ({record['seconds']} s)")
@@ -575,11 +579,10 @@ def measure_da(args, records: list) -> None:
     from fpgaprune import data
 
     x = data.fashion_mnist().x_test
-    ours = [r for r in records if (r["method"] == QKERAS) == (args.library == "qkeras")]  # this environment's
-    for record in ours:
+    for record in _this_library(args, records):
         if record["seed"] == 0 and (record["method"], str(record["level"])) in DA_SAMPLE:
-            key = dict(zip(("cnn", "seed", "method", "level"), _key(record)))
-            found = measured_record(_saved(args.models, record), key, x, args.workers, args.measure_da)
+            path = _saved(args.models, record)
+            found = measured_record(path, _key_dict(record), x, args.workers, args.measure_da)
             append(args.out / "da_yosys.jsonl", found)
             print(f"yosys: {' '.join(map(str, _key(found)))}: {found['layers']}")
 

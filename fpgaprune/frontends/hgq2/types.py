@@ -50,32 +50,32 @@ def input_kif(layer) -> tuple | None:
 
 def kernel_input_kif(layer) -> tuple | None:
     """(k, i, f) per row of the layer's kernel matrix, as hls4ml's distributed-arithmetic pass gives da4ml: the input
-    quantizer's per-value types, padded, im2col'd and strided, each the largest over the output positions; None
-    where the layer has no input quantizer."""
-    from hls4ml.model.optimizer.passes.bit_exact import im2col
-
+    quantizer's per-value types at each output position's window, each the largest over the positions; None where
+    the layer has no input quantizer."""
     kif = input_kif(layer)
     if kif is None:
         return None
     rows = int(np.prod(layer.kernel.shape[:-1]))
-    if len(layer.kernel.shape) > 2:
-        kif = im2col(layer.kernel.shape, *(_padded(layer, v) for v in kif))
-        kif = tuple(v[tuple(slice(None, None, s) for s in layer.strides)] for v in kif)
-    return tuple(v.reshape(-1, rows).max(axis=0) for v in kif)
+    return tuple(v.reshape(-1, rows).max(axis=0) for v in _windows(layer, kif))
 
 
 def _accumulated(layer, kif: tuple, kernel: np.ndarray, bias) -> tuple:
     """Each output's (k, i, f): its interval over every input the quantizer gives, as BitExact's `_produce_kif`."""
-    from hls4ml.model.optimizer.passes.bit_exact import im2col
     from hls4ml.utils.qinterval import QIntervalArray
 
-    if kernel.ndim > 2:  # a convolution: each output position sees its window of the (padded) input
-        kif = tuple(_padded(layer, v) for v in kif)
-        kif = im2col(kernel.shape, *kif)
-        strides = tuple(slice(None, None, s) for s in layer.strides)
-        kif = tuple(v[strides] for v in kif)
-    interval = QIntervalArray.from_kif(*kif) @ kernel.reshape(-1, kernel.shape[-1])
+    interval = QIntervalArray.from_kif(*_windows(layer, kif)) @ kernel.reshape(-1, kernel.shape[-1])
     return (interval + bias).to_kif()
+
+
+def _windows(layer, kif: tuple) -> tuple:
+    """A convolution's per-value input types as each output position sees them: the input (padded) im2col'd and
+    strided, as BitExact does; a Dense layer's as they are."""
+    from hls4ml.model.optimizer.passes.bit_exact import im2col
+
+    if len(layer.kernel.shape) <= 2:
+        return kif
+    kif = im2col(layer.kernel.shape, *(_padded(layer, v) for v in kif))
+    return tuple(v[tuple(slice(None, None, s) for s in layer.strides)] for v in kif)
 
 
 def _padded(layer, values: np.ndarray) -> np.ndarray:
