@@ -13,7 +13,7 @@ import click
 
 from fpgaprune.errors import first_line
 from fpgaprune.pipeline.records import STAGE_NAMES
-from fpgaprune.quiet import import_quietly
+from fpgaprune.quiet import import_quietly, show_notes
 
 fp = None  # fpgaprune itself, imported by `entry` once the console is set up (TensorFlow is slow and noisy)
 GLOBAL_FLAGS = ("--debug", "--verbose")
@@ -355,6 +355,7 @@ def entry(argv=None) -> int:
     debug, verbose = "--debug" in argv, "--verbose" in argv or "--debug" in argv
     argv = [arg for arg in argv if arg not in GLOBAL_FLAGS]
     fp = import_quietly(verbose)
+    show_notes()
     from fpgaprune.pipeline.runner import StageFailed
 
     try:

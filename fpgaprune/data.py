@@ -26,8 +26,8 @@ class Dataset:
     def channels_first(self) -> "Dataset":
         """The images NCHW, as a PyTorch model takes them (other inputs as they are)."""
 
-        def moved(x):
-            return np.ascontiguousarray(np.moveaxis(x, -1, 1)) if x.ndim >= 3 else x
+        def moved(x):  # a real copy: ascontiguousarray keeps a one-channel view's strides, which torch reads as NHWC
+            return np.moveaxis(x, -1, 1).copy() if x.ndim >= 3 else x
 
         return Dataset(self.name, moved(self.x_train), self.y_train, moved(self.x_test), self.y_test, self.classes)
 

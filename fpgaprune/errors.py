@@ -53,3 +53,8 @@ class DataError(FpgapruneError):
 
 class NonFiniteError(FpgapruneError):
     """A NaN or Inf in a loss, a weight or an input."""
+
+
+class FpgapruneNote(UserWarning):
+    """Something fpgaprune changed that the user should know, in one line (a quantizer converted, say): a warning,
+    which the CLI prints as `note: ...`."""

@@ -5,6 +5,9 @@ imports a front end's package: the built-in ones are named here as strings and l
 end whose framework is not installed is left out), third-party ones come in through the `fpgaprune.front_ends`
 entry point group or `register_front_end`. So a framework is one package, and nothing outside `frontends/`
 imports TensorFlow, Keras, QKeras or PyTorch (tests/seam).
+
+A front end's framework is imported only when the front end is first handed out (`bound`): which one owns a
+model is decided from class names, so a PyTorch process never imports TensorFlow and a Keras one never torch.
 """
 
 import importlib
@@ -23,6 +26,9 @@ ENTRY_POINTS = "fpgaprune.front_ends"
 QUANTIZER_LIBRARY = "fpgaprune.frontends.qkeras.front_end"  # the quantizer texts of a run config (QKeras)
 _REGISTERED: list = []  # front ends registered at run time, asked first
 _LOADED: list = []  # [tuple of the installed front ends], once loaded
+_BOUND: list = []  # the front ends whose layer classes are bound (their frameworks imported)
+_BINDER: list = []  # how a front end is bound: [callable(front_end)] (the CLI's quiet console), else bind_layers
+_SEED: list = []  # [the seed every framework is to start from], once a run sets it
 
 
 def register_front_end(front_end) -> None:
@@ -30,7 +36,7 @@ def register_front_end(front_end) -> None:
     no-op."""
     if front_end not in _REGISTERED:
         _REGISTERED.insert(0, front_end)
-        front_end.bind_layers()
+        bound(front_end)
 
 
 def unregister_front_end(front_end) -> None:
@@ -39,7 +45,8 @@ def unregister_front_end(front_end) -> None:
 
 
 def front_ends() -> tuple:
-    """The front ends of the installed frameworks: registered, built-in, then entry points."""
+    """The front ends of the installed frameworks: registered, built-in, then entry points. Loading them imports
+    no framework (`FrontEnd.installed` asks the package metadata)."""
     if not _LOADED:
         loaders = [lambda module=module: importlib.import_module(module).FRONT_END for module in BUILT_IN]
         loaders += [entry.load for entry in entry_points(group=ENTRY_POINTS)]
@@ -47,24 +54,78 @@ def front_ends() -> tuple:
         for load in loaders:
             try:
                 front_end = load()
-                front_end.bind_layers()  # imports its framework: a front end without one is left out
             except ImportError:
                 continue
-            found.append(front_end)
+            if front_end.installed():
+                found.append(front_end)
         _LOADED.append(tuple(found))
     return (*_REGISTERED, *_LOADED[0])
 
 
+def bound(front_end):
+    """`front_end`, its layer classes bound to fpgaprune's kinds (`FrontEnd.bind_layers`, which imports its
+    framework) on first use. Every front end the registry hands out goes through here."""
+    if not any(front_end is done for done in _BOUND):
+        if _BINDER:
+            _BINDER[0](front_end)
+        else:
+            front_end.bind_layers()
+        _BOUND.append(front_end)
+        if _SEED:
+            front_end.set_seed(_SEED[0])
+    return front_end
+
+
+def seed_frameworks(seed: int) -> None:
+    """Seed the random generators of every framework this process uses: those bound now, and each later one as
+    it is bound (so a run seeds no framework its model does not use)."""
+    _SEED[:] = [seed]
+    for front_end in _BOUND:
+        front_end.set_seed(seed)
+
+
+def bind_with(binder) -> None:
+    """Bind front ends with `binder(front_end)` from now on (the CLI silences the frameworks' import noise)."""
+    _BINDER[:] = [binder]
+
+
+def owner(model_or_layer):
+    """The front end that owns `model_or_layer` (bound), or None; only its framework is imported."""
+    found = next((front_end for front_end in front_ends() if front_end.owns(model_or_layer)), None)
+    return bound(found) if found is not None else None
+
+
+def bind_all() -> None:
+    """Every installed front end's classes bound (a question about class names, which any framework may hold)."""
+    for front_end in front_ends():
+        try:
+            bound(front_end)
+        except ImportError:
+            continue
+
+
 def front_end_of(model_or_layer):
     """The front end whose framework built `model_or_layer` (a model, a layer, or a class)."""
-    for front_end in front_ends():
-        if front_end.owns(model_or_layer):
-            return front_end
+    found = owner(model_or_layer)
+    if found is not None:
+        return found
     cls = model_or_layer if isinstance(model_or_layer, type) else type(model_or_layer)
     frameworks = " or ".join(front_end.name for front_end in front_ends()) or "no installed framework"
     raise ModelTypeError(
         f"{cls.__module__}.{cls.__name__} is not a {frameworks} object; fpgaprune takes Keras models (Sequential "
         "or functional) and PyTorch modules"
+    )
+
+
+def front_end_of_suffix(suffix: str):
+    """The installed front end whose model files end in `suffix` (PyTorch's `.pt`), bound; one line naming the
+    install that adds it where none is installed."""
+    for front_end in front_ends():
+        if suffix in getattr(front_end, "file_suffixes", ()):
+            return bound(front_end)
+    raise ModelTypeError(
+        f"a {suffix} model is read by the PyTorch front end, which this environment does not hold: "
+        "pip install torch==2.13.0 && pip install -e '.[torch]'"
     )
 
 
@@ -79,7 +140,7 @@ def quantizing_front_end():
     texts. One line with the fix where it cannot run in this process."""
     front_end = importlib.import_module(QUANTIZER_LIBRARY).FRONT_END
     front_end.check_available("quantization")
-    return front_end
+    return bound(front_end)
 
 
 LIBRARIES = ("qkeras", "hgq2")  # `quantization.library`, besides "auto" (the first of these installed)
@@ -94,7 +155,7 @@ def library_front_end(library: str = "auto"):
         usable = [name for name in LIBRARIES if name in libraries and _problem(libraries[name]) is None]
         chosen = libraries.get(usable[0] if usable else "qkeras")
         if chosen is not None:
-            return chosen
+            return bound(chosen)
         library = "qkeras"
     problem = _problem(libraries[library]) if library in libraries else "this environment does not hold it"
     if problem:
@@ -102,13 +163,13 @@ def library_front_end(library: str = "auto"):
             f"quantization.library {library!r}: {problem}; QKeras is the base install (`pip install -e .`), HGQ2 "
             "its own venv (requirements/hgq2.txt)"
         )
-    return libraries[library]
+    return bound(libraries[library])
 
 
 def _problem(front_end) -> str | None:
     """Why the front end cannot quantize in this process (its own one line), or None."""
     try:
-        front_end.check_available("quantization")
+        bound(front_end).check_available("quantization")
     except ModelTypeError as error:
         return str(error)
     return None
@@ -131,10 +192,10 @@ class _Owner:
     def __getattr__(self, name: str):
         def asked(obj, *args, **kwargs):
             if obj is None:  # no quantizer at all: any front end that answers the question says what that means
-                owner = next(f for f in front_ends() if hasattr(f, name))
+                answering = next(f for f in front_ends() if hasattr(f, name))
             else:
-                owner = front_end_of(obj)
-            return getattr(owner, name)(obj, *args, **kwargs)
+                answering = front_end_of(obj)
+            return getattr(answering, name)(obj, *args, **kwargs)
 
         asked.__name__ = name
         return asked
@@ -145,11 +206,11 @@ OWNER = _Owner()
 
 def hook_callback():
     """The Keras callback class that drives a `hooks.TrainingHook` in `fit`, from the first front end that has
-    one (None without a Keras front end: hooks are driven by their front end's own loop)."""
+    one and whose framework this process has imported (None otherwise: hooks are driven by their front end's
+    own loop, and a PyTorch process imports no Keras for them)."""
     for front_end in front_ends():
-        adapter = front_end.hook_callback() if hasattr(front_end, "hook_callback") else None
-        if adapter is not None:
-            return adapter
+        if getattr(front_end, "makes_callbacks", False) and front_end.loaded():
+            return bound(front_end).hook_callback()
     return None
 
 

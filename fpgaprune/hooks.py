@@ -3,9 +3,9 @@ lottery ticket's rewind point, the progress bar, the non-finite-loss guard), wha
 
 A hook answers `begin`, `epoch_begin`, `step_begin`, `step_end`, `epoch_end` and `end`, each given the `run`:
 the model, the optimizer's update count (`run.step`) and its weights. The model's front end drives it: for
-Keras, every hook is also a Keras callback (the installed Keras front end's adapter class is mixed in when the
-hook is made, `FrontEnd.hook_callback`), so `model.fit(callbacks=[hook])` works as it always has; a framework
-without `fit` calls the hooks from its own loop (`FrontEnd.fit`).
+Keras, every hook is also a Keras callback (the adapter class of a Keras front end whose framework the process
+has imported is mixed in when the hook is made, `FrontEnd.hook_callback`), so `model.fit(callbacks=[hook])`
+works as it always has; a framework without `fit` calls the hooks from its own loop (`FrontEnd.fit`).
 """
 
 from functools import lru_cache
@@ -56,12 +56,15 @@ class TrainingHook:
         pass
 
 
-@lru_cache(maxsize=None)
 def _with_callback(cls):
-    """`cls` with the installed Keras front end's callback adapter mixed in (cls itself without one)."""
+    """`cls` with the loaded Keras front end's callback adapter mixed in (cls itself without one)."""
     from fpgaprune.framework import hook_callback
 
-    adapter = hook_callback()
+    return _mixed(cls, hook_callback())
+
+
+@lru_cache(maxsize=None)
+def _mixed(cls, adapter):
     if adapter is None or issubclass(cls, adapter):
         return cls
     return type(cls.__name__, (cls, adapter), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})

@@ -163,28 +163,33 @@ def _class_of(layer_or_class) -> type:
 
 def attribute_of(layer, weight_name: str) -> str:
     """The attribute under which `layer`'s class keeps the kind's weight `weight_name` (`bind`'s attributes)."""
-    _front_ends_bound()
+    _front_ends_bound(layer)
     for cls in _class_of(layer).__mro__:
         if weight_name in _ATTRIBUTES.get(cls, {}):
             return _ATTRIBUTES[cls][weight_name]
     return weight_name
 
 
-def _front_ends_bound() -> None:
-    """Every front end's bindings, made on first use (importing them needs their frameworks)."""
-    from fpgaprune.framework import front_ends
+def _front_ends_bound(of=None) -> None:
+    """The bindings of the front end that owns `of` (a layer or a class; only its framework is imported), or of
+    every installed front end where `of` is None or a class name, made on first use."""
+    from fpgaprune.framework import bind_all, owner
 
-    front_ends()
+    if of is None or isinstance(of, str):
+        bind_all()
+    else:
+        owner(_class_of(of))
 
 
 def kind_of(layer_or_name) -> LayerKind | None:
     """The kind of a layer (by the classes in its MRO: a subclass of Conv2D is a Conv2D), of a layer class, or of
     a class name as configs write it; None when fpgaprune does not handle it."""
-    _front_ends_bound()
     if isinstance(layer_or_name, str):
+        _front_ends_bound()
         return _NAMES.get(layer_or_name)
     cls = _class_of(layer_or_name)
     if cls not in _RESOLVED:
+        _front_ends_bound(cls)
         _RESOLVED[cls] = next((_BOUND[c] for c in cls.__mro__ if c in _BOUND), None)
     return _RESOLVED[cls]
 
@@ -277,9 +282,9 @@ def bind_role(role: str | None, *classes) -> None:
 
 def role_of(layer_or_class) -> str:
     """The role of a layer (or class) by the classes in its MRO; its class name when none is bound."""
-    _front_ends_bound()
     cls = _class_of(layer_or_class)
     if cls not in _ROLE_RESOLVED:
+        _front_ends_bound(cls)
         bound = next((c for c in cls.__mro__ if c in _ROLE_BOUND), None)
         _ROLE_RESOLVED[cls] = (_ROLE_BOUND[bound] if bound is not None else None) or cls.__name__
     return _ROLE_RESOLVED[cls]

@@ -236,18 +236,18 @@ def _archive_keras_version(path: Path):
 def front_end_of_file(path):
     """The front end that reads the model file: one that claims its suffix (PyTorch's `.pt`), else tf_keras + QKeras
     for Keras 2 files and Keras 3 for Keras 3 ones."""
-    from fpgaprune.framework import front_ends
+    from fpgaprune.framework import bound, front_ends
 
     suffix = Path(path).suffix
     for front_end in front_ends():
         if suffix in getattr(front_end, "file_suffixes", ()):
-            return front_end
+            return bound(front_end)
     if suffix in OTHER_FRAMEWORKS:
         raise ModelFileError(f"{path}: {OTHER_FRAMEWORKS[suffix]}")
     major = keras_major(path)
     for front_end in front_ends():
         if front_end.keras_major == major:
-            return front_end
+            return bound(front_end)
     raise ModelFileError(f"{path}: a Keras {major} model file, and no installed front end reads Keras {major}")
 
 
@@ -275,12 +275,12 @@ def load_model(
             raise ModelFileError(f"{weights}: weights need their architecture (json=..., model.json in YAML)")
         return load_json_model(json, weights, trust_code=trust_code)
     if path is None and architecture is not None:  # a PyTorch architecture with no state dict: newly built
-        from fpgaprune.framework import front_ends
+        from fpgaprune.framework import bound, front_ends
 
         builder = next((f for f in front_ends() if hasattr(f, "build")), None)
         if builder is None:
             raise ModelFileError(f"{architecture}: a PyTorch architecture; {OTHER_FRAMEWORKS['.pt'].split(': ', 1)[1]}")
-        return builder.build(architecture, arguments, trust_code)
+        return bound(builder).build(architecture, arguments, trust_code)
     if path is None:
         raise ModelFileError("no model given: a .keras/.h5 file, or an architecture (json=) and its weights")
     front_end = front_end_of_file(path)

@@ -69,7 +69,7 @@ def keras_major_of(path: Path, config: dict) -> int:
 def load_json_model(json_path, weights_path, trust_code: bool = False):
     """The model of `json_path` with the weights of `weights_path`, in the framework that wrote it (one
     ModelFileError line on any failure)."""
-    from fpgaprune.framework import front_ends
+    from fpgaprune.framework import bound, front_ends
 
     if weights_path is None:
         raise ModelFileError(f"{json_path}: an architecture needs its weights (weights=..., model.weights in YAML)")
@@ -78,6 +78,7 @@ def load_json_model(json_path, weights_path, trust_code: bool = False):
     front_end = next((f for f in front_ends() if f.keras_major == major), None)
     if front_end is None:
         raise ModelFileError(f"{path}: a Keras {major} architecture, and no installed front end reads Keras {major}")
+    front_end = bound(front_end)
     check_model_config(path, config, front_end.file_policy(), trust_code)
     return front_end.from_json(path, json.dumps(config), weights, trust_code)
 

@@ -39,8 +39,25 @@ def stderr_to_devnull():
         os.close(devnull)
 
 
+def show_notes() -> None:
+    """fpgaprune's notes (`errors.FpgapruneNote`: a quantizer converted, say) as one `note: ...` line each on
+    stderr; other warnings as Python shows them."""
+    from fpgaprune.errors import FpgapruneNote
+
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, FpgapruneNote):
+            print(f"note: {message}", file=file or sys.stderr, flush=True)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
 def import_quietly(verbose: bool):
-    """Import fpgaprune (and with it TensorFlow), silencing the import's and the libraries' noise unless verbose."""
+    """Import fpgaprune, and have each framework it later loads (a front end's, when the registry binds it)
+    silence its noise, unless verbose."""
     if verbose:
         import fpgaprune
 
@@ -51,13 +68,17 @@ def import_quietly(verbose: bool):
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     with stderr_to_devnull():
         import fpgaprune
-        from fpgaprune.framework import front_ends
+    from fpgaprune.framework import bind_with
 
-        installed = front_ends()  # each front end's framework loads here
-        for front_end in installed:
-            front_end.quiet_start()  # and makes its first, noisy calls (TensorFlow's CUDA probe)
-    for front_end in installed:
-        front_end.quiet_logs()
+    bind_with(_bind_quietly)  # each framework loads when its first model is read, not before
     for name in ("absl", "h5py", "hls4ml", "numexpr"):
         logging.getLogger(name).setLevel(logging.ERROR)
     return fpgaprune
+
+
+def _bind_quietly(front_end) -> None:
+    """Bind a front end (its framework imported) with stderr silenced, then quiet its loggers."""
+    with stderr_to_devnull():
+        front_end.bind_layers()  # its framework loads here
+        front_end.quiet_start()  # and makes its first, noisy calls (TensorFlow's CUDA probe)
+    front_end.quiet_logs()

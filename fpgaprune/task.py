@@ -239,11 +239,13 @@ def _kind(output: str, units: int, form: str, layer: str, source: str) -> str:
         return "classification"
     if output == "sigmoid":
         return "binary" if units == 1 else "multilabel"
-    if output != "linear":
+    if output != "linear":  # a ReLU (or other) output: what the labels are decides
+        if form in ("integer", "one_hot") and units > 1:
+            return "classification"  # its outputs are the class scores (logits), as the model's loss read them
         if form != "targets" and form != "integer":
             raise DataError(
                 f"{source}: the output layer '{layer}' ends in {output}, which fpgaprune does not train "
-                "classes with; end it with softmax, sigmoid or no activation (logits)"
+                "these labels with; end it with softmax, sigmoid or no activation (logits), or set training.task"
             )
         return "regression"
     if form == "targets" or (form == "integer" and units == 1):
@@ -303,8 +305,10 @@ def _check_fits(kind: str, output: str, units: int, form: str, layer: str, sourc
         for name, y in arrays.items():
             width = np.asarray(y).reshape(len(y), -1).shape[1]
             if width != units:
-                hint = "; for classes, give integer labels" if width == 1 else ""
+                integral = form in ("integer", "binary")
+                what = f"{width} {'integer label' if integral else 'float target'}{'s' if width > 1 else ''}"
+                hint = "set training.task: classification" if integral else "give integer labels"
                 raise DataError(
-                    f"{source}: {name} holds {width} float target(s) per sample; the output layer "
-                    f"'{layer}' has {units} units{hint}"
+                    f"{source}: {name} holds {what} per sample; the output layer '{layer}' has {units} units, "
+                    f"and a regression needs one target per unit; for classes, {hint}"
                 )

@@ -290,7 +290,7 @@ CASES = {
     "data: x and y lengths": (lambda r: ["validate", _config(r, npz="lengths.npz")], "as many in both"),
     "data: fractional labels": (
         lambda r: ["validate", _config(r, npz="fractional.npz")],
-        "y_train holds 1 float target(s) per sample; the output layer 'fc' has 10 units",
+        "y_train holds 1 float target per sample; the output layer 'fc' has 10 units",
     ),
     "task: float targets for a softmax": (
         lambda r: ["validate", _config(r, "softmax.keras", "targets.npz")],

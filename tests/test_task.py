@@ -50,6 +50,16 @@ def _model(units, activation=None, separate=False):
         (_model(1), TARGETS, "regression", "linear", "mse", "rmse"),
         (_model(3), RNG.normal(size=(60, 3)), "regression", "linear", "mse", "rmse"),
         (_model(1, "relu"), np.abs(TARGETS), "regression", "linear", "mse", "rmse"),
+        # a ReLU at the output (a published LeNet-5 ends so): its integer labels make it a classifier of logits
+        (_model(10, "relu"), INTEGERS, "classification", "linear", "sparse_categorical_crossentropy", "accuracy"),
+        (
+            _model(10, "relu", separate=True),
+            INTEGERS,
+            "classification",
+            "linear",
+            "sparse_categorical_crossentropy",
+            "accuracy",
+        ),
     ],
 )
 def test_the_output_activation_and_the_labels_make_the_task(model, labels, kind, output, loss, metric):
@@ -114,8 +124,8 @@ def test_scores_and_agreements_by_task():
             TARGETS,
             TARGETS,
             {},
-            "y_train holds 1 float target(s) per sample; the output layer 'out' has "
-            "10 units; for classes, give integer labels",
+            "y_train holds 1 float target per sample; the output layer 'out' has 10 units, and a regression "
+            "needs one target per unit; for classes, give integer labels",
         ),
         (
             _model(1, "sigmoid"),
@@ -148,11 +158,19 @@ def test_scores_and_agreements_by_task():
             "training.task 'regression' needs a linear output; the output layer 'out' is a softmax",
         ),
         (
-            _model(2, "tanh"),
-            np.eye(2)[BINARY],
-            np.eye(2)[BINARY],
+            _model(4, "tanh"),
+            MULTI_HOT,
+            MULTI_HOT,
             {},
-            "the output layer 'out' ends in tanh, which fpgaprune does not train classes with",
+            "the output layer 'out' ends in tanh, which fpgaprune does not train these labels with",
+        ),
+        (
+            _model(10, "relu"),
+            INTEGERS,
+            INTEGERS,
+            {"task": "regression"},
+            "y_train holds 1 integer label per sample; the output layer 'out' has 10 units, and a regression needs "
+            "one target per unit; for classes, set training.task: classification",
         ),
     ],
 )

@@ -8,6 +8,8 @@ methods and meets the hls stage through hls4ml's IR (`to_hls4ml`).
 """
 
 import importlib
+import importlib.util
+import sys
 from abc import ABC, abstractmethod
 
 
@@ -20,15 +22,35 @@ class FrontEnd(ABC):
     keras_major: int | None = None  # Keras model files: the major version that wrote them
     indexes_own_layout: bool = False  # whether a selection's index addresses a layout other than fpgaprune's
 
+    # The framework's top-level packages: whether it is installed, and whether this process has imported it
+    framework_modules: tuple = ()
+    makes_callbacks: bool = False  # `hook_callback` gives the class that makes a TrainingHook a Keras callback
+
     # -- The framework: is it here, and which of its objects are its own
     @abstractmethod
     def owns(self, model_or_layer) -> bool:
-        """Whether the framework built this model, layer, class or quantizer."""
+        """Whether the framework built this model, layer, class or quantizer; decided without importing the
+        framework (the registry asks every front end)."""
 
     @abstractmethod
     def bind_layers(self) -> None:
-        """Bind its layer classes to fpgaprune's layer kinds (`layer_kinds.bind`); ImportError when its
-        framework is not installed (the registry then leaves it out)."""
+        """Bind its layer classes to fpgaprune's layer kinds (`layer_kinds.bind`), importing its framework; the
+        registry calls it once, when it first hands the front end out."""
+
+    def installed(self) -> bool:
+        """Whether its framework is installed, from the package index alone (`framework_modules`); a front end
+        that names none is bound to find out (ImportError: not installed)."""
+        if self.framework_modules:
+            return all(importlib.util.find_spec(module) is not None for module in self.framework_modules)
+        try:
+            self.bind_layers()
+        except ImportError:
+            return False
+        return True
+
+    def loaded(self) -> bool:
+        """Whether this process has imported its framework."""
+        return any(module in sys.modules for module in self.framework_modules[:1])
 
     def check_available(self, what: str) -> None:
         """Raise one line with the fix when `what` (quantization, export) cannot run in this process."""

@@ -7,7 +7,8 @@ Where they part, each layer's own error:
   2 that is exact (the derived types carry log2(k) more fraction bits); otherwise the quotient is truncated
   to the accumulator's, then the result's, fraction bits: less than one step of each below the exact mean.
 - A Conv/Dense whose products need more than 24 bits (weight bits + input bits + log2(fan-in)) is rounded by
-  QKeras' float32 accumulation, while hls4ml's accumulator is exact: at most gamma_n = n u / (1 - n u) of
+  the reference's float32 accumulation (QKeras', Brevitas', any float32 framework's), while hls4ml's accumulator
+  is exact: at most gamma_n = n u / (1 - n u) of
   |x| |W| (u = 2^-24, n the fan-in and the bias), with |x| from its input type.
 - A batch normalization whose scale and bias are not on a short grid (one that follows no Conv/Dense, so it
   cannot fold) is computed by QKeras in float32 and by the export with its scale truncated to the scale type
@@ -193,7 +194,7 @@ def _propagated(layer, kind: str, inbound: list, types: dict, peak_in: float, fi
         return error if kind in _SAME or _zero(error) else UNBOUNDED
     if kind in _AVERAGING:
         return _averaged(layer, kind, error, types)
-    layer_kind = kind_of(kind)
+    layer_kind = kind_of(layer)
     if getattr(layer_kind, "precision", "") == "recurrent":
         return _recurrent(layer, error)
     if kind in _SAME or (kind == "Activation" and _function_name(layer) in _PASSING_ACTIVATIONS):
@@ -258,7 +259,8 @@ def _through_kernel(layer, error: _Error, peak_in: float, fixed_in):
     out = error.scaled(
         colsum,
         own,
-        f"QKeras accumulates '{layer.name}' in float32, not exactly ({bits} bits of products > 24)",
+        f"{front_end_of(layer).quantizer_library} accumulates '{layer.name}' in float32, not exactly ({bits} bits "
+        "of products > 24)",
         f"narrow the input or the weights of '{layer.name}' to make its float32 accumulation exact",
     )
     activation = getattr(layer, "activation", None)

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.framework import layer_named, layers_of
+from fpgaprune.framework import layers_of
 from fpgaprune.model_files import OTHER_FRAMEWORKS
 from fpgaprune.pipeline.schema import ConfigError, Located, RunConfig
 from fpgaprune.strip.strip import STRIP_KERAS_ONLY
@@ -24,13 +24,14 @@ def check_files(config: RunConfig, at: Located) -> None:
         path = getattr(model, key)
         if path and not Path(path).exists():
             _fail(at.at("model", key), f"found {path!r}; no such file")
-    if model.file and Path(model.file).suffix in OTHER_FRAMEWORKS and not model.module:
+    if model.file and Path(model.file).suffix in OTHER_FRAMEWORKS and not (model.module or model.trust_code):
         _fail(
             at.at("model", "file"),
             f"found {model.file!r}; a PyTorch state dict needs its architecture (model.module: "
-            "'models.py:ClassName'); a Keras model file ends in .keras or .h5",
+            "'models.py:ClassName'), and a whole pickled module (torch.save(model)) runs code when read: pass "
+            "--trust-model-code for one you trust; a Keras model file ends in .keras or .h5",
         )
-    if model.module and config.pruning.strip:
+    if model.torch and config.pruning.strip:
         _fail(at.at("pruning", "strip"), STRIP_KERAS_ONLY)
     if config.data.dataset == "npz" and not (config.data.file and Path(config.data.file).exists()):
         _fail(at.at("data", "file"), f"found {config.data.file!r}; dataset 'npz' needs an existing .npz file")
@@ -50,17 +51,20 @@ def check_hls(config: RunConfig, at: Located) -> None:
             _fail(at.at(*path), str(error))
 
 
-def quantizes_with_texts(config: RunConfig, at: Located) -> bool:
-    """Whether the run's library reads QKeras quantizer texts (QKeras) or not (HGQ2, whose settings have a
-    schema); one line naming `quantization.library` where this environment does not hold it."""
-    from fpgaprune.framework import library_front_end
+def texts_front_end(config: RunConfig, at: Located):
+    """The front end that reads the run's quantizer texts: PyTorch's for a PyTorch model (Brevitas), else the
+    run's quantizer library's (QKeras); None where that library takes no texts (HGQ2, whose settings have a
+    schema). One line naming `quantization.library` where this environment does not hold it."""
+    from fpgaprune.framework import front_end_of_suffix, library_front_end
 
+    if config.model.torch:
+        return front_end_of_suffix(".pt")
     try:
         library = library_front_end(config.quantization.library)
     except FpgapruneError as error:
         _fail(at.at("quantization", "library"), str(error).split(": ", 1)[-1])
     if library.library_key == "qkeras":
-        return True
+        return library
     for key in ("default", "layers"):
         if getattr(config.quantization, key):
             _fail(
@@ -68,16 +72,14 @@ def quantizes_with_texts(config: RunConfig, at: Located) -> bool:
                 f"QKeras quantizer texts, but the run quantizes with {library.quantizer_library}; set "
                 "quantization.hgq2 instead (docs/hgq2.md)",
             )
-    return False
+    return None
 
 
 def check_quantizers(config: RunConfig, at: Located) -> None:
     """Every quantizer text parses, and each weight quantizer keeps 0 (pruned weights stay 0 after it)."""
-    from fpgaprune.framework import quantizing_front_end
-
-    if not quantizes_with_texts(config, at):
+    front = texts_front_end(config, at)
+    if front is None:
         return
-    front = quantizing_front_end()
     entries = [(("quantization", "default", role), text) for role, text in (config.quantization.default or {}).items()]
     entries += [
         (("quantization", "layers", layer, role), text)
@@ -151,23 +153,21 @@ def check_budget(config: RunConfig, at: Located) -> None:
 
 
 def check_quantized_layers(config: RunConfig, at: Located, model) -> None:
-    """Per-layer quantizers name layers of the model, and an activation quantizer computes its layer's function."""
-    from fpgaprune.framework import quantizing_front_end
+    """Per-layer quantizers name layers of the model's graph (a PyTorch forward's functional activations
+    included), and an activation quantizer computes its layer's function."""
+    from fpgaprune.layer_graph import LayerGraph
 
-    if not quantizes_with_texts(config, at):
+    front = texts_front_end(config, at)
+    if front is None:
         return
-    activation_mismatch = quantizing_front_end().activation_mismatch
-
-    names = {layer.name for layer in layers_of(model)}
+    layers = LayerGraph(model).layers
     for layer, roles in config.quantization.layers.items():
-        if layer not in names:
+        if layer not in layers:
             _fail(
                 at.at("quantization", "layers", layer),
-                f"found layer {layer!r}; the model has {', '.join(sorted(names))}",
+                f"found layer {layer!r}; the model has {', '.join(sorted(layers))}",
             )
-        problem = (
-            activation_mismatch(layer_named(model, layer), roles["activation"]) if roles.get("activation") else None
-        )
+        problem = front.activation_mismatch(layers[layer], roles["activation"]) if roles.get("activation") else None
         if problem:
             _fail(at.at("quantization", "layers", layer, "activation"), problem)
 

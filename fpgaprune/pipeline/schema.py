@@ -4,6 +4,7 @@ Every error is one line: `file:line: key.path: what was found; what is allowed`.
 """
 
 import warnings
+from pathlib import Path
 from typing import Literal, Optional, Union
 
 from pydantic import Field, PositiveInt, PrivateAttr
@@ -26,7 +27,9 @@ class ModelSection(Strict):
     """The network: a built-in architecture trained by the run, or your own model file."""
 
     architecture: Optional[Literal["small_cnn", "original_question_cnn"]] = "small_cnn"  # a built-in network
-    file: Optional[str] = None  # a .keras/.h5 model, or a PyTorch state dict (.pt) of `module`: no train stage
+    # a .keras/.h5 model, a PyTorch state dict (.pt) of `module`, or (--trust-model-code) a whole pickled module:
+    # no train stage
+    file: Optional[str] = None
     json: Optional[str] = None  # or an architecture (model.to_json()), with its HDF5 `weights`: hls4ml's KerasJson
     weights: Optional[str] = None  # the HDF5 weights of `json` (model.save_weights('weights.h5')): hls4ml's KerasH5
     # A PyTorch nn.Module class, "models.py:ClassName" or "package.module:ClassName" (imported with
@@ -47,9 +50,15 @@ class ModelSection(Strict):
         return str(self.file) if self.file else f"{self.json} + {self.weights}"
 
     @property
+    def torch(self) -> bool:
+        """Whether the model is a PyTorch module: an architecture (`module`), or a `.pt` file (a state dict of
+        one, or a whole pickled module)."""
+        return bool(self.module) or Path(self.file or "").suffix in (".pt", ".pth")
+
+    @property
     def suffix(self) -> str:
-        """The run's model files: PyTorch state dicts for a `module`, Keras archives otherwise."""
-        return ".pt" if self.module else ".keras"
+        """The run's model files: PyTorch files for a PyTorch module, Keras archives otherwise."""
+        return ".pt" if self.torch else ".keras"
 
     @property
     def trust_code(self) -> bool:

@@ -38,10 +38,9 @@ from fpgaprune.quantize.reference import dense_reference
 
 
 def train(config, run_dir: Path, out: Path) -> dict:
-    from fpgaprune.framework import front_ends
+    from fpgaprune.framework import seed_frameworks
 
-    for front_end in front_ends():  # the model file's framework, whichever it is
-        front_end.set_seed(config.seed)
+    seed_frameworks(config.seed)  # the model's framework, whichever it is, as it loads
     dataset = dataset_of(config)
     model = build_model(config, dataset)
     if not config.model.given():

@@ -11,12 +11,12 @@ from fpgaprune.task import Task, infer_task
 
 
 def dataset_of(config):
-    """The run's dataset (digits, Fashion-MNIST or an .npz); the built-in images NCHW for a PyTorch `module` (an
+    """The run's dataset (digits, Fashion-MNIST or an .npz); the built-in images NCHW for a PyTorch module (an
     .npz is taken in its own layout)."""
     if config.data.dataset == "npz":
         return data.load_npz(config.data.file)
     dataset = data.digits(seed=config.seed) if config.data.dataset == "digits" else data.fashion_mnist()
-    return dataset.channels_first() if config.model.module else dataset
+    return dataset.channels_first() if config.model.torch else dataset
 
 
 def task_of(config, model, dataset) -> Task:
@@ -72,8 +72,6 @@ def scores(config, model, dataset) -> dict:
 
 def build_model(config, dataset):
     """The configured architecture, or the user's model file (checked: finite weights, fits the data)."""
-    from fpgaprune.architectures import original_question_cnn, small_cnn
-
     section = config.model
     if section.given() or section.module:
         model = fp.load_model(
@@ -85,13 +83,20 @@ def build_model(config, dataset):
         )
         check_finite_weights(model, section.describe())
         check_data_fits_model(dataset, model, str(config.data.file or config.data.dataset))
-    elif config.model.architecture == "original_question_cnn":
-        model = original_question_cnn(dataset.x_train.shape[1:], dataset.classes, keras=_built_in_keras(config))
     else:
-        shape, filters = dataset.x_train.shape[1:], tuple(config.model.filters)
-        model = small_cnn(shape, filters, dataset.classes, keras=_built_in_keras(config))
+        model = _built_in(config, dataset)
     task_of(config, model, dataset)  # the output and the labels fit each other
     return model
+
+
+def _built_in(config, dataset):
+    """The built-in network the config names (a Keras model: its architectures import tf_keras)."""
+    from fpgaprune import architectures
+
+    keras, shape = _built_in_keras(config), dataset.x_train.shape[1:]
+    if config.model.architecture == "original_question_cnn":
+        return architectures.original_question_cnn(shape, dataset.classes, keras=keras)
+    return architectures.small_cnn(shape, tuple(config.model.filters), dataset.classes, keras=keras)
 
 
 def _built_in_keras(config):

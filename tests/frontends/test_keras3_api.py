@@ -101,6 +101,28 @@ def test_export_of_a_keras3_model_csimulates_bit_exactly(digits, tmp_path):
     assert not quantized.get_layer("conv2").kernel.numpy()[:, :, 1, :].any()
 
 
+def test_a_keras3_layer_whose_sums_pass_24_bits_is_judged_by_the_float32_bound(tmp_path):
+    """Inputs on a 2^-16 grid into a Dense of 64 inputs: 8 + 19 + 7 bits of products, past float32's 24, so the
+    QKeras twin's float32 sums may differ from hls4ml's exact ones; that layer gets the stated bound, which C-sim
+    is judged by."""
+    from fpgaprune.hls.tolerance import export_layer_tolerances
+
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential(
+        [keras.Input((64,)), keras.layers.Dense(32, activation="relu", name="fc1"), keras.layers.Dense(5, name="fc2")]
+    )
+    x = (np.round(np.random.default_rng(0).normal(size=(300, 64)) * 2**16) / 2**16).astype(np.float32)
+    quantized = fp.to_qkeras(fp.prune(model, 0.5, structure="element", layers=["fc1"]), SPEC)
+    exported = fp.export(quantized, output_dir=tmp_path / "project", x=x)
+    tolerances = export_layer_tolerances(
+        quantized, exported.config, exported.manifest.get("names"), exported.input_type
+    )
+    assert tolerances["fc1"] is not None and tolerances["fc1"].absolute > 0
+    assert "QKeras accumulates 'fc1' in float32, not exactly" in tolerances["fc1"].reason
+    result = fp.csim(exported, quantized, x)
+    assert result.passed, result.format()
+
+
 def test_strip_removes_dead_filters_of_a_keras3_model_and_keeps_its_outputs(digits):
     """Strip reads a Dense layer's input shape as Keras 3 gives it (`input.shape`): a conv → Flatten → Dense
     model loses its dead filters, and the smaller model computes what the masked one does."""

@@ -99,13 +99,19 @@ class _RunsCode:
         return (pathlib.Path.touch, (self.marker,))
 
 
-def test_a_pickled_module_is_refused_without_running_its_code(state_dict_file, tmp_path):
+def test_a_pickle_runs_no_code_without_the_trust_flag(state_dict_file, tmp_path):
     _, architecture = state_dict_file
     marker = tmp_path / "code_ran"
     torch.save({"weights": _RunsCode(marker)}, tmp_path / "pickled.pt")
-    with pytest.raises(ModelFileError, match=r"weights_only=True.*save model.state_dict\(\)") as refused:
-        fp.load_model(tmp_path / "pickled.pt", architecture=architecture, trust_code=True)
+    with pytest.raises(ModelFileError, match=r"weights_only=True.*save model.state_dict\(\).*--trust-model-code"):
+        fp.load_model(tmp_path / "pickled.pt", architecture=architecture)
+    with pytest.raises(ModelFileError, match=r"weights_only=True.*--trust-model-code") as refused:
+        fp.load_model(tmp_path / "pickled.pt")
     assert not marker.exists() and "\n" not in str(refused.value)
+    # trusted, the pickle runs (the user accepted that): it holds neither a state dict nor a module
+    with pytest.raises(ModelFileError, match=r"pickled.pt: holds no state dict and no module \(a dict\)"):
+        fp.load_model(tmp_path / "pickled.pt", trust_code=True)
+    assert marker.exists()
     (tmp_path / "broken.pt").write_bytes(b"not a torch file")
     with pytest.raises(ModelFileError, match="broken.pt: not a state dict .*not an archive torch.save wrote"):
         fp.load_model(tmp_path / "broken.pt", architecture=architecture, trust_code=True)

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from hls_helpers import tree_hash
 from text_helpers import negative_zeros
+from watch_imports import run_watched
 
 from fpgaprune.cli import DEFAULT_CONFIG, STAGE_NAMES, entry
 
@@ -27,8 +28,9 @@ def test_default_run_end_to_end(tmp_path):
     # as the README runs it: no arguments, its run directory relative to the working directory. The limit guards
     # against a hang, it is no timing: the run takes under a minute on an idle 2-core machine (more when yowasp's
     # WebAssembly is compiled first), and CI machines have been seen 2-3x slower
-    result = cli("run", cwd=tmp_path, timeout=1800)
+    result, imported = run_watched(["-m", "fpgaprune.cli", "run"], tmp_path, cwd=tmp_path, timeout=1800)
     assert result.returncode == 0, result.stderr[-3000:]
+    assert "tf_keras" in imported and not imported & {"torch", "brevitas"}, imported  # a Keras run loads no torch
     run = tmp_path / "runs" / "digits"
     for stage in STAGE_NAMES:
         record = json.loads((run / stage / "stage.json").read_text())

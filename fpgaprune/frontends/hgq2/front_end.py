@@ -14,6 +14,7 @@ class Hgq2FrontEnd(Keras3FrontEnd):
     quantizer_library = "HGQ2"
     library_key = "hgq2"  # `quantization.library`
     quantizes = True  # QAT trains the model itself; hls4ml's Keras 3 converter exports it
+    framework_modules = ("hgq", "keras")
 
     @staticmethod
     def owns(model_or_layer) -> bool:

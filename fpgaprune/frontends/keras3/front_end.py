@@ -15,6 +15,7 @@ class Keras3FrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
     quantizer_library = "QKeras"
     quantizes = False  # QAT and export run on the tf_keras twin (`quantized_twin`, `exported_model`)
     keras_major = 3  # the model files it reads
+    framework_modules = ("keras",)
 
     @staticmethod
     def owns(model_or_layer) -> bool:

@@ -17,6 +17,7 @@ class QKerasFrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
     library_key = "qkeras"  # `quantization.library`
     quantizes = True  # its twin trains with quantizers (QAT) and hls4ml's Keras-2 converter exports it
     keras_major = 2  # the model files it reads: Keras 2 (tf_keras)
+    framework_modules = _MODULES
 
     @staticmethod
     def owns(model_or_layer) -> bool:

@@ -43,7 +43,38 @@ def exported_graph(model, input_shape=None) -> torch.fx.GraphModule:
     exported = torch.fx.GraphModule(model, graph, class_name=type(model).__name__)
     exported.eval()
     setattr(exported, INPUT_SHAPE, tuple(input_shape) if input_shape is not None else getattr(model, INPUT_SHAPE, None))
+    if getattr(exported, INPUT_SHAPE) is not None:
+        _plain_reshapes(exported)
     return exported
+
+
+_RESHAPES = {("call_method", "view"), ("call_method", "reshape"), ("call_method", "flatten")}
+_RESHAPES |= {("call_function", torch.reshape), ("call_function", torch.flatten)}
+
+
+def _plain_reshapes(exported: torch.fx.GraphModule) -> None:
+    """Each reshape of the forward in the form hls4ml's converter reads: to one row per sample
+    (`x.view(x.size(0), -1)`, `x.reshape(len(x), -1)`, `torch.flatten(x, start_dim=1)`) `torch.flatten(x, 1)`;
+    any other `x.view` of its shape as constants (the converter reads no `x.size()`)."""
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    ShapeProp(exported).propagate(torch.zeros((1, *getattr(exported, INPUT_SHAPE))))
+    graph, changed = exported.graph, False
+    for node in list(graph.nodes):
+        if (node.op, node.target) not in _RESHAPES or not isinstance(node.args[0], torch.fx.Node):
+            continue
+        source, shape = node.args[0], tuple(node.meta["tensor_meta"].shape)
+        with graph.inserting_after(node):
+            if len(shape) == 2:
+                replacement = graph.call_function(torch.flatten, (source, 1))
+            else:
+                replacement = graph.call_method("view", (source, -1, *shape[1:]))
+        node.replace_all_uses_with(replacement)
+        graph.erase_node(node)
+        changed = True
+    if changed:
+        graph.eliminate_dead_code()  # the `x.size(0)` calls left unread
+        exported.recompile()
 
 
 def renamed(model, names: dict) -> torch.fx.GraphModule:

@@ -7,14 +7,21 @@ Chosen over the alternatives: a pickled module runs code when loaded; `torch.exp
 aten operations, not the modules (Conv2d, Linear) that holds, selections and hls4ml's converter read; TorchScript
 drops the Python modules too. A state dict is what PyTorch users save anyway.
 
+A whole pickled module (`torch.save(model)`) is read with the trust flag only, by `torch.load(weights_only=False)`
+(the user has accepted running code); its classes must be importable as the pickle names them, or be the class of
+the architecture the user names (a module pickled from a script names `__main__`).
+
 fpgaprune's own file (`fp.save_model`, a run's stage files) is one `.pt` that `weights_only` reads: the state
-dict and a record of how to rebuild the module around it (its architecture and arguments, its holds, the
-quantization that made its Brevitas twin, and one sample's input shape).
+dict and a record of how to rebuild the module around it (its architecture and arguments, or the pickled module
+it was read from with the classes it was built from; its holds, the quantization that made its Brevitas twin,
+and one sample's input shape).
 """
 
 import importlib
 import importlib.util
+import io
 import os
+import pickle
 import sys
 import zipfile
 from pathlib import Path
@@ -81,7 +88,8 @@ def build(reference: str, arguments: dict | None = None, trust_code: bool = Fals
     return model
 
 
-def _read(path: Path):
+def _read(path: Path, trust_code: bool = False, architecture: str | None = None):
+    """What the file holds: read with `weights_only`, or (trusted) as a whole pickled module."""
     if not path.exists():
         raise ModelFileError(f"{path}: no such model file")
     if path.suffix not in FORMATS:
@@ -89,10 +97,59 @@ def _read(path: Path):
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # noqa: BLE001 - torch raises assorted errors for damaged or code-carrying files
+        if trust_code and _torch_pickle(path):  # torch.save's archive, or an old torch's plain pickle
+            return unpickled(path.read_bytes(), architecture, str(path))
+        why = _why(path, error)
+        hint = "" if trust_code else f"; a whole pickled module (torch.save(model)) runs code when read: {TRUST_HINT}"
         raise ModelFileError(
-            f"{path}: not a state dict that torch.load(weights_only=True) reads ({_why(path, error)}); save "
-            "model.state_dict(), not the module"
+            f"{path}: not a state dict that torch.load(weights_only=True) reads ({why}); save "
+            f"model.state_dict(), not the module{hint}"
         ) from None
+
+
+def unpickled(data: bytes, architecture: str | None, where: str):
+    """A whole pickled module, read by running its pickle (trusted), remembering how to read it again: its classes
+    as the pickle names them, or the named architecture's class for a name the pickle cannot find
+    (`__main__.Net`)."""
+    fallback = architecture_class(architecture, True) if architecture else None
+    classes = set()
+
+    class Unpickler(pickle.Unpickler):
+        def find_class(self, module_name, name):
+            try:
+                found = super().find_class(module_name, name)
+            except (AttributeError, ImportError):
+                if fallback is None or name != fallback.__name__:
+                    raise ModelFileError(
+                        f"{where}: the pickled module names class {module_name}.{name}, which cannot be imported "
+                        "here; put its file on the path, or name it as model.module ('models.py:ClassName')"
+                    ) from None
+                found = fallback
+            if isinstance(found, type) and issubclass(found, nn.Module):
+                classes.add(f"{module_name}.{name}")
+            return found
+
+    pickle_module = type(sys)("fpgaprune_unpickler")
+    pickle_module.__dict__.update(vars(pickle), Unpickler=Unpickler)
+    try:
+        model = torch.load(io.BytesIO(data), map_location="cpu", weights_only=False, pickle_module=pickle_module)
+    except ModelFileError:
+        raise
+    except Exception as error:  # noqa: BLE001 - unpickling runs the file's code, which may raise anything
+        raise ModelFileError(f"{where}: cannot read the pickled module ({type(error).__name__}: {first_line(error)})")
+    if not isinstance(model, nn.Module):
+        raise ModelFileError(f"{where}: holds no state dict and no module (a {type(model).__name__})")
+    setattr(model, ARCHITECTURE, {"pickled": data, "classes": sorted(classes), "module": architecture})
+    return model
+
+
+def _torch_pickle(path: Path) -> bool:
+    """Whether torch.save wrote the file: its archive (a data.pkl inside), or an old torch's plain pickle."""
+    if not zipfile.is_zipfile(path):
+        with path.open("rb") as handle:
+            return handle.read(1) == b"\x80"  # a pickle's PROTO opcode
+    with zipfile.ZipFile(path) as archive:
+        return any(name.endswith("/data.pkl") for name in archive.namelist())
 
 
 def _why(path: Path, error: Exception) -> str:
@@ -107,22 +164,39 @@ def _why(path: Path, error: Exception) -> str:
 
 def load_model(path, architecture: str | None = None, arguments: dict | None = None, trust_code: bool = False):
     """The module of `architecture` with the state dict in `path` (or fpgaprune's own file, which names its
-    architecture, holds and quantization). Any failure is one ModelFileError line."""
+    architecture, holds and quantization; or, trusted, a whole pickled module). Any failure is one
+    ModelFileError line."""
     path = Path(path)
-    data = _read(path)
+    data = _read(path, trust_code, architecture)
+    if isinstance(data, nn.Module):
+        return data.eval()
     record = data.get("fpgaprune") if isinstance(data, dict) and isinstance(data.get("fpgaprune"), dict) else None
     state = data["state_dict"] if record is not None else data
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise ModelFileError(f"{path}: holds no state dict (a dict of tensors, model.state_dict())")
-    reference = architecture or (record or {}).get("architecture")
-    if reference is None:
-        raise ModelFileError(f"{path}: a state dict needs its architecture (model.module: 'models.py:ClassName')")
-    arguments = arguments if arguments is not None else (record or {}).get("arguments")
-    model = _rebuilt(build(reference, arguments, trust_code), record or {}, path)
+        raise ModelFileError(
+            f"{path}: holds no state dict (a dict of tensors, model.state_dict()) and no module "
+            f"(a {type(state).__name__})"
+        )
+    model = _rebuilt(_base_module(path, record or {}, architecture, arguments, trust_code), record or {}, path)
     _load_state(model, state, path)
     if (record or {}).get("input_shape"):
         model.__dict__[INPUT_SHAPE] = tuple(int(d) for d in record["input_shape"])
     return model.eval()
+
+
+def _base_module(path: Path, record: dict, architecture, arguments, trust_code: bool):
+    """The module the file's state dict fits, before holds and quantization: built from its architecture, or
+    read from the pickled module fpgaprune's file keeps (trusted)."""
+    pickled = record.get("pickled_module")
+    if pickled is not None and architecture is None:
+        if not trust_code:
+            classes = ", ".join(record.get("classes", [])[:3])
+            raise ModelFileError(f"{path}: keeps a pickled module ({classes}), which runs code when read; {TRUST_HINT}")
+        return unpickled(pickled, record.get("architecture"), str(path))
+    reference = architecture or record.get("architecture")
+    if reference is None:
+        raise ModelFileError(f"{path}: a state dict needs its architecture (model.module: 'models.py:ClassName')")
+    return build(reference, arguments if arguments is not None else record.get("arguments"), trust_code)
 
 
 def _rebuilt(model, record: dict, path: Path):
@@ -170,7 +244,9 @@ def save_model(model, path) -> Path:
             "fp.load_model(..., architecture='models.py:ClassName'), or save model.state_dict() yourself"
         )
     quantization = getattr(model, QUANTIZATION, None)
-    record = {"format": FORMAT, "architecture": built["module"], "arguments": built["arguments"]}
+    record = {"format": FORMAT, "architecture": built.get("module"), "arguments": built.get("arguments")}
+    if "pickled" in built:  # read from a whole pickled module: the pickle itself, and what it names
+        record.update(pickled_module=built["pickled"], classes=built["classes"])
     shape = getattr(model, INPUT_SHAPE, None)
     record.update(holds=manifest_of(model).to_json(), quantization=quantization)
     record.update(input_shape=list(shape) if shape is not None else None)

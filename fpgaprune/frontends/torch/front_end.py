@@ -27,14 +27,15 @@ class TorchFrontEnd(FrontEnd):
         modules = [c.__module__ for c in cls.__mro__]
         return any(m == "torch" or m.startswith(("torch.", "fpgaprune.frontends.torch.")) for m in modules)
 
+    framework_modules = ("torch",)
+
     @staticmethod
     def bind_layers() -> None:
-        """Whether torch is installed; its classes are bound when a module is first read (`_bound`): importing
-        torch costs a Keras user's every command about a second and a half."""
-        import importlib.util
+        """PyTorch's classes bound to the kinds: the registry binds them when it first hands out this front end
+        (a module is read), so a Keras process never imports torch."""
+        from fpgaprune.frontends.torch.layers import bind_all
 
-        if importlib.util.find_spec("torch") is None:
-            raise ImportError("torch is not installed")
+        bind_all()
 
     @staticmethod
     def _bound() -> None:
@@ -147,6 +148,40 @@ class TorchFrontEnd(FrontEnd):
 
         require_extra("brevitas", f"{what} of a PyTorch model")
 
+    # The run config's quantizer texts, as this front end reads them (`pipeline/checks.py`)
+    WEIGHT_ROLES = ("kernel",)  # the roles whose pruned entries must stay 0
+
+    @property
+    def DEFAULT_QUANTIZERS(self) -> dict:  # noqa: N802 - the name the quantizing front ends give it
+        from fpgaprune.quantize.spec import DEFAULT_QUANTIZERS
+
+        return DEFAULT_QUANTIZERS
+
+    @staticmethod
+    def build_quantizer(text: str, where: str):
+        """The quantizer a text makes (one line naming `where` where it has no exact route)."""
+        from fpgaprune.frontends.torch.quantizers import from_text
+
+        return from_text(text, where)
+
+    @staticmethod
+    def zero_of(quantizer) -> float:
+        return float(quantizer(np.zeros(1))[0])
+
+    @staticmethod
+    def activation_mismatch(layer, text: str) -> str | None:
+        """Why the activation quantizer `text` cannot stand for `layer`'s function: a ReLU needs quantized_relu,
+        a QuantIdentity quantized_bits; None for a fitting text or a layer of no such function."""
+        from fpgaprune.layer_kinds import role_of
+
+        function = "relu" if role_of(layer) == "ReLU" or "ReLU" in type(layer.module).__name__ else None
+        if function is None and type(layer.module).__name__ == "QuantIdentity":
+            function = "identity"
+        expected = {"relu": "quantized_relu", "identity": "quantized_bits"}.get(function)
+        if expected is None or text.split("(")[0].strip() == expected:
+            return None
+        return f"{text!r} does not compute {function!r}, the function of layer '{layer.name}'; expected {expected}"
+
     def quantized_twin(self, model, quantization, batchnorm: str = "fold"):
         from fpgaprune.frontends.torch.quantize import quantized_twin
 
@@ -191,9 +226,9 @@ class TorchFrontEnd(FrontEnd):
 
     @staticmethod
     def quantizer_type(quantizer, activation: bool = False):
-        if quantizer is None:
+        fixed = getattr(quantizer, "fixed", None)
+        if fixed is None:  # a float tensor, or a float scale
             return None
-        fixed = quantizer.fixed
         return type(fixed)(fixed.width, fixed.integer, fixed.signed, activation)
 
     def quantizer_bits(self, layer, role: str, default: int = 32) -> int:
@@ -229,12 +264,22 @@ class TorchFrontEnd(FrontEnd):
         return exported_graph(model, input_shape)
 
     def _check_quantizers(self, model) -> None:
-        """One line naming the first layer whose quantizers have no exact fixed-point type, or whose kernel is
-        quantized and its bias not (hls4ml would type the bias at its default)."""
+        """One line naming the first layer whose quantizers have no exact fixed-point type (Brevitas' float
+        scales, which the quantized twin converts), or whose kernel is quantized and its bias not (hls4ml would
+        type the bias at its default)."""
+        from fpgaprune.frontends.torch.quantizers import ScaledQuantizer
+
         for layer in self.layers(model):
-            kernel = self.weight_quantizer(layer, "kernel")
-            self.activation_quantizer(layer)
-            if kernel is not None and layer.use_bias and self.weight_quantizer(layer, "bias") is None:
+            found = {role: self.weight_quantizer(layer, role) for role in ("kernel", "bias")}
+            found["activation"] = self.activation_quantizer(layer)
+            for role, quantizer in found.items():
+                if isinstance(quantizer, ScaledQuantizer):
+                    raise QuantizationConfigError(
+                        f"layer '{layer.name}' ({role}): {quantizer}, which no fixed-point type holds; quantize the "
+                        "model with fp.quantized_twin (the run's quantize stage), which converts it to the nearest "
+                        "power-of-two quantizer of its bits"
+                    )
+            if found["kernel"] is not None and layer.use_bias and found["bias"] is None:
                 raise QuantizationConfigError(
                     f"layer '{layer.name}': its kernel is quantized and its bias is float, which hls4ml types at its "
                     "default (not exact); quantize the bias too (quantization.default.bias)"

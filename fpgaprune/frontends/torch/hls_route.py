@@ -2,6 +2,8 @@
 activation quantizer registered as an hls4ml layer, and the converter's config and IR."""
 
 import copy
+import functools
+import sys
 
 import torch
 from hls4ml.converters.pytorch_to_hls import get_supported_pytorch_layers, register_pytorch_layer_handler
@@ -124,6 +126,28 @@ def convert_model(model, hls_config: dict, output_dir, **kwargs):
 
     register()
     config = {**hls_config, "InputShape": input_shape_of(model)}
-    return hls4ml.converters.convert_from_pytorch_model(
+    hls_model = hls4ml.converters.convert_from_pytorch_model(
         plain_copy(model), hls_config=config, output_dir=str(output_dir), **kwargs
     )
+    hls_model.write = _without_keras(hls_model.write)  # compile() and the exporter call it
+    return hls_model
+
+
+def _without_keras(write):
+    """`write` with `import keras` failing where this process has not imported Keras: hls4ml 1.3's writer imports
+    it (and with it TensorFlow) only to register a YAML representer for Keras models (`VivadoWriter.write_yml`,
+    which passes over a failed import); a PyTorch process has no Keras model, and TensorFlow loaded beside a
+    CUDA build of torch crashes it."""
+
+    @functools.wraps(write)
+    def written(*args, **kwargs):
+        if "keras" in sys.modules:
+            return write(*args, **kwargs)
+        sys.modules["keras"] = None  # an import of a None entry raises ImportError
+        try:
+            return write(*args, **kwargs)
+        finally:
+            if "keras" in sys.modules and sys.modules["keras"] is None:
+                del sys.modules["keras"]
+
+    return written

@@ -27,6 +27,7 @@ ROLES = {
     "AveragePooling1D": (nn.AvgPool1d,),
     "AveragePooling2D": (nn.AvgPool2d,),
     "BatchNormalization": (nn.BatchNorm1d, nn.BatchNorm2d),
+    "LeakyReLU": (nn.LeakyReLU,),
 }
 
 
@@ -41,21 +42,27 @@ class FunctionalConcatenate:
 MERGE_FUNCTIONS = {"add": FunctionalAdd, "cat": FunctionalConcatenate}  # torch.fx node target names
 
 
-class TorchMerge:
-    """A merge between layers that the forward writes as a function (`+`, `torch.cat`), seen as a layer of the
-    graph: `name` is torch.fx's node name, which hls4ml's converter gives its node too."""
+class TorchFunction:
+    """A function the forward calls between layers, seen as a layer of the graph: a merge (`+`, `torch.cat`),
+    named as torch.fx names the call (hls4ml's converter names its node so too), or an activation
+    (`torch.relu(self.fc1(x))`, named `fc1_relu`: `functional.py`), whose module class it takes."""
 
-    module, kernel, bias, activation, use_bias = None, None, None, None, False
+    module, kernel, bias, use_bias = None, None, None, False
     weights = ()
 
     def __init__(self, name: str, kind_class: type):
         self.name, self.kind_class = name, kind_class
 
+    @property
+    def activation(self):
+        """A table activation's function (as `TorchLayer.activation`); None for any other."""
+        return TABLE_FUNCTIONS.get(self.kind_class)
+
     def count_params(self) -> int:
         return 0
 
     def __repr__(self) -> str:
-        return f"TorchMerge({self.name!r}, {self.kind_class.__name__})"
+        return f"TorchFunction({self.name!r}, {self.kind_class.__name__})"
 
 
 TABLE_FUNCTIONS = {nn.Tanh: torch.tanh, nn.Sigmoid: torch.sigmoid, nn.Softmax: torch.softmax}  # hls4ml: tables

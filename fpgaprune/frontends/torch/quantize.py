@@ -3,21 +3,35 @@ Brevitas' QuantLinear/QuantConv1d/QuantConv2d and its ReLUs QuantReLU, with fpga
 constant power-of-two Brevitas quantizers (`quantizers.py`); holds carried over. The user trains it (QAT) as any
 module; a BatchNorm right after a Conv/Linear is folded into it first (as `torch.ao`'s `fuse_conv_bn_eval`).
 
+Brevitas' default quantizers (a float scale per tensor or per channel) become the nearest power-of-two
+fixed-point quantizers of the same bits (`quantizers.ScaledQuantizer.nearest`), each written into the twin's
+spec as a `quantization.layers` text, so that the twin rebuilds the same from its file; one note per layer, and
+the run's QAT epochs recover what the rounding of the scale moved. A float bias of a quantized layer takes the
+default bias quantizer. (The alternative, Brevitas' QONNX export into hls4ml's ONNX converter, keeps the float
+scales as `ApplyAlpha` nodes: bounded at best, not exact, and heavier to install.)
+
+Activations the forward calls as functions (`torch.relu(self.fc1(x))`) become modules first (`functional.py`:
+the twin is then a GraphModule of the same modules), so they are quantized as `nn.ReLU` modules are. A ReLU6 is
+a QuantReLU where its quantizer saturates at or below 6 (then the two agree); a LeakyReLU is one line: Brevitas
+has no quantized one, and hls4ml rounds alpha·x in its own types.
+
 A Brevitas layer that comes in keeps its own quantizers (read, and refused at export in one line where they
 have no exact fixed-point type); `quantization.layers.<name>` rebuilds it with the quantizers named there.
 """
 
 import copy
+import warnings
 
 import torch
 from torch import nn
 from torch.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
 
-from fpgaprune.errors import QuantizationConfigError
+from fpgaprune.errors import FpgapruneNote, QuantizationConfigError
 from fpgaprune.frontends.torch.files import QUANTIZATION
-from fpgaprune.frontends.torch.graph import graph_edges
+from fpgaprune.frontends.torch.functional import as_modules
+from fpgaprune.frontends.torch.graph import LayerTracer, graph_edges
 from fpgaprune.frontends.torch.layers import check_not_recurrent, same_shape
-from fpgaprune.frontends.torch.quantizers import brevitas_quant, from_text
+from fpgaprune.frontends.torch.quantizers import ScaledQuantizer, brevitas_quant, from_text, read_proxy, text_of
 from fpgaprune.masking import FREEZE, HoldEntry, MaskManifest, finalize, hold
 from fpgaprune.quantize.spec import QuantizationSpec
 
@@ -40,7 +54,9 @@ def quantized_twin(model, spec, batchnorm: str = "fold"):
         )
     check_not_recurrent(model, "quantization")
     plain, manifest = finalize(model)
+    plain = as_modules(plain, LayerTracer)
     spec.check_layers(name for name, _ in plain.named_modules() if name)
+    spec = _with_conversions(plain, spec)
     plain.eval()
     _fold_batchnorms(plain)
     for name, module in list(plain.named_modules()):
@@ -61,16 +77,75 @@ def _quantized_module(name: str, module, spec: QuantizationSpec):
     brought = type(module).__module__.startswith("brevitas.nn")
     if isinstance(module, FLOAT_LAYERS) and (not brought or named):
         return _quantized_layer(name, module, roles)
-    if type(module) is nn.ReLU or (isinstance(module, qnn.QuantReLU) and "activation" in named):
-        text = roles.get("activation")
-        if text is None or not text.startswith("quantized_relu"):
-            if "activation" in named:
-                raise QuantizationConfigError(
-                    f"quantization.layers.{name}.activation: {text!r} does not compute a ReLU; use quantized_relu"
-                )
-            return None  # the default computes another function: the ReLU stays float (exact on its input's grid)
-        return qnn.QuantReLU(act_quant=brevitas_quant(from_text(text, f"{name}.activation"), "activation"))
+    if isinstance(module, nn.LeakyReLU):
+        raise QuantizationConfigError(
+            f"module '{name}' (LeakyReLU): no exact route to hls4ml (Brevitas has no quantized LeakyReLU, and "
+            "hls4ml rounds alpha*x in its own types); use a ReLU"
+        )
+    if isinstance(module, qnn.QuantIdentity) and "activation" in named:
+        quantizer = from_text(roles["activation"], f"{name}.activation")
+        return qnn.QuantIdentity(act_quant=brevitas_quant(quantizer, "activation"))
+    if type(module) in (nn.ReLU, nn.ReLU6) or (isinstance(module, qnn.QuantReLU) and "activation" in named):
+        return _quantized_relu(name, module, roles.get("activation"), "activation" in named)
     return None
+
+
+def _quantized_relu(name: str, module, text: str | None, named: bool):
+    """The QuantReLU of a ReLU (or ReLU6) with the activation quantizer `text`; None where the text computes
+    another function and the layer does not name it (the ReLU stays float, exact on its input's grid)."""
+    if text is None or not text.startswith("quantized_relu"):
+        if named:
+            raise QuantizationConfigError(
+                f"quantization.layers.{name}.activation: {text!r} does not compute a ReLU; use quantized_relu"
+            )
+        return None
+    quantizer = from_text(text, f"{name}.activation")
+    if type(module) is nn.ReLU6 and quantizer.fixed.hi > 6:
+        raise QuantizationConfigError(
+            f"module '{name}' (ReLU6): its quantizer {text!r} reaches {quantizer.fixed.hi:g}, past ReLU6's 6; "
+            "give it at most 2 integer bits (it then saturates first, and computes what ReLU6 does)"
+        )
+    return _brevitas().QuantReLU(act_quant=brevitas_quant(quantizer, "activation"))
+
+
+def _with_conversions(model, spec: QuantizationSpec) -> QuantizationSpec:
+    """`spec` with texts for each Brevitas layer of `model` whose quantizers have a float scale and that
+    `spec.layers` does not name: its roles at the nearest power-of-two types of their bits; one note each."""
+    layers = {name: dict(roles) for name, roles in spec.layers.items()}
+    for name, module in model.named_modules():
+        if name in layers or not type(module).__module__.startswith("brevitas.nn"):
+            continue
+        found = _own_quantizers(name, module)
+        if not any(isinstance(q, ScaledQuantizer) for q in found.values()):
+            continue
+        texts = {role: _text(q, role, spec) for role, q in found.items()}
+        layers[name] = {role: text for role, text in texts.items() if text is not None}
+        changed = ", ".join(f"{role} {found[role] or 'float'} -> {texts[role]}" for role in texts if texts[role])
+        warnings.warn(f"{name}: {changed} (nearest power-of-two scale; QAT recovers the rest)", FpgapruneNote, 2)
+    return QuantizationSpec(spec.default, layers, spec.origin)
+
+
+def _own_quantizers(name: str, module) -> dict:
+    """{role: what its quantizer computes (None: float)} of a Brevitas layer's weights or activation."""
+    proxies = {"kernel": "weight_quant", "bias": "bias_quant", "activation": "act_quant"}
+    found = {
+        role: read_proxy(getattr(module, attribute, None), f"layer '{name}' ({role})")
+        for role, attribute in proxies.items()
+        if hasattr(module, attribute)
+    }
+    if getattr(module, "bias", None) is None:
+        found.pop("bias", None)
+    return found
+
+
+def _text(quantizer, role: str, spec: QuantizationSpec) -> str | None:
+    """The text of a role's quantizer, converted: its own type, the nearest power-of-two one, or the default
+    bias for a float or input-scaled bias (None: the role stays float)."""
+    if role == "bias" and (quantizer is None or quantizer.fixed is None and quantizer.nearest() is None):
+        return spec.default.get("bias")
+    if quantizer is None:
+        return None
+    return text_of(quantizer.fixed if quantizer.fixed is not None else quantizer.nearest())
 
 
 def _quantized_layer(name: str, module, roles: dict):
@@ -122,12 +197,13 @@ def quantizer_sources(model, spec, default_given: bool = True) -> dict:
     spec = spec if isinstance(spec, QuantizationSpec) else QuantizationSpec.from_dict(spec)
     default = "quantization.default" if default_given else "the built-in default (quantization.default unset)"
     sources = {}
-    for name, module in model.named_modules():
+    for name, module in as_modules(model, LayerTracer).named_modules():
         named = sorted(spec.layers.get(name, {}))
         if type(module).__module__.startswith("brevitas.nn") and not named:
             sources[name] = "its own quantizers, kept"
         elif isinstance(module, FLOAT_LAYERS) or (
-            type(module) is nn.ReLU and str(spec.for_layer(name).get("activation", "")).startswith("quantized_relu")
+            type(module) in (nn.ReLU, nn.ReLU6)
+            and str(spec.for_layer(name).get("activation", "")).startswith("quantized_relu")
         ):
             sources[name] = f"quantization.layers ({', '.join(named)}), else {default}" if named else default
     return sources

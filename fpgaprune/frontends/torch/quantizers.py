@@ -5,7 +5,10 @@ fpgaprune's quantizer texts (`quantize/spec.py`) become Brevitas injectors with 
 for bit against QKeras 0.9.0 (half-to-even rounding, saturation, the full signed range):
 `quantized_bits(bits, integer, alpha=1)` for weights, biases and signed activations, `quantized_relu(bits,
 integer)` for ReLUs. A Brevitas model brought in is read through its quantizers' own scale and bit width: a
-per-tensor power-of-two scale with no zero point is exact through hls4ml; anything else is one line.
+per-tensor power-of-two scale with no zero point is exact through hls4ml (`FixedQuantizer`). Brevitas' defaults
+(a float scale per tensor or per channel, learned or from statistics) are read as `ScaledQuantizer`s: holds and
+estimates take them, the export does not, and the quantized twin converts each to the nearest power-of-two
+quantizer of the same bits (`nearest_text`), which QAT then recovers from.
 """
 
 import math
@@ -46,6 +49,47 @@ class FixedQuantizer:
         """Its settings, as QKeras' quantizers give theirs."""
         fixed = self.fixed
         return {"bits": fixed.width, "integer": fixed.integer - int(fixed.signed), "signed": fixed.signed}
+
+
+@dataclass(frozen=True)
+class ScaledQuantizer:
+    """A Brevitas quantizer with a float scale (per tensor, or per output channel: the last axis in fpgaprune's
+    layout) and no zero point: what it computes, which no fixed-point type holds exactly. `scale` is NaN for a
+    bias quantizer that takes its input's scale (Int8Bias, Int32Bias), which only a forward knows."""
+
+    scale: np.ndarray
+    bits: int
+    signed: bool
+    narrow: bool = False
+    fixed = None  # no fixed-point type: the export refuses it, the quantized twin converts it
+
+    def __call__(self, values) -> np.ndarray:
+        values = np.asarray(values, np.float64)
+        if np.isnan(self.scale).any():
+            return values  # rounded at the input's scale, unknown here
+        scale = self.scale.reshape(-1) if self.scale.size > 1 else self.scale.reshape(())
+        top = 2 ** (self.bits - 1) - 1 if self.signed else 2**self.bits - 1
+        low = (-top if self.narrow else -top - 1) if self.signed else 0
+        return np.clip(np.round(values / scale), low, top) * scale
+
+    def __str__(self) -> str:
+        where = "per channel" if self.scale.size > 1 else f"{float(self.scale.reshape(-1)[0]):.4g}"
+        return f"Brevitas {self.bits}-bit {'signed' if self.signed else 'unsigned'}, float scale {where}"
+
+    def nearest(self) -> FixedType | None:
+        """The power-of-two type of the same bits whose step is nearest its (largest) scale, in log2; None for an
+        input-scaled bias."""
+        if np.isnan(self.scale).any():
+            return None
+        frac = -round(math.log2(float(np.max(self.scale))))
+        return FixedType(self.bits, self.bits - frac, self.signed)
+
+
+def text_of(fixed: FixedType) -> str:
+    """fpgaprune's quantizer text of a fixed-point type: quantized_bits for signed, quantized_relu for unsigned."""
+    if fixed.signed:
+        return f"quantized_bits({fixed.width},{fixed.integer - 1},alpha=1)"
+    return f"quantized_relu({fixed.width},{fixed.integer})"
 
 
 _BITS = {"bits": None, "integer": None, "symmetric": False, "keep_negative": True, "alpha": 1}
@@ -90,27 +134,26 @@ def brevitas_quant(quantizer: FixedQuantizer, role: str):
     return quants.FixedRelu.let(bit_width=quantizer.bits, max_val=top)
 
 
-def read_proxy(proxy, where: str) -> FixedQuantizer | None:
-    """What a Brevitas quantizer proxy computes, as a FixedQuantizer; None when it is off (a float tensor); one
-    line naming `where` when no fixed-point type holds it exactly."""
+def read_proxy(proxy, where: str) -> FixedQuantizer | ScaledQuantizer | None:
+    """What a Brevitas quantizer proxy computes: a FixedQuantizer where a fixed-point type holds it exactly, a
+    ScaledQuantizer where its scale is a float (Brevitas' defaults); None when it is off (a float tensor); one
+    line naming `where` for a zero point, which no fixed-point type without an offset holds."""
     if proxy is None or not getattr(proxy, "is_quant_enabled", False):
         return None
+    bits, signed = int(proxy.bit_width()), bool(proxy.is_signed)
+    narrow = bool(getattr(proxy, "is_narrow_range", False)) and signed
     if getattr(proxy, "requires_input_scale", False):
-        raise QuantizationConfigError(
-            f"{where}: its bias quantizer takes the input's scale (as Int16Bias does); give it a scale of its "
-            "own (fpgaprune's quantized_bits bias)"
-        )
-    scale, bits = proxy.scale(), int(proxy.bit_width())
+        return ScaledQuantizer(np.array([math.nan]), bits, signed)
+    scale = proxy.scale()
     zero = proxy.zero_point() if hasattr(proxy, "zero_point") else 0
     values = np.asarray(scale.detach().cpu().numpy() if hasattr(scale, "detach") else scale, np.float64)
-    frac = -math.log2(float(values.ravel()[0])) if values.size and values.ravel()[0] > 0 else math.nan
-    per_tensor = values.size == 1 or bool(np.all(values == values.ravel()[0]))
-    if not (per_tensor and frac == round(frac) and not np.any(np.asarray(zero))):
+    if np.any(np.asarray(zero.detach().cpu().numpy() if hasattr(zero, "detach") else zero)):
         raise QuantizationConfigError(
-            f"{where}: a Brevitas quantizer with scale {values.ravel()[:3].tolist()}, zero point "
-            f"{np.asarray(zero).ravel()[:3].tolist()} is not exact through hls4ml (it needs one power-of-two scale "
-            f"per tensor and no zero point); {USE_INSTEAD}, or Brevitas' *FixedPoint quantizers"
+            f"{where}: a Brevitas quantizer with zero point {np.asarray(zero).ravel()[:3].tolist()} is not exact "
+            f"through hls4ml (a fixed-point type has no offset); {USE_INSTEAD}, or Brevitas' *FixedPoint quantizers"
         )
-    signed = bool(proxy.is_signed)
-    fixed = FixedType(bits, bits - int(round(frac)), signed)
-    return FixedQuantizer(fixed, bool(getattr(proxy, "is_narrow_range", False)) and signed)
+    first = float(values.ravel()[0]) if values.size else math.nan
+    frac = -math.log2(first) if first > 0 else math.nan
+    if not (bool(np.all(values == first)) and frac == round(frac)):
+        return ScaledQuantizer(values.reshape(-1), bits, signed, narrow)
+    return FixedQuantizer(FixedType(bits, bits - int(round(frac)), signed), narrow)

@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from fpgaprune.frontends.torch.layers import layer_views
+from fpgaprune.frontends.torch.training import input_tensor
 from fpgaprune.quantize.layer_values import LayerValues
 
 
@@ -28,7 +29,7 @@ class ModuleProbe:
         self.model.eval()
         try:
             with torch.no_grad():
-                x = torch.as_tensor(np.asarray(x, np.float32))
+                x = input_tensor(x)
                 for start in range(0, len(x), self.batch_size):
                     finals.append(self.model(x[start : start + self.batch_size]).cpu().numpy())
         finally:

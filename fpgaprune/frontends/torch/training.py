@@ -87,10 +87,26 @@ def loss_of(task):
     return lambda out, y: losses[name](out, y.float().reshape(out.shape))
 
 
+def input_tensor(x) -> torch.Tensor:
+    """`x` as a float32 tensor in PyTorch's own layout (NCHW strides). numpy may give an array strides that torch
+    reads as channels-last (one channel moved from NHWC: `.contiguous()` keeps them); the convolutions then keep
+    that memory format and a forward's `x.view(x.size(0), -1)` fails."""
+    tensor = torch.as_tensor(np.asarray(x, np.float32))
+    return tensor if _standard(tensor) else tensor.clone(memory_format=torch.contiguous_format)
+
+
+def _standard(tensor) -> bool:
+    expected, stride = [], 1
+    for size in reversed(tensor.shape):
+        expected.insert(0, stride)
+        stride *= size
+    return list(tensor.stride()) == expected
+
+
 def fit(model, x, y, *, task, optimizer, learning_rate, epochs, batch_size, hooks=()) -> None:
     record_input_shape(model, x)
     optim, loss_fn, run = OPTIMIZERS[optimizer](model.parameters(), lr=learning_rate), loss_of(task), TorchRun(model)
-    x, y = torch.as_tensor(np.asarray(x, np.float32)), torch.as_tensor(np.asarray(task.labels_for_training(y)))
+    x, y = input_tensor(x), torch.as_tensor(np.asarray(task.labels_for_training(y)))
     for hook in hooks:
         hook.begin(run)
     for epoch in range(epochs):
@@ -120,5 +136,5 @@ def predict(model, x, batch_size: int = 256) -> np.ndarray:
     record_input_shape(model, x)
     model.eval()
     with torch.no_grad():
-        x = torch.as_tensor(np.asarray(x, np.float32))
+        x = input_tensor(x)
         return np.concatenate([model(x[i : i + batch_size]).cpu().numpy() for i in range(0, len(x), batch_size)])
