@@ -90,7 +90,18 @@ KINDS = (
         channels="filters",
         folds_batchnorm=True,
         sparse_code="conv",
-        hls4ml_nodes=("Conv2D", "Conv2DBatchnorm"),
+        hls4ml_nodes=("Conv2D",),
+    ),
+    # QKeras' fused Conv2D + BatchNormalization (QConv2DBatchnorm): held on its raw kernel, whose zeros are zeros
+    # of the folded kernel it computes with (folding scales each output channel); pruned and exported
+    # kernel-sparse as a Conv2D; its channels are not stripped (its batch normalization's state is not sliced)
+    LayerKind(
+        "Conv2DBatchnorm",
+        _LINEAR,
+        _CONV_STRUCTURES,
+        quantizers=_KERNEL_BIAS,
+        sparse_code="conv",
+        hls4ml_nodes=("Conv2DBatchnorm",),
     ),
     LayerKind(
         "Dense",

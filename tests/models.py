@@ -37,6 +37,9 @@ BUILDERS = {
     **_float_builders(keras),
     "QConv1D": lambda: _conv(qkeras.QConv1D(4, 3, kernel_quantizer=Q8, bias_quantizer=Q8, name="layer"), (8, 3)),
     "QConv2D": lambda: _conv(qkeras.QConv2D(4, 3, kernel_quantizer=Q8, bias_quantizer=Q8, name="layer"), (5, 5, 2)),
+    "QConv2DBatchnorm": lambda: _conv(  # QKeras' fused layer: its raw kernel held, its folded one computed
+        qkeras.QConv2DBatchnorm(4, 3, kernel_quantizer=Q8, bias_quantizer=Q8, name="layer"), (5, 5, 2)
+    ),
     "QDepthwiseConv2D": lambda: _conv(
         qkeras.QDepthwiseConv2D(3, depthwise_quantizer=Q8, bias_quantizer=Q8, name="layer"), (5, 5, 2)
     ),

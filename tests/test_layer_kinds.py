@@ -23,7 +23,9 @@ BUILD = {
 QUANTIZER = "quantized_bits(6, 0, alpha=1)"
 # Kinds QKeras has no layer for: only HGQ2 binds them (tests/hgq2/test_hgq2_holds.py checks its classes).
 HGQ2_ONLY = {"Conv3D", "EinsumDense"}
-QKERAS_KINDS = [kind for kind in KINDS if kind.name not in HGQ2_ONLY]
+# QKeras' fused layers: a quantized class with no float twin (tests/quantize/test_fused_layers.py takes one whole)
+FUSED = {"Conv2DBatchnorm": ((6, 6, 3), {"filters": 2, "kernel_size": 3})}
+QKERAS_KINDS = [kind for kind in KINDS if kind.name not in HGQ2_ONLY and kind.name not in FUSED]
 
 
 def _built(cls, arguments: dict, shape: tuple):
@@ -52,8 +54,22 @@ def test_each_kind_names_weights_constraints_and_quantizers_its_classes_have(kin
     assert kind_of(plain) is kind_of(quantized) is kind_of(float_class.__name__) is kind
 
 
+def test_a_fused_kind_names_weights_constraints_and_quantizers_its_class_has():
+    import qkeras
+
+    kind = BY_NAME["Conv2DBatchnorm"]
+    shape, arguments = FUSED[kind.name]
+    layer = _built(
+        qkeras.QConv2DBatchnorm, {**arguments, "kernel_quantizer": QUANTIZER, "bias_quantizer": QUANTIZER}, shape
+    )
+    for weight in kind.weights:
+        assert weight.variable(layer) is not None and weight.constraint_key in layer.get_config(), weight
+        assert weight_quantizer(layer, weight.role) is not None, weight
+    assert kind_of(layer) is kind_of("QConv2DBatchnorm") is kind and not kind.channels  # its channels stay
+
+
 def test_every_kind_is_bound_by_the_quantizing_front_end():
-    assert set(CLASSES) == set(BY_NAME) - HGQ2_ONLY
+    assert set(CLASSES) == set(BY_NAME) - HGQ2_ONLY - set(FUSED)
 
 
 def test_a_users_subclass_is_its_bases_kind_and_other_layers_are_none():
@@ -103,7 +119,7 @@ def test_the_modules_along_the_data_path_ask_the_table():
         assert _has_kernels(layer) == ("kernel" in kind.structures)
         assert not is_hardware_layer(layer)  # a float layer: its products are not the export's
     sparse = {kind.name for kind in KINDS if kind.kernel_sparse}
-    assert sparse == {"Conv1D", "Conv2D", "Dense"}
+    assert sparse == {"Conv1D", "Conv2D", "Dense", "Conv2DBatchnorm"}
     quantized = _built(
         CLASSES["Dense"][1], {"units": 2, "kernel_quantizer": QUANTIZER, "bias_quantizer": QUANTIZER}, (5,)
     )
@@ -121,5 +137,6 @@ def test_hls4ml_node_classes_map_to_kinds_exactly():
     for name in ("DepthwiseConv1D", "DepthwiseConv2D", "Conv2DBatchnorm"):
         backend_class = type(f"Vitis{name}", (getattr(hls_layers, name),), {})  # as hls4ml's backends wrap them
         node = object.__new__(backend_class)  # a subclass of Conv1D/Conv2D, not that kind by inheritance
-        expected = {"DepthwiseConv1D": None, "DepthwiseConv2D": "DepthwiseConv2D", "Conv2DBatchnorm": "Conv2D"}[name]
+        expected = {"DepthwiseConv1D": None, "DepthwiseConv2D": "DepthwiseConv2D", "Conv2DBatchnorm": "Conv2DBatchnorm"}
+        expected = expected[name]
         assert (kind_of_node(node).name if kind_of_node(node) else None) == expected

@@ -170,8 +170,14 @@ class FrontEnd(ABC):
     def activation_quantizer(self, layer):
         """The quantizer a quantized activation layer applies, or None."""
 
+    def folded(self, layer, role: str, values):
+        """A weight as the layer computes with it before its quantizer: `values` themselves, or a fused layer's
+        (QKeras' QConv2DBatchnorm) with its batch normalization folded in."""
+        return values
+
     def quantized(self, layer, role: str, values):
-        """`values` through the layer's quantizer for `role` (unchanged without one), as float64."""
+        """`values` through the layer's quantizer for `role` (unchanged without one), as float64; a fused
+        layer's folded first (`folded`)."""
         import numpy as np
 
         return np.asarray(values, np.float64)
@@ -190,6 +196,11 @@ class FrontEnd(ABC):
 
     def is_batchnorm(self, layer) -> bool:
         return False
+
+    def table_function(self, layer) -> str | None:
+        """The function hls4ml reads from a table for a quantized activation layer ("sigmoid", "tanh": QKeras'
+        quantized_tanh with use_real_tanh, say), whose C-sim is then judged within the table's bound; None."""
+        return None
 
     def quantizer_type(self, quantizer, activation: bool = False):
         """The fixed-point type (`quantize.fixed_types.FixedType`) of a quantizer's outputs, or None."""

@@ -14,6 +14,9 @@ Where they part, each layer's own error:
   cannot fold) is computed by QKeras in float32 and by the export with its scale truncated to the scale type
   and its bias to the bias type (`precision/batchnorm.py`): |x| (one scale step + 4u |scale|) + one bias step
   + 4u (|beta| + |mean scale|) + 2u |y|, from its input, scale, bias and result types.
+- A table activation (sigmoid, tanh, hard sigmoid, softmax; `Activation` layers, or inside a Conv/Dense) is read
+  from hls4ml's table: its own error follows from the table's size and entry type, the input's type and the
+  result's type (`table_error.py`), and an incoming error grows by the function's largest slope.
 - Recurrent layers (LSTM, GRU) compute sigmoid and tanh by tables in hls4ml: no bound follows from the types.
   The logits after one are judged by the tolerance their tests use, 2% of the largest |logit|
   (tests/hls/test_hls_adapter.py); the layers between (the recurrent layer itself included) are listed with
@@ -31,6 +34,7 @@ import numpy as np
 
 from fpgaprune.framework import OWNER as front
 from fpgaprune.framework import front_end_of, layers_of
+from fpgaprune.hls import table_error
 from fpgaprune.layer_graph import LayerGraph
 from fpgaprune.layer_kinds import AVERAGE_POOLING as _AVERAGING
 from fpgaprune.layer_kinds import MAX_POOLING, MERGES, MOVES, PADDINGS, VALUES_PASS, kind_of
@@ -86,11 +90,23 @@ def export_tolerance(model, hls_config: dict, names: dict | None = None, input_t
     return export_layer_tolerances(model, hls_config, names, input_type).get(with_kernel[-1].name)
 
 
+def node_tables(hls_config: dict) -> dict:
+    """{hls4ml node: its Table} where the HLSConfig sets one (`table_size`, `table_t`)."""
+    found = {}
+    for node, settings in (hls_config.get("LayerName") or {}).items():
+        if isinstance(settings, dict) and {"table_size", "table_t"} & set(settings):
+            entry = parse_type(settings.get("table_t", "")) or table_error.Table.entry
+            found[node] = table_error.Table(int(settings.get("table_size", table_error.Table.size)), entry)
+    return found
+
+
 def export_layer_tolerances(model, hls_config: dict, names: dict | None = None, input_type=None) -> dict:
     """`layer_tolerances` from an export's HLSConfig and input type."""
     from fpgaprune.hls.names import map_keys
 
-    return layer_tolerances(model, map_keys(node_types(hls_config), names or {}), input_type)
+    names = names or {}
+    types, tables = map_keys(node_types(hls_config), names), map_keys(node_tables(hls_config), names)
+    return layer_tolerances(model, types, input_type, tables)
 
 
 def logits_tolerance(model, logits_name: str, types: dict, input_type=None) -> Tolerance | None:
@@ -117,14 +133,16 @@ class _Error:
         )
 
 
-def layer_tolerances(model, types: dict, input_type: FixedType | None = None) -> dict:
+def layer_tolerances(model, types: dict, input_type: FixedType | None = None, tables: dict | None = None) -> dict:
     """{layer: its Tolerance; None where it must be bit-exact; `UNBOUNDED` where an error reaches it and no bound
     follows from the types}, for every layer. `types`: {layer: {variable: FixedType}} as the export's HLSConfig
-    gives them; `input_type`: the network input's. A front end whose export types come from its own library
-    (HGQ2's, through hls4ml's BitExact pass) gives its own bounds."""
+    gives them; `input_type`: the network input's; `tables`: {node: table_error.Table} where the config sets one
+    (hls4ml's defaults elsewhere). A front end whose export types come from its own library (HGQ2's, through
+    hls4ml's BitExact pass) gives its own bounds."""
     own = getattr(front_end_of(model), "layer_tolerances", None)
     if own is not None:
         return own(model, types, input_type)
+    context = _Nodes(types, tables or {})
     graph = LayerGraph(model)
     errors, peaks, out = {}, {}, {}
     for name in graph.topological():
@@ -136,7 +154,7 @@ def layer_tolerances(model, types: dict, input_type: FixedType | None = None) ->
         peak_in = max([peaks.get(s, 0.0) for s in graph.inbound[name]] or [_peak(input_type)])
         peaks[name] = _peak(types.get(name, {}).get("result")) or peak_in
         fixed_in = _input_type(graph, name, types, input_type)
-        found = _propagated(layer, kind, inbound, types.get(name, {}), peak_in, fixed_in)
+        found = _propagated(layer, kind, inbound, context, peak_in, fixed_in)
         compared, errors[name] = found if isinstance(found, tuple) else (found, found)
         out[name] = compared if compared is UNBOUNDED else None if _zero(compared) else _tolerance(compared)
     return out
@@ -180,9 +198,23 @@ def _zero(error: _Error) -> bool:
     return not (error.absolute or error.relative)
 
 
-def _propagated(layer, kind: str, inbound: list, types: dict, peak_in: float, fixed_in):
+@dataclass(frozen=True)
+class _Nodes:
+    """The export's settings by hls4ml node: types, and the tables of table activations."""
+
+    types: dict
+    tables: dict
+
+    def of(self, node: str) -> dict:
+        return self.types.get(node, {})
+
+
+def _propagated(layer, kind: str, inbound: list, nodes: _Nodes, peak_in: float, fixed_in):
     """The bound on the error of the layer's output, given its inputs' bounds (UNBOUNDED: none is known)."""
     error = max(inbound, key=lambda e: e.absolute + e.relative, default=_Error())
+    types = nodes.of(layer.name)
+    if kind in ("Activation", "Softmax") and _function_name(layer, kind) in table_error.SLOPES:
+        return _through_table(layer.name, _function_name(layer, kind), error, nodes, fixed_in)
     if kind in MERGES:
         if kind in ("Add", "Subtract", "Average"):
             return _Error(
@@ -200,19 +232,42 @@ def _propagated(layer, kind: str, inbound: list, types: dict, peak_in: float, fi
     if kind in _SAME or (kind == "Activation" and _function_name(layer) in _PASSING_ACTIVATIONS):
         return error
     if getattr(layer_kind, "precision", "") in ("linear", "separable") and getattr(layer, "kernel", None) is not None:
-        return _through_kernel(layer, error, peak_in, fixed_in)
+        return _through_kernel(layer, error, peak_in, fixed_in, nodes)
     if getattr(layer_kind, "precision", "") == "separable":
         return error if _zero(error) else UNBOUNDED  # no bound derived for depthwise/separable convolutions
     if front.is_quantized_activation(layer):
-        return error if _zero(error) else _rounded(layer, error, front.activation_quantizer(layer))
+        function, quantizer = front.table_function(layer), front.activation_quantizer(layer)
+        if function is not None:  # hls4ml's table, rounded to the quantizer's grid (as QKeras rounds the function)
+            tabled = _through_table(layer.name, function, error, nodes, fixed_in)
+            return UNBOUNDED if tabled is UNBOUNDED else _rounded(layer, tabled, quantizer)
+        return error if _zero(error) else _rounded(layer, error, quantizer)
     if front.is_batchnorm(layer):
         return _through_batchnorm(layer, error, types, peak_in)
     return error if _zero(error) else UNBOUNDED
 
 
-def _function_name(layer) -> str:
-    """The name of a layer's float activation function ("linear" when it has none)."""
-    return getattr(getattr(layer, "activation", None), "__name__", "linear")
+def _function_name(layer, kind: str = "") -> str:
+    """The name of a layer's float activation function ("linear" when it has none; a Softmax layer's "softmax")."""
+    if kind == "Softmax":
+        return "softmax"
+    activation = getattr(layer, "activation", None)
+    if activation is not None and hasattr(activation, "get_config") and not hasattr(activation, "__name__"):
+        return type(activation).__name__  # a quantizer as the activation (QKeras' quantized_relu): it rounds
+    return getattr(activation, "__name__", "linear")
+
+
+def _through_table(node: str, function: str, error: _Error, nodes: _Nodes, fixed_in):
+    """A table activation (`table_error`): the incoming error times the function's largest slope, plus the
+    table's own error on inputs of `fixed_in`'s type; UNBOUNDED where that is not finite."""
+    own = table_error.own_error(function, nodes.tables.get(node), fixed_in, nodes.of(node).get("result"))
+    if not math.isfinite(own):
+        return UNBOUNDED
+    return error.scaled(
+        table_error.SLOPES[function],
+        own,
+        table_error.reason(function, node, nodes.tables.get(node)),
+        f"more entries (table_size) and a finer table_t for '{node}' in hls.config bring it closer",
+    )
 
 
 def _recurrent(layer, error: _Error) -> _Error:
@@ -244,7 +299,7 @@ def _averaged(layer, kind: str, error: _Error, types: dict):
     )
 
 
-def _through_kernel(layer, error: _Error, peak_in: float, fixed_in):
+def _through_kernel(layer, error: _Error, peak_in: float, fixed_in, nodes: _Nodes):
     """A Conv/Dense: the incoming error times its largest column sum of |weights|, plus QKeras' float32
     rounding of the accumulation where it is not exact: (that, as C-sim compares the layer before its own
     activation; what flows on after the activation)."""
@@ -263,8 +318,10 @@ def _through_kernel(layer, error: _Error, peak_in: float, fixed_in):
         "of products > 24)",
         f"narrow the input or the weights of '{layer.name}' to make its float32 accumulation exact",
     )
-    activation = getattr(layer, "activation", None)
-    if _zero(out) or _function_name(layer) in _PASSING_ACTIVATIONS:
+    activation, function = getattr(layer, "activation", None), _function_name(layer)
+    if function in table_error.SLOPES:  # hls4ml's node `<layer>_<function>` reads the layer's result
+        return out, _through_table(f"{layer.name}_{function}", function, out, nodes, nodes.of(layer.name).get("result"))
+    if _zero(out) or function in _PASSING_ACTIVATIONS:
         return out, out
     return out, _rounded(layer, out, activation) if hasattr(activation, "get_config") else UNBOUNDED
 

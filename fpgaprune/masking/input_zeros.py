@@ -11,7 +11,9 @@ What counts, decided here:
 - a weight whose quantizer maps 0 elsewhere (binary, quantized_po2) is left free: a held zero would not stay
   0 after quantization (`check_quantizers_keep_zero`).
 Variables that already carry holds (a model fpgaprune saved) keep theirs. Whole channels that end up zero are
-pruned channels like any other: `pruning.strip` removes them where it is safe.
+pruned channels like any other: `pruning.strip` removes them where it is safe. A kernel of a layer fpgaprune
+cannot hold (a kind it does not know, such as QKeras' QDepthwiseConv2DBatchnorm) is named with its zeros, never
+passed over: fine-tuning may train them back.
 """
 
 from dataclasses import dataclass, field
@@ -29,6 +31,7 @@ class InputZeros:
 
     held: dict = field(default_factory=dict)  # (layer, weight) -> (zeros, entries)
     left: dict = field(default_factory=dict)  # (layer, weight) -> why its zeros stay free
+    unheld: dict = field(default_factory=dict)  # (layer, weight) -> the line naming zeros no hold can keep
 
     def line(self) -> str:
         """One console line: how many zeros were found and held, in which weights, and what stayed free."""
@@ -53,6 +56,8 @@ class InputZeros:
 def input_zeros(model, min_share: float = MIN_SHARE) -> tuple[MaskManifest, InputZeros]:
     """(the holds that keep `model`'s exact zeros at 0, what was found) by the rules of this module."""
     found, entries = InputZeros(), []
+    for key, line in unheld_zeros(model, min_share).items():
+        found.unheld[key] = found.left[key] = line
     for layer, weight, variable in maskable_variables(model):
         if weight.role == "bias" or hold_on(layer, variable) is not None:
             continue
@@ -71,3 +76,28 @@ def input_zeros(model, min_share: float = MIN_SHARE) -> tuple[MaskManifest, Inpu
             found.held[key] = (count, int(zero.size))
             entries.append(HoldEntry(layer.name, weight.name, PRUNE, where=zero))
     return MaskManifest(entries), found
+
+
+def unheld_zeros(model, min_share: float = MIN_SHARE) -> dict:
+    """{(layer, weight): one line} for each kernel of a layer no hold can mask that holds exact zeros (at least
+    `min_share` of its entries)."""
+    from fpgaprune.framework import layers_of
+    from fpgaprune.selection import maskable_weights
+
+    found = {}
+    for layer in layers_of(model):
+        if maskable_weights(layer) is not None:
+            continue
+        kernels = [w for w in getattr(layer, "weights", ()) or () if "kernel" in str(getattr(w, "name", ""))]
+        if not kernels and getattr(layer, "kernel", None) is not None:
+            kernels = [layer.kernel]
+        for kernel in kernels:
+            zero = array_of(layer, kernel) == 0
+            if zero.size and zero.sum() >= min_share * zero.size:
+                name = str(getattr(kernel, "name", "kernel")).split("/")[-1].split(":")[0]
+                kind = getattr(layer, "kind_class", type(layer)).__name__
+                found[(layer.name, name)] = (
+                    f"{kind}, which fpgaprune cannot hold: {int(zero.sum())} exact zeros ({zero.mean():.0%}) that "
+                    "fine-tuning may train back"
+                )
+    return found

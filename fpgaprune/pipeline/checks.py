@@ -183,10 +183,26 @@ def check_layers(config: RunConfig, at: Located, model) -> None:
 
 
 def check_against_model(config: RunConfig, at: Located, model) -> None:
-    """The checks that need the run's starting model: its layers, selections, pruning keys, quantizers."""
+    """The checks that need the run's starting model: its layers, selections, pruning keys, quantizers; and a
+    note naming each layer whose exact zeros no hold can keep."""
+    note_unheld_zeros(config, model)
     check_layers(config, at, model)
     check_pruning(config, at, model)
     check_quantized_layers(config, at, model)
+
+
+def note_unheld_zeros(config: RunConfig, model) -> None:
+    """One note per kernel whose exact zeros fpgaprune cannot hold (a layer of a kind it does not know), where the
+    run keeps the model's own zeros."""
+    import warnings
+
+    from fpgaprune.errors import FpgapruneNote
+    from fpgaprune.masking.input_zeros import unheld_zeros
+
+    if not (config.model.given() and config.pruning.keep_input_zeros):
+        return
+    for (layer, weight), line in unheld_zeros(model).items():
+        warnings.warn(f"{layer}/{weight}: {line}", FpgapruneNote, stacklevel=2)
 
 
 def check_config(config: RunConfig, at: Located, model=None) -> None:

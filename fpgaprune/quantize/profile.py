@@ -158,14 +158,14 @@ class ProfileCollector:
                 variable, quantizer = weight.variable(layer), front.weight_quantizer(layer, weight.role)
                 if variable is None or quantizer is None or front.has_channel_scale(quantizer):
                     continue
-                name, values = f"{layer.name}/{weight.name}", np.asarray(variable)
+                name, values = f"{layer.name}/{weight.name}", np.asarray(front.folded(layer, weight.role, variable))
                 row = self._row(("qat", name), name, "weights", quantizer, "after QAT", quantizer_range(quantizer))
                 if row is not None:
                     row.add(values)
                 limit, lo_hi = self._hls(layer.name, {"kernel": "weight"}.get(weight.name, weight.name))
                 row = self._row(("hls", name), name, "weights", limit, "after export", lo_hi)
                 if row is not None:
-                    row.add(np.asarray(quantizer(variable)))
+                    row.add(front.quantized(layer, weight.role, variable))
 
     def add(self, x: np.ndarray, values) -> None:
         """One chunk: the raw inputs `x` and the model's LayerValues for them."""
@@ -198,6 +198,8 @@ class ProfileCollector:
         """The values an activation quantizer receives, against its range and its hls4ml node's type."""
         if not hasattr(quantizer, "get_config"):  # a float activation (softmax, tanh): nothing limits it
             return
+        if any(function in type(quantizer).__name__ for function in ("tanh", "sigmoid")):
+            return  # a tanh or sigmoid quantizer's range is its function's: beyond it, the function saturates
         arriving = _arriving(quantizer, values)
         row = self._row(
             ("qat", layer.name, "act"), layer.name, "pre-activation", quantizer, "after QAT", quantizer_range(quantizer)

@@ -71,14 +71,46 @@ def layer_problem(model) -> str | None:
     refused = [f"'{name}' is a {kind}" for name, kind in layers if kind not in supported]
     if refused:
         which = "layer " + refused[0] if len(refused) == 1 else "layers " + ", ".join(refused)
+        fused = (
+            " (QDepthwiseConv2DBatchnorm: a QDepthwiseConv2D and a BatchNormalization)"
+            if any(kind == "QDepthwiseConv2DBatchnorm" for _, kind in layers)
+            else ""
+        )
         return (
             f"{which}, which hls4ml {hls4ml.__version__} cannot convert; replace "
-            f"{'it' if len(refused) == 1 else 'them'}"
+            f"{'it' if len(refused) == 1 else 'them'}{fused}"
         )
+    fused = _fused_problem(model)
+    if fused:
+        return fused
     try:
         cpp_names(model)
     except ModelTypeError as error:
         return str(error).split(": ", 1)[1]
+    return None
+
+
+def _fused_problem(model) -> str | None:
+    """What hls4ml 1.3 gets wrong in a QConv2DBatchnorm (its Conv2DBatchnorm node): with use_bias=False it types
+    the folded bias as the absent one's 1-bit type and loses the batch normalization's shift; without a kernel
+    quantizer it fails (hls4ml issue #928)."""
+    import hls4ml
+
+    for layer in model.get_config().get("layers", []):
+        config = layer.get("config", {})
+        if layer.get("class_name") != "QConv2DBatchnorm":
+            continue
+        if not config.get("use_bias", True):
+            return (
+                f"layer '{config.get('name')}' (QConv2DBatchnorm) has use_bias=False, and hls4ml "
+                f"{hls4ml.__version__} then loses its folded bias (the batch normalization's shift); build it "
+                "with use_bias=True"
+            )
+        if config.get("kernel_quantizer") is None:
+            return (
+                f"layer '{config.get('name')}' (QConv2DBatchnorm) has no kernel_quantizer, which hls4ml "
+                f"{hls4ml.__version__} cannot convert; give it one (quantized_bits(bits,integer,alpha=1))"
+            )
     return None
 
 

@@ -36,7 +36,8 @@ if legacy_keras():
         "GRU": qkeras.QGRU,
     }
     CLASSES = {kind: (float_class, QUANTIZED[kind]) for kind, float_class in FLOAT_CLASSES.items()}
-    OTHER_LAYERS += [qkeras.QConv2DTranspose, qkeras.QConv2DBatchnorm, qkeras.QDepthwiseConv2DBatchnorm]
+    # QDepthwiseConv2DBatchnorm, which hls4ml 1.3 cannot parse, is named at validate and on the zeros line
+    OTHER_LAYERS += [qkeras.QConv2DTranspose, qkeras.QDepthwiseConv2DBatchnorm]
 QUANTIZED_CLASS = {kind: quantized.__name__ for kind, (_, quantized) in CLASSES.items()}
 
 for _kind, _float_class in FLOAT_CLASSES.items():
@@ -46,4 +47,5 @@ for _role in ROLES:  # the layers with no weight to hold: tf_keras names them as
     if isinstance(getattr(tf_keras.layers, _role, None), type):
         bind_role(_role, getattr(tf_keras.layers, _role))
 if legacy_keras():
+    bind("Conv2DBatchnorm", qkeras.QConv2DBatchnorm)  # QKeras' fused layer: a kind of its own, no float twin
     bind_role(None, qkeras.QBatchNormalization, qkeras.QActivation)  # QKeras' own, not the float ones

@@ -25,9 +25,26 @@ def activation_quantizer(layer):
 
 
 def quantized(layer, role: str, values) -> np.ndarray:
-    """`values` through the layer's quantizer for `role` (unchanged when it has none), in float64."""
-    quantizer = weight_quantizer(layer, role)
+    """`values` as the layer computes with them: folded (a fused layer's), then through its quantizer for `role`
+    (unchanged when it has none), in float64."""
+    quantizer, values = weight_quantizer(layer, role), folded(layer, role, values)
     return np.asarray(quantizer(values) if quantizer is not None else values, np.float64)
+
+
+def folded(layer, role: str, values):
+    """A kernel or bias as a fused layer (QConv2DBatchnorm) computes with it at inference: its batch
+    normalization folded in with the moving statistics, by the same TensorFlow operations as QKeras'
+    `get_folded_weights` (so bit for bit its values); `values` as they are for any other layer."""
+    batchnorm = getattr(layer, "batchnorm", None)
+    if role not in ("kernel", "bias") or batchnorm is None or not hasattr(layer, "get_folded_weights"):
+        return values
+    import tensorflow as tf
+
+    inv = tf.math.rsqrt(batchnorm.moving_variance + batchnorm.epsilon)
+    if batchnorm.gamma is not None:
+        inv *= batchnorm.gamma
+    values = tf.constant(np.asarray(values, np.float32))
+    return inv * values if role == "kernel" else inv * (values - batchnorm.moving_mean) + batchnorm.beta
 
 
 def quantizer_bits(layer, role: str, default: int = 32) -> int:
@@ -71,12 +88,23 @@ def _grid_type(quantizer) -> FixedType | None:
     return None
 
 
-# QKeras' hard activations (hls4ml's HardActivation): bits over [0, 1) or [-1, 1), with no flag set that
-# changes the function (real sigmoid/tanh), the rounding (stochastic) or the lower end (symmetric).
+# QKeras' sigmoid and tanh quantizers: bits over [0, 1) or [-1, 1), with no flag set that changes the lower end
+# (symmetric). Stochastic rounding applies in training only (QKeras' `_round_through` rounds to nearest at
+# inference), so it leaves the exported grid as it is. Without use_real_* they are hls4ml's HardActivation (exact
+# on that grid); with it, hls4ml's table (`table_function`), which C-sim is judged by within its bound.
 _HARD = {
-    "quantized_sigmoid": ((0, False), "use_real_sigmoid", "use_stochastic_rounding", "symmetric"),
-    "quantized_tanh": ((1, True), "use_real_tanh", "use_stochastic_rounding", "symmetric"),
+    "quantized_sigmoid": ((0, False), "symmetric"),
+    "quantized_tanh": ((1, True), "symmetric"),
 }
+_REAL = {"quantized_sigmoid": ("use_real_sigmoid", "sigmoid"), "quantized_tanh": ("use_real_tanh", "tanh")}
+
+
+def table_function(layer) -> str | None:
+    """The function hls4ml reads from a table for a QActivation whose quantizer computes the real sigmoid or
+    tanh ("sigmoid", "tanh"); None for any other layer."""
+    quantizer = activation_quantizer(layer)
+    flag, function = _REAL.get(type(quantizer).__name__, (None, None))
+    return function if flag and quantizer.get_config().get(flag) else None
 
 
 def quantize_array(quantizer, values) -> np.ndarray:

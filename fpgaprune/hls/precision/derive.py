@@ -74,7 +74,7 @@ def _derive_node(plan: PrecisionPlan, graph: LayerGraph, name: str, kind: str, c
         _dense_like(plan, layer, current)
     elif precision == "separable":
         _separable(plan, layer, current)
-    elif front.is_quantized(layer) and front.is_batchnorm(layer):
+    elif front.is_batchnorm(layer):  # a QBatchNormalization, or a float one a QKeras model carries unfolded
         batchnorm_types(plan, layer, current)
     elif precision == "recurrent":
         recurrent_types(plan, layer, current)
@@ -89,6 +89,10 @@ def _derive_node(plan: PrecisionPlan, graph: LayerGraph, name: str, kind: str, c
             return
         plan.types[name] = {"result": fixed}
         plan.ranges[name] = ValueRange(fixed.lo, fixed.hi, fixed.frac)
+        function = front.table_function(layer)
+        if function is not None:  # the real sigmoid/tanh: hls4ml's table, rounded to the quantizer's grid
+            plan.types[name]["table_t"] = TABLE_ACTIVATIONS[function][0]["table_t"]
+            plan.settings[name] = dict(TABLE_ACTIVATIONS[function][1])
     elif kind in PASSTHROUGH:
         plan.ranges[name] = current
     elif kind in MOVES or kind in PADDINGS:
@@ -162,9 +166,8 @@ def _dense_like(plan: PrecisionPlan, layer, current: ValueRange) -> None:
             plan, layer, grid.reshape(-1, columns), scale, bias, (weight_type, bias_type), source
         )
     else:
-        accum, output = _accumulate(
-            quantized_columns(kernel_quantizer, kernel, columns), bias, weight_type, bias_type, source
-        )
+        weights = np.asarray(front.quantized(layer, weight.role, kernel), np.float64).reshape(-1, columns)
+        accum, output = _accumulate(weights, bias, weight_type, bias_type, source)
         plan.types[layer.name] = {
             "weight": weight_type,
             "bias": bias_type or FixedType(1, 1),

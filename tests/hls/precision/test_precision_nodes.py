@@ -191,7 +191,8 @@ def test_kernels_with_channel_scales_are_counted_on_their_grid():
         ("quantized_sigmoid(6)", "ufixed<6,0,RND_CONV,SAT>"),
         ("quantized_tanh(4)", "fixed<4,1,RND_CONV,SAT>"),
         ("quantized_tanh(8,symmetric=True)", None),
-        ("quantized_sigmoid(6,use_real_sigmoid=True)", None),
+        ("quantized_sigmoid(6,use_real_sigmoid=True)", "ufixed<6,0,RND_CONV,SAT>"),  # a table, on the same grid
+        ("quantized_tanh(8,use_stochastic_rounding=True)", "fixed<8,1,RND_CONV,SAT>"),  # stochastic in training only
     ],
 )
 def test_hard_activation_types_hold_every_output(text, expected):
@@ -201,7 +202,7 @@ def test_hard_activation_types_hold_every_output(text, expected):
     fixed = quantizer_type(quantizer, activation=True)
     assert (fixed.hls() if fixed else None) == expected
     if fixed is not None:  # every output QKeras can produce, both ends included, lies on the type's grid
-        outputs = np.asarray(quantizer(np.linspace(-4.0, 4.0, 4097, dtype=np.float32)), np.float64)
+        outputs = np.asarray(quantizer(np.linspace(-16.0, 16.0, 16385, dtype=np.float32)), np.float64)
         assert on_grid(outputs, fixed) and outputs.min() == fixed.lo and outputs.max() == fixed.hi
 
 

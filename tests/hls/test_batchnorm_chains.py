@@ -1,0 +1,75 @@
+"""Batch normalizations that cannot fold, in the shape of hls4ml's Keras-2 jet-tagging CNN (a BatchNormalization
+on the input, `Conv2D(activation="relu")`, a BatchNormalization after it, a Conv2D, a Dense), on wide float
+inputs: the design computes what QKeras computes within the bound the derivation states at every layer up to the
+logits (each BN's own rounding, float32 sums, and a quantizer that may round a differing value one step the other
+way), in io_parallel and io_stream; C-sim is never failed falsely."""
+
+import numpy as np
+import pytest
+from hls_helpers import digits
+
+import fpgaprune as fp
+from fpgaprune.hls.tolerance import export_layer_tolerances
+from fpgaprune.tfk import keras
+
+L = keras.layers
+SPEC = {
+    "default": {
+        "kernel": "quantized_bits(6,0,alpha=1)",
+        "bias": "quantized_bits(8,3,alpha=1)",
+        "activation": "quantized_relu(6,2)",
+    }
+}
+
+
+def jet_cnn(input_batchnorm: bool, middle_batchnorm: bool, seed: int = 0):
+    """The jet tagger's layers at the size of 8x8 images, with the batch normalizations asked for."""
+    keras.utils.set_random_seed(seed)
+    layers = [keras.Input((8, 8, 1))]
+    layers += [L.BatchNormalization(name="bn_input")] if input_batchnorm else []
+    layers += [L.Conv2D(5, 3, activation="relu", name="conv1"), L.Dropout(0.1, name="dropout1")]
+    layers += [L.BatchNormalization(name="bn_middle")] if middle_batchnorm else []
+    layers += [
+        L.Conv2D(4, 3, activation="relu", name="conv2"),
+        L.Flatten(name="flatten"),
+        L.Dense(10, activation="relu", name="fc1"),
+        L.Dense(10, name="logits"),
+    ]
+    return keras.Sequential(layers)
+
+
+@pytest.fixture(scope="module")
+def wide_digits():
+    """Digits as a detector's energies: up to ~500, on no short grid (the input type takes 16 fraction bits)."""
+    data = digits()
+    rng = np.random.default_rng(0)
+    scale = lambda x: (x * 31.3 * rng.uniform(0.9, 1.1, x.shape)).astype(np.float32)  # noqa: E731
+    return scale(data.x_train), data.y_train, scale(data.x_test[:300]), data.y_test[:300]
+
+
+CASES = [(True, False, "latency_parallel"), (False, True, "latency_stream")]
+CASES += [(True, True, "latency_parallel"), (True, True, "latency_stream")]
+
+
+@pytest.mark.csim
+@pytest.mark.parametrize("input_batchnorm,middle_batchnorm,preset", CASES)
+def test_unfoldable_batchnorms_are_within_the_stated_bound_through_every_layer(
+    wide_digits, tmp_path, input_batchnorm, middle_batchnorm, preset
+):
+    x_train, y_train, x_test, _ = wide_digits
+    model = jet_cnn(input_batchnorm, middle_batchnorm)
+    model.compile(keras.optimizers.Adam(3e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x_train, y_train, epochs=2, batch_size=64, verbose=0)  # moving statistics far from 0 and 1
+    quantized = fp.to_qkeras(fp.prune(model, 0.3, structure="kernel", layers=["conv2"]), SPEC)
+    quantized.compile(keras.optimizers.Adam(1e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    quantized.fit(x_train, y_train, epochs=1, batch_size=64, verbose=0)
+    batchnorms = [name for name, kept in (("bn_input", input_batchnorm), ("bn_middle", middle_batchnorm)) if kept]
+    assert all(type(quantized.get_layer(name)).__name__ == "QBatchNormalization" for name in batchnorms)
+    exported = fp.export(quantized, preset, "pynq-z2", tmp_path / "prj", x=x_test)
+    bounds = export_layer_tolerances(quantized, exported.config, exported.manifest.get("names"), exported.input_type)
+    for name in batchnorms:
+        assert bounds[name] is not None and "cannot fold" in bounds[name].reason, bounds[name]
+    assert "rounds inputs that differ" in bounds["logits"].reason  # a ReLU quantizer may round one step away
+    check = fp.csim(exported, quantized, x_test)
+    assert check.passed, check.format()
+    assert not check.beyond
