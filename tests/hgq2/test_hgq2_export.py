@@ -149,3 +149,31 @@ def _measured_as_built(quantized, da_model, tmp_path, x_test):
     assert {name: measured.traced[name] for name in POSITIONS} == {
         name: da_model.graph[name].get_attr("da_kernel_cost") for name in POSITIONS
     }
+
+
+@pytest.mark.csim
+def test_a_layer_whose_sums_pass_24_bits_is_judged_by_the_float32_bound(tmp_path):
+    """Inputs of 16 fraction bits into a Dense of 64 inputs: HGQ2's float32 sums may round where hls4ml's are
+    exact; the bound says so at that layer and carries it through the quantizer after it to the logits, and C-sim
+    is judged by it."""
+    from fpgaprune.hls.tolerance import export_layer_tolerances
+
+    keras.utils.set_random_seed(0)
+    rng = np.random.default_rng(0)
+    x = (np.round(rng.normal(size=(600, 64)) * 2**16) / 2**16).astype("float32")
+    y = np.argmax(x[:, :10] + 0.3 * x[:, 10:20], axis=1)
+    model = keras.Sequential(
+        [keras.Input((64,)), keras.layers.Dense(16, activation="relu", name="fc1"), keras.layers.Dense(10, name="fc2")]
+    )
+    spec = {"library": "hgq2", "hgq2": {"beta0": 1e-8, "activation_bits": 16}}
+    quantized = fp.quantized_twin(fp.prune(model, 0.5, structure="element", layers=["fc1"]), spec)
+    front = front_end_of(quantized)
+    task = infer_task(quantized, y, y, "jets")
+    front.fit(quantized, x[:500], y[:500], task=task, optimizer="adamw", learning_rate=5e-3, epochs=2, batch_size=64)
+    front.calibrate(quantized, x[:500])
+    exported = fp.export(quantized, "latency_parallel", "pynq-z2", tmp_path / "prj", x=x[500:])
+    bounds = export_layer_tolerances(quantized, exported.config, exported.manifest.get("names"), exported.input_type)
+    assert "HGQ2 accumulates 'fc1' in float32, not exactly" in bounds["fc1"].reason, bounds["fc1"]
+    assert bounds["fc2"] is not None and "HGQ2 accumulates 'fc1'" in bounds["fc2"].reason  # carried to the logits
+    check = fp.csim(exported, quantized, x[500:])
+    assert check.passed, check.format()

@@ -5,32 +5,85 @@ bits that quantizer can still tell apart: its fraction bits truncated (TRN), and
 HGQ2's activation quantizers wrap too, at the same period). So such a layer's traced output equals the HGQ2
 model's value modulo 2^I (I: its type's integer bits), within less than one step of its type, and the quantizer
 after it gives the same value in both. The logits (the last layer with a kernel) and everything after them must
-be bit-exact."""
+be bit-exact, but where HGQ2's float32 reference is not exact itself: a kernel layer whose sums need more than 24
+bits (its widest weight + its widest input + log2 of its fan-in) may be rounded by float32 by up to
+gamma_n sum |x| |W| (u = 2^-24, gamma_n = n u / (1 - n u), n its fan-in and bias), while hls4ml's sum is exact;
+an HGQ2 quantizer that reads a value that differs may round it one step the other way, and what differs grows by
+each later kernel's largest column sum of |weights|."""
+
+import math
+
+import numpy as np
 
 from fpgaprune.framework import layers_of
-from fpgaprune.hls.tolerance import Tolerance
+from fpgaprune.frontends.hgq2.quantizers import is_hgq2, quantized, quantizer_bits
+from fpgaprune.frontends.hgq2.types import input_kif, kernel_input_kif
+from fpgaprune.hls.tolerance import UNIT, Tolerance
 
 REASON = (
     "hls4ml's BitExact pass keeps the bits of {name} its reader's quantizer needs, {type} (judged modulo "
     "{period:g}, where both wrap)"
 )
+FLOAT32 = "HGQ2 accumulates '{name}' in float32, not exactly ({bits} bits of products > 24)"
 
 
 def layer_tolerances(model, types: dict, input_type=None) -> dict:
-    """{layer: one step of its result type (a Tolerance), or None where it must be bit-exact}."""
+    """{layer: a Tolerance (one step of its result type modulo its period before the logits, plus what HGQ2's
+    float32 sums may move), or None where it must be bit-exact}."""
     layers = layers_of(model)
     with_kernel = [i for i, layer in enumerate(layers) if getattr(layer, "kernel", None) is not None]
     exact_from = with_kernel[-1] if with_kernel else 0
-    found = {}
+    found, error, sources = {}, 0.0, ()
     for index, layer in enumerate(layers):
+        error, sources = _carried(layer, error, sources)
         fixed = types.get(layer.name, {}).get("result")
+        reason = "; ".join(sources)
         if index >= exact_from or fixed is None:
-            found[layer.name] = None
+            found[layer.name] = Tolerance(error, 0.0, reason, _ADVICE) if error else None
             continue
         period = 2.0**fixed.integer
-        reason = REASON.format(name=layer.name, type=fixed.hls(), period=period)
-        found[layer.name] = Tolerance(2.0**-fixed.frac, 0.0, reason, "", modulus=period)
+        own = REASON.format(name=layer.name, type=fixed.hls(), period=period)
+        found[layer.name] = Tolerance(2.0**-fixed.frac + error, 0.0, "; ".join((own, *sources)), "", period)
     return found
+
+
+_ADVICE = "narrow the inputs or the weights of the layers named to make their float32 sums exact"
+
+
+def _carried(layer, error: float, sources: tuple) -> tuple[float, tuple]:
+    """What may differ after `layer`: an input quantizer adds one of its steps to a value that differs, a kernel
+    multiplies it by its largest column sum of |weights| and adds its own float32 rounding."""
+    if not is_hgq2(layer):
+        return error, sources
+    kif = kernel_input_kif(layer) if getattr(layer, "kernel", None) is not None else input_kif(layer)
+    if error and kif is not None:
+        error += _step(kif)
+    if getattr(layer, "kernel", None) is None or kif is None:
+        return error, sources
+    kernel = quantized(layer, "kernel", np.asarray(layer.kernel)).reshape(kif[0].size, -1)
+    colsum = float(np.abs(kernel).sum(axis=0).max())
+    own, bits = _float32(layer, kernel, kif)
+    if own:
+        sources += (FLOAT32.format(name=layer.name, bits=bits),)
+    return error * colsum + own, sources
+
+
+def _step(kif: tuple) -> float:
+    """The coarsest step of the values a quantizer keeps bits of."""
+    k, i, f = (np.asarray(v).ravel() for v in kif)
+    kept = k + i + f > 0
+    return float(2.0 ** -np.min(f[kept])) if kept.any() else 0.0
+
+
+def _float32(layer, kernel: np.ndarray, kif: tuple) -> tuple[float, int]:
+    """(the most HGQ2's float32 sums of the layer can stand from the exact ones, the bits its products need)."""
+    k, i, f = (np.asarray(v, np.float64).ravel() for v in kif)
+    n = kernel.shape[0] + 1  # the fan-in and the bias
+    bits = quantizer_bits(layer, "kernel") + int(np.max(k + i + f)) + math.ceil(math.log2(max(n, 2)))
+    if bits <= 24:
+        return 0.0, bits
+    peak = np.where(k + i + f > 0, 2.0**i, 0.0)  # the largest |x| of each row's type
+    return n * UNIT / (1 - n * UNIT) * float((np.abs(kernel) * peak[:, None]).sum(axis=0).max()), bits
 
 
 def record_types(hls_model, hls_config: dict) -> None:
