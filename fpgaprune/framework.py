@@ -138,9 +138,9 @@ def quantizer_library():
 def quantizing_front_end():
     """The front end of the quantizer library a run config names (QKeras): the one that checks its quantizer
     texts. One line with the fix where it cannot run in this process."""
-    front_end = importlib.import_module(QUANTIZER_LIBRARY).FRONT_END
+    front_end = bound(importlib.import_module(QUANTIZER_LIBRARY).FRONT_END)
     front_end.check_available("quantization")
-    return bound(front_end)
+    return front_end
 
 
 LIBRARIES = ("qkeras", "hgq2")  # `quantization.library`, besides "auto" (the first of these installed)

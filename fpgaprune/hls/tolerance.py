@@ -8,8 +8,8 @@ Where they part, each layer's own error:
   to the accumulator's, then the result's, fraction bits: less than one step of each below the exact mean.
 - A Conv/Dense whose products need more than 24 bits (weight bits + input bits + log2(fan-in)) is rounded by
   the reference's float32 accumulation (QKeras', Brevitas', any float32 framework's), while hls4ml's accumulator
-  is exact: at most gamma_n = n u / (1 - n u) of
-  |x| |W| (u = 2^-24, n the fan-in and the bias), with |x| from its input type.
+  is exact: at most gamma_n = n u / (1 - n u) of |x| |W| (u = 2^-24, n the fan-in and the bias), with |x| from
+  its input type.
 - A batch normalization whose scale and bias are not on a short grid (one that follows no Conv/Dense, so it
   cannot fold) is computed by QKeras in float32 and by the export with its scale truncated to the scale type
   and its bias to the bias type (`precision/batchnorm.py`): |x| (one scale step + 4u |scale|) + one bias step

@@ -51,18 +51,30 @@ CASES = [(True, False, "latency_parallel"), (False, True, "latency_stream")]
 CASES += [(True, True, "latency_parallel"), (True, True, "latency_stream")]
 
 
+_QUANTIZED: dict = {}  # (input BN, middle BN) -> the QAT-trained QKeras model, shared by the io types
+
+
+def _quantized(wide_digits, input_batchnorm: bool, middle_batchnorm: bool):
+    key = (input_batchnorm, middle_batchnorm)
+    if key not in _QUANTIZED:
+        x_train, y_train, _, _ = wide_digits
+        model = jet_cnn(input_batchnorm, middle_batchnorm)
+        model.compile(keras.optimizers.Adam(3e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model.fit(x_train, y_train, epochs=2, batch_size=64, verbose=0)  # moving statistics far from 0 and 1
+        quantized = fp.to_qkeras(fp.prune(model, 0.3, structure="kernel", layers=["conv2"]), SPEC)
+        quantized.compile(keras.optimizers.Adam(1e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        quantized.fit(x_train, y_train, epochs=1, batch_size=64, verbose=0)
+        _QUANTIZED[key] = quantized
+    return _QUANTIZED[key]
+
+
 @pytest.mark.csim
 @pytest.mark.parametrize("input_batchnorm,middle_batchnorm,preset", CASES)
 def test_unfoldable_batchnorms_are_within_the_stated_bound_through_every_layer(
     wide_digits, tmp_path, input_batchnorm, middle_batchnorm, preset
 ):
-    x_train, y_train, x_test, _ = wide_digits
-    model = jet_cnn(input_batchnorm, middle_batchnorm)
-    model.compile(keras.optimizers.Adam(3e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    model.fit(x_train, y_train, epochs=2, batch_size=64, verbose=0)  # moving statistics far from 0 and 1
-    quantized = fp.to_qkeras(fp.prune(model, 0.3, structure="kernel", layers=["conv2"]), SPEC)
-    quantized.compile(keras.optimizers.Adam(1e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    quantized.fit(x_train, y_train, epochs=1, batch_size=64, verbose=0)
+    _, _, x_test, _ = wide_digits
+    quantized = _quantized(wide_digits, input_batchnorm, middle_batchnorm)
     batchnorms = [name for name, kept in (("bn_input", input_batchnorm), ("bn_middle", middle_batchnorm)) if kept]
     assert all(type(quantized.get_layer(name)).__name__ == "QBatchNormalization" for name in batchnorms)
     exported = fp.export(quantized, preset, "pynq-z2", tmp_path / "prj", x=x_test)

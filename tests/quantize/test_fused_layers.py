@@ -2,8 +2,9 @@
 zeros in every kernel, quantized_tanh with stochastic rounding in training, QDense with a BatchNormalization
 after it), saved as Keras 2.14 saves a `.keras` file. Its zeros are held through fine-tuning (the raw kernel's
 zeros are the folded kernel's), a kernel of a fused layer is named and removed, the export is kernel-sparse and
-C-simulated within its stated bound (the fused layers bit-exact); QDepthwiseConv2DBatchnorm, which hls4ml cannot
-parse, is one line at validate and named in a note."""
+C-simulated within its stated bound (the fused layers bit-exact, a tanh read from hls4ml's table judged by the
+table's bound); QDepthwiseConv2DBatchnorm, which hls4ml cannot parse, is one line at validate and named in a
+note."""
 
 import io
 import json
@@ -46,7 +47,7 @@ def _lenet(seed=0):
             qkeras.QActivation("quantized_tanh(8,use_stochastic_rounding=True)", name="qtanh1"),
             keras.layers.MaxPooling2D(2, name="qmaxpool1"),
             qkeras.QConv2DBatchnorm(16, 3, kernel_quantizer=Q, bias_quantizer=Q, name="qconvbn2"),
-            qkeras.QActivation("quantized_tanh(8)", name="qtanh2"),
+            keras.layers.Activation("tanh", name="tanh2"),  # hls4ml's table
             keras.layers.Flatten(name="qflatten"),
             qkeras.QDense(16, kernel_quantizer=Q, bias_quantizer=Q, name="qdense1"),
             keras.layers.BatchNormalization(name="bn1"),
@@ -174,6 +175,7 @@ def test_the_fused_lenet_exports_kernel_sparse_within_its_stated_bound(published
     assert check.passed, check.format()
     judged = " ".join(check.judged)
     assert "qconvbn1" not in judged and "qconvbn2" not in judged  # the fused layers are bit-exact
+    assert "hls4ml reads tanh 'tanh2' from a 4096-entry table" in check.tolerance.reason  # the table, stated
 
 
 def test_a_fused_depthwise_layer_is_one_line_at_validate_and_its_zeros_are_named(tmp_path):

@@ -15,8 +15,8 @@ the twin is then a GraphModule of the same modules), so they are quantized as `n
 a QuantReLU where its quantizer saturates at or below 6 (then the two agree); a LeakyReLU is one line: Brevitas
 has no quantized one, and hls4ml rounds alpha·x in its own types.
 
-A Brevitas layer that comes in keeps its own quantizers (read, and refused at export in one line where they
-have no exact fixed-point type); `quantization.layers.<name>` rebuilds it with the quantizers named there.
+A Brevitas layer that comes in keeps its own quantizers where a fixed-point type holds them exactly (converted as
+above where their scale is a float); `quantization.layers.<name>` rebuilds it with the quantizers named there.
 """
 
 import copy
