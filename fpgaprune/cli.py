@@ -20,17 +20,14 @@ GLOBAL_FLAGS = ("--debug", "--verbose")
 DEFAULT_CONFIG = Path(__file__).parent / "pipeline" / "default.yaml"
 
 
-def _config(path, trust_model_code: bool = False, parsed=None):
-    """The validated config: schema, files, boards, quantizers, then selections and layers against the model.
-    `parsed(config)` runs once the schema is read, before the model and its framework load."""
+def _config(path, trust_model_code: bool = False):
+    """The validated config: schema, files, boards, quantizers, then selections and layers against the model."""
     from fpgaprune.pipeline.checks import check_against_model, check_config
     from fpgaprune.pipeline.schema import load_config
     from fpgaprune.pipeline.training import build_model, dataset_of
 
     config, located = load_config(path)
     config.model._trust_code = trust_model_code
-    if parsed is not None:
-        parsed(config)
     check_config(config, located)  # files first: the model and data are loaded next
     check_against_model(config, located, build_model(config, dataset_of(config)))
     return config
@@ -166,22 +163,12 @@ def run(config, from_stage, out, trust_model_code):
     """Run prune -> retrain -> quantize -> export -> C-sim -> synth -> report (the digits default without CONFIG)."""
     from fpgaprune.pipeline.runner import run as run_stages
 
-    parsed = _config(config or DEFAULT_CONFIG, trust_model_code, parsed=_warm_up_early)
+    parsed = _config(config or DEFAULT_CONFIG, trust_model_code)
     run_dir = Path(out or parsed.outputs.dir)
     click.echo(f"fpgaprune run {config or '(default: digits)'} -> {run_dir}")
     started = time.perf_counter()
     records = run_stages(parsed, run_dir, from_stage, echo=click.echo)
     click.echo(_summary(records, time.perf_counter() - started))
-
-
-def _warm_up_early(config) -> None:
-    """Start a new machine's first yosys call (yowasp's WebAssembly compile) while the model and its framework
-    load, where the run will measure with yosys: it is the longest wait of a first run."""
-    from fpgaprune.pipeline.runner import measures_with_yosys
-    from fpgaprune.resources.yosys import warm_up
-
-    if measures_with_yosys(config):
-        warm_up()
 
 
 @main.command()
