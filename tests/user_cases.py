@@ -3,13 +3,13 @@ files: a trained tf_keras `.h5`, an `.npz` and a run config, the way a user runs
 
 import json
 import os
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import yaml
+from cli_host import shared_host
 
 from fpgaprune import data
 from fpgaprune.tfk import keras
@@ -157,7 +157,7 @@ def write_case(name: str, root: Path, epochs: int = 4) -> Path:
 
 def run_case(path: Path) -> tuple:
     """(the CLI's result, {stage: metrics}) of `fpgaprune run` on a case's config."""
-    result = subprocess.run([*FPGAPRUNE, "run", str(path)], capture_output=True, text=True, env=ENV, timeout=900)
+    result = shared_host(ENV).run(["run", path])  # as `fpgaprune run PATH` in a process that imported TensorFlow
     run = Path(yaml.safe_load(path.read_text())["outputs"]["dir"])
     metrics = {stage.parent.name: json.loads(stage.read_text())["metrics"] for stage in run.glob("*/stage.json")}
     return result, metrics

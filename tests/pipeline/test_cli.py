@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cli_host import shared_host
 from hls_helpers import tree_hash
 from text_helpers import negative_zeros
 from watch_imports import run_watched
@@ -21,7 +22,8 @@ ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
 
 
 def cli(*args, cwd=None, timeout=600):
-    return subprocess.run([*FPGAPRUNE, *args], capture_output=True, text=True, env=ENV, cwd=cwd, timeout=timeout)
+    """`fpgaprune ARGS` in this worker's CLI host (tests/cli_host.py): TensorFlow imported once."""
+    return shared_host(ENV).run(list(args), cwd=cwd, timeout=timeout)
 
 
 def test_default_run_end_to_end(tmp_path):
@@ -95,6 +97,7 @@ def _a_weight_changed_in_a_header_fails_the_csim_rerun(run: Path):
 def quick_config(tmp_path):
     config = yaml.safe_load(DEFAULT_CONFIG.read_text())
     config["training"]["epochs"] = 3
+    config["model"]["filters"] = [4, 8]
     config["finetune"]["epochs"] = 1
     config["quantization"]["qat_epochs"] = 1
     config["outputs"] = {"dir": str(tmp_path / "run"), "tb_samples": 20, "synthesize_layers": False}

@@ -4,13 +4,13 @@ model pruned elsewhere (its zeros stay zero), and an input BatchNormalization (C
 types give, stated). Bad files get one line and exit code 2."""
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
+from cli_host import shared_host
 from outside_models import (
     digits_arrays,
     float_mlp,
@@ -23,13 +23,13 @@ from outside_models import (
     save_json_and_weights,
     trained,
 )
-from user_cases import ENV, FPGAPRUNE, run_case
+from user_cases import ENV, run_case
 
 KEPT = "its own quantizers, kept"
 
 
 def cli(*args, cwd=None):
-    return subprocess.run([*FPGAPRUNE, *args], capture_output=True, text=True, env=ENV, cwd=cwd, timeout=900)
+    return shared_host(ENV).run(list(args), cwd=cwd)
 
 
 def _errors(result) -> list:
@@ -39,7 +39,7 @@ def _errors(result) -> list:
 def test_a_keras24_qkeras_cnn_as_json_and_weights_runs_as_it_is(tmp_path):
     """No quantization section: QAT fine-tunes the QKeras model as it is (its quantizers kept, its inner relu
     too); a chosen kernel is removed; C-sim is bit-exact; the report says each layer kept its quantizers."""
-    model = trained(qkeras_cnn(), digits_arrays(flat=False))
+    model = trained(qkeras_cnn, digits_arrays(flat=False))
     architecture, weights = save_json_and_weights(model, tmp_path, "qcnn")
     pruning = {"selections": ["q_conv2d_1[:, :, 3, 5]"], "targets": {"q_conv2d_1": 0.5}}
     path = run_config(tmp_path, "qcnn", {"json": str(architecture), "weights": str(weights)}, False, pruning=pruning)
@@ -50,7 +50,9 @@ def test_a_keras24_qkeras_cnn_as_json_and_weights_runs_as_it_is(tmp_path):
     assert (csim["bit_exact"] or csim["within_tolerance"]) and csim["beyond"] == ""
     kept = ("q_conv2d", "q_conv2d_1", "q_batch_normalization", "q_activation", "q_dense")
     assert metrics["quantize"]["quantizers"] == {name: KEPT for name in kept}
-    assert metrics["train"]["trained"] is False and metrics["quantize"]["accuracy"] > 0.8
+    assert metrics["train"]["trained"] is False and metrics["quantize"]["accuracy"] > 0.8, {
+        s: m.get("accuracy") for s, m in metrics.items()
+    }
     run = Path(yaml.safe_load(path.read_text())["outputs"]["dir"])
     assert KEPT in (run / "report" / "report.html").read_text()
     quantized = json.loads((run / "hls" / "project" / "fpgaprune_manifest.json").read_text())
@@ -60,7 +62,7 @@ def test_a_keras24_qkeras_cnn_as_json_and_weights_runs_as_it_is(tmp_path):
 def test_a_qkeras_mlp_saved_by_keras24_keeps_its_quantizers_but_the_one_a_layer_key_replaces(tmp_path):
     """The file holds Keras 2.4's quantizer dicts; the run saves and reads back its own stage files; one
     per-layer key replaces fc2's kernel quantizer, and the others stay the model's."""
-    model = trained(qkeras_mlp(), digits_arrays(flat=True))
+    model = trained(qkeras_mlp, digits_arrays(flat=True))
     file = save_as_keras24_h5(model, tmp_path / "qmlp.h5")
     replaced = {"layers": {"fc2": {"kernel": "quantized_bits(4,0,alpha=1)"}}}
     path = run_config(
@@ -79,7 +81,7 @@ def test_a_qkeras_mlp_saved_by_keras24_keeps_its_quantizers_but_the_one_a_layer_
 def test_a_model_pruned_elsewhere_keeps_its_zeros_as_pruned_entries(tmp_path):
     """Its exact zeros are held at 0 through fine-tuning and QAT, counted as pruned, and said in one line;
     pruning.keep_input_zeros: false releases them."""
-    model = pruned_elsewhere(trained(float_mlp(), digits_arrays(flat=True)))
+    model = pruned_elsewhere(trained(float_mlp, digits_arrays(flat=True)))
     model.save(tmp_path / "pruned.h5")
     zeros = {layer.name: int(np.sum(layer.get_weights()[0] == 0)) for layer in model.layers}
     path = run_config(tmp_path, "pruned", {"file": str(tmp_path / "pruned.h5")}, True, finetune={"epochs": 2})
@@ -106,7 +108,7 @@ def test_a_model_pruned_elsewhere_keeps_its_zeros_as_pruned_entries(tmp_path):
 def test_an_input_batchnorm_is_judged_by_the_tolerance_its_types_give(tmp_path):
     """The BN that cannot fold keeps its scale to 16 significant bits in the export while QKeras computes in
     float32: C-sim is judged layer by layer against the stated bound, not waved through."""
-    model = trained(input_batchnorm_cnn(), digits_arrays(flat=False))
+    model = trained(input_batchnorm_cnn, digits_arrays(flat=False))
     model.save(tmp_path / "bn.h5")
     path = run_config(tmp_path, "bn", {"file": str(tmp_path / "bn.h5")}, False, pruning={"targets": {"conv2": 0.5}})
     result, metrics = run_case(path)
@@ -173,7 +175,7 @@ def test_a_run_config_names_an_architecture_and_its_weights_together(tmp_path, m
 def test_the_python_api_reads_an_architecture_and_its_weights(tmp_path):
     import fpgaprune as fp
 
-    model = trained(qkeras_cnn(), digits_arrays(flat=False), epochs=1)
+    model = trained(qkeras_cnn, digits_arrays(flat=False), epochs=1)
     architecture, weights = save_json_and_weights(model, tmp_path, "qcnn")
     loaded = fp.load_model(json=architecture, weights=weights)
     x = digits_arrays(flat=False)["x_test"][:32]
