@@ -71,6 +71,7 @@ class ResourceEstimate:
     notes: list = field(default_factory=list)
     csynth: list = field(default_factory=list)  # `csynth_rows`: the C-synthesis models' view of the layers
     backend: str = "Vitis"  # the export's: which tool's C-synthesis model may judge the fit
+    unestimated: list = field(default_factory=list)  # the layers with weights that run hls4ml's stock code
 
     def total(self, which: str) -> Cost:
         total = Cost()
@@ -217,11 +218,12 @@ def estimate_resources(exported, dense_model=None) -> ResourceEstimate:
     manifest); with `dense_model` (the same QKeras model before pruning, original layer names), the dense
     figures and the per-kernel savings too."""
     layers = []
-    notes = [
-        f"{original_name(name, exported.manifest)}: {entry['class']} runs hls4ml's stock code; not estimated"
+    stock = {
+        original_name(name, exported.manifest): entry["class"]
         for name, entry in exported.manifest["hls_nodes"].items()
         if name not in exported.nodes
-    ]
+    }
+    notes = [f"{name}: {kind} runs hls4ml's stock code; not estimated" for name, kind in stock.items()]
     dense_layers = {layer.name for layer in layers_of(dense_model)} if dense_model is not None else set()
     for record in exported.nodes.values():
         plan, types = record.plan, layer_types(record, exported.board)
@@ -239,7 +241,7 @@ def estimate_resources(exported, dense_model=None) -> ResourceEstimate:
             estimate.savings = kernel_savings(plan.origin, plan.kind, live, dense, types)
         layers.append(estimate)
     return ResourceEstimate(
-        exported.board, layers, notes, csynth_rows(exported), exported.manifest.get("backend", "Vitis")
+        exported.board, layers, notes, csynth_rows(exported), exported.manifest.get("backend", "Vitis"), list(stock)
     )
 
 

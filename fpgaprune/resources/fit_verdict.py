@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from fpgaprune.resources import csynth
 
 FITS, DOES_NOT_FIT, WITHIN_ERROR = "fits", "does NOT fit", "within the model's held-out error of the limit"
+CANNOT_JUDGE = "cannot be judged"
+VENDOR_TOOLS = {"vitis": "Vitis HLS", "vivado": "Vivado HLS"}  # the backends whose tool a C-synthesis model knows
 
 
 @dataclass
@@ -41,10 +43,15 @@ def verdict_of(fraction: float, error: tuple | None) -> str:
     return DOES_NOT_FIT if fraction / (1 + high) > 1 else WITHIN_ERROR
 
 
+def vendor_tool(backend: str) -> str | None:
+    """The HLS tool whose C-synthesis models may judge `backend`'s designs; None: no checked model, rules only."""
+    return next((tool for prefix, tool in VENDOR_TOOLS.items() if backend.lower().startswith(prefix)), None)
+
+
 def _judges(model, backend: str, resource: str) -> bool:
-    """Whether `model` is of the backend's tool and has a held-out error for `resource`."""
-    family = "Vitis HLS" if backend.lower().startswith("vitis") else "Vivado HLS"
-    return model.tool.startswith(family) and resource in model.errors
+    """Whether `model` is of the backend's own tool (never another's) and has a held-out error for `resource`."""
+    tool = vendor_tool(backend)
+    return tool is not None and model.tool.startswith(tool) and resource in model.errors
 
 
 def checked_model(estimate, backend: str, resource: str):
@@ -77,8 +84,12 @@ def checked_usage(estimate) -> tuple[dict, dict]:
 
 
 def fit_verdicts(estimate, backend: str) -> list[ResourceVerdict]:
-    """LUT and DSP (and the rest from the rules), each from its checked source where one exists."""
+    """LUT and DSP (and the rest from the rules), each from its checked source where one exists. A design of
+    which no layer with weights is estimated cannot be judged: its figures would count those layers as zero."""
     rules = estimate.board_fraction(estimate.total("pruned"))
+    if estimate.unestimated and not estimate.layers:
+        source = f"no layer estimated: {', '.join(estimate.unestimated)} run hls4ml's stock {backend} code"
+        return [ResourceVerdict(resource, fraction, source, None, CANNOT_JUDGE) for resource, fraction in rules.items()]
     verdicts = []
     for resource, fraction in rules.items():
         model = checked_model(estimate, backend, resource) if resource in ("LUT", "DSP") else None
@@ -103,6 +114,6 @@ def fit_verdicts(estimate, backend: str) -> list[ResourceVerdict]:
 
 
 def overall(verdicts: list) -> str:
-    """does NOT fit if any resource does not; within the error if any is; else fits."""
+    """does NOT fit if any resource does not; cannot be judged, then within the error, if any is; else fits."""
     kinds = {v.verdict for v in verdicts}
-    return DOES_NOT_FIT if DOES_NOT_FIT in kinds else WITHIN_ERROR if WITHIN_ERROR in kinds else FITS
+    return next((kind for kind in (DOES_NOT_FIT, CANNOT_JUDGE, WITHIN_ERROR) if kind in kinds), FITS)

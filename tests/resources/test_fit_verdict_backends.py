@@ -1,0 +1,64 @@
+"""The fit verdict is judged by the export's own backend: a C-synthesis model of Vitis HLS or Vivado HLS judges
+only that tool's designs, another backend gets the rules (said so), and a design of which no layer is estimated
+(hls4ml's stock Catapult code) cannot be judged: its layers are never counted as zero."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import qkeras
+
+import fpgaprune as fp
+from fpgaprune.resources.fit_verdict import CANNOT_JUDGE, FITS, vendor_tool
+from fpgaprune.tfk import keras
+
+BITS = "quantized_bits(6,0,alpha=1)"
+
+
+@pytest.fixture(scope="module")
+def mlp_and_inputs():
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential(
+        [
+            keras.Input((16,)),
+            qkeras.QDense(8, kernel_quantizer=BITS, bias_quantizer=BITS, name="fc1"),
+            qkeras.QActivation("quantized_relu(6,2)", name="relu1"),
+            qkeras.QDense(4, kernel_quantizer=BITS, bias_quantizer=BITS, name="fc2"),
+        ]
+    )
+    return model, np.random.default_rng(0).random((20, 16)).astype(np.float32)
+
+
+@pytest.mark.parametrize(
+    "backend, tool", [("Vitis", "Vitis HLS"), ("Vivado", "Vivado HLS"), ("VivadoAccelerator", "Vivado HLS")]
+)
+def test_a_vendor_backend_is_judged_by_its_own_tool(backend, tool):
+    assert vendor_tool(backend) == tool
+
+
+@pytest.mark.parametrize("backend", ["Catapult", "oneAPI", "Quartus"])
+def test_another_backend_borrows_no_vendor_model(backend):
+    assert vendor_tool(backend) is None
+
+
+def test_a_catapult_design_is_judged_by_the_rules_not_by_vitis_model(mlp_and_inputs, tmp_path):
+    model, x = mlp_and_inputs
+    vitis = fp.estimate(fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "vitis", x=x))
+    checked = {v.resource: v for v in vitis.fit_verdicts()}
+    assert checked["LUT"].error is not None and "Vitis HLS" in checked["LUT"].source  # Vitis: its checked model
+    catapult = replace(vitis, backend="Catapult")  # the same layers, estimated, on a backend no model knows
+    for verdict in catapult.fit_verdicts():
+        assert verdict.error is None and verdict.verdict == FITS, verdict.text()
+        assert verdict.source == "rule estimate; no vendor-checked model for Catapult on these layer kinds"
+
+
+def test_a_stock_catapult_export_cannot_be_judged(mlp_and_inputs, tmp_path):
+    model, x = mlp_and_inputs
+    exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "catapult", x=x, backend="Catapult")
+    estimate = fp.estimate(exported)
+    assert estimate.layers == [] and estimate.unestimated == ["fc1", "fc2"]
+    assert estimate.verdict() == CANNOT_JUDGE and not estimate.fits()
+    for verdict in estimate.fit_verdicts():
+        assert verdict.verdict == CANNOT_JUDGE, verdict.text()
+        assert "no layer estimated: fc1, fc2 run hls4ml's stock Catapult code" in verdict.text()
+    assert "it cannot be judged on" in estimate.format()
