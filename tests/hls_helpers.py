@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+from quantizer_specs import SPEC8
 
 import fpgaprune as fp
 from fpgaprune import data
@@ -13,13 +14,6 @@ from fpgaprune.quantize import to_qkeras
 from fpgaprune.tfk import keras
 
 L = keras.layers
-SPEC8 = {
-    "default": {
-        "kernel": "quantized_bits(6,0,alpha=1)",
-        "bias": "quantized_bits(8,3,alpha=1)",
-        "activation": "quantized_relu(6,2)",
-    }
-}
 LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 # 8x8 one-channel inputs on a 1/16 grid, like the digits: the export tests' held-out x.
 X8 = np.round(np.random.default_rng(0).random((40, 8, 8, 1)) * 16) / 16

@@ -8,6 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the PyTorch front end needs the torch extra (pip install -e '.[torch]')")
 qnn = pytest.importorskip("brevitas.nn", reason="PyTorch quantization needs the torch extra (Brevitas)")
+from quantizer_specs import SPEC8 as SPEC  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 from torch import nn  # noqa: E402
 
@@ -16,14 +17,6 @@ from fpgaprune.errors import QuantizationConfigError  # noqa: E402
 from fpgaprune.frontends.torch.brevitas_quants import FixedRelu, FixedSignedAct  # noqa: E402
 from fpgaprune.frontends.torch.quantizers import brevitas_quant, from_text  # noqa: E402
 from fpgaprune.hls import count_products  # noqa: E402
-
-SPEC = {
-    "default": {
-        "kernel": "quantized_bits(6,0,alpha=1)",
-        "bias": "quantized_bits(8,3,alpha=1)",
-        "activation": "quantized_relu(6,2)",
-    }
-}
 
 
 @pytest.fixture(scope="module")

@@ -13,20 +13,13 @@ import yaml
 
 torch = pytest.importorskip("torch", reason="the PyTorch front end needs the torch extra (pip install -e '.[torch]')")
 qnn = pytest.importorskip("brevitas.nn", reason="PyTorch quantization needs the torch extra (Brevitas)")
+from quantizer_specs import SPEC8 as SPEC  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 from watch_imports import KERAS, run_watched  # noqa: E402
 
 import fpgaprune as fp  # noqa: E402
 from fpgaprune.errors import FpgapruneNote, QuantizationConfigError  # noqa: E402
-
-SPEC = {
-    "default": {
-        "kernel": "quantized_bits(6,0,alpha=1)",
-        "bias": "quantized_bits(8,3,alpha=1)",
-        "activation": "quantized_relu(6,2)",
-    }
-}
 
 # The user's script: two models in the styles of hls4ml's PyTorch tutorial, each held, pruned, trained in the
 # user's own loop, quantized, QAT-trained, exported and C-simulated; what it found is printed as JSON.
@@ -228,6 +221,27 @@ def test_relu6_is_a_quantized_relu_within_6_and_leaky_relu_is_one_line():
     with pytest.raises(QuantizationConfigError) as error:
         fp.quantized_twin(Capped(nn.LeakyReLU(0.1)), SPEC)
     assert "module 'act' (LeakyReLU): no exact route to hls4ml" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_default_quant_relu_converted_off_the_default_type_computes_the_converted_type():
+    """A learned ReLU scale far from the default activation's step: the twin computes the type the note names."""
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Flatten(), qnn.QuantLinear(64, 8, bias=True, weight_bit_width=6), qnn.QuantReLU(bit_width=6)
+    )
+    scaling = dict(model[2].named_parameters())[
+        "act_quant.fused_activation_quant_proxy.tensor_quant.scaling_impl.value"
+    ]
+    with torch.no_grad():
+        scaling.fill_(1.0)  # scale 1/63: converted to quantized_relu(6,0), the default activation is (6,2)
+    with pytest.warns(FpgapruneNote, match=r"^2: activation Brevitas 6-bit unsigned, .* -> quantized_relu\(6,0\)"):
+        twin = fp.quantized_twin(fp.hold(model), SPEC).eval()
+    x = torch.rand(64, 1, 8, 8)
+    inner = twin[1](twin[0](x))
+    inner = (inner.value if hasattr(inner, "value") else inner).detach().numpy()
+    out = twin[2](twin[1](twin[0](x)))
+    out = (out.value if hasattr(out, "value") else out).detach().numpy()
+    np.testing.assert_array_equal(out, np.clip(np.round(inner * 64), 0, 63) / 64)
 
 
 def test_a_per_channel_float_scale_is_held_then_converted_to_one_power_of_two():

@@ -6,20 +6,13 @@ way), in io_parallel and io_stream; C-sim is never failed falsely."""
 
 import numpy as np
 import pytest
-from hls_helpers import digits
+from hls_helpers import SPEC8, digits
 
 import fpgaprune as fp
 from fpgaprune.hls.tolerance import export_layer_tolerances
 from fpgaprune.tfk import keras
 
 L = keras.layers
-SPEC = {
-    "default": {
-        "kernel": "quantized_bits(6,0,alpha=1)",
-        "bias": "quantized_bits(8,3,alpha=1)",
-        "activation": "quantized_relu(6,2)",
-    }
-}
 
 
 def jet_cnn(input_batchnorm: bool, middle_batchnorm: bool, seed: int = 0):
@@ -61,7 +54,7 @@ def _quantized(wide_digits, input_batchnorm: bool, middle_batchnorm: bool):
         model = jet_cnn(input_batchnorm, middle_batchnorm)
         model.compile(keras.optimizers.Adam(3e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         model.fit(x_train, y_train, epochs=2, batch_size=64, verbose=0)  # moving statistics far from 0 and 1
-        quantized = fp.to_qkeras(fp.prune(model, 0.3, structure="kernel", layers=["conv2"]), SPEC)
+        quantized = fp.to_qkeras(fp.prune(model, 0.3, structure="kernel", layers=["conv2"]), SPEC8)
         quantized.compile(keras.optimizers.Adam(1e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         quantized.fit(x_train, y_train, epochs=1, batch_size=64, verbose=0)
         _QUANTIZED[key] = quantized

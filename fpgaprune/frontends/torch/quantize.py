@@ -59,10 +59,15 @@ def quantized_twin(model, spec, batchnorm: str = "fold"):
     spec = _with_conversions(plain, spec)
     plain.eval()
     _fold_batchnorms(plain)
+    inside = []  # modules whose parts are not the model's layers: those replaced, and Brevitas' own
     for name, module in list(plain.named_modules()):
+        if any(name.startswith(f"{outer}.") for outer in inside):
+            continue  # e.g. a QuantReLU's own nn.ReLU, which must not become a second quantizer
         replacement = _quantized_module(name, module, spec)
         if replacement is not None:
             _replace(plain, name, replacement)
+        if replacement is not None or type(module).__module__.startswith("brevitas"):
+            inside.append(name)
     setattr(plain, QUANTIZATION, {"spec": {"default": spec.default, "layers": spec.layers}, "batchnorm": batchnorm})
     entries = [
         HoldEntry(e.layer, e.variable, e.mode, e.index, e.where, None if e.mode == FREEZE else e.value)
