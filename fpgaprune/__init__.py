@@ -33,8 +33,8 @@ _LAZY = {
         name: "fpgaprune.masking"
         for name in ("HoldConstraint", "HoldEntry", "MaskManifest", "enforce", "finalize", "hold", "manifest_of")
     },
-    "load_model": "fpgaprune.model_files",
-    "save_model": "fpgaprune.model_files",
+    "load_model": "fpgaprune.model_loading",
+    "save_model": "fpgaprune.model_loading",
 }
 
 

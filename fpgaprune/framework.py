@@ -1,29 +1,21 @@
 """Which front end reads a model: the registry of front ends (`fpgaprune/frontends/base.FrontEnd`).
 
 The rest of fpgaprune asks a model's framework for everything through the front end this returns, and never
-imports a front end's package: the built-in ones are named here as strings and loaded on first use (a front
-end whose framework is not installed is left out), third-party ones come in through the `fpgaprune.front_ends`
-entry point group or `register_front_end`. So a framework is one package, and nothing outside `frontends/`
-imports TensorFlow, Keras, QKeras or PyTorch (tests/seam).
+imports a front end's package: every front end, built-in or a user's, comes in through the `fpgaprune.front_ends`
+entry point group (the built-in ones are declared in pyproject.toml) or `register_front_end`, and one whose
+framework is not installed is left out. So a framework is one package, nothing outside `frontends/` imports
+TensorFlow, Keras, QKeras or PyTorch, and no module here names a front end's (tests/seam).
 
 A front end's framework is imported only when the front end is first handed out (`bound`): which one owns a
 model is decided from class names, so a PyTorch process never imports TensorFlow and a Keras one never torch.
 """
 
-import importlib
 from importlib.metadata import entry_points
 
 from fpgaprune.errors import ModelTypeError
 
-# The built-in front ends, in the order they are asked: the module that holds each one's FRONT_END.
-BUILT_IN = (
-    "fpgaprune.frontends.qkeras.front_end",
-    "fpgaprune.frontends.hgq2.front_end",  # the HGQ2 environment; asked before Keras 3, whose models it quantizes
-    "fpgaprune.frontends.keras3.front_end",
-    "fpgaprune.frontends.torch.front_end",  # the `torch` extra
-)
-ENTRY_POINTS = "fpgaprune.front_ends"
-QUANTIZER_LIBRARY = "fpgaprune.frontends.qkeras.front_end"  # the quantizer texts of a run config (QKeras)
+ENTRY_POINTS = "fpgaprune.front_ends"  # each names a module's FRONT_END; asked in the order of their `asked_order`
+QUANTIZER_LIBRARY = "qkeras"  # the `library_key` of the front end that checks a run config's quantizer texts
 _REGISTERED: list = []  # front ends registered at run time, asked first
 _LOADED: list = []  # [tuple of the installed front ends], once loaded
 _BOUND: list = []  # the front ends whose layer classes are bound (their frameworks imported)
@@ -45,20 +37,19 @@ def unregister_front_end(front_end) -> None:
 
 
 def front_ends() -> tuple:
-    """The front ends of the installed frameworks: registered, built-in, then entry points. Loading them imports
-    no framework (`FrontEnd.installed` asks the package metadata)."""
+    """The front ends of the installed frameworks: registered, then the entry points' in their `asked_order`
+    (QKeras, HGQ2, Keras 3, PyTorch, then a user's). Loading them imports no framework (`FrontEnd.installed` asks
+    the package metadata)."""
     if not _LOADED:
-        loaders = [lambda module=module: importlib.import_module(module).FRONT_END for module in BUILT_IN]
-        loaders += [entry.load for entry in entry_points(group=ENTRY_POINTS)]
         found = []
-        for load in loaders:
+        for entry in entry_points(group=ENTRY_POINTS):
             try:
-                front_end = load()
+                front_end = entry.load()
             except ImportError:
                 continue
-            if front_end.installed():
+            if front_end.installed() and front_end not in found:
                 found.append(front_end)
-        _LOADED.append(tuple(found))
+        _LOADED.append(tuple(sorted(found, key=lambda front_end: front_end.asked_order)))
     return (*_REGISTERED, *_LOADED[0])
 
 
@@ -121,7 +112,7 @@ def front_end_of_suffix(suffix: str):
     """The installed front end whose model files end in `suffix` (PyTorch's `.pt`), bound; one line naming the
     install that adds it where none is installed."""
     for front_end in front_ends():
-        if suffix in getattr(front_end, "file_suffixes", ()):
+        if suffix in front_end.file_suffixes:
             return bound(front_end)
     raise ModelTypeError(
         f"a {suffix} model is read by the PyTorch front end, which this environment does not hold: "
@@ -129,16 +120,23 @@ def front_end_of_suffix(suffix: str):
     )
 
 
-def quantizer_library():
-    """fpgaprune's quantizer texts (`quantize/spec.py`, QKeras' language): checked with no framework, so configs
-    validate anywhere; each front end reads them into its own library's quantizers."""
-    return importlib.import_module("fpgaprune.quantize.spec")
+def keras_front_end(major: int):
+    """The installed front end that reads Keras `major` models (bound); one line naming the install where none is."""
+    found = next((f for f in front_ends() if f.keras_major == major), None)
+    if found is None:
+        raise ModelTypeError(f"no installed front end reads Keras {major} models (`pip install -e .`)")
+    return bound(found)
 
 
 def quantizing_front_end():
     """The front end of the quantizer library a run config names (QKeras): the one that checks its quantizer
     texts. One line with the fix where it cannot run in this process."""
-    front_end = bound(importlib.import_module(QUANTIZER_LIBRARY).FRONT_END)
+    found = next((f for f in front_ends() if f.library_key == QUANTIZER_LIBRARY), None)
+    if found is None:
+        raise ModelTypeError(
+            "quantization: the QKeras front end is not installed in this environment (`pip install -e .`)"
+        )
+    front_end = bound(found)
     front_end.check_available("quantization")
     return front_end
 
@@ -150,7 +148,7 @@ def library_front_end(library: str = "auto"):
     """The front end that quantizes with `library` ("qkeras", "hgq2", or "auto": the one this environment can
     use, else QKeras, whose own check then says what is missing when it is reached); one line where the library
     named is not installed or cannot run in this process."""
-    libraries = {f.library_key: f for f in front_ends() if getattr(f, "library_key", None)}
+    libraries = {f.library_key: f for f in front_ends() if f.library_key}
     if library == "auto":
         usable = [name for name in LIBRARIES if name in libraries and _problem(libraries[name]) is None]
         chosen = libraries.get(usable[0] if usable else "qkeras")
@@ -175,33 +173,76 @@ def _problem(front_end) -> str | None:
     return None
 
 
-def default_quantizers() -> dict:
-    """The quantizer texts a run uses unless its config names others (`quantization.default`)."""
-    return dict(quantizer_library().DEFAULT_QUANTIZERS)
+def _answering(obj):
+    """The front end that answers for `obj` (a model, a layer, a quantizer); for no object at all (a float
+    weight's missing quantizer), the first front end: each answers that the contract's way."""
+    return front_end_of(obj) if obj is not None else bound(front_ends()[0])
 
 
-def with_width(text: str, bits: int) -> str | None:
-    """A quantizer text with its width set to `bits` (a sweep's `bits` axis); None when it has no width."""
-    return quantizer_library().with_width(text, bits)
+class ObjectQuestions:
+    """`OWNER.question(obj, ...)` is `front_end_of(obj).question(obj, ...)`: the questions about one object (a
+    layer, a quantizer, a model) that the contract declares, each answered by the front end of the object asked
+    about. Nothing else is forwarded."""
+
+    def weight_quantizer(self, layer, role: str):
+        return _answering(layer).weight_quantizer(layer, role)
+
+    def quantizer_type(self, quantizer, activation: bool = False):
+        return _answering(quantizer).quantizer_type(quantizer, activation)
+
+    def quantized(self, layer, role: str, values):
+        return _answering(layer).quantized(layer, role, values)
+
+    def activation_quantizer(self, layer):
+        return _answering(layer).activation_quantizer(layer)
+
+    def has_channel_scale(self, quantizer):
+        return _answering(quantizer).has_channel_scale(quantizer)
+
+    def table_function(self, layer):
+        return _answering(layer).table_function(layer)
+
+    def quantizer_bits(self, layer, role: str, default: int = 32):
+        return _answering(layer).quantizer_bits(layer, role, default)
+
+    def predict(self, model, x, batch_size: int = 256):
+        return _answering(model).predict(model, x, batch_size)
+
+    def is_quantized_activation(self, layer):
+        return _answering(layer).is_quantized_activation(layer)
+
+    def is_batchnorm(self, layer):
+        return _answering(layer).is_batchnorm(layer)
+
+    def hardware_layout(self, model, x):
+        return _answering(model).hardware_layout(model, x)
+
+    def factor_scales(self, quantizer, values):
+        return _answering(quantizer).factor_scales(quantizer, values)
+
+    def unit_quantizer(self, quantizer):
+        return _answering(quantizer).unit_quantizer(quantizer)
+
+    def quantizer_texts(self, layer):
+        return _answering(layer).quantizer_texts(layer)
+
+    def quantizer_range(self, quantizer):
+        return _answering(quantizer).quantizer_range(quantizer)
+
+    def quantize_array(self, quantizer, values):
+        return _answering(quantizer).quantize_array(quantizer, values)
+
+    def is_quantized(self, layer):
+        return _answering(layer).is_quantized(layer)
+
+    def index_layout(self, layer):
+        return _answering(layer).index_layout(layer)
+
+    def folded(self, layer, role: str, values):
+        return _answering(layer).folded(layer, role, values)
 
 
-class _Owner:
-    """`OWNER.method(obj, *args)` is `front_end_of(obj).method(obj, *args)`: the front end of the object asked
-    about (a layer, a quantizer) answers for it, so a model's quantizers are read by its own front end."""
-
-    def __getattr__(self, name: str):
-        def asked(obj, *args, **kwargs):
-            if obj is None:  # no quantizer at all: any front end that answers the question says what that means
-                answering = next(f for f in front_ends() if hasattr(f, name))
-            else:
-                answering = front_end_of(obj)
-            return getattr(answering, name)(obj, *args, **kwargs)
-
-        asked.__name__ = name
-        return asked
-
-
-OWNER = _Owner()
+OWNER = ObjectQuestions()
 
 
 def hook_callback():
@@ -209,7 +250,7 @@ def hook_callback():
     one and whose framework this process has imported (None otherwise: hooks are driven by their front end's
     own loop, and a PyTorch process imports no Keras for them)."""
     for front_end in front_ends():
-        if getattr(front_end, "makes_callbacks", False) and front_end.loaded():
+        if front_end.makes_callbacks and front_end.loaded():
             return bound(front_end).hook_callback()
     return None
 

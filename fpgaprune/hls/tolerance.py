@@ -139,9 +139,9 @@ def layer_tolerances(model, types: dict, input_type: FixedType | None = None, ta
     gives them; `input_type`: the network input's; `tables`: {node: table_error.Table} where the config sets one
     (hls4ml's defaults elsewhere). A front end whose export types come from its own library (HGQ2's, through
     hls4ml's BitExact pass) gives its own bounds."""
-    own = getattr(front_end_of(model), "layer_tolerances", None)
+    own = front_end_of(model).layer_tolerances(model, types, input_type)
     if own is not None:
-        return own(model, types, input_type)
+        return own
     context = _Nodes(types, tables or {})
     graph = LayerGraph(model)
     errors, peaks, out = {}, {}, {}

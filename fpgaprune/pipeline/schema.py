@@ -10,7 +10,7 @@ from typing import Literal, Optional, Union
 from pydantic import Field, PositiveInt, PrivateAttr
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.framework import default_quantizers
+from fpgaprune.quantize.spec import DEFAULT_QUANTIZERS
 from fpgaprune.yaml_schema import Located, Strict, load_yaml_file, parse_yaml
 
 
@@ -155,7 +155,7 @@ class QuantizationSection(Strict):
 
     def effective_default(self) -> dict:
         """The quantizers of the float layers: `default`, or the built-in default when it is unset."""
-        return dict(self.default) if self.default is not None else default_quantizers()
+        return dict(self.default) if self.default is not None else dict(DEFAULT_QUANTIZERS)
 
     # The float layers' quantizers, by role; unset: the built-in default (`frontends/qkeras/spec.py`). A QKeras layer
     # keeps its own quantizers either way.

@@ -129,7 +129,7 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
         **scores(config, quantized, dataset),
         **pruned_fractions(quantized),
         **({"budget": budget} if budget else {}),
-        **({"ebops": front.ebops(quantized)} if hasattr(front, "ebops") else {}),  # HGQ2's own cost, per layer
+        **({"ebops": ebops} if (ebops := front.ebops(quantized)) is not None else {}),  # HGQ2's own cost, per layer
         "quantizers": sources,
     }
 

@@ -24,6 +24,6 @@ def dense_reference(quantized, trained, spec, batchnorm="fold"):
             restored = (values[0] == 0) & (before != 0)
             values[0] = np.where(values[0] == 0, before, values[0])
         layer.set_weights(values)
-        if restored is not None and restored.any() and hasattr(front_end_of(dense), "restore_quantizer"):
+        if restored is not None and restored.any():
             front_end_of(dense).restore_quantizer(layer, restored)  # HGQ2: bits for the weights given back
     return dense

@@ -11,7 +11,15 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.resources import circuit_cache
-from fpgaprune.resources.circuit_parts import column_groups
+from fpgaprune.resources.circuit_parts import (
+    Synthesis,
+    Unmeasured,
+    column_groups,
+    combined,
+    layer_parts,
+    trace_mb,
+    weight_bits,
+)
 from fpgaprune.tools import YOSYS_TIMEOUT_S, ToolError, run_watched
 
 FAMILY_FLAG = {"7-series": "xc7", "UltraScale+": "xcup"}
@@ -55,7 +63,6 @@ class Runner:
         return self.pool.submit(self._execute, label, job, arrays, key, self.scratch / str(self._count))
 
     def _execute(self, label: str, job: dict, arrays: dict, key: str, directory: Path):
-        from fpgaprune.resources.yosys import Unmeasured
 
         remaining = self.deadline - time.perf_counter()
         if self.cancel.is_set():
@@ -112,7 +119,6 @@ class LayerJob:
     fits the memory budget) a trace of the whole for its cost as one circuit."""
 
     def __init__(self, runner: Runner, name: str, weights, kif, parts, bias, part_cost, synthesize: bool = True):
-        from fpgaprune.resources.yosys import layer_parts, trace_mb, weight_bits
 
         self.runner, self.weights, self.kif, self.bias = runner, weights, kif, bias
         self.name = " ".join(name) if isinstance(name, tuple) else str(name)
@@ -137,7 +143,6 @@ class LayerJob:
             self.whole = self.runner.submit(f"{self.name} (traced whole)", *self._job(*everything, yosys=False))
 
     def result(self):
-        from fpgaprune.resources.yosys import Synthesis, Unmeasured, combined
 
         results = [future.result() for future in self.futures]
         labels = [f"part {index + 1}/{len(self.parts)}" for index in range(len(self.parts))]

@@ -22,7 +22,6 @@ traced alone when its memory allows) against `da4ml_cost` (the parts' sum) says 
 the one circuit's figure. Measured circuits are cached by content (`circuit_cache.py`).
 """
 
-import math
 import re
 import shutil
 import sys
@@ -36,51 +35,29 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.resources.circuit_parts import Part, circuit_parts
-from fpgaprune.tools import YOSYS_TIMEOUT_S, YOSYS_VERSION_TIMEOUT_S, ToolError, cores, run_tool
+from fpgaprune.resources.circuit_jobs import LayerJob, Runner
+from fpgaprune.resources.circuit_parts import (  # noqa: F401 (the measurement's figures, read from here too)
+    PART_COST,
+    SOURCE,
+    TRACE_MB,
+    YOSYS_MB,
+    MeasurementBudget,
+    Part,
+    Synthesis,
+    Unmeasured,
+    combined,
+    estimated_cost,
+    layer_parts,
+    max_rows,
+    parallel_workers,
+    trace_mb,
+    trace_size,
+    weight_bits,
+)
+from fpgaprune.tools import YOSYS_TIMEOUT_S, YOSYS_VERSION_TIMEOUT_S, ToolError, run_tool
 
 FAMILY = {"7-series": "xc7", "UltraScale+": "xcup"}
-SOURCE = "measured: yosys synth_xilinx of da4ml's adder graph"
-PART_COST = 6000  # estimated da4ml cost of the largest circuit synthesized whole; larger ones go in parts
-TRACE_MB = (200.0, 2.8e-5)  # da4ml trace memory, MB ~ a + b * trace_size (`trace_mb`)
-YOSYS_MB = 400.0  # room left for yosys itself beside a circuit's trace
 SAMPLE_TRACE_SIZE = 12e6  # the largest trace_size traced for a calibrated estimate in the sample scope (~3 s)
-
-
-@dataclass(frozen=True)
-class Synthesis:
-    """yosys' cell counts of one layer; `da4ml_cost` is that of the circuits synthesized (the parts' sum)."""
-
-    luts: int
-    carry: int
-    ff: int
-    da4ml_cost: float
-    source: str = SOURCE
-    parts: int = 1  # blocks of the matrix synthesized separately (no logic shared between them)
-    layer_da4ml_cost: float | None = None  # da4ml's cost of the layer as one circuit, when it went in parts
-
-
-@dataclass(frozen=True)
-class Unmeasured:
-    """A circuit that the budgets stopped, or that failed: why."""
-
-    reason: str
-
-
-@dataclass(frozen=True)
-class MeasurementBudget:
-    """What all circuits of one measurement may take together: wall seconds and bytes of memory (the processes
-    running at once), and how many run at once (default: one per core)."""
-
-    seconds: float = 600.0
-    memory: int = 2 << 30
-    workers: int | None = None
-
-    def concurrency(self) -> int:
-        return self.workers or parallel_workers()
-
-    def per_circuit(self) -> int:
-        return self.memory // self.concurrency()
 
 
 @dataclass(frozen=True)
@@ -205,76 +182,6 @@ def adder_graph(weights: np.ndarray, kif: tuple[int, int, int], bias=None):
     return matrix_logic(np.asarray(weights, np.float64), kif, bias)
 
 
-def weight_bits(weights: np.ndarray) -> int:
-    """The bits of the widest live weight on the matrix's own grid (sign included)."""
-    live = weights[weights != 0]
-    if not live.size:
-        return 1
-    frac = next((f for f in range(25) if np.all(np.round(live * 2.0**f) == live * 2.0**f)), 24)
-    return math.ceil(math.log2(float(np.abs(live).max()) * 2.0**frac + 1)) + 1
-
-
-def estimated_cost(weights: np.ndarray, kif: tuple[int, int, int]) -> float:
-    """A guess at da4ml's cost from the matrix alone (no trace): live weights x (input bits + weight bits), each
-    row's input bits its own where `kif` has one per input. Within about 2x of the traced cost on the layers
-    measured here; it only cuts layers into parts."""
-    input_bits = np.broadcast_to(np.sum([np.asarray(v, np.float64) for v in kif], axis=0), weights.shape[:1])
-    return float(np.count_nonzero(weights, axis=1) @ (input_bits + weight_bits(weights)))
-
-
-def trace_size(rows: int, cols: int, bits: int) -> float:
-    """What da4ml's trace time and memory grow with: (inputs x weight bits)^2 x outputs."""
-    return float(rows * bits) ** 2 * cols
-
-
-def trace_mb(rows: int, cols: int, bits: int) -> float:
-    """da4ml's trace memory, MB: an upper fit of measurements here (hls4ml's settings, 8-bit inputs): 64 x 10
-    8-bit weights 232 MB, 128 x 10 326, 256 x 10 6-bit 741, 64 x 64 606, 234 x 10 1174, 512 x 10 6-bit 2069."""
-    return TRACE_MB[0] + TRACE_MB[1] * trace_size(rows, cols, bits)
-
-
-def max_rows(budget: MeasurementBudget, cols: int = 1, bits: int = 8) -> int:
-    """The most inputs a circuit of `cols` outputs may trace at once within its share of the memory budget."""
-    room = budget.per_circuit() / 2**20 - YOSYS_MB - TRACE_MB[0]
-    return max(4, int(math.sqrt(max(room, 0.0) / TRACE_MB[1] / max(cols, 1)) / bits))
-
-
-def layer_parts(
-    weights: np.ndarray,
-    kif: tuple[int, int, int],
-    part_cost: float = PART_COST,
-    budget: MeasurementBudget | None = None,
-) -> list[Part]:
-    """The parts a layer is measured in, from its matrix: column runs by estimated cost, row runs by the memory
-    each column run's trace would need."""
-    n_in, n_out = weights.shape
-    cost = estimated_cost(weights, kif)
-    columns = -(-n_out // min(n_out, max(1, math.ceil(cost / part_cost))))  # outputs per column run
-    rows = max_rows(budget or MeasurementBudget(), columns, weight_bits(weights))
-    return circuit_parts(n_in, n_out, cost, part_cost, rows)
-
-
-def combined(results: list[Synthesis], parts: int, layer_cost: float | None) -> Synthesis:
-    """One layer's figures from its circuits' (the parts and their partial-sum adders): the sum, or the one
-    circuit as it is."""
-    if parts == 1:
-        return results[0]
-    return Synthesis(
-        sum(p.luts for p in results),
-        sum(p.carry for p in results),
-        sum(p.ff for p in results),
-        sum(p.da4ml_cost for p in results),
-        results[0].source,
-        parts,
-        layer_cost,
-    )
-
-
-def parallel_workers() -> int:
-    """One circuit per core (`tools.cores`)."""
-    return cores()
-
-
 def synthesize(
     weights: np.ndarray,
     kif: tuple[int, int, int],
@@ -305,7 +212,6 @@ def synthesize_all(
     Yields `(name, Synthesis)` layer by layer, or `(name, Unmeasured)` with the reason when a budget stopped one
     of its circuits. A failing circuit raises a one-line ToolError. Circuits already measured (same content,
     same yosys) come from the cache. `log` gets one entry per circuit: its time, peak memory, or cached."""
-    from fpgaprune.resources.circuit_jobs import LayerJob, Runner
 
     with _WARM_UP:
         prepare()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import yaml
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.framework import default_quantizers, with_width
+from fpgaprune.quantize.spec import DEFAULT_QUANTIZERS, with_width
 
 NAMED_AXES = ("sparsity", "bits", "structure", "budget_lut", "budget_dsp")
 
@@ -119,7 +119,7 @@ def point_config(base: dict, point: Point) -> dict:
             hgq2["weight_bits"] = hgq2["activation_bits"] = _checked_bits(value, axis)
         elif axis == "bits":
             quantization = config.setdefault("quantization", {})
-            default = quantization["default"] = dict(quantization.get("default") or default_quantizers())
+            default = quantization["default"] = dict(quantization.get("default") or DEFAULT_QUANTIZERS)
             for role in ("kernel", "activation"):
                 if role in default:
                     default[role] = _width(default[role], value, axis)

@@ -11,6 +11,7 @@ from fpgaprune.frontends.keras3.front_end import Keras3FrontEnd
 class Hgq2FrontEnd(Keras3FrontEnd):
     files_module = "fpgaprune.frontends.hgq2.files"  # Keras 3's files and HGQ2's (asked first for both)
     name = "Keras 3 + HGQ2"
+    asked_order = 20
     quantizer_library = "HGQ2"
     library_key = "hgq2"  # `quantization.library`
     quantizes = True  # QAT trains the model itself; hls4ml's Keras 3 converter exports it

@@ -12,6 +12,7 @@ from fpgaprune.frontends.tensorflow.front_end import TensorFlowKeras
 class Keras3FrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
     files_module = "fpgaprune.frontends.keras3.files"
     name = "Keras 3"
+    asked_order = 30
     quantizer_library = "QKeras"
     quantizes = False  # QAT and export run on the tf_keras twin (`quantized_twin`, `exported_model`)
     keras_major = 3  # the model files it reads

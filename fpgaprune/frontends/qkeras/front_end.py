@@ -13,6 +13,7 @@ _MODULES = ("tf_keras", "qkeras")
 class QKerasFrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
     files_module = "fpgaprune.frontends.qkeras.files"
     name = "tf_keras + QKeras"
+    asked_order = 10
     quantizer_library = "QKeras"
     library_key = "qkeras"  # `quantization.library`
     quantizes = True  # its twin trains with quantizers (QAT) and hls4ml's Keras-2 converter exports it
@@ -40,6 +41,14 @@ class QKerasFrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
         from fpgaprune.frontends.qkeras.keras2 import keras
 
         return keras
+
+    @staticmethod
+    def user_module(name: str):
+        """A module of this front end that users import through fpgaprune: "tfk" (tf_keras and QKeras' custom
+        objects) or "architectures" (the built-in example networks)."""
+        from fpgaprune.frontends.qkeras import architectures, keras2
+
+        return {"tfk": keras2, "architectures": architectures}[name]
 
     @staticmethod
     def hold_constraint():

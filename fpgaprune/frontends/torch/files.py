@@ -30,12 +30,11 @@ import torch
 from torch import nn
 
 from fpgaprune.errors import ModelFileError, first_line
-from fpgaprune.frontends.torch.layers import INPUT_SHAPE
+from fpgaprune.frontends.torch.layers import INPUT_SHAPE, QUANTIZATION
 
 FORMATS = (".pt", ".pth")
 FORMAT = "fpgaprune-torch/1"
 ARCHITECTURE = "fpgaprune_architecture"  # on a module fpgaprune built: {"module": "...:Class", "arguments": {...}}
-QUANTIZATION = "fpgaprune_quantization"  # on a quantized twin: {"spec": {...}, "batchnorm": "fold"}
 TRUST_HINT = "pass --trust-model-code (trust_code=True in Python) only for code you trust"
 
 

@@ -17,6 +17,7 @@ def _torch_module():
 
 class TorchFrontEnd(FrontEnd):
     name = "PyTorch"
+    asked_order = 40
     quantizer_library = "Brevitas"
     strips = False  # a module is not rebuilt without its dead channels (fpgaprune.strip is for Keras graphs)
     indexes_own_layout = True  # "features.3[5, 3, :, :]" is PyTorch's (out, in, kh, kw)
@@ -328,6 +329,7 @@ class TorchFrontEnd(FrontEnd):
 
     # -- files: a state dict, read with weights_only, and the architecture the user names (`files.py`)
     file_suffixes = (".pt", ".pth")
+    builds_architectures = True  # `build`: a module from `models.py:ClassName` and its arguments
 
     @staticmethod
     def load(path, trust_code: bool = False, compile: bool = True, architecture=None, arguments=None):

@@ -280,6 +280,7 @@ def as_array(tensor) -> np.ndarray:
 
 
 INPUT_SHAPE = "fpgaprune_input_shape"  # one sample's input shape (no batch), recorded on a module that saw data
+QUANTIZATION = "fpgaprune_quantization"  # on a quantized twin: {"spec": {...}, "batchnorm": "fold"}
 _SHAPES = "_fpgaprune_output_shapes"
 
 

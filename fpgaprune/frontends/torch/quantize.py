@@ -27,10 +27,9 @@ from torch import nn
 from torch.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
 
 from fpgaprune.errors import FpgapruneNote, QuantizationConfigError
-from fpgaprune.frontends.torch.files import QUANTIZATION
 from fpgaprune.frontends.torch.functional import as_modules
 from fpgaprune.frontends.torch.graph import LayerTracer, graph_edges
-from fpgaprune.frontends.torch.layers import check_not_recurrent, same_shape
+from fpgaprune.frontends.torch.layers import QUANTIZATION, check_not_recurrent, same_shape
 from fpgaprune.frontends.torch.quantizers import ScaledQuantizer, brevitas_quant, from_text, read_proxy, text_of
 from fpgaprune.masking import FREEZE, HoldEntry, MaskManifest, finalize, hold
 from fpgaprune.quantize.spec import QuantizationSpec

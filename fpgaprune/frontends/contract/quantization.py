@@ -1,0 +1,43 @@
+"""Quantization and QAT: the quantized twin, the quantizer texts a run names, and the library's own costs."""
+
+from abc import ABC, abstractmethod
+
+from fpgaprune.errors import QuantizationConfigError
+
+
+class Quantization(ABC):
+    """Quantization and QAT."""
+
+    quantizer_library: str = "the quantized model"  # what C-sim is compared with ("QKeras", "Brevitas")
+    library_key: str | None = None  # the `quantization.library` it is ("qkeras", "hgq2"), if it is one
+    quantizes: bool = False  # whether its models train with quantizers themselves (else through a twin)
+    WEIGHT_ROLES: tuple = ("kernel",)  # the weight roles whose pruned entries a quantizer must keep at 0
+    DEFAULT_QUANTIZERS: dict = {}  # the quantizer texts a run uses unless its config names others
+
+    @abstractmethod
+    def quantized_twin(self, model, quantization, batchnorm: str = "fold"):
+        """The quantized model (same layer names, holds carried over), ready for QAT and hls4ml."""
+
+    @abstractmethod
+    def quantizer_sources(self, model, quantization, default_given: bool = True) -> dict:
+        """{layer: where its quantizers come from}: its own, or the config's."""
+
+    def calibrate(self, model, x) -> None:
+        """Set the ranges the model's quantizers learn from data (inputs `x`), after QAT and before pricing or
+        export; nothing for quantizers that keep their ranges (HGQ2's activation quantizers wrap: `trace_minmax`)."""
+
+    def build_quantizer(self, text: str, where: str):
+        """Its quantizer for one of fpgaprune's quantizer texts (`quantize/spec.py`); one line naming `where`."""
+        raise QuantizationConfigError(f"{where}: {self.name} takes no quantizer texts")
+
+    def activation_mismatch(self, layer, text: str) -> str | None:
+        """Why the activation quantizer `text` cannot stand for the layer's own activation (one line), or None."""
+        return None
+
+    def restore_quantizer(self, layer, restored) -> None:
+        """Give the weights `restored` (a mask of the kernel) back their quantizer's bits (HGQ2 learns per-weight
+        bits, and a removed weight's are 0); nothing for quantizers of fixed width."""
+
+    def ebops(self, model) -> dict | None:
+        """The quantization library's own cost per layer (HGQ2's EBOPs), or None."""
+        return None

@@ -1,0 +1,123 @@
+"""The front-end contract is the whole seam: every member of a front end that a module outside `frontends/` uses
+is declared by the contract's protocols (`frontends/contract/`), read from the code: attributes of a front end
+looked up in the registry (`front_end_of(x).member`, a name bound to such a lookup or to a loop over
+`front_ends()`), of `OWNER`, and names passed to getattr/hasattr on them. Nothing forwards undeclared names."""
+
+import ast
+
+from import_graph import read_package
+
+from fpgaprune.framework import ObjectQuestions
+from fpgaprune.frontends.base import FrontEnd, declared_members
+
+LOOKUPS = {
+    "front_end_of",
+    "owner",
+    "bound",
+    "library_front_end",
+    "quantizing_front_end",
+    "keras_front_end",
+    "front_end_of_file",
+    "front_end_of_suffix",
+    "texts_front_end",
+    "_answering",
+}
+
+
+def _called(node) -> str | None:
+    if isinstance(node, ast.Call):
+        function = node.func
+        return function.id if isinstance(function, ast.Name) else None
+    return None
+
+
+def _front_end_names(scope) -> set:
+    """Names a scope binds to a front end: assigned from a lookup, a loop over `front_ends()`, `OWNER` imported."""
+    names = set()
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Assign) and _called(node.value) in LOOKUPS:
+            names |= {target.id for target in node.targets if isinstance(target, ast.Name)}
+        elif isinstance(node, (ast.For, ast.comprehension)) and _called(node.iter) == "front_ends":
+            names |= {node.target.id} if isinstance(node.target, ast.Name) else set()
+        elif isinstance(node, ast.ImportFrom) and node.module == "fpgaprune.framework":
+            names |= {alias.asname or alias.name for alias in node.names if alias.name == "OWNER"}
+    return names
+
+
+def members_used(tree: ast.Module) -> list:
+    """(line, member) for each use of a front end's member in the module; a name counts as a front end in the
+    function that binds it (and the functions inside it), `OWNER` everywhere."""
+    top = {name for name in _front_end_names(tree) if name == "OWNER" or name == "front"} & _imported(tree)
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    used = {}
+    for scope in [tree, *functions]:
+        names = top | (_front_end_names(scope) if scope is not tree else set())
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Attribute) and _is_front_end(node.value, names):
+                used[id(node)] = (node.lineno, node.attr)
+            elif _called(node) in ("getattr", "hasattr") and len(node.args) >= 2 and _is_front_end(node.args[0], names):
+                name = node.args[1]
+                used[id(node)] = (node.lineno, name.value if isinstance(name, ast.Constant) else "<computed>")
+    return sorted(used.values())
+
+
+def _imported(tree: ast.Module) -> set:
+    return {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module == "fpgaprune.framework"
+        for alias in node.names
+    }
+
+
+def _is_front_end(node, names: set) -> bool:
+    return (isinstance(node, ast.Name) and node.id in names) or _called(node) in LOOKUPS
+
+
+def outside_uses() -> list:
+    """(module, line, member) for each use of a front end's member outside `frontends/` (the registry included)."""
+    return [
+        (module.name, line, member)
+        for module in read_package().values()
+        if ".frontends" not in module.name
+        for line, member in members_used(module.tree)
+    ]
+
+
+def test_every_member_used_outside_the_front_ends_is_declared():
+    declared, uses = declared_members(), outside_uses()
+    assert len(uses) > 150  # the reader finds the uses (every stage asks the front end something)
+    undeclared = [f"{module}:{line}: {member}" for module, line, member in uses if member not in declared]
+    assert not undeclared, "members the contract does not declare:\n" + "\n".join(undeclared)
+
+
+def test_the_reader_catches_an_undeclared_member():
+    tree = ast.parse(
+        "from fpgaprune.framework import OWNER as front, front_end_of\n"
+        "def f(layer, model):\n"
+        "    fe = front_end_of(model)\n"
+        "    return fe.secret_member(layer), front.another(layer), getattr(front_end_of(layer), 'third', None)\n"
+    )
+    names = {member for _, member in members_used(tree)}
+    assert {"secret_member", "another", "third"} <= names and not names & declared_members()
+
+
+def test_the_registry_forwards_nothing_undeclared():
+    framework = read_package()["fpgaprune.framework"].tree
+    forwarding = [
+        node.name
+        for node in ast.walk(framework)
+        if isinstance(node, ast.ClassDef)
+        and any(isinstance(f, ast.FunctionDef) and f.name in ("__getattr__", "__getattribute__") for f in node.body)
+    ]
+    assert not forwarding
+    questions = {name for name in vars(ObjectQuestions) if not name.startswith("_")}
+    assert questions and questions <= declared_members(), questions - declared_members()
+
+
+def test_the_contract_is_a_few_small_protocols():
+    from fpgaprune.frontends.contract import PROTOCOLS
+
+    assert len(PROTOCOLS) == 8 and all(issubclass(FrontEnd, protocol) for protocol in PROTOCOLS)
+    sizes = {protocol.__name__: len([n for n in vars(protocol) if not n.startswith("_")]) for protocol in PROTOCOLS}
+    assert max(sizes.values()) <= 30, sizes
