@@ -11,9 +11,22 @@ from pathlib import Path
 
 import click
 
+from fpgaprune import data
 from fpgaprune.errors import first_line
-from fpgaprune.pipeline.records import STAGE_NAMES
+from fpgaprune.extras import require_extra
+from fpgaprune.hls.csim import CsimResult
+from fpgaprune.inspection import format_table, kernel_heatmaps, sparsity_table
+from fpgaprune.pipeline.checks import check_against_model, check_config
+from fpgaprune.pipeline.records import STAGE_NAMES, stage_score
+from fpgaprune.pipeline.runner import StageFailed
+from fpgaprune.pipeline.runner import run as run_stages
+from fpgaprune.pipeline.schema import RunConfig, load_config
+from fpgaprune.pipeline.training import build_model, dataset_of
+from fpgaprune.pruning import Pruner
 from fpgaprune.quiet import import_quietly, show_notes
+from fpgaprune.sweep import parse_grid, run_sweep
+from fpgaprune.task import METRICS
+from fpgaprune.text_table import format_rows
 
 fp = None  # fpgaprune itself, imported by `entry` once the console is set up (TensorFlow is slow and noisy)
 GLOBAL_FLAGS = ("--debug", "--verbose")
@@ -22,10 +35,6 @@ DEFAULT_CONFIG = Path(__file__).parent / "pipeline" / "default.yaml"
 
 def _config(path, trust_model_code: bool = False):
     """The validated config: schema, files, boards, quantizers, then selections and layers against the model."""
-    from fpgaprune.pipeline.checks import check_against_model, check_config
-    from fpgaprune.pipeline.schema import load_config
-    from fpgaprune.pipeline.training import build_model, dataset_of
-
     config, located = load_config(path)
     config.model._trust_code = trust_model_code
     check_config(config, located)  # files first: the model and data are loaded next
@@ -40,8 +49,6 @@ def main():
 
 def _summary(records: dict, seconds: float) -> str:
     """The stage table, then the headline block: what the user asked the run to answer."""
-    from fpgaprune.text_table import format_rows
-
     metrics = {stage: record["metrics"] for stage, record in records.items()}
     rows = [(stage, f"{records[stage]['seconds']:.1f}", _describe(stage, metrics[stage])) for stage in records]
     return "\n".join(
@@ -52,9 +59,6 @@ def _summary(records: dict, seconds: float) -> str:
 def _headline(metrics: dict) -> list:
     """What the run answers, one line each: the metric by stage, what pruning removed, the resources against the
     board, what was measured, C-sim, and any layer that saturates."""
-    from fpgaprune.hls.csim import CsimResult
-    from fpgaprune.pipeline.records import stage_score
-
     report, csim = metrics.get("report"), metrics.get("csim")
     if not report:
         return []
@@ -119,8 +123,6 @@ def _measured_lines(synth: dict, layers: int | None) -> list:
 
 def _score_line(scores: dict) -> str:
     """ "accuracy:  dense 96.67% -> ...", or for regression "RMSE:      dense 0.1234 -> ... (lower is better)"."""
-    from fpgaprune.task import METRICS
-
     metric = next(iter(scores.values()))[0] if scores else "accuracy"
     shown = (lambda v: f"{v:.2%}") if "accuracy" in metric else (lambda v: f"{v:.4g}")
     values = " -> ".join(f"{label} {shown(value)}" for label, (_, value) in scores.items())
@@ -129,9 +131,6 @@ def _score_line(scores: dict) -> str:
 
 
 def _describe(stage: str, m: dict) -> str:
-    from fpgaprune.hls.csim import CsimResult
-    from fpgaprune.pipeline.records import stage_score
-
     if "metric" in m or "accuracy" in m:
         metric, value = stage_score(m)
         parts = [f"{metric.replace('_', ' ')} {value:.2%}" if "accuracy" in metric else f"{metric} {value:.4g}"]
@@ -161,8 +160,6 @@ TRUST_HELP = "allow Lambda layers and other code in model files (only for a file
 @click.option("--trust-model-code", is_flag=True, help=TRUST_HELP)
 def run(config, from_stage, out, trust_model_code):
     """Run prune -> retrain -> quantize -> export -> C-sim -> synth -> report (the digits default without CONFIG)."""
-    from fpgaprune.pipeline.runner import run as run_stages
-
     parsed = _config(config or DEFAULT_CONFIG, trust_model_code)
     run_dir = Path(out or parsed.outputs.dir)
     click.echo(f"fpgaprune run {config or '(default: digits)'} -> {run_dir}")
@@ -189,9 +186,6 @@ def run(config, from_stage, out, trust_model_code):
 def sweep(config, grid, out, address, cpus, trust_model_code):
     """Run every point of a grid as an ordinary run (on Ray), resumable; write results.csv/.md, pareto.png and
     sweep.html."""
-    from fpgaprune.extras import require_extra
-    from fpgaprune.sweep import parse_grid, run_sweep
-
     require_extra("ray", "fpgaprune sweep")  # before the config's model is built or anything trains
     parsed = _config(config or DEFAULT_CONFIG, trust_model_code)
     axes = parse_grid(list(grid) if grid else parsed.sweep.grid)
@@ -225,8 +219,6 @@ def validate(config, trust_model_code):
 @main.command()
 def boards():
     """The FPGA boards fpgaprune knows."""
-    from fpgaprune.text_table import format_rows
-
     rows = [
         (
             b.key,
@@ -279,8 +271,6 @@ def _load_model(model, json_file, weights, trust_model_code):
 @click.option("--out", type=click.Path(file_okay=False), default="inspect", help="directory for the heatmaps")
 def inspect(model, json_file, weights, trust_model_code, out):
     """Kernel-norm table and heatmaps of MODEL (.keras/.h5, or --json with --weights)."""
-    from fpgaprune.inspection import format_table, kernel_heatmaps, sparsity_table
-
     loaded = _load_model(model, json_file, weights, trust_model_code)
     click.echo(format_table(sparsity_table(loaded)))
     for path in kernel_heatmaps(loaded, out):
@@ -295,8 +285,6 @@ def inspect(model, json_file, weights, trust_model_code, out):
 @click.option("--out", type=click.Path(dir_okay=False), required=True, help="the pruned (held) model file")
 def prune(model, json_file, weights, trust_model_code, selections, sparsity, layers, out):
     """Hold the selected kernels of MODEL at 0 (and prune by score), writing a new model file."""
-    from fpgaprune.pruning import Pruner
-
     held = fp.hold(_load_model(model, json_file, weights, trust_model_code), prune=list(selections))
     if sparsity:
         held = Pruner(structure="kernel", layers=list(layers) or None).prune(held, sparsity=sparsity)
@@ -315,8 +303,6 @@ def prune(model, json_file, weights, trust_model_code, selections, sparsity, lay
 @click.option("--overwrite", is_flag=True)
 def export(model, json_file, weights, trust_model_code, dataset, preset, board, out, overwrite):
     """Export a QKeras MODEL (or --json with --weights) as a kernel-sparse hls4ml project."""
-    from fpgaprune import data
-
     x = (
         data.digits().x_test
         if dataset == "digits"
@@ -333,9 +319,6 @@ def export(model, json_file, weights, trust_model_code, dataset, preset, board, 
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 def report(run_dir):
     """Re-render the report of RUN_DIR (from its saved config and stages)."""
-    from fpgaprune.pipeline.runner import run as run_stages
-    from fpgaprune.pipeline.schema import RunConfig
-
     config = RunConfig.model_validate_json((Path(run_dir) / "config.json").read_text())
     run_stages(config, run_dir, "report", echo=click.echo)
     click.echo(f"report: {Path(run_dir) / 'report' / 'report.html'}")
@@ -356,7 +339,6 @@ def entry(argv=None) -> int:
     argv = [arg for arg in argv if arg not in GLOBAL_FLAGS]
     fp = import_quietly(verbose)
     show_notes()
-    from fpgaprune.pipeline.runner import StageFailed
 
     try:
         main.main(args=argv, prog_name="fpgaprune", standalone_mode=False)

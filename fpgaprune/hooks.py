@@ -10,6 +10,8 @@ works as it always has; a framework without `fit` calls the hooks from its own l
 
 from functools import lru_cache
 
+from fpgaprune.framework import hook_callback
+
 
 class TrainingRun:
     """What a hook may read of the training it runs in: `model`, `step` (optimizer updates so far), and the
@@ -58,8 +60,6 @@ class TrainingHook:
 
 def _with_callback(cls):
     """`cls` with the loaded Keras front end's callback adapter mixed in (cls itself without one)."""
-    from fpgaprune.framework import hook_callback
-
     return _mixed(cls, hook_callback())
 
 

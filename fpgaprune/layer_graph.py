@@ -7,6 +7,8 @@ all read models through it.
 from graphlib import TopologicalSorter
 
 from fpgaprune.errors import FpgapruneError
+from fpgaprune.framework import front_end_of
+from fpgaprune.layer_kinds import role_of
 
 
 def output_shape(layer_or_model) -> tuple:
@@ -41,8 +43,6 @@ class LayerGraph:
     the model's front end reads them (`FrontEnd.graph_edges`)."""
 
     def __init__(self, model):
-        from fpgaprune.framework import front_end_of
-
         self.model = model
         layers, self.inbound, self.outputs = front_end_of(model).graph_edges(model)
         self.layers = {layer.name: layer for layer in layers}
@@ -53,8 +53,6 @@ class LayerGraph:
 
     def class_of(self, name: str) -> str:
         """The layer's role (`layer_kinds.role_of`: its Keras class name through its MRO), else its class name."""
-        from fpgaprune.layer_kinds import role_of
-
         return role_of(self.layers[name])
 
     def topological(self) -> list[str]:

@@ -10,6 +10,8 @@ precision, resources, inspection); adding a layer type starts here (docs/extendi
 
 from dataclasses import dataclass
 
+from fpgaprune.framework import bind_all, owner
+
 
 @dataclass(frozen=True)
 class MaskableWeight:
@@ -184,8 +186,6 @@ def attribute_of(layer, weight_name: str) -> str:
 def _front_ends_bound(of=None) -> None:
     """The bindings of the front end that owns `of` (a layer or a class; only its framework is imported), or of
     every installed front end where `of` is None or a class name, made on first use."""
-    from fpgaprune.framework import bind_all, owner
-
     if of is None or isinstance(of, str):
         bind_all()
     else:

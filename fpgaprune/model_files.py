@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from fpgaprune.errors import ModelFileError, first_line
+from fpgaprune.atomic import atomic_target
+from fpgaprune.errors import FpgapruneError, ModelFileError, first_line
 
 FORMATS = (".keras", ".h5")
 # Files of a framework whose front end is not installed: the install that reads them
@@ -236,9 +237,6 @@ def _archive_keras_version(path: Path):
 def write_model_file(model, path) -> Path:
     """`model.save` to a `.keras` or `.h5` file, atomically (each front end's `save`)."""
     import os
-
-    from fpgaprune.atomic import atomic_target
-    from fpgaprune.errors import FpgapruneError
 
     path = Path(path)
     if path.suffix not in FORMATS:

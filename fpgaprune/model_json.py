@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from fpgaprune.errors import ModelFileError, first_line
+from fpgaprune.framework import bound, front_ends
 from fpgaprune.model_files import MAX_CONFIG_BYTES, check_model_config, parse_json
 
 WEIGHT_FORMATS = (".h5", ".hdf5")
@@ -69,8 +70,6 @@ def keras_major_of(path: Path, config: dict) -> int:
 def load_json_model(json_path, weights_path, trust_code: bool = False):
     """The model of `json_path` with the weights of `weights_path`, in the framework that wrote it (one
     ModelFileError line on any failure)."""
-    from fpgaprune.framework import bound, front_ends
-
     if weights_path is None:
         raise ModelFileError(f"{json_path}: an architecture needs its weights (weights=..., model.weights in YAML)")
     config, weights = read_architecture(json_path), check_weights_file(weights_path)

@@ -16,7 +16,7 @@ import numpy as np
 
 from fpgaprune.errors import DataError
 from fpgaprune.framework import OWNER, model_name
-from fpgaprune.layer_graph import output_shape
+from fpgaprune.layer_graph import LayerGraph, output_shape
 from fpgaprune.layer_kinds import OUTPUT_PASS
 
 TASKS = ("classification", "binary", "multilabel", "regression")
@@ -126,8 +126,6 @@ class Task:
 
 def output_layer(model):
     """The layer whose function gives the model's output (passing over reshapes and dropouts at the end)."""
-    from fpgaprune.layer_graph import LayerGraph
-
     graph = LayerGraph(model)
     names = sorted(graph.outputs)
     if len(names) != 1:

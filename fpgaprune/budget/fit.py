@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fpgaprune.budget.spec import Budget, BudgetError
-from fpgaprune.framework import layers_of
+from fpgaprune.framework import front_end_of, layers_of
 from fpgaprune.hooks import TrainingHook
 from fpgaprune.pruning import Pruner
 from fpgaprune.pruning.hybrid import FIRST_SHARE as HYBRID_FIRST_SHARE
@@ -62,8 +62,6 @@ class HardwareCosts:
     def _twin(self, model):
         """The float model's quantized twin; its activation ranges set from `calibration` (inputs) where its
         quantizers learn them from data (HGQ2's `trace_minmax`), as the run's QAT will before export."""
-        from fpgaprune.framework import front_end_of
-
         twin = front_end_of(model).quantized_twin(model, self.spec, self.batchnorm)
         if self.calibration is not None:
             front_end_of(twin).calibrate(twin, self.calibration)

@@ -20,11 +20,13 @@ import numpy as np
 
 from fpgaprune.framework import OWNER as front
 from fpgaprune.framework import front_end_of, layers_of
-from fpgaprune.hls.tolerance import Tolerance
+from fpgaprune.hls.names import map_keys
+from fpgaprune.hls.tolerance import UNBOUNDED, Tolerance
 from fpgaprune.quantize.fixed_types import FixedType
 from fpgaprune.quantize.layer_values import activation_name, reference_probe
 from fpgaprune.text_table import format_rows
-from fpgaprune.tools import cores
+from fpgaprune.tools import GXX_TIMEOUT_S, cores, run_tool
+from fpgaprune.workers.csim_chunks import ChunkPool, traced_runner
 
 TABLE_ACTIVATIONS = ("softmax", "sigmoid", "tanh", "hard_sigmoid", "softsign")
 CHUNK = 256  # samples per pass: the traces and layer values of one chunk are held at a time
@@ -46,15 +48,11 @@ class BridgeRun:
         self._run = None
 
     def _named(self, result):
-        from fpgaprune.hls.names import map_keys
-
         outputs, traces = result
         return outputs, map_keys(traces, self.names) if self.names else traces
 
     def __call__(self, xq):
         import ctypes
-
-        from fpgaprune.workers.csim_chunks import traced_runner
 
         if self._run is None:
             self._run = traced_runner(
@@ -65,8 +63,6 @@ class BridgeRun:
     def map(self, chunks: list, workers: int):
         """Each chunk's (outputs, traces) in order: the first here, timed; the rest in `workers` processes when
         they would take longer than PARALLEL_ABOVE_S here."""
-        from fpgaprune.workers.csim_chunks import ChunkPool
-
         started = time.perf_counter()
         yield self(chunks[0])
         if workers < 2 or (time.perf_counter() - started) * (len(chunks) - 1) <= PARALLEL_ABOVE_S:
@@ -281,8 +277,6 @@ class _LayerDiff:
     def judged(self, order: list, tolerances: dict) -> tuple[list, str]:
         """(a line per layer of `order` that differs within its tolerance, the first that differs beyond it or
         with no bound: why, or "")."""
-        from fpgaprune.hls.tolerance import UNBOUNDED
-
         within = []
         for name in (name for name in order if self.counts.get(name)):
             found, tolerance = f"{self.counts[name]} values, max |diff| {self.largest[name]:.3g}", tolerances.get(name)
@@ -456,8 +450,6 @@ def compare_with_qkeras(
 def compile_library(hls_model) -> None:
     """hls4ml's `compile()` (write, build_lib.sh, load the library), with a time limit on the g++ build."""
     import ctypes
-
-    from fpgaprune.tools import GXX_TIMEOUT_S, run_tool
 
     hls_model.write()
     project = Path(hls_model.config.get_output_dir())

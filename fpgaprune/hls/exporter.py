@@ -21,6 +21,7 @@ from fpgaprune.hls.adapter import convert_model
 from fpgaprune.hls.attribute_keys import PLAN
 from fpgaprune.hls.boards import Board, load_board
 from fpgaprune.hls.config import derived_hls_config
+from fpgaprune.hls.csim import hardware_input
 from fpgaprune.hls.manifest import FORMAT, SPARSE, build_manifest
 from fpgaprune.hls.names import cpp_names, map_keys
 from fpgaprune.hls.node_record import record_from_json
@@ -107,8 +108,6 @@ def traced_outputs(hls_model) -> dict:
 
 
 def _testbench_files(model, x, fixed: FixedType, workdir: Path, samples: int) -> tuple[str, str]:
-    from fpgaprune.hls.csim import hardware_input
-
     front, x_tb = front_end_of(model), hardware_input(np.asarray(x[:samples]), fixed)
     y_tb = np.asarray(front.predict(model, x_tb)).reshape(len(x_tb), -1)
     np.save(workdir / "tb_input.npy", np.asarray(front.hardware_layout(model, x_tb)).reshape(len(x_tb), -1))

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.errors import ExportError
+from fpgaprune.hls.csim import BridgeRun
 from fpgaprune.layer_graph import output_shape
 from fpgaprune.tools import GXX_TIMEOUT_S, cores, run_tool
 
@@ -78,8 +79,6 @@ def build_shipped(project: Path, scratch: Path, project_name: str = "myproject")
 def runner(build: ShippedBuild, model, sizes: dict, names: dict | None = None):
     """`run(xq)` for `csim.compare_with_qkeras`: the shipped project's bridge, outputs and traces in one pass (in
     this process, or in worker processes for a long set); `names` maps traced nodes to the user's names."""
-    from fpgaprune.hls.csim import BridgeRun
-
     return BridgeRun(build.library, build.project_name, int(np.prod(output_shape(model)[1:])), dict(sizes), names or {})
 
 

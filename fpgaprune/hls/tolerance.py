@@ -35,10 +35,12 @@ import numpy as np
 from fpgaprune.framework import OWNER as front
 from fpgaprune.framework import front_end_of, layers_of
 from fpgaprune.hls import table_error
+from fpgaprune.hls.names import map_keys
+from fpgaprune.hls.precision.batchnorm import batchnorm_affine
 from fpgaprune.layer_graph import LayerGraph
 from fpgaprune.layer_kinds import AVERAGE_POOLING as _AVERAGING
 from fpgaprune.layer_kinds import MAX_POOLING, MERGES, MOVES, PADDINGS, VALUES_PASS, kind_of
-from fpgaprune.quantize.fixed_types import FixedType
+from fpgaprune.quantize.fixed_types import FixedType, exact_frac
 
 RECURRENT_RELATIVE = 0.02
 FLOAT32_STEP = 2.0**-23  # QKeras averages in float32: one rounding of the mean
@@ -102,8 +104,6 @@ def node_tables(hls_config: dict) -> dict:
 
 def export_layer_tolerances(model, hls_config: dict, names: dict | None = None, input_type=None) -> dict:
     """`layer_tolerances` from an export's HLSConfig and input type."""
-    from fpgaprune.hls.names import map_keys
-
     names = names or {}
     types, tables = map_keys(node_types(hls_config), names), map_keys(node_tables(hls_config), names)
     return layer_tolerances(model, types, input_type, tables)
@@ -329,9 +329,6 @@ def _through_kernel(layer, error: _Error, peak_in: float, fixed_in, nodes: _Node
 def _through_batchnorm(layer, error: _Error, types: dict, peak_in: float):
     """A batch normalization: the incoming error times its largest |scale|, plus its own where the export keeps
     its scale and bias to their types' steps and QKeras computes in float32."""
-    from fpgaprune.hls.precision.batchnorm import batchnorm_affine
-    from fpgaprune.quantize.fixed_types import exact_frac
-
     scale, bias = batchnorm_affine(layer, quantized=True)
     largest = float(np.abs(scale).max())
     scale_type, bias_type, result = types.get("scale"), types.get("bias"), types.get("result")

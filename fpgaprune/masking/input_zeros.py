@@ -18,9 +18,10 @@ passed over: fine-tuning may train them back.
 
 from dataclasses import dataclass, field
 
-from fpgaprune.framework import array_of, front_end_of, hold_on
+from fpgaprune.framework import array_of, front_end_of, hold_on, layers_of
 from fpgaprune.masking.hold import maskable_variables
 from fpgaprune.masking.manifest import PRUNE, HoldEntry, MaskManifest
+from fpgaprune.selection import maskable_weights
 
 MIN_SHARE = 0.05  # of a weight's entries: fewer exact zeros than this are chance, and stay free
 
@@ -81,9 +82,6 @@ def input_zeros(model, min_share: float = MIN_SHARE) -> tuple[MaskManifest, Inpu
 def unheld_zeros(model, min_share: float = MIN_SHARE) -> dict:
     """{(layer, weight): one line} for each kernel of a layer no hold can mask that holds exact zeros (at least
     `min_share` of its entries)."""
-    from fpgaprune.framework import layers_of
-    from fpgaprune.selection import maskable_weights
-
     found = {}
     for layer in layers_of(model):
         if maskable_weights(layer) is not None:

@@ -2,10 +2,17 @@
 
 from pathlib import Path
 
-from fpgaprune.errors import FpgapruneError
-from fpgaprune.framework import layers_of
+from fpgaprune.budget import parse_budget
+from fpgaprune.errors import FpgapruneError, FpgapruneNote
+from fpgaprune.framework import front_end_of_suffix, layers_of, library_front_end
+from fpgaprune.hls import load_board, load_preset
+from fpgaprune.hls.adapter import conversion_problem  # the model's front end asks its converter
+from fpgaprune.layer_graph import LayerGraph
+from fpgaprune.masking.input_zeros import unheld_zeros
 from fpgaprune.model_files import OTHER_FRAMEWORKS
 from fpgaprune.pipeline.schema import ConfigError, Located, RunConfig
+from fpgaprune.pruning.structures import parse_structure
+from fpgaprune.selection import parse_selector, resolve
 from fpgaprune.strip.strip import STRIP_KERAS_ONLY
 
 
@@ -38,8 +45,6 @@ def check_files(config: RunConfig, at: Located) -> None:
 
 
 def check_hls(config: RunConfig, at: Located) -> None:
-    from fpgaprune.hls import load_board, load_preset
-
     for path, call in (
         (("board",), lambda: load_board(config.board)),
         (("hls", "preset"), lambda: load_preset(config.hls.preset)),
@@ -55,8 +60,6 @@ def texts_front_end(config: RunConfig, at: Located):
     """The front end that reads the run's quantizer texts: PyTorch's for a PyTorch model (Brevitas), else the
     run's quantizer library's (QKeras); None where that library takes no texts (HGQ2, whose settings have a
     schema). One line naming `quantization.library` where this environment does not hold it."""
-    from fpgaprune.framework import front_end_of_suffix, library_front_end
-
     if config.model.torch:
         return front_end_of_suffix(".pt")
     try:
@@ -101,9 +104,6 @@ def check_quantizers(config: RunConfig, at: Located) -> None:
 
 
 def check_pruning(config: RunConfig, at: Located, model) -> None:
-    from fpgaprune.pruning.structures import parse_structure
-    from fpgaprune.selection import parse_selector, resolve
-
     names = {layer.name for layer in layers_of(model)}
     for i, text in enumerate(config.pruning.selections):
         try:
@@ -137,7 +137,6 @@ def check_pruning(config: RunConfig, at: Located, model) -> None:
 
 def check_budget(config: RunConfig, at: Located) -> None:
     """A budget names LUT/DSP of the run's board, and replaces per-layer targets and lottery rounds."""
-    from fpgaprune.budget import parse_budget
     from fpgaprune.hls import load_board
 
     if not config.pruning.budget:
@@ -155,8 +154,6 @@ def check_budget(config: RunConfig, at: Located) -> None:
 def check_quantized_layers(config: RunConfig, at: Located, model) -> None:
     """Per-layer quantizers name layers of the model's graph (a PyTorch forward's functional activations
     included), and an activation quantizer computes its layer's function."""
-    from fpgaprune.layer_graph import LayerGraph
-
     front = texts_front_end(config, at)
     if front is None:
         return
@@ -174,8 +171,6 @@ def check_quantized_layers(config: RunConfig, at: Located, model) -> None:
 
 def check_layers(config: RunConfig, at: Located, model) -> None:
     """hls4ml can convert every layer: its class, its name, and its shapes in hls4ml's handlers (before training)."""
-    from fpgaprune.hls.adapter import conversion_problem  # the model's front end asks its converter
-
     problem = conversion_problem(model)
     if problem:
         where = at.at("model", "file") if config.model.file else at.at("model", "json") if config.model.json else None
@@ -195,9 +190,6 @@ def note_unheld_zeros(config: RunConfig, model) -> None:
     """One note per kernel whose exact zeros fpgaprune cannot hold (a layer of a kind it does not know), where the
     run keeps the model's own zeros."""
     import warnings
-
-    from fpgaprune.errors import FpgapruneNote
-    from fpgaprune.masking.input_zeros import unheld_zeros
 
     if not (config.model.given() and config.pruning.keep_input_zeros):
         return

@@ -3,23 +3,27 @@ yosys on each layer's DA circuit and on one kernel's removal, and the budget row
 
 from pathlib import Path
 
+from fpgaprune.hls import load_export
 from fpgaprune.pipeline.progress import counted
 from fpgaprune.pipeline.records import SynthRecord, stage_metrics
 from fpgaprune.pipeline.settings import budget_of
 from fpgaprune.pipeline.training import stage_model
+from fpgaprune.report import Measurements
+from fpgaprune.resources import estimate_resources
+from fpgaprune.resources.calibration import Calibration
+from fpgaprune.resources.fit_verdict import checked_usage
+from fpgaprune.resources.measure import KernelRemoval
+from fpgaprune.resources.measurement_plan import measure_export
+from fpgaprune.resources.yosys import MeasurementBudget, Synthesis
 
 
 def shipped_export(run_dir: Path):
     """The export of the hls stage, reloaded from `hls/project`'s manifest: nothing is converted again."""
-    from fpgaprune.hls import load_export
-
     return load_export(run_dir / "hls" / "project")
 
 
 def measurement_budget(config):
     """The synth stage's budgets: `outputs.synth_time_budget_s` and `outputs.synth_memory_budget_mb`."""
-    from fpgaprune.resources.yosys import MeasurementBudget
-
     return MeasurementBudget(config.outputs.synth_time_budget_s, config.outputs.synth_memory_budget_mb << 20)
 
 
@@ -27,9 +31,6 @@ def yosys_measurements(config, run_dir: Path, cancel=None, progress: bool = True
     """yosys on the export's DA circuits (`outputs.measure`: a sample or all of them), within the synth stage's
     budgets, one watched worker per core; the record of synth.json."""
     from dataclasses import asdict
-
-    from fpgaprune.resources import estimate_resources
-    from fpgaprune.resources.measurement_plan import measure_export
 
     exported = shipped_export(run_dir)
     dense = stage_model(config, run_dir, "quantize", "dense")
@@ -75,11 +76,6 @@ def yosys_measurements(config, run_dir: Path, cancel=None, progress: bool = True
 
 
 def measurements(run_dir: Path):
-    from fpgaprune.report import Measurements
-    from fpgaprune.resources.calibration import Calibration
-    from fpgaprune.resources.measure import KernelRemoval
-    from fpgaprune.resources.yosys import Synthesis
-
     record = SynthRecord.read(run_dir / "synth" / "synth.json")
     measured = Measurements(
         vendor=record.vendor, scope=record.scope, traced=record.traced, unmeasured=record.unmeasured
@@ -146,8 +142,6 @@ def _advice(row, input_peak: float) -> str:
 def budget_rows(config, run_dir: Path, estimate) -> list:
     """Per constraint: the budget, the estimates at pruning, after QAT and after repair, and the exported
     project's figure as its fit verdict reads it (`fit_verdict.checked_usage`), with what priced each."""
-    from fpgaprune.resources.fit_verdict import checked_usage
-
     budget = budget_of(config)
     metrics = {stage: stage_metrics(run_dir, stage)["budget"] for stage in ("prune", "quantize")}
     usage, sources = checked_usage(estimate)

@@ -7,8 +7,12 @@ the step).
 
 import numpy as np
 
+from fpgaprune.budget import BudgetFit, BudgetPruning, HardwareCosts, repair
+from fpgaprune.hls import load_board, merge_config
 from fpgaprune.pipeline.settings import budget_of, hls_preset, quantization_spec
 from fpgaprune.pipeline.training import calibrated, fit_model
+from fpgaprune.pruning import GradualPruning, HybridPruner, LotteryTicket, PolynomialDecay, Pruner
+from fpgaprune.quantize import input_type
 
 PRUNE_RAMP_FRACTION = 0.7
 PRUNE_UPDATES = 20
@@ -17,8 +21,6 @@ CALIBRATION_SAMPLES = 2048  # training inputs that set a twin's learned activati
 
 def pruner_of(config):
     """The run's Pruner (a HybridPruner for structure `hybrid`): its score, scope, target layers and exclusions."""
-    from fpgaprune.pruning import HybridPruner, Pruner
-
     options = dict(
         score=config.pruning.score,
         scope=config.pruning.scope,
@@ -33,8 +35,6 @@ def pruner_of(config):
 
 def scheduled(config, held, dataset):
     """Pruning by the configured schedule: each layer to its target, or all to one under a global scope."""
-    from fpgaprune.pruning import GradualPruning, LotteryTicket
-
     pruner, targets = pruner_of(config), config.pruning.targets
     if not targets:
         return held
@@ -62,8 +62,6 @@ def scheduled(config, held, dataset):
 
 def polynomial(config, dataset, initial, target):
     """The polynomial schedule over the pruning epochs' steps (ramp, then retrain at the target)."""
-    from fpgaprune.pruning import PolynomialDecay
-
     steps = config.pruning.epochs * int(np.ceil(len(dataset.x_train) / config.training.batch_size))
     end = max(1, int(PRUNE_RAMP_FRACTION * steps))
     return PolynomialDecay(initial, target, 0, end, frequency=max(1, end // PRUNE_UPDATES))
@@ -71,10 +69,6 @@ def polynomial(config, dataset, initial, target):
 
 def hardware_costs(config, dataset):
     """The run's pricing of kernel entries: its quantizers, hls config (preset + inline), input type and board."""
-    from fpgaprune.budget import HardwareCosts
-    from fpgaprune.hls import load_board, merge_config
-    from fpgaprune.quantize import input_type
-
     preset = hls_preset(config)
     hls_config = merge_config(preset.get("HLSConfig", {}), config.hls.config)
     return HardwareCosts(
@@ -91,8 +85,6 @@ def hardware_costs(config, dataset):
 
 def budget_fit(config, dataset):
     """How the run fits its budget: its pruner (or, for structure `hybrid`, kernels then elements)."""
-    from fpgaprune.budget import BudgetFit
-
     pruner = pruner_of(config)
     return BudgetFit(
         getattr(pruner, "pruners", (pruner,)),
@@ -105,8 +97,6 @@ def budget_fit(config, dataset):
 
 def budgeted(config, held, dataset):
     """Pruning to the budget: one knapsack fit, or fits that move toward it over the pruning epochs."""
-    from fpgaprune.budget import BudgetPruning
-
     fitting = budget_fit(config, dataset)
     budget, costs, attached = fitting.budget, fitting.costs, fitting.attach(held)
     if config.pruning.schedule == "one_shot":
@@ -130,8 +120,6 @@ def repaired(config, quantized, dataset) -> dict:
     """After QAT, the budget checked on the quantized weights; if it no longer fits, the least important groups
     are pruned, one epoch of QAT follows (the learned ranges traced again), and a last repair (without training)
     makes it fit."""
-    from fpgaprune.budget import repair
-
     fitting = budget_fit(config, dataset)
     pruner = fitting.pruners[-1]
     first = repair(pruner, quantized, fitting.costs, fitting.budget)

@@ -20,6 +20,7 @@ from pathlib import Path
 from fpgaprune.atomic import replace_directory, write_text_atomic
 from fpgaprune.errors import FpgapruneError, first_line
 from fpgaprune.hls.manifest import FORMAT, versions
+from fpgaprune.hls.synth import find_hls_tool
 from fpgaprune.pipeline.records import StageRecord, stage_sections
 from fpgaprune.pipeline.stages import STAGES
 from fpgaprune.resources.yosys import warm_up
@@ -225,6 +226,4 @@ def _keep(stage: str, tmp: Path, metrics: dict, seconds: float, keys: dict, conf
 
 def measures_with_yosys(config) -> bool:
     """Whether the synth stage would run yosys (no vendor tool, measurement on)."""
-    from fpgaprune.hls.synth import find_hls_tool
-
     return config.outputs.synthesize_layers and find_hls_tool() is None

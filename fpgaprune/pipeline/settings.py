@@ -1,6 +1,9 @@
 """What a run's config means for the library: the quantization spec, the hls preset with the config's
 settings written over it, and the budget on the run's board."""
 
+from fpgaprune.budget import parse_budget
+from fpgaprune.hls import load_board, load_preset
+
 
 def quantization_spec(config) -> dict:
     """The run's quantizers as `quantized_twin` takes them: QKeras texts, the library, HGQ2's settings."""
@@ -13,8 +16,6 @@ def quantization_spec(config) -> dict:
 
 def hls_preset(config) -> dict:
     """The preset with the config's io_type, strategy and reuse factor written over it."""
-    from fpgaprune.hls import load_preset
-
     preset = load_preset(config.hls.preset)
     model = preset.setdefault("HLSConfig", {}).setdefault("Model", {})
     if config.hls.io_type:
@@ -28,7 +29,4 @@ def hls_preset(config) -> dict:
 
 def budget_of(config):
     """The run's `pruning.budget` on its board."""
-    from fpgaprune.budget import parse_budget
-    from fpgaprune.hls import load_board
-
     return parse_budget(config.pruning.budget, load_board(config.board))

@@ -10,9 +10,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import fpgaprune as fp
-from fpgaprune.framework import front_end_of
+from fpgaprune.framework import front_end_of, seed_frameworks
 from fpgaprune.guards import check_finite_weights
-from fpgaprune.inspection import pruned_fractions
+from fpgaprune.hls import csynth, find_hls_tool, shipped
+from fpgaprune.hls.csim import compare_with_qkeras, logits_tolerance_of, simulated_subset
+from fpgaprune.hls.names import map_keys, original_name
+from fpgaprune.hls.tolerance import export_layer_tolerances, node_types
+from fpgaprune.inspection import format_table, pruned_fractions, sparsity_table
+from fpgaprune.masking import MaskManifest
+from fpgaprune.masking.input_zeros import input_zeros
 from fpgaprune.pipeline.measurements import (
     budget_rows,
     measurements,
@@ -34,12 +40,17 @@ from fpgaprune.pipeline.training import (
     stage_model,
     task_of,
 )
+from fpgaprune.quantize import quantization_report, to_qkeras
+from fpgaprune.quantize.profile import Profile, ProfileCollector
 from fpgaprune.quantize.reference import dense_reference
+from fpgaprune.report import write_report
+from fpgaprune.resources import estimate_resources
+from fpgaprune.resources.vendor import vendor_report
+from fpgaprune.strip import strip
+from fpgaprune.tools import ToolError
 
 
 def train(config, run_dir: Path, out: Path) -> dict:
-    from fpgaprune.framework import seed_frameworks
-
     seed_frameworks(config.seed)  # the model's framework, whichever it is, as it loads
     dataset = dataset_of(config)
     model = build_model(config, dataset)
@@ -54,9 +65,6 @@ def train(config, run_dir: Path, out: Path) -> dict:
 
 
 def prune(config, run_dir: Path, out: Path) -> dict:
-    from fpgaprune.inspection import format_table, sparsity_table
-    from fpgaprune.strip import strip
-
     dataset = dataset_of(config)
     start = stage_model(config, run_dir, "train")
     zeros, found = kept_zeros(config, start)
@@ -87,9 +95,6 @@ def prune(config, run_dir: Path, out: Path) -> dict:
 def kept_zeros(config, model):
     """(the holds of the exact zeros the user's model came with, what was found) under
     `pruning.keep_input_zeros`; (no holds, None) for a built-in architecture, which the run trains itself."""
-    from fpgaprune.masking import MaskManifest
-    from fpgaprune.masking.input_zeros import input_zeros
-
     if not (config.model.given() and config.pruning.keep_input_zeros):
         return MaskManifest(), None
     return input_zeros(model)
@@ -107,8 +112,6 @@ def finetune(config, run_dir: Path, out: Path) -> dict:
 
 
 def quantize(config, run_dir: Path, out: Path) -> dict:
-    from fpgaprune.quantize import quantization_report, to_qkeras
-
     dataset = dataset_of(config)
     spec, batchnorm = quantization_spec(config), config.quantization.batchnorm
     finetuned = stage_model(config, run_dir, "finetune")
@@ -165,9 +168,6 @@ class CsimMismatch(fp.FpgapruneError):
 def csim(config, run_dir: Path, out: Path) -> dict:
     """C-simulate `hls/project` itself (built in a scratch copy), with the weights synthesis reads; profile the
     values against their types from the same pass."""
-    from fpgaprune.hls import shipped
-    from fpgaprune.hls.names import original_name
-
     exported = shipped_export(run_dir)
     project, manifest = exported.path, exported.manifest
     owners = {
@@ -219,11 +219,6 @@ def simulated(config, quantized, dataset, exported, run):
     """C-sim through `run` against the QKeras model over the held-out set (a seeded sample of
     `outputs.csim_samples` of it when larger): its task's decisions, the tolerance its types give, and the
     profile of the same pass."""
-    from fpgaprune.hls.csim import compare_with_qkeras, logits_tolerance_of, simulated_subset
-    from fpgaprune.hls.names import map_keys
-    from fpgaprune.hls.tolerance import export_layer_tolerances, node_types
-    from fpgaprune.quantize.profile import ProfileCollector
-
     hls_config, names = exported.manifest["hls_config"], exported.manifest.get("names", {})
     tolerances = export_layer_tolerances(quantized, hls_config, names, exported.input_type)
     collector = ProfileCollector(quantized, map_keys(node_types(hls_config), names), exported.input_type)
@@ -263,10 +258,7 @@ def synth(config, run_dir: Path, out: Path, cancel=None) -> dict:
     """The vendor's C-synthesis of a copy of `hls/project` where vitis_hls exists; else yosys on the layers' DA
     circuits (a sample, or all; `outputs.measure`) within the stage's budgets, from the project's manifest.
     `cancel` (an event): the stage runs beside others (no progress bar), and stops when it is set."""
-    from fpgaprune.hls import csynth, find_hls_tool
-    from fpgaprune.resources.vendor import vendor_report
     from fpgaprune.resources.yosys import compiled_tracer, find_yosys, yosys_available
-    from fpgaprune.tools import ToolError
 
     tool = find_hls_tool()
     if tool is not None:
@@ -320,9 +312,6 @@ def _measured_metrics(record) -> dict:
 
 
 def report(config, run_dir: Path, out: Path) -> dict:
-    from fpgaprune.report import write_report
-    from fpgaprune.resources import estimate_resources
-
     exported, quantized = shipped_export(run_dir), stage_model(config, run_dir, "quantize")
     dense = stage_model(config, run_dir, "quantize", "dense")
     estimate = estimate_resources(exported, dense)
@@ -370,8 +359,6 @@ def report(config, run_dir: Path, out: Path) -> dict:
 
 def _profile(run_dir: Path):
     """The csim stage's numerical profile (None for a run directory from before profiles)."""
-    from fpgaprune.quantize.profile import Profile
-
     path = run_dir / "csim" / "profile.json"
     return Profile.from_json(json.loads(path.read_text())) if path.exists() else None
 

@@ -4,7 +4,8 @@ with the run's optimizer and progress, the metric, and the models that earlier s
 from pathlib import Path
 
 import fpgaprune as fp
-from fpgaprune import data
+from fpgaprune import architectures, data
+from fpgaprune.framework import front_end_of, library_front_end
 from fpgaprune.guards import StopOnNonFiniteLoss, check_data_fits_model, check_finite_weights
 from fpgaprune.pipeline.progress import EpochBar
 from fpgaprune.task import Task, infer_task
@@ -35,8 +36,6 @@ def task_of(config, model, dataset) -> Task:
 def calibrated(model, dataset):
     """`model` with the ranges its quantizers learn from data set from the training inputs (HGQ2's `trace_minmax`:
     its activation quantizers wrap; `FrontEnd.calibrate`), after every QAT, before pricing or export."""
-    from fpgaprune.framework import front_end_of
-
     front_end_of(model).calibrate(model, dataset.x_train)
     return model
 
@@ -44,8 +43,6 @@ def calibrated(model, dataset):
 def fit_model(model, dataset, epochs, learning_rate, config, label, callbacks=()):
     """`model` trained `epochs` epochs by its front end, with the run's optimizer, its task's loss and a
     progress bar (`callbacks`: more training hooks)."""
-    from fpgaprune.framework import front_end_of
-
     hooks = [StopOnNonFiniteLoss(label), EpochBar(epochs, label), *callbacks]
     front_end_of(model).fit(
         model,
@@ -63,8 +60,6 @@ def fit_model(model, dataset, epochs, learning_rate, config, label, callbacks=()
 
 def scores(config, model, dataset) -> dict:
     """The task's metric on the held-out data, as a stage records it: {"metric": "accuracy", "accuracy": 0.97}."""
-    from fpgaprune.framework import front_end_of
-
     task = task_of(config, model, dataset)
     outputs = front_end_of(model).predict(model, dataset.x_test, batch_size=256)
     return {"metric": task.metric, task.metric: task.score(outputs, dataset.y_test)}
@@ -91,8 +86,6 @@ def build_model(config, dataset):
 
 def _built_in(config, dataset):
     """The built-in network the config names (a Keras model: its architectures import tf_keras)."""
-    from fpgaprune import architectures
-
     keras, shape = _built_in_keras(config), dataset.x_train.shape[1:]
     if config.model.architecture == "original_question_cnn":
         return architectures.original_question_cnn(shape, dataset.classes, keras=keras)
@@ -102,8 +95,6 @@ def _built_in(config, dataset):
 def _built_in_keras(config):
     """The Keras a built-in network is built in: the run's quantizer library's (tf_keras for QKeras, Keras 3 for
     HGQ2)."""
-    from fpgaprune.framework import library_front_end
-
     return library_front_end(config.quantization.library).keras()
 
 

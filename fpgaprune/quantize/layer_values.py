@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fpgaprune.framework import front_end_of
+
 
 def activation_name(layer) -> str:
     activation = getattr(layer, "activation", None)
@@ -43,6 +45,4 @@ class LayerValues:
 
 def reference_probe(model, batch_size: int = 512):
     """`probe(x)`: the LayerValues of `model` for inputs `x` (its front end's reference forward)."""
-    from fpgaprune.framework import front_end_of
-
     return front_end_of(model).reference_probe(model, batch_size)

@@ -13,6 +13,8 @@ import numpy as np
 
 from fpgaprune.framework import OWNER as front
 from fpgaprune.framework import layers_of
+from fpgaprune.quantize.layer_values import has_inner_activation
+from fpgaprune.selection import maskable_weights
 
 SAMPLE = 20_000  # values kept per row for its quantiles; the counts are exact
 QUANTILES = (0.0, 0.01, 0.25, 0.5, 0.75, 0.99, 1.0)
@@ -151,8 +153,6 @@ class ProfileCollector:
         return (fixed.hls(), (fixed.lo, fixed.hi)) if fixed is not None else (None, None)
 
     def _weights(self) -> None:
-        from fpgaprune.selection import maskable_weights
-
         for layer in layers_of(self.model):
             for weight in maskable_weights(layer) or ():
                 variable, quantizer = weight.variable(layer), front.weight_quantizer(layer, weight.role)
@@ -169,8 +169,6 @@ class ProfileCollector:
 
     def add(self, x: np.ndarray, values) -> None:
         """One chunk: the raw inputs `x` and the model's LayerValues for them."""
-        from fpgaprune.quantize.layer_values import has_inner_activation
-
         if self.input_type is not None:
             fixed = self.input_type
             self._row(("hls", "input"), "input", "input", fixed.hls(), "after export", (fixed.lo, fixed.hi)).add(x)

@@ -8,6 +8,7 @@ import numpy as np
 
 from fpgaprune.atomic import write_text_atomic
 from fpgaprune.framework import layer_named, layers_of
+from fpgaprune.hls.csim import CsimResult
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.layer_graph import output_shape
 from fpgaprune.report import figures
@@ -15,6 +16,7 @@ from fpgaprune.resources.estimate import COLUMN_SOURCES, CSYNTH_SOURCE
 from fpgaprune.resources.estimate import SOURCE as ESTIMATE_SOURCE
 from fpgaprune.resources.estimator import kernel_cost_grid, layer_types, live_products
 from fpgaprune.resources.yosys import SOURCE as YOSYS_SOURCE
+from fpgaprune.task import METRICS
 from fpgaprune.text_table import number
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -184,8 +186,6 @@ def removed(value, fmt: str = "%g") -> str:
 def _headline(estimate, measurements: Measurements, csim) -> dict:
     """The first screen: groups, weights and products removed, the resources against the board, what was
     measured, and C-sim (a `CsimResult`, as `fp.csim` returns it, or the csim stage's metrics)."""
-    from fpgaprune.hls.csim import CsimResult
-
     dense, pruned = estimate.total("dense"), estimate.total("pruned")
     measured = sum(s.luts for s in measurements.yosys.values()) if measurements.yosys else None
     if isinstance(csim, dict):
@@ -209,8 +209,6 @@ def _headline(estimate, measurements: Measurements, csim) -> dict:
 
 def _scores(accuracies: dict | None, metric: str, task) -> dict:
     """The headline metric of each stage, formatted: {"name": "accuracy", "values": {stage: "97.33%"}, ...}."""
-    from fpgaprune.task import METRICS
-
     shown = (
         task.format_score
         if task is not None

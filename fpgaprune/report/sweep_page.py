@@ -3,14 +3,14 @@
 import base64
 from pathlib import Path
 
+from fpgaprune.report import figures
+
 TEMPLATES = Path(__file__).parent / "templates"
 
 
 def sweep_page(table: list, axes: list, board, source: str) -> tuple[bytes, str]:
     """(pareto.png, sweep.html) for a sweep's result rows."""
     import jinja2
-
-    from fpgaprune.report import figures
 
     png = figures.pareto(table, board.name)
     environment = jinja2.Environment(

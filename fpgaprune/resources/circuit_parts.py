@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgaprune.tools import cores
+from fpgaprune.workers.circuit import partial_sums_logic
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,6 @@ def column_groups(parts: list[Part]) -> list[list[int]]:
 def partial_sums_adder(out_kifs: list[np.ndarray]):
     """da4ml's logic adding the partial sums of one column run; `out_kifs[r]` is part r's (3, columns) output
     types (da4ml's `out_kifs`: sign, integer and fraction bits)."""
-    from fpgaprune.workers.circuit import partial_sums_logic
-
     return partial_sums_logic(out_kifs)
 
 

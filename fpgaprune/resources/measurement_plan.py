@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fpgaprune.framework import front_end_of, layer_named
+from fpgaprune.resources.calibration import checked, fit, held_out_errors, recorded
 from fpgaprune.resources.circuit_parts import Part
-from fpgaprune.resources.measure import KernelRemoval, live_matrix
+from fpgaprune.resources.measure import KernelRemoval, live_matrix, restored_kernel
 from fpgaprune.resources.yosys import (
     MeasurementBudget,
     Synthesis,
@@ -27,6 +28,7 @@ from fpgaprune.resources.yosys import (
     fixed_kif,
     layer_parts,
     synthesize_all,
+    trace_costs,
 )
 
 SCOPES = ("sample", "all")
@@ -51,8 +53,6 @@ def removed_kernel(exported, dense, estimate, cheapest: bool = False):
     """A removed conv kernel whose channels were kept: (its node's record, its name, the node's live matrix with it
     restored, its output column), or None. The first in layer order; with `cheapest`, the one whose output column,
     restored, has the cheapest adder graph (the quickest to measure)."""
-    from fpgaprune.resources.measure import restored_kernel
-
     records = {record.plan.origin.layer: record for record in exported.nodes.values()}
     found = []
     for saving in estimate.savings():
@@ -132,8 +132,6 @@ def _all_circuits(exported, removed, dense=None) -> dict:
 
 def _traced_costs(exported, measured: Measured, dense=None) -> None:
     """Every small layer's da4ml cost, traced without yosys (the calibrated DA estimate's input)."""
-    from fpgaprune.resources.yosys import trace_costs
-
     for name, cost in trace_costs({r.name: _circuit(r, dense=dense) for r in exported.nodes.values()}).items():
         if isinstance(cost, Unmeasured):
             measured.unmeasured[f"{name} (calibrated estimate)"] = cost.reason
@@ -181,8 +179,6 @@ def measure_export(
 def _calibration(measured: Measured):
     """Scope all: fitted on half the run's layers, checked on the others. Scope sample: the recorded calibration,
     checked on the sampled circuits."""
-    from fpgaprune.resources.calibration import checked, fit, held_out_errors, recorded
-
     if measured.scope == "sample":
         return checked(recorded(), measured.samples)
     names = list(measured.layers)

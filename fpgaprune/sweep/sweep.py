@@ -10,6 +10,10 @@ import yaml
 from fpgaprune.atomic import write_text_atomic
 from fpgaprune.errors import FpgapruneError, first_line
 from fpgaprune.extras import require_extra
+from fpgaprune.pipeline.checks import check_against_model, check_config
+from fpgaprune.pipeline.runner import run, stage_keys
+from fpgaprune.pipeline.schema import parse_config
+from fpgaprune.pipeline.training import build_model, dataset_of
 from fpgaprune.sweep.grid import SweepError, point_config, points
 from fpgaprune.sweep.results import summary_line, write_results
 from fpgaprune.sweep.trials import RESULT, TRIAL_ENV, SweepOutcome, TrialResult, archive, finished, store, trial
@@ -19,10 +23,6 @@ from fpgaprune.sweep.twins import copy_run, split_twins
 def plan(config, grid: dict) -> list:
     """[(point, its RunConfig)], every point checked like `fpgaprune validate` (against its model too) before
     anything runs; one line naming a bad point."""
-    from fpgaprune.pipeline.checks import check_against_model, check_config
-    from fpgaprune.pipeline.schema import parse_config
-    from fpgaprune.pipeline.training import build_model, dataset_of
-
     base, models, planned = config.model_dump(mode="json"), {}, []
     for point in points(grid):
         try:
@@ -42,8 +42,6 @@ def plan(config, grid: dict) -> list:
 
 def shared_training(planned: list, shared: Path, echo) -> dict:
     """Run each distinct train stage once (in the driver) and pack it: {train key: .tar.gz of `train/`}."""
-    from fpgaprune.pipeline.runner import run, stage_keys
-
     packed = {}
     for _, config in planned:
         key = stage_keys(config)["train"]

@@ -21,6 +21,8 @@ from pathlib import Path
 from fpgaprune.atomic import replace_directory, write_text_atomic
 from fpgaprune.errors import first_line
 from fpgaprune.pipeline.records import json_value
+from fpgaprune.pipeline.runner import run
+from fpgaprune.pipeline.schema import RunConfig
 
 RESULT = "result.json"
 # Trials run one per CPU: TensorFlow in each keeps to one thread, and stays quiet.
@@ -104,9 +106,6 @@ def finished(point_dir: Path) -> TrialResult | None:
 def trial(name: str, values: dict, config_json: str, train: bytes, trust_code: bool) -> dict:
     """One point, wherever Ray runs it: unpack the shared training, run every stage, return metrics and the
     run directory. Failures come back as one line."""
-    from fpgaprune.pipeline.runner import run
-    from fpgaprune.pipeline.schema import RunConfig
-
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fpgaprune-trial-") as tmp:
         run_dir = Path(tmp) / "run"

@@ -8,13 +8,12 @@ import time
 from pathlib import Path
 
 from fpgaprune.atomic import write_text_atomic
+from fpgaprune.pipeline.runner import run, stage_keys
 from fpgaprune.sweep.trials import RESULT, TrialResult, point_directory
 
 
 def run_key(config) -> str:
     """The key of the run's last stage, which chains the keys of all the stages before it."""
-    from fpgaprune.pipeline.runner import stage_keys
-
     return list(stage_keys(config).values())[-1]
 
 
@@ -35,8 +34,6 @@ def split_twins(planned: list, finished: set) -> tuple:
 
 def copy_run(out: Path, point, config, source: TrialResult) -> TrialResult:
     """`point`'s directory as a copy of `source`'s run, brought up to date (nothing re-runs), atomically."""
-    from fpgaprune.pipeline.runner import run
-
     started = time.perf_counter()
     if source.error:
         result = TrialResult(point.name, point.as_dict(), error=source.error, same_as=source.name)

@@ -3,6 +3,8 @@ with."""
 
 from abc import ABC, abstractmethod
 
+from fpgaprune.hls.precision.plan import PrecisionPlan
+
 
 class HlsExport(ABC):
     """Export."""
@@ -10,8 +12,6 @@ class HlsExport(ABC):
     def derive_types(self, model, input_type):
         """The hls4ml types of each node (`hls.precision.PrecisionPlan`) that make C-sim equal the quantized model;
         an empty plan leaves every node at the config's precisions."""
-        from fpgaprune.hls.precision.plan import PrecisionPlan
-
         return PrecisionPlan(self.input_name(model))
 
     @abstractmethod

@@ -5,7 +5,11 @@ model becomes one through `quantized_twin` when a run's quantization library is 
 import numpy as np
 
 from fpgaprune.frontends.hgq2 import hls, quantizers
+from fpgaprune.frontends.hgq2.settings import Hgq2Settings
+from fpgaprune.frontends.hgq2.tolerance import layer_tolerances
+from fpgaprune.frontends.hgq2.types import hardware_types, kernel_input_kif
 from fpgaprune.frontends.keras3.front_end import Keras3FrontEnd
+from fpgaprune.layer_kinds import kind_of
 
 
 class Hgq2FrontEnd(Keras3FrontEnd):
@@ -88,7 +92,6 @@ class Hgq2FrontEnd(Keras3FrontEnd):
         """The HGQ2 twin of a Keras 3 model (a model with HGQ2 layers: a copy), holds and their bit widths carried
         over."""
         from fpgaprune.frontends.hgq2.holds import hold_bits, warn_unrepresentable
-        from fpgaprune.frontends.hgq2.settings import Hgq2Settings
         from fpgaprune.frontends.hgq2.twin import hgq2_twin
 
         Keras3FrontEnd.check_model(model)
@@ -101,8 +104,6 @@ class Hgq2FrontEnd(Keras3FrontEnd):
     @staticmethod
     def quantizer_sources(model, quantization, default_given: bool = True) -> dict:
         """{layer: where its quantizers come from}: HGQ2's own, or the run's `quantization.hgq2` settings."""
-        from fpgaprune.layer_kinds import kind_of
-
         return {
             layer.name: "its own HGQ2 quantizers, kept" if quantizers.is_hgq2(layer) else "quantization.hgq2"
             for layer in model.layers
@@ -125,8 +126,6 @@ class Hgq2FrontEnd(Keras3FrontEnd):
     @staticmethod
     def kernel_input_types(layer):
         """An HGQ2 layer's input types per kernel row, as hls4ml's DA pass computes them (`kernel_input_kif`)."""
-        from fpgaprune.frontends.hgq2.types import kernel_input_kif
-
         return kernel_input_kif(layer) if quantizers.is_hgq2(layer) else None
 
     # Export: hls4ml's Keras 3 converter, with hls4ml's BitExact types
@@ -139,8 +138,6 @@ class Hgq2FrontEnd(Keras3FrontEnd):
     def derive_types(model, input_type):
         """The kernel layers' types as BitExact will give them, for pricing (`types.py`); the export leaves the
         typing to BitExact."""
-        from fpgaprune.frontends.hgq2.types import hardware_types
-
         return hardware_types(model)
 
     hls_config = staticmethod(hls.config_from_model)
@@ -151,8 +148,6 @@ class Hgq2FrontEnd(Keras3FrontEnd):
     @staticmethod
     def layer_tolerances(model, types: dict, input_type=None) -> dict:
         """One step of each traced layer's BitExact type, modulo its period; the logits bit-exact (`tolerance.py`)."""
-        from fpgaprune.frontends.hgq2.tolerance import layer_tolerances
-
         return layer_tolerances(model, types, input_type)
 
 

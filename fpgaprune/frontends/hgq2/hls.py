@@ -3,6 +3,7 @@ hgq2`), loads the quantized weights (a zero or 0-bit weight is exactly 0 in the 
 BitExact pass, from HGQ2's quantizers."""
 
 from fpgaprune.errors import ExportError, ModelTypeError
+from fpgaprune.frontends.hgq2.tolerance import record_types
 
 
 def _unhandled(model):
@@ -53,8 +54,6 @@ def convert_model(model, hls_config: dict, output_dir, **kwargs):
     """hls4ml's unbuilt ModelGraph of the HGQ2 model (its BitExact pass on: the types come from HGQ2); the types
     BitExact gave are written into `hls_config` (the export's: `tolerance.record_types`)."""
     import hls4ml
-
-    from fpgaprune.frontends.hgq2.tolerance import record_types
 
     require_convertible(model)
     try:

@@ -11,7 +11,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from fpgaprune.errors import ModelFileError, first_line
+from fpgaprune.masking import enforce
 from fpgaprune.model_files import FilePolicy, check_model_configs, check_model_file, write_model_file
+from fpgaprune.model_json import built_from_json
 
 CODE_LAYERS = frozenset({"Lambda", "TorchModuleWrapper", "JaxLayer", "FlaxLayer", "TFSMLayer"})
 HOLD = "fpgaprune>HoldConstraint"
@@ -103,8 +105,6 @@ def load_keras3(path: Path, compile: bool = True):
     """Keras 3's safe load of a checked file, one line on failure; the holds guarded."""
     import keras
 
-    from fpgaprune.masking import enforce
-
     try:
         model = keras.saving.load_model(path, custom_objects=model_objects(), compile=compile, safe_mode=True)
     except Exception as error:  # noqa: BLE001 - Keras raises many types for a bad file; the user gets one line.
@@ -118,9 +118,6 @@ def load_keras3(path: Path, compile: bool = True):
 def model_from_json(path: Path, text: str, weights: Path, trust_code: bool = False):
     """A Keras 3 architecture (checked against POLICY) with its HDF5 weights."""
     import keras
-
-    from fpgaprune.masking import enforce
-    from fpgaprune.model_json import built_from_json
 
     model = built_from_json(keras, text, model_objects(), path, weights)
     enforce(model)

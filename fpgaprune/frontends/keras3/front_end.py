@@ -3,10 +3,13 @@ are; quantization and export go through their tf_keras twin, which the quantizin
 
 import numpy as np
 
-from fpgaprune.errors import ModelTypeError
+from fpgaprune.errors import FpgapruneError, ModelTypeError
+from fpgaprune.framework import library_front_end
 from fpgaprune.frontends.base import FrontEnd, ModelFiles
+from fpgaprune.frontends.keras3.twin import tf_keras_twin
 from fpgaprune.frontends.qkeras.hls_route import KerasTwoRoute
 from fpgaprune.frontends.tensorflow.front_end import TensorFlowKeras
+from fpgaprune.masking import finalize, hold
 
 
 class Keras3FrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
@@ -81,8 +84,6 @@ class Keras3FrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
     def quantized_twin(model, quantization, batchnorm: str = "fold"):
         """With QKeras (`quantization.library` qkeras, or auto where QKeras is installed): the QKeras model of
         `model`'s tf_keras twin; with HGQ2: `model`'s HGQ2 twin, in Keras 3. Holds carried over."""
-        from fpgaprune.framework import library_front_end
-
         library = library_front_end((quantization or {}).get("library", "auto"))
         if library is not _qkeras():
             return library.quantized_twin(model, quantization, batchnorm=batchnorm)
@@ -97,9 +98,6 @@ class Keras3FrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
     def conversion_problem(model) -> str | None:
         """Why hls4ml cannot convert the model as this environment's quantizer library exports it (its tf_keras
         twin for QKeras, its HGQ2 twin for HGQ2), or None."""
-        from fpgaprune.errors import FpgapruneError
-        from fpgaprune.framework import library_front_end
-
         library = library_front_end()
         if library is _qkeras():
             return KerasTwoRoute.conversion_problem(model)
@@ -133,9 +131,6 @@ def _qkeras():
 
 def held_twin(model):
     """The tf_keras twin of a Keras 3 model, holding what `model` holds."""
-    from fpgaprune.frontends.keras3.twin import tf_keras_twin
-    from fpgaprune.masking import finalize, hold
-
     _qkeras().check_available("quantization and export")  # one line with the fix where tf_keras cannot run
     Keras3FrontEnd.check_model(model)
     plain, manifest = finalize(model)

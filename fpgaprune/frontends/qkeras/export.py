@@ -12,6 +12,7 @@ import copy
 import numpy as np
 
 from fpgaprune.frontends.qkeras import quantizers as front
+from fpgaprune.frontends.qkeras.files import model_objects
 
 _PARAMETERS = ("gamma", "beta", "mean", "variance")
 
@@ -27,7 +28,6 @@ def _quantizing_batchnorms(model) -> list:
 
 def exported_model(model):
     """`model`, or a copy whose QBatchNormalization layers hold their quantized parameters (quantizers None)."""
-    from fpgaprune.frontends.qkeras.files import model_objects
     from fpgaprune.frontends.qkeras.keras2 import keras
 
     batchnorms = {layer.name for layer in _quantizing_batchnorms(model)}

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from fpgaprune.errors import ModelFileError, first_line
 from fpgaprune.model_files import FilePolicy, check_model_configs, check_model_file, write_model_file
+from fpgaprune.model_json import built_from_json
 
 CODE_LAYERS = frozenset({"Lambda", "TFOpLambda", "SlicingOpLambda"})
 
@@ -154,6 +155,5 @@ def _renamed_groups(data: bytes) -> bytes:
 def model_from_json(path: Path, text: str, weights: Path, trust_code: bool = False):
     """A Keras 2.0-2.4, tf_keras or QKeras architecture (checked against POLICY) with its HDF5 weights."""
     from fpgaprune.frontends.qkeras.keras2 import keras
-    from fpgaprune.model_json import built_from_json
 
     return built_from_json(keras, text, model_objects(), path, weights)

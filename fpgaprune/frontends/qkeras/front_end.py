@@ -2,8 +2,10 @@
 
 import numpy as np
 
+from fpgaprune._env import require_legacy_keras
 from fpgaprune.frontends.base import FrontEnd, ModelFiles
 from fpgaprune.frontends.qkeras import alpha, quantizers, spec
+from fpgaprune.frontends.qkeras.export import exported_model
 from fpgaprune.frontends.qkeras.hls_route import KerasTwoRoute
 from fpgaprune.frontends.tensorflow.front_end import TensorFlowKeras
 
@@ -32,8 +34,6 @@ class QKerasFrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
     @staticmethod
     def check_available(what: str) -> None:
         """One line with the fix unless `tf.keras` is tf_keras in this process (QKeras needs it)."""
-        from fpgaprune._env import require_legacy_keras
-
         require_legacy_keras(what)
 
     @staticmethod
@@ -65,7 +65,6 @@ class QKerasFrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
     @staticmethod
     def exported_model(model, input_shape=None):
         """The model hls4ml's Keras-2 converter takes: this one, its QBatchNormalization parameters quantized."""
-        from fpgaprune.frontends.qkeras.export import exported_model
         from fpgaprune.frontends.qkeras.keras2 import require_tf_keras_model
 
         require_tf_keras_model(model)
@@ -116,7 +115,6 @@ class QKerasFrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
 
     @staticmethod
     def quantized_twin(model, quantization, batchnorm: str = "fold"):
-        from fpgaprune._env import require_legacy_keras
         from fpgaprune.frontends.qkeras.convert import to_qkeras
 
         require_legacy_keras("quantization")

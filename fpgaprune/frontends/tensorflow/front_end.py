@@ -2,6 +2,12 @@
 
 import numpy as np
 
+from fpgaprune.frontends.qkeras.reference import LayerValuesProbe
+from fpgaprune.frontends.tensorflow.graph import graph_edges, input_name
+from fpgaprune.frontends.tensorflow.quiet import quiet_logs, quiet_start
+from fpgaprune.frontends.tensorflow.training import fit, predict
+from fpgaprune.hls.precision import derive_precisions
+
 
 class TensorFlowKeras:
     """The contract's answers shared by the tf_keras and Keras 3 front ends: holds as constraints on TensorFlow
@@ -31,21 +37,15 @@ class TensorFlowKeras:
     @staticmethod
     def graph_edges(model) -> tuple:
         """(layers in order, {layer: inbound layer names}, output layer names) from the model's config."""
-        from fpgaprune.frontends.tensorflow.graph import graph_edges
-
         return graph_edges(model)
 
     @staticmethod
     def derive_types(model, input_type):
         """The hls4ml types derived from the QKeras quantizers and the input type (`hls.precision`)."""
-        from fpgaprune.hls.precision import derive_precisions
-
         return derive_precisions(model, input_type)
 
     @staticmethod
     def input_name(model) -> str:
-        from fpgaprune.frontends.tensorflow.graph import input_name
-
         return input_name(model)
 
     @staticmethod
@@ -60,14 +60,10 @@ class TensorFlowKeras:
 
     def fit(self, model, x, y, **settings) -> None:
         """`FrontEnd.fit`: `settings` are its keyword arguments (task, optimizer, ..., hooks)."""
-        from fpgaprune.frontends.tensorflow.training import fit
-
         fit(self.keras(), model, x, y, **settings)
 
     @staticmethod
     def predict(model, x, batch_size: int = 256):
-        from fpgaprune.frontends.tensorflow.training import predict
-
         return predict(model, x, batch_size)
 
     def set_seed(self, seed: int) -> None:
@@ -75,20 +71,14 @@ class TensorFlowKeras:
 
     def reference_probe(self, model, batch_size: int = 512):
         """`probe(x)`: every layer's values for inputs `x` (`quantize.layer_values.LayerValues`)."""
-        from fpgaprune.frontends.qkeras.reference import LayerValuesProbe
-
         return LayerValuesProbe(model, batch_size, self.keras())
 
     @staticmethod
     def quiet_start() -> None:
-        from fpgaprune.frontends.tensorflow.quiet import quiet_start
-
         quiet_start()
 
     @staticmethod
     def quiet_logs() -> None:
-        from fpgaprune.frontends.tensorflow.quiet import quiet_logs
-
         quiet_logs()
 
     @staticmethod

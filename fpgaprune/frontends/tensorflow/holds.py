@@ -21,6 +21,7 @@ import functools
 import tensorflow as tf
 
 from fpgaprune.masking.held import HeldEntries, is_hold
+from fpgaprune.selection import maskable_weights
 
 
 class TensorFlowHold(HeldEntries):
@@ -107,8 +108,6 @@ def with_holds(keras, constraint_class, model, groups: dict, keep_holds: bool, f
     its class's `from_config`)."""
     from collections import defaultdict
 
-    from fpgaprune.selection import maskable_weights
-
     by_layer = defaultdict(dict)
     for (layer_name, weight_name), entries in groups.items():
         by_layer[layer_name][weight_name] = entries
@@ -140,8 +139,6 @@ def with_holds(keras, constraint_class, model, groups: dict, keep_holds: bool, f
 
 def enforce(model) -> None:
     """Re-assign every held entry of a Keras model now, and guard its held variables."""
-    from fpgaprune.selection import maskable_weights
-
     for layer in model.layers:
         for weight in maskable_weights(layer) or ():
             variable = weight.variable(layer)

@@ -29,8 +29,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from fpgaprune.atomic import atomic_target
 from fpgaprune.errors import ModelFileError, first_line
 from fpgaprune.frontends.torch.layers import INPUT_SHAPE, QUANTIZATION
+from fpgaprune.masking import MaskManifest, hold, manifest_of
 
 FORMATS = (".pt", ".pth")
 FORMAT = "fpgaprune-torch/1"
@@ -201,7 +203,6 @@ def _base_module(path: Path, record: dict, architecture, arguments, trust_code: 
 def _rebuilt(model, record: dict, path: Path):
     """The module as the file's record says it was: quantized (its Brevitas twin), then held."""
     from fpgaprune.frontends.torch.quantize import quantized_twin
-    from fpgaprune.masking import MaskManifest, hold
 
     quantization = record.get("quantization")
     if quantization:
@@ -230,9 +231,6 @@ def _load_state(model, state: dict, path: Path) -> None:
 
 def save_model(model, path) -> Path:
     """fpgaprune's PyTorch file of `model`, written atomically: its state dict and how to rebuild it."""
-    from fpgaprune.atomic import atomic_target
-    from fpgaprune.masking import manifest_of
-
     path = Path(path)
     if path.suffix not in FORMATS:
         raise ModelFileError(f"{path}: PyTorch model files must end in {' or '.join(FORMATS)}")

@@ -6,7 +6,12 @@ power-of-two quantizers, `quantize.py`); the export through hls4ml's PyTorch con
 import numpy as np
 
 from fpgaprune.errors import FpgapruneError, ModelTypeError, QuantizationConfigError
+from fpgaprune.extras import require_extra
 from fpgaprune.frontends.base import FrontEnd
+from fpgaprune.frontends.torch.quantizers import ScaledQuantizer, from_text, read_proxy
+from fpgaprune.hls.precision import derive_precisions
+from fpgaprune.layer_kinds import role_of
+from fpgaprune.quantize.spec import DEFAULT_QUANTIZERS
 
 
 def _torch_module():
@@ -145,8 +150,6 @@ class TorchFrontEnd(FrontEnd):
     # -- quantization (Brevitas, constant power-of-two scales) and what a layer's quantizers are
     @staticmethod
     def check_available(what: str) -> None:
-        from fpgaprune.extras import require_extra
-
         require_extra("brevitas", f"{what} of a PyTorch model")
 
     # The run config's quantizer texts, as this front end reads them (`pipeline/checks.py`)
@@ -154,15 +157,12 @@ class TorchFrontEnd(FrontEnd):
 
     @property
     def DEFAULT_QUANTIZERS(self) -> dict:  # noqa: N802 - the name the quantizing front ends give it
-        from fpgaprune.quantize.spec import DEFAULT_QUANTIZERS
 
         return DEFAULT_QUANTIZERS
 
     @staticmethod
     def build_quantizer(text: str, where: str):
         """The quantizer a text makes (one line naming `where` where it has no exact route)."""
-        from fpgaprune.frontends.torch.quantizers import from_text
-
         return from_text(text, where)
 
     @staticmethod
@@ -173,8 +173,6 @@ class TorchFrontEnd(FrontEnd):
     def activation_mismatch(layer, text: str) -> str | None:
         """Why the activation quantizer `text` cannot stand for `layer`'s function: a ReLU needs quantized_relu,
         a QuantIdentity quantized_bits; None for a fitting text or a layer of no such function."""
-        from fpgaprune.layer_kinds import role_of
-
         function = "relu" if role_of(layer) == "ReLU" or "ReLU" in type(layer.module).__name__ else None
         if function is None and type(layer.module).__name__ == "QuantIdentity":
             function = "identity"
@@ -198,15 +196,11 @@ class TorchFrontEnd(FrontEnd):
 
     @staticmethod
     def weight_quantizer(layer, role: str):
-        from fpgaprune.frontends.torch.quantizers import read_proxy
-
         proxy = getattr(layer.module, _PROXIES.get(role, ""), None) if hasattr(layer, "module") else None
         return read_proxy(proxy, f"layer '{layer.name}' ({role})") if proxy is not None else None
 
     @staticmethod
     def activation_quantizer(layer):
-        from fpgaprune.frontends.torch.quantizers import read_proxy
-
         if not _is_activation_quantizer(layer):
             return None
         return read_proxy(layer.module.act_quant, f"layer '{layer.name}' (activation)")
@@ -239,8 +233,6 @@ class TorchFrontEnd(FrontEnd):
     @staticmethod
     def derive_types(model, input_type):
         """The hls4ml types derived from the quantizers and the input type (`hls.precision`)."""
-        from fpgaprune.hls.precision import derive_precisions
-
         return derive_precisions(model, input_type)
 
     def reference_probe(self, model, batch_size: int = 512):
@@ -268,8 +260,6 @@ class TorchFrontEnd(FrontEnd):
         """One line naming the first layer whose quantizers have no exact fixed-point type (Brevitas' float
         scales, which the quantized twin converts), or whose kernel is quantized and its bias not (hls4ml would
         type the bias at its default)."""
-        from fpgaprune.frontends.torch.quantizers import ScaledQuantizer
-
         for layer in self.layers(model):
             found = {role: self.weight_quantizer(layer, role) for role in ("kernel", "bias")}
             found["activation"] = self.activation_quantizer(layer)

@@ -10,6 +10,7 @@ accumulator's fraction is the weight's plus the input's (or the bias', if finer)
 import numpy as np
 
 from fpgaprune.framework import OWNER as front
+from fpgaprune.framework import front_end_of
 from fpgaprune.hls.precision.batchnorm import SCALE_BITS, batchnorm_types
 from fpgaprune.hls.precision.merge import merge_types, reshaping_types
 from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
@@ -285,6 +286,4 @@ def _activation_name(activation) -> str:
 
 
 def _input_name(model) -> str:
-    from fpgaprune.framework import front_end_of
-
     return front_end_of(model).input_name(model)
