@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgaprune.errors import DataError
-from fpgaprune.framework import OWNER, model_name
+from fpgaprune.framework import OWNER, layer_record_of, model_name
 from fpgaprune.layer_graph import LayerGraph, output_shape
 from fpgaprune.layer_kinds import OUTPUT_PASS
 
@@ -145,9 +145,9 @@ def output_activation(model) -> tuple[str, str]:
     kind = type(layer).__name__
     if kind == "Softmax":
         return layer.name, "softmax"
-    function = OWNER.activation_quantizer(layer) or getattr(layer, "activation", None)
-    name = str(getattr(function, "__name__", None) or type(function).__name__ if function is not None else "linear")
-    name = name.lower()
+    record = layer_record_of(layer)
+    function = record.applies or record.activation  # the quantizer an activation layer applies, or its function
+    name = str((function.function or function.class_name) if function is not None else "linear").lower()
     if "softmax" in name:
         return layer.name, "softmax"
     if "sigmoid" in name:

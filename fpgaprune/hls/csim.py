@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.framework import OWNER as front
-from fpgaprune.framework import front_end_of, layers_of
+from fpgaprune.framework import front_end_of, layer_record_of, layers_of
 from fpgaprune.hls.names import map_keys
 from fpgaprune.hls.tolerance import UNBOUNDED, Tolerance
 from fpgaprune.quantize.fixed_types import FixedType
@@ -115,10 +115,11 @@ def logits_layer(model):
 
 
 def exactness_bound(layer, fixed_bits: int) -> int:
-    """weight bits + input bits + log2(fan-in): float32 accumulation is exact when this is at most 24."""
-    weight_bits = front.quantizer_bits(layer, "kernel")
-    fan_in = int(np.prod(layer.kernel.shape[:-1]))
-    return weight_bits + fixed_bits + math.ceil(math.log2(max(fan_in, 2)))
+    """weight bits + input bits + log2(fan-in): float32 accumulation is exact when this is at most 24 (from the
+    layer's record)."""
+    kernel = layer_record_of(layer).kernel
+    fan_in = int(np.prod(kernel.quantized.shape[:-1]))
+    return kernel.bits + fixed_bits + math.ceil(math.log2(max(fan_in, 2)))
 
 
 @dataclass

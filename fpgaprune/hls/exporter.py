@@ -19,6 +19,7 @@ from fpgaprune.framework import front_end_of, layers_of
 from fpgaprune.guards import check_finite_array, check_finite_weights
 from fpgaprune.hls.adapter import convert_model
 from fpgaprune.hls.attribute_keys import PLAN
+from fpgaprune.hls.backend import DEFAULT_BACKEND
 from fpgaprune.hls.boards import Board, load_board
 from fpgaprune.hls.config import derived_hls_config
 from fpgaprune.hls.csim import hardware_input
@@ -130,7 +131,7 @@ def export(
     x,
     overrides=None,
     strip=None,
-    backend="Vitis",
+    backend=DEFAULT_BACKEND,
     project_name="myproject",
     kernel_sparse=True,
     overwrite=False,

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.framework import OWNER as front
-from fpgaprune.framework import array_of, layers_of
+from fpgaprune.framework import layer_record_of, record_of
 from fpgaprune.hls.attribute_keys import PLAN, SPARSE_SOURCE
 from fpgaprune.hls.node_record import node_record, record_json
 
@@ -35,16 +34,13 @@ def versions() -> dict:
 
 
 def quantized_kernel(layer):
-    """The kernel as the hardware holds it (after the layer's QKeras quantizer, if any), or None. Per-channel
-    scales (alpha='auto'/'auto_po2') are factored out into `<layer>_alpha`: the kernel is on the alpha=1 grid."""
-    kernel = getattr(layer, "kernel", None)
+    """The kernel as the hardware holds it (after the layer's quantizer, if any), or None, from the layer's record
+    (or a layer's, as its front end describes it). Per-channel scales (alpha='auto'/'auto_po2') are factored out
+    into `<layer>_alpha`: the kernel is on the alpha=1 grid."""
+    kernel = layer_record_of(layer).kernel
     if kernel is None:
         return None
-    values = array_of(layer, kernel)
-    quantizer = front.weight_quantizer(layer, "kernel")
-    if front.has_channel_scale(quantizer):
-        return front.factor_scales(quantizer, values)[0]
-    return np.asarray(front.quantized(layer, "kernel", values), np.float64)
+    return kernel.grid if kernel.scaled else kernel.quantized
 
 
 def _kernels(layer, maps: dict) -> dict:
@@ -62,11 +58,6 @@ def _kernels(layer, maps: dict) -> dict:
         f"{key}_pruned": pruned,
         "dead_outputs": [int(outs[o]) for o in range(alive.shape[1]) if not alive[:, o].any()],
     }
-
-
-def _quantizers(layer) -> dict:
-    """{role: the quantizer as its config writes it} of the layer's weights."""
-    return front.quantizer_texts(layer)
 
 
 def _code(node) -> str:
@@ -112,10 +103,10 @@ def node_entry(node, project: Path) -> dict:
 def build_manifest(model, hls_model, project: Path, index_map: dict, extra: dict) -> dict:
     """The manifest of an exported project (JSON-ready)."""
     layers = {}
-    for layer in layers_of(model):
+    for layer in record_of(model).layers.values():
         if quantized_kernel(layer) is None or quantized_kernel(layer).ndim not in (2, 3, 4):
             continue
-        layers[layer.name] = {"quantizers": _quantizers(layer), **_kernels(layer, index_map.get(layer.name, {}))}
+        layers[layer.name] = {"quantizers": layer.quantizer_texts, **_kernels(layer, index_map.get(layer.name, {}))}
     nodes = {
         node.name: node_entry(node, project)
         for node in hls_model.get_layers()

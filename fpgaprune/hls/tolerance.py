@@ -32,15 +32,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fpgaprune.framework import OWNER as front
 from fpgaprune.framework import front_end_of, layers_of
 from fpgaprune.hls import table_error
 from fpgaprune.hls.names import map_keys
 from fpgaprune.hls.precision.batchnorm import batchnorm_affine
-from fpgaprune.layer_graph import LayerGraph
 from fpgaprune.layer_kinds import AVERAGE_POOLING as _AVERAGING
-from fpgaprune.layer_kinds import MAX_POOLING, MERGES, MOVES, PADDINGS, VALUES_PASS, kind_of
+from fpgaprune.layer_kinds import MAX_POOLING, MERGES, MOVES, PADDINGS, VALUES_PASS
 from fpgaprune.quantize.fixed_types import FixedType, exact_frac
+from fpgaprune.record.model_record import ActivationRecord, LayerRecord, ModelRecord
 
 RECURRENT_RELATIVE = 0.02
 FLOAT32_STEP = 2.0**-23  # QKeras averages in float32: one rounding of the mean
@@ -138,23 +137,30 @@ def layer_tolerances(model, types: dict, input_type: FixedType | None = None, ta
     follows from the types}, for every layer. `types`: {layer: {variable: FixedType}} as the export's HLSConfig
     gives them; `input_type`: the network input's; `tables`: {node: table_error.Table} where the config sets one
     (hls4ml's defaults elsewhere). A front end whose export types come from its own library (HGQ2's, through
-    hls4ml's BitExact pass) gives its own bounds."""
-    own = front_end_of(model).layer_tolerances(model, types, input_type)
-    if own is not None:
-        return own
-    context = _Nodes(types, tables or {})
-    graph = LayerGraph(model)
+    hls4ml's BitExact pass) gives its own bounds. `model`: the model, or its record."""
+    if not isinstance(model, ModelRecord):
+        front_end = front_end_of(model)
+        own = front_end.layer_tolerances(model, types, input_type)
+        if own is not None:
+            return own
+        model = front_end.describe(model)
+    return record_tolerances(model, types, input_type, tables)
+
+
+def record_tolerances(record: ModelRecord, types: dict, input_type=None, tables: dict | None = None) -> dict:
+    """`layer_tolerances` of a model's record."""
+    context = _Nodes(types, tables or {}, record.quantizer_library)
     errors, peaks, out = {}, {}, {}
-    for name in graph.topological():
-        layer, kind = graph.layers[name], graph.class_of(name)
-        inbound = [errors[source] for source in graph.inbound[name] if source in errors]
+    for name in record.topological():
+        layer = record.layers[name]
+        inbound = [errors[source] for source in layer.inbound if source in errors]
         if any(e is UNBOUNDED for e in inbound):
             errors[name] = out[name] = UNBOUNDED
             continue
-        peak_in = max([peaks.get(s, 0.0) for s in graph.inbound[name]] or [_peak(input_type)])
+        peak_in = max([peaks.get(s, 0.0) for s in layer.inbound] or [_peak(input_type)])
         peaks[name] = _peak(types.get(name, {}).get("result")) or peak_in
-        fixed_in = _input_type(graph, name, types, input_type)
-        found = _propagated(layer, kind, inbound, context, peak_in, fixed_in)
+        fixed_in = _input_type(record, name, types, input_type)
+        found = _propagated(layer, inbound, context, peak_in, fixed_in)
         compared, errors[name] = found if isinstance(found, tuple) else (found, found)
         out[name] = compared if compared is UNBOUNDED else None if _zero(compared) else _tolerance(compared)
     return out
@@ -180,17 +186,17 @@ def _peak(fixed: FixedType | None) -> float:
     return max(abs(fixed.lo), abs(fixed.hi)) if fixed is not None else 0.0
 
 
-def _input_type(graph: LayerGraph, name: str, types: dict, network_input) -> FixedType | None:
+def _input_type(record: ModelRecord, name: str, types: dict, network_input) -> FixedType | None:
     """The type of a layer's input: its inbound layer's result, through layers that keep the type (the network
     input's for the first layer of a Sequential model)."""
-    sources = graph.inbound[name]
+    sources = record.layers[name].inbound
     if not sources:
         return network_input
     while len(sources) == 1:
         found = types.get(sources[0], {}).get("result")
-        if found is not None or graph.class_of(sources[0]) not in _SAME:
+        if found is not None or record.layers[sources[0]].role not in _SAME:
             return found
-        sources = graph.inbound[sources[0]]
+        sources = record.layers[sources[0]].inbound
     return None
 
 
@@ -200,19 +206,21 @@ def _zero(error: _Error) -> bool:
 
 @dataclass(frozen=True)
 class _Nodes:
-    """The export's settings by hls4ml node: types, and the tables of table activations."""
+    """The export's settings by hls4ml node: types, and the tables of table activations; what computes the
+    reference (named in reasons)."""
 
     types: dict
     tables: dict
+    library: str = "the quantized model"
 
     def of(self, node: str) -> dict:
         return self.types.get(node, {})
 
 
-def _propagated(layer, kind: str, inbound: list, nodes: _Nodes, peak_in: float, fixed_in):
+def _propagated(layer: LayerRecord, inbound: list, nodes: _Nodes, peak_in: float, fixed_in):
     """The bound on the error of the layer's output, given its inputs' bounds (UNBOUNDED: none is known)."""
     error = max(inbound, key=lambda e: e.absolute + e.relative, default=_Error())
-    types = nodes.of(layer.name)
+    types, kind = nodes.of(layer.name), layer.role
     if kind in ("Activation", "Softmax") and _function_name(layer, kind) in table_error.SLOPES:
         return _through_table(layer.name, _function_name(layer, kind), error, nodes, fixed_in)
     if kind in MERGES:
@@ -226,34 +234,34 @@ def _propagated(layer, kind: str, inbound: list, nodes: _Nodes, peak_in: float, 
         return error if kind in _SAME or _zero(error) else UNBOUNDED
     if kind in _AVERAGING:
         return _averaged(layer, kind, error, types)
-    layer_kind = kind_of(layer)
-    if getattr(layer_kind, "precision", "") == "recurrent":
+    precision = layer.precision or ""
+    if precision == "recurrent":
         return _recurrent(layer, error)
     if kind in _SAME or (kind == "Activation" and _function_name(layer) in _PASSING_ACTIVATIONS):
         return error
-    if getattr(layer_kind, "precision", "") in ("linear", "separable") and getattr(layer, "kernel", None) is not None:
+    if precision in ("linear", "separable") and layer.kernel is not None:
         return _through_kernel(layer, error, peak_in, fixed_in, nodes)
-    if getattr(layer_kind, "precision", "") == "separable":
+    if precision == "separable":
         return error if _zero(error) else UNBOUNDED  # no bound derived for depthwise/separable convolutions
-    if front.is_quantized_activation(layer):
-        function, quantizer = front.table_function(layer), front.activation_quantizer(layer)
+    if layer.quantizing_activation:
+        function, quantizer = layer.applies.table, layer.applies
         if function is not None:  # hls4ml's table, rounded to the quantizer's grid (as QKeras rounds the function)
             tabled = _through_table(layer.name, function, error, nodes, fixed_in)
             return UNBOUNDED if tabled is UNBOUNDED else _rounded(layer, tabled, quantizer)
         return error if _zero(error) else _rounded(layer, error, quantizer)
-    if front.is_batchnorm(layer):
+    if layer.batchnorm is not None:
         return _through_batchnorm(layer, error, types, peak_in)
     return error if _zero(error) else UNBOUNDED
 
 
-def _function_name(layer, kind: str = "") -> str:
+def _function_name(layer: LayerRecord, kind: str = "") -> str:
     """The name of a layer's float activation function ("linear" when it has none; a Softmax layer's "softmax")."""
     if kind == "Softmax":
         return "softmax"
-    activation = getattr(layer, "activation", None)
-    if activation is not None and hasattr(activation, "get_config") and not hasattr(activation, "__name__"):
-        return type(activation).__name__  # a quantizer as the activation (QKeras' quantized_relu): it rounds
-    return getattr(activation, "__name__", "linear")
+    activation = layer.activation
+    if activation is not None and activation.quantizer and activation.function is None:
+        return activation.class_name  # a quantizer as the activation (QKeras' quantized_relu): it rounds
+    return activation.function if activation is not None and activation.function is not None else "linear"
 
 
 def _through_table(node: str, function: str, error: _Error, nodes: _Nodes, fixed_in):
@@ -270,7 +278,7 @@ def _through_table(node: str, function: str, error: _Error, nodes: _Nodes, fixed
     )
 
 
-def _recurrent(layer, error: _Error) -> _Error:
+def _recurrent(layer: LayerRecord, error: _Error) -> _Error:
     """From a recurrent layer on, every layer is judged at RECURRENT_RELATIVE of its largest |value|."""
     reason = (
         f"hls4ml computes the sigmoid/tanh of {layer.name} by tables: judged at {RECURRENT_RELATIVE:.0%} of the "
@@ -282,8 +290,8 @@ def _recurrent(layer, error: _Error) -> _Error:
     return _Error(error.absolute, RECURRENT_RELATIVE, error.sources + (reason,), error.advice + (advice,))
 
 
-def _averaged(layer, kind: str, error: _Error, types: dict):
-    k = int(np.prod(layer.input_shape[1:-1])) if kind.startswith("Global") else int(np.prod(layer.pool_size))
+def _averaged(layer: LayerRecord, kind: str, error: _Error, types: dict):
+    k = int(np.prod(layer.input_shape[1:-1])) if kind.startswith("Global") else int(np.prod(layer.options["pool_size"]))
     if not k & (k - 1):
         return error
     accum, result = types.get("accum"), types.get("result")
@@ -299,34 +307,33 @@ def _averaged(layer, kind: str, error: _Error, types: dict):
     )
 
 
-def _through_kernel(layer, error: _Error, peak_in: float, fixed_in, nodes: _Nodes):
+def _through_kernel(layer: LayerRecord, error: _Error, peak_in: float, fixed_in, nodes: _Nodes):
     """A Conv/Dense: the incoming error times its largest column sum of |weights|, plus QKeras' float32
     rounding of the accumulation where it is not exact: (that, as C-sim compares the layer before its own
     activation; what flows on after the activation)."""
-    kernel = front.quantized(layer, "kernel", layer.kernel)
+    kernel = layer.kernel.quantized
     colsum = float(np.abs(kernel).reshape(-1, kernel.shape[-1]).sum(axis=0).max())
     fan_in = int(np.prod(kernel.shape[:-1])) + 1
     own, bits = 0.0, None
     if fixed_in is not None:
-        bits = front.quantizer_bits(layer, "kernel") + fixed_in.width + math.ceil(math.log2(max(fan_in, 2)))
+        bits = layer.kernel.bits + fixed_in.width + math.ceil(math.log2(max(fan_in, 2)))
         if bits > 24:
             own = fan_in * UNIT / (1 - fan_in * UNIT) * peak_in * colsum
     out = error.scaled(
         colsum,
         own,
-        f"{front_end_of(layer).quantizer_library} accumulates '{layer.name}' in float32, not exactly ({bits} bits "
-        "of products > 24)",
+        f"{nodes.library} accumulates '{layer.name}' in float32, not exactly ({bits} bits of products > 24)",
         f"narrow the input or the weights of '{layer.name}' to make its float32 accumulation exact",
     )
-    activation, function = getattr(layer, "activation", None), _function_name(layer)
+    activation, function = layer.activation, _function_name(layer)
     if function in table_error.SLOPES:  # hls4ml's node `<layer>_<function>` reads the layer's result
         return out, _through_table(f"{layer.name}_{function}", function, out, nodes, nodes.of(layer.name).get("result"))
     if _zero(out) or function in _PASSING_ACTIVATIONS:
         return out, out
-    return out, _rounded(layer, out, activation) if hasattr(activation, "get_config") else UNBOUNDED
+    return out, _rounded(layer, out, activation) if activation is not None and activation.quantizer else UNBOUNDED
 
 
-def _through_batchnorm(layer, error: _Error, types: dict, peak_in: float):
+def _through_batchnorm(layer: LayerRecord, error: _Error, types: dict, peak_in: float):
     """A batch normalization: the incoming error times its largest |scale|, plus its own where the export keeps
     its scale and bias to their types' steps and QKeras computes in float32."""
     scale, bias = batchnorm_affine(layer, quantized=True)
@@ -337,7 +344,7 @@ def _through_batchnorm(layer, error: _Error, types: dict, peak_in: float):
         return error.scaled(largest)
     if scale_type is None or bias_type is None or result is None:
         return UNBOUNDED
-    mean = np.asarray(layer.moving_mean, np.float64)
+    mean = layer.batchnorm.mean
     own = (
         peak_in * (2.0**-scale_type.frac + 4 * UNIT * largest)
         + 2.0**-bias_type.frac
@@ -353,13 +360,14 @@ def _through_batchnorm(layer, error: _Error, types: dict, peak_in: float):
     )
 
 
-def _rounded(layer, error: _Error, quantizer) -> _Error:
+def _rounded(layer: LayerRecord, error: _Error, quantizer: ActivationRecord) -> _Error:
     """An error through a quantizer: a value that differs may round one step the other way."""
     step = _step(quantizer)
     return error.scaled(1.0, step, f"'{layer.name}' rounds inputs that differ: one step ({step:g}) more")
 
 
-def _step(quantizer) -> float:
-    """One step of an activation quantizer (0 for a float activation)."""
-    fixed = front.quantizer_type(quantizer, activation=True) if hasattr(quantizer, "get_config") else None
-    return 2.0**-fixed.frac if fixed is not None else 0.0 if not hasattr(quantizer, "get_config") else math.inf
+def _step(quantizer: ActivationRecord) -> float:
+    """One step of an activation quantizer (0 for a float activation; inf for a quantizer of no fixed type)."""
+    if not quantizer.quantizer:
+        return 0.0
+    return 2.0**-quantizer.fixed.frac if quantizer.fixed is not None else math.inf

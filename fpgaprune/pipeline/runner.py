@@ -226,4 +226,4 @@ def _keep(stage: str, tmp: Path, metrics: dict, seconds: float, keys: dict, conf
 
 def measures_with_yosys(config) -> bool:
     """Whether the synth stage would run yosys (no vendor tool, measurement on)."""
-    return config.outputs.synthesize_layers and find_hls_tool() is None
+    return config.outputs.synthesize_layers and find_hls_tool(config.hls.backend) is None

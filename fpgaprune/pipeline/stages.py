@@ -260,7 +260,7 @@ def synth(config, run_dir: Path, out: Path, cancel=None) -> dict:
     `cancel` (an event): the stage runs beside others (no progress bar), and stops when it is set."""
     from fpgaprune.resources.yosys import compiled_tracer, find_yosys, yosys_available
 
-    tool = find_hls_tool()
+    tool = find_hls_tool(config.hls.backend)
     if tool is not None:
         shutil.copytree(run_dir / "hls" / "project", out / "project")
         with elapsed(f"{tool} C-synthesis of a copy of hls/project"):

@@ -5,6 +5,7 @@ model checked against vendor results for the backend's tool, where one prices ev
 type and strategy (`csynth.product_figures`: fpgaprune's figure, no site for a zero); else the rules of the
 exported estimate (`rules.py`, `estimator.product_cost`). Weight, input and accumulator types are the
 precisions fpgaprune derives for hls4ml (`hls/precision/`); strategy and reuse factor come from the hls config.
+Layers, kinds, shapes and quantized kernels are read from the model's record (`record/`), not the framework.
 So a budget met here is met by the exported design's figure, up to the rounding of each layer's total and the
 accumulators that pruning narrows further (never widens).
 """
@@ -13,12 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.framework import OWNER, front_end_of, layer_named, layers_of
+from fpgaprune.framework import front_end_of, layer_record_of, record_of
+from fpgaprune.hls.backend import DEFAULT_BACKEND
 from fpgaprune.hls.manifest import quantized_kernel
-from fpgaprune.layer_graph import LayerGraph
-from fpgaprune.layer_kinds import kind_of
-from fpgaprune.pruning.costs import output_positions
+from fpgaprune.layer_kinds import BY_NAME
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange
+from fpgaprune.record.model_record import LayerRecord
 from fpgaprune.resources import csynth, rules
 from fpgaprune.resources.estimator import LayerTypes, product_cost
 from fpgaprune.resources.fit_verdict import design_model
@@ -27,8 +28,16 @@ RULES_SOURCE = "fpgaprune's rules (unchecked against vendor results for these la
 
 
 def is_hardware_layer(layer) -> bool:
-    """A quantized layer whose products fpgaprune's export generates (a kernel-sparse kind, `layer_kinds`)."""
-    return getattr(kind_of(layer), "kernel_sparse", False) and OWNER.is_quantized(layer)
+    """A quantized layer whose products fpgaprune's export generates (a kernel-sparse kind, `layer_kinds`): a
+    layer's record, or a layer (described by its front end)."""
+    record = layer_record_of(layer)
+    return record.kind in BY_NAME and BY_NAME[record.kind].kernel_sparse and record.quantized
+
+
+def _positions(layer: LayerRecord) -> int:
+    """How many times each weight is used per inference: the output's spatial size (1 for a Dense on vectors)."""
+    shape = layer.output_shape
+    return int(np.prod(shape[1:-1])) if len(shape) > 2 else 1
 
 
 @dataclass
@@ -59,12 +68,13 @@ def layer_hardware(
     """({layer: LayerTypes} for the quantized model's hardware layers, notes on layers left out), from the
     types its front end derives for each layer (`FrontEnd.derive_types`: bits and fixed-point types per role; the
     input's from its source's range, or the layer's own "input" type where the front end gives one)."""
-    plan, graph = front_end_of(qmodel).derive_types(qmodel, input_fixed), LayerGraph(qmodel)
+    front_end = front_end_of(qmodel)
+    plan, record = front_end.derive_types(qmodel, input_fixed), front_end.describe(qmodel)
     types, notes = {}, []
-    for layer in layers_of(qmodel):
+    for layer in record.layers.values():
         if not is_hardware_layer(layer):
             continue
-        derived, sources = plan.types.get(layer.name, {}), graph.inbound[layer.name]
+        derived, sources = plan.types.get(layer.name, {}), layer.inbound
         span = plan.ranges.get(sources[0]) if sources else ValueRange(input_fixed.lo, input_fixed.hi, input_fixed.frac)
         source = derived.get("input") or (span and FixedType.covering(span.lo, span.hi, span.frac))
         if "weight" not in derived or "accum" not in derived or source is None:
@@ -79,7 +89,7 @@ def layer_hardware(
             int(_setting(hls_config, layer.name, "ReuseFactor", 1)),
             str(_setting(hls_config, layer.name, "Strategy", "Latency")).lower(),
             io_type,
-            output_positions(layer),
+            _positions(layer),
             board.dsp_a_bits,
             board.dsp_b_bits,
         )
@@ -87,18 +97,22 @@ def layer_hardware(
 
 
 def pricing(qmodel, types: dict, backend: str) -> dict:
-    """{resource: the C-synthesis model that prices it, or None for the rules} (`fit_verdict.design_model`)."""
-    layers = [(kind_of(layer_named(qmodel, name)).name.lower(), t.io_type, t.strategy) for name, t in types.items()]
+    """{resource: the C-synthesis model that prices it, or None for the rules} (`fit_verdict.design_model`);
+    `qmodel`: the quantized model, or its record."""
+    record = record_of(qmodel)
+    layers = [(record.layers[name].kind.lower(), t.io_type, t.strategy) for name, t in types.items()]
     return {resource: design_model(layers, backend, resource) for resource in ("DSP", "LUT")}
 
 
-def entry_costs(qmodel, types: dict, notes=(), backend: str = "Vitis") -> EntryCosts:
+def entry_costs(qmodel, types: dict, notes=(), backend: str = DEFAULT_BACKEND) -> EntryCosts:
     """Each kernel entry's (DSP, LUT) under `types` (from `layer_hardware`), from the quantized kernel, priced
-    per resource as the fit verdict of `backend`'s export reads it (`pricing`)."""
-    models = pricing(qmodel, types, backend)
+    per resource as the fit verdict of `backend`'s export reads it (`pricing`); `qmodel`: the quantized model, or
+    its record."""
+    record = record_of(qmodel)
+    models = pricing(record, types, backend)
     dsp, lut = {}, {}
     for name, t in types.items():
-        kernel = quantized_kernel(layer_named(qmodel, name))
+        kernel = quantized_kernel(record.layers[name])
         unique, inverse = np.unique(rules.codes(kernel, t.weight_frac), return_inverse=True)
         costs = np.array([_entry_cost(int(code), t, models) for code in unique], np.float64).reshape(-1, 2)
         dsp[name] = costs[inverse.ravel(), 0].reshape(kernel.shape)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fpgaprune.framework import layer_named, layers_of
+from fpgaprune.hls.backend import DEFAULT_BACKEND
 from fpgaprune.hls.names import original_name
 from fpgaprune.resources import csynth, fit_verdict
 from fpgaprune.resources.estimator import (
@@ -70,7 +71,7 @@ class ResourceEstimate:
     layers: list
     notes: list = field(default_factory=list)
     csynth: list = field(default_factory=list)  # `csynth_rows`: the C-synthesis models' view of the layers
-    backend: str = "Vitis"  # the export's: which tool's C-synthesis model may judge the fit
+    backend: str = DEFAULT_BACKEND  # the export's: which tool's C-synthesis model may judge the fit
     unestimated: list = field(default_factory=list)  # the layers with weights that run hls4ml's stock code
 
     def total(self, which: str) -> Cost:
@@ -240,9 +241,8 @@ def estimate_resources(exported, dense_model=None) -> ResourceEstimate:
             estimate.dense = layer_cost(dense[0], dense[2], types)
             estimate.savings = kernel_savings(plan.origin, plan.kind, live, dense, types)
         layers.append(estimate)
-    return ResourceEstimate(
-        exported.board, layers, notes, csynth_rows(exported), exported.manifest.get("backend", "Vitis"), list(stock)
-    )
+    backend = exported.manifest.get("backend", DEFAULT_BACKEND)
+    return ResourceEstimate(exported.board, layers, notes, csynth_rows(exported), backend, list(stock))
 
 
 def csynth_rows(exported) -> list[dict]:

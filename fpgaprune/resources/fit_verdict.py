@@ -7,11 +7,12 @@ sites dropped (the `fpgaprune_*` columns of `estimate.csynth`), keeping the per-
 import math
 from dataclasses import dataclass
 
+from fpgaprune.errors import HlsConfigError
+from fpgaprune.hls.backend import backend_named
 from fpgaprune.resources import csynth
 
 FITS, DOES_NOT_FIT, WITHIN_ERROR = "fits", "does NOT fit", "within the model's held-out error of the limit"
 CANNOT_JUDGE = "cannot be judged"
-VENDOR_TOOLS = {"vitis": "Vitis HLS", "vivado": "Vivado HLS"}  # the backends whose tool a C-synthesis model knows
 
 
 @dataclass
@@ -44,8 +45,12 @@ def verdict_of(fraction: float, error: tuple | None) -> str:
 
 
 def vendor_tool(backend: str) -> str | None:
-    """The HLS tool whose C-synthesis models may judge `backend`'s designs; None: no checked model, rules only."""
-    return next((tool for prefix, tool in VENDOR_TOOLS.items() if backend.lower().startswith(prefix)), None)
+    """The HLS tool whose C-synthesis models may judge `backend`'s designs (the backend object's `model_tool`);
+    None: no checked model, rules only (a backend fpgaprune does not know included)."""
+    try:
+        return backend_named(backend).model_tool
+    except HlsConfigError:
+        return None
 
 
 def _judges(model, backend: str, resource: str) -> bool:
@@ -98,7 +103,7 @@ def fit_verdicts(estimate, backend: str) -> list[ResourceVerdict]:
                 ResourceVerdict(
                     resource,
                     fraction,
-                    f"rule estimate; no vendor-checked model for {backend} on these layer kinds",
+                    f"rule estimate; {_no_model(backend)}",
                     None,
                     verdict_of(fraction, None),
                 )
@@ -111,6 +116,13 @@ def fit_verdicts(estimate, backend: str) -> list[ResourceVerdict]:
             ResourceVerdict(resource, share, f"the {model.tool} C-synthesis model", error, verdict_of(share, error))
         )
     return verdicts
+
+
+def _no_model(backend: str) -> str:
+    """Why the rules judge: the backend has no checked model at all, or none for these layer kinds."""
+    if vendor_tool(backend) is None:
+        return f"rules only: no vendor-checked C-synthesis model for {backend}"
+    return f"no vendor-checked model for {backend} on these layer kinds"
 
 
 def overall(verdicts: list) -> str:

@@ -2,6 +2,7 @@
 only that tool's designs, another backend gets the rules (said so), and a design of which no layer is estimated
 (hls4ml's stock Catapult code) cannot be judged: its layers are never counted as zero."""
 
+import shutil
 from dataclasses import replace
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 import qkeras
 
 import fpgaprune as fp
+from fpgaprune.hls import csynth
 from fpgaprune.resources.fit_verdict import CANNOT_JUDGE, FITS, vendor_tool
 from fpgaprune.tfk import keras
 
@@ -49,7 +51,7 @@ def test_a_catapult_design_is_judged_by_the_rules_not_by_vitis_model(mlp_and_inp
     catapult = replace(vitis, backend="Catapult")  # the same layers, estimated, on a backend no model knows
     for verdict in catapult.fit_verdicts():
         assert verdict.error is None and verdict.verdict == FITS, verdict.text()
-        assert verdict.source == "rule estimate; no vendor-checked model for Catapult on these layer kinds"
+        assert verdict.source == "rule estimate; rules only: no vendor-checked C-synthesis model for Catapult"
 
 
 def test_a_stock_catapult_export_cannot_be_judged(mlp_and_inputs, tmp_path):
@@ -62,3 +64,6 @@ def test_a_stock_catapult_export_cannot_be_judged(mlp_and_inputs, tmp_path):
         assert verdict.verdict == CANNOT_JUDGE, verdict.text()
         assert "no layer estimated: fc1, fc2 run hls4ml's stock Catapult code" in verdict.text()
     assert "it cannot be judged on" in estimate.format()
+    if shutil.which("catapult") is None:  # the backend's own tool, not Vitis': skipped, saying which
+        skipped = csynth(exported)
+        assert not skipped.ran and skipped.reason == "skipped: catapult not found on PATH"

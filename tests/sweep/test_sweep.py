@@ -9,6 +9,7 @@ import yaml
 from fpgaprune.cli import DEFAULT_CONFIG
 from fpgaprune.pipeline.schema import parse_config
 from fpgaprune.sweep import SweepError, parse_grid, point_config, points, run_sweep
+from fpgaprune.sweep.trials import TRIAL_ENV
 from fpgaprune.sweep.twins import run_key, split_twins
 
 
@@ -117,7 +118,38 @@ def test_points_that_are_one_run_are_run_once_and_a_finished_point_is_the_one_co
     assert twins == {name["kernel", 0.3]: name["kernel", 0.7]}  # copied from the finished one, not run again
 
 
-def test_a_sweep_on_local_ray_writes_every_point_the_table_and_the_plot_and_resumes(tmp_path):
+def test_failed_trials_are_reported_with_their_error_and_retried_on_resume(tmp_path):
+    out, lines = tmp_path / "sweep", []
+    grid = parse_grid(["budget_lut=0.002", "structure=kernel,element", "pruning.hybrid_first_share=0.5,0.7"])
+    outcome = run_sweep(_quick(tmp_path, targets={}), grid, out, cpus=2, echo=lines.append)
+    assert len(outcome.failed) == 4 and len(outcome.ran) == len(outcome.copied) == 2  # shares: one run each
+    for result in outcome.failed:
+        assert "stage prune failed: pruning.budget: LUT <= 0.2%" in result.error and "\n" not in result.error
+        assert any(f"{result.name}: FAILED: stage prune failed" in line for line in lines)
+        if not result.same_as:  # a copy of a failed run gets its error and nothing else
+            assert (out / "points" / result.name / "train" / "stage.json").exists()  # the stages done are kept
+    assert "failed: stage prune failed" in (out / "results.md").read_text()
+    retry = run_sweep(_quick(tmp_path, targets={}), grid, out, cpus=2, echo=lines.append)
+    assert (retry.ran, retry.copied) == (outcome.ran, outcome.copied)  # failed points are not "finished"
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local Ray, started as `run_sweep` starts it, for the sweeps after it: `run_sweep` runs on a Ray that is
+    already up and leaves it up (the test above starts and stops its own, twice)."""
+    ray = pytest.importorskip("ray")
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level="ERROR",
+        runtime_env={"env_vars": TRIAL_ENV},
+    )
+    yield ray
+    ray.shutdown()
+
+
+def test_a_sweep_on_local_ray_writes_every_point_the_table_and_the_plot_and_resumes(tmp_path, local_ray):
     out, lines = tmp_path / "sweep", []
     grid = parse_grid(["sparsity=0.3,0.6", "bits=4,6", "pruning.hybrid_first_share=0.5,0.7"])  # kernel: 4 runs
     outcome = run_sweep(_quick(tmp_path), grid, out, cpus=2, echo=lines.append)
@@ -173,21 +205,6 @@ def test_a_sweep_on_local_ray_writes_every_point_the_table_and_the_plot_and_resu
     assert {k: v for k, v in _mtimes(out / "points").items() if not any(f"/{n}/" in k for n in redo)} == {
         k: v for k, v in before.items() if not any(f"/{n}/" in k for n in redo)
     }
-
-
-def test_failed_trials_are_reported_with_their_error_and_retried_on_resume(tmp_path):
-    out, lines = tmp_path / "sweep", []
-    grid = parse_grid(["budget_lut=0.002", "structure=kernel,element", "pruning.hybrid_first_share=0.5,0.7"])
-    outcome = run_sweep(_quick(tmp_path, targets={}), grid, out, cpus=2, echo=lines.append)
-    assert len(outcome.failed) == 4 and len(outcome.ran) == len(outcome.copied) == 2  # shares: one run each
-    for result in outcome.failed:
-        assert "stage prune failed: pruning.budget: LUT <= 0.2%" in result.error and "\n" not in result.error
-        assert any(f"{result.name}: FAILED: stage prune failed" in line for line in lines)
-        if not result.same_as:  # a copy of a failed run gets its error and nothing else
-            assert (out / "points" / result.name / "train" / "stage.json").exists()  # the stages done are kept
-    assert "failed: stage prune failed" in (out / "results.md").read_text()
-    retry = run_sweep(_quick(tmp_path, targets={}), grid, out, cpus=2, echo=lines.append)
-    assert (retry.ran, retry.copied) == (outcome.ran, outcome.copied)  # failed points are not "finished"
 
 
 def test_the_sweep_command_says_what_is_wrong_with_a_grid_in_one_line(tmp_path, capsys):

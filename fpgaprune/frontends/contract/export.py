@@ -3,11 +3,22 @@ with."""
 
 from abc import ABC, abstractmethod
 
+from fpgaprune.frontends.describe import describe, describe_layer
 from fpgaprune.hls.precision.plan import PrecisionPlan
 
 
 class HlsExport(ABC):
     """Export."""
+
+    float32_reference: bool = True  # the quantized model computes in float32 (its sums round past 24 bits)
+
+    def describe(self, model):
+        """The model as fpgaprune's record (`record.ModelRecord`), which the stages after quantization read."""
+        return describe(self, model)
+
+    def describe_layer(self, layer):
+        """One layer as fpgaprune's record (`record.LayerRecord`), its place in the graph left out."""
+        return describe_layer(self, layer, ())
 
     def derive_types(self, model, input_type):
         """The hls4ml types of each node (`hls.precision.PrecisionPlan`) that make C-sim equal the quantized model;

@@ -2,15 +2,16 @@
 
 import numpy as np
 
-from fpgaprune.framework import OWNER as front
+from fpgaprune.framework import layer_record_of
 from fpgaprune.hls.precision.plan import PrecisionPlan
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, exact_frac
+from fpgaprune.record.model_record import LayerRecord
 
 # Significant bits kept for a scale that is not on a short grid (QKeras computes it in float).
 SCALE_BITS = 16
 
 
-def batchnorm_types(plan: PrecisionPlan, layer, current: ValueRange) -> None:
+def batchnorm_types(plan: PrecisionPlan, layer: LayerRecord, current: ValueRange) -> None:
     """hls4ml computes x * scale + bias per channel, with scale = gamma / sqrt(var + eps) and bias = beta -
     mean * scale from the float parameters. The product is exact with `result` = input frac + scale frac;
     scale and bias are exact when they sit on a grid of at most 2^-24, else kept to SCALE_BITS bits."""
@@ -44,16 +45,7 @@ def batchnorm_types(plan: PrecisionPlan, layer, current: ValueRange) -> None:
 
 
 def batchnorm_affine(layer, quantized: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(scale, bias) of a batch normalization, from its float or (as QKeras uses them) quantized parameters."""
-    channels = layer.moving_mean.shape[0]
-
-    def value(variable_name, quantizer_name, default):
-        variable = getattr(layer, variable_name, None)
-        if variable is None:
-            return np.full(channels, default)
-        quantizer = front.weight_quantizer(layer, quantizer_name) if quantized else None
-        return np.asarray(quantizer(variable) if quantizer else variable, np.float64)
-
-    variance = value("moving_variance", "variance", 1.0)
-    scale = value("gamma", "gamma", 1.0) / np.sqrt(variance + layer.epsilon)
-    return scale, value("beta", "beta", 0.0) - value("moving_mean", "mean", 0.0) * scale
+    """(scale, bias) of a batch normalization (its record, or a layer's as its front end describes it), from its
+    float or (as the quantizing library uses them) quantized parameters."""
+    batchnorm = (layer if isinstance(layer, LayerRecord) else layer_record_of(layer)).batchnorm
+    return (batchnorm.quantized_scale, batchnorm.quantized_bias) if quantized else (batchnorm.scale, batchnorm.bias)

@@ -1,4 +1,5 @@
-"""hls4ml precisions derived from the QKeras quantizers and the input's range, for bit-exact C-simulation.
+"""hls4ml precisions derived from a model's record (its quantizers' types and quantized weights) and the input's
+range, for bit-exact C-simulation.
 
 Each tensor gets a range [lo, hi] on a grid of 2^-frac. A Conv/Dense layer's accumulator is sized from its
 actual quantized weights: for each output channel, the largest and smallest sums that any input in range can
@@ -9,16 +10,15 @@ accumulator's fraction is the weight's plus the input's (or the bias', if finer)
 
 import numpy as np
 
-from fpgaprune.framework import OWNER as front
-from fpgaprune.framework import front_end_of
+from fpgaprune.framework import record_of
 from fpgaprune.hls.precision.batchnorm import SCALE_BITS, batchnorm_types
 from fpgaprune.hls.precision.merge import merge_types, reshaping_types
-from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
+from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_bounds
 from fpgaprune.hls.precision.recurrent import recurrent_types, retype_lstm_source
-from fpgaprune.layer_graph import LayerGraph
-from fpgaprune.layer_kinds import MERGES, MOVES, PADDINGS, kind_of
+from fpgaprune.layer_kinds import MERGES, MOVES, PADDINGS
 from fpgaprune.layer_kinds import POOLING as _POOLING
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, is_power_of_two
+from fpgaprune.record.model_record import LayerRecord, ModelRecord
 
 # Softmax (a table-based activation): probabilities with 16 fractional bits, exp and 1/sum tables of 4096
 # entries with 17 and 14 fractional bits. Measured on the digits MLP (tests/hls/test_export_csim.py): argmax
@@ -50,47 +50,45 @@ def _table_activation(plan: PrecisionPlan, node: str, function: str) -> None:
 
 
 def derive_precisions(model, input_fixed: FixedType) -> PrecisionPlan:
-    """Walk a QKeras model in order, giving every node the exact types for its live weights and input range."""
-    graph = LayerGraph(model)
-    input_name = _input_name(model)
-    plan = PrecisionPlan(input_name)
-    plan.types[input_name] = {"result": input_fixed}
+    """Walk a model's record (or the model's, described by its front end) in order, giving every node the exact
+    types for its live weights and input range."""
+    record = record_of(model)
+    plan = PrecisionPlan(record.input_name)
+    plan.types[record.input_name] = {"result": input_fixed}
     source_range = ValueRange(input_fixed.lo, input_fixed.hi, input_fixed.frac)
-    for name in graph.topological():
-        inbound, kind = graph.inbound[name], graph.class_of(name)
+    for name in record.topological():
+        inbound, kind = record.layers[name].inbound, record.layers[name].role
         if kind in MERGES:
             merge_types(plan, name, kind, [plan.ranges.get(source) for source in inbound])
             continue
         current = plan.ranges.get(inbound[0]) if inbound else source_range
         if current is not None:
-            _derive_node(plan, graph, name, kind, current)
+            _derive_node(plan, record, name, current)
     return plan
 
 
-def _derive_node(plan: PrecisionPlan, graph: LayerGraph, name: str, kind: str, current: ValueRange) -> None:
+def _derive_node(plan: PrecisionPlan, record: ModelRecord, name: str, current: ValueRange) -> None:
     """The types of one single-input node, whose input lies in `current`."""
-    layer = graph.layers[name]
-    precision = getattr(kind_of(layer), "precision", None) if front.is_quantized(layer) else None
+    layer = record.layers[name]
+    kind, precision = layer.role, layer.precision if layer.quantized else None
     if precision == "linear":  # every kernel column is one accumulation
         _dense_like(plan, layer, current)
     elif precision == "separable":
         _separable(plan, layer, current)
-    elif front.is_batchnorm(layer):  # a QBatchNormalization, or a float one a QKeras model carries unfolded
+    elif layer.batchnorm is not None:  # a QBatchNormalization, or a float one a QKeras model carries unfolded
         batchnorm_types(plan, layer, current)
     elif precision == "recurrent":
         recurrent_types(plan, layer, current)
-        if kind_of(layer).name == "LSTM" and name in plan.types:
-            retype_lstm_source(plan, graph, name)
-    elif front.is_quantized_activation(layer):
-        fixed = front.quantizer_type(front.activation_quantizer(layer), activation=True)
+        if layer.kind == "LSTM" and name in plan.types:
+            retype_lstm_source(plan, record, name)
+    elif layer.quantizing_activation:
+        fixed = layer.applies.fixed
         if fixed is None:
-            plan.notes.append(
-                f"{name}: activation {front.activation_quantizer(layer)} has no fixed type; left to hls4ml"
-            )
+            plan.notes.append(f"{name}: activation {layer.applies.described} has no fixed type; left to hls4ml")
             return
         plan.types[name] = {"result": fixed}
         plan.ranges[name] = ValueRange(fixed.lo, fixed.hi, fixed.frac)
-        function = front.table_function(layer)
+        function = layer.applies.table
         if function is not None:  # the real sigmoid/tanh: hls4ml's table, rounded to the quantizer's grid
             plan.types[name]["table_t"] = TABLE_ACTIVATIONS[function][0]["table_t"]
             plan.settings[name] = dict(TABLE_ACTIVATIONS[function][1])
@@ -100,15 +98,15 @@ def _derive_node(plan: PrecisionPlan, graph: LayerGraph, name: str, kind: str, c
         reshaping_types(plan, name, kind, current)
     elif kind in _POOLING:
         _pooling(plan, layer, kind, current)
-    elif kind == "Activation" and _activation_name(layer.activation) in TABLE_ACTIVATIONS:
-        _table_activation(plan, name, _activation_name(layer.activation))
+    elif kind == "Activation" and _activation_name(layer) in TABLE_ACTIVATIONS:
+        _table_activation(plan, name, _activation_name(layer))
     elif _plain_relu(layer, kind):
         plan.types[name], plan.ranges[name] = _relu(current)
     else:
         plan.notes.append(f"{name}: {kind} is not derived; it and what follows keep hls4ml's precisions")
 
 
-def _pooling(plan: PrecisionPlan, layer, kind: str, current: ValueRange) -> None:
+def _pooling(plan: PrecisionPlan, layer: LayerRecord, kind: str, current: ValueRange) -> None:
     """Max pooling keeps the input's type. Average pooling sums k inputs (accum) and divides by k, which
     is exact with log2(k) more fraction bits when k is a power of two (hls4ml divides in the accumulator)."""
     if "Max" in kind:
@@ -116,7 +114,7 @@ def _pooling(plan: PrecisionPlan, layer, kind: str, current: ValueRange) -> None
         plan.types[layer.name] = {"accum": fixed, "result": fixed}
         plan.ranges[layer.name] = current
         return
-    k = int(np.prod(layer.input_shape[1:-1])) if kind.startswith("Global") else int(np.prod(layer.pool_size))
+    k = int(np.prod(layer.input_shape[1:-1])) if kind.startswith("Global") else int(np.prod(layer.options["pool_size"]))
     extra = int(np.ceil(np.log2(k))) if k > 1 else 0
     frac = current.frac + extra
     plan.types[layer.name] = {
@@ -139,35 +137,32 @@ def _accumulate(weights: np.ndarray, bias, weight_type: FixedType, bias_type, so
     return accum, ValueRange(float(lower.min()), float(upper.max()), frac)
 
 
-def _padded(layer, current: ValueRange) -> ValueRange:
+def _padded(layer: LayerRecord, current: ValueRange) -> ValueRange:
     """With 'same' padding the zero border is an input too."""
-    if getattr(layer, "padding", "valid") == "valid":
+    if layer.options.get("padding", "valid") == "valid":
         return current
     return ValueRange(min(current.lo, 0.0), max(current.hi, 0.0), current.frac)
 
 
-def _dense_like(plan: PrecisionPlan, layer, current: ValueRange) -> None:
-    weight = kind_of(layer).weights[0]
-    kernel, kernel_quantizer = weight.variable(layer), front.weight_quantizer(layer, weight.role)
-    scaled = front.has_channel_scale(kernel_quantizer) and weight.name == "kernel"  # hls4ml factors it: <name>_alpha
-    weight_type = front.quantizer_type(front.unit_quantizer(kernel_quantizer) if scaled else kernel_quantizer)
-    bias_type = front.quantizer_type(front.weight_quantizer(layer, "bias")) if layer.use_bias else None
-    if weight_type is None or (layer.use_bias and bias_type is None):
+def _dense_like(plan: PrecisionPlan, layer: LayerRecord, current: ValueRange) -> None:
+    weight, bias_weight = next(iter(layer.weights.values())), layer.weights.get("bias")  # the kind's first weight
+    weight_type, bias_type = weight.fixed, bias_weight.fixed if bias_weight is not None else None
+    if weight_type is None or (bias_weight is not None and bias_type is None):
         plan.notes.append(
-            f"{layer.name}: quantizers {kernel_quantizer} / {front.weight_quantizer(layer, 'bias')} "
+            f"{layer.name}: quantizers {weight.quantizer} / {bias_weight.quantizer if bias_weight else None} "
             "have no fixed type; left to hls4ml"
         )
         return
-    columns = kernel.shape[-2] * kernel.shape[-1] if weight.name == "depthwise_kernel" else kernel.shape[-1]
-    bias = front.quantized(layer, "bias", layer.bias) if layer.use_bias else 0.0
+    shape = weight.quantized.shape
+    columns = shape[-2] * shape[-1] if weight.name == "depthwise_kernel" else shape[-1]
+    bias = bias_weight.quantized if bias_weight is not None else 0.0
     source = _padded(layer, current)
-    if scaled:
-        grid, scale = front.factor_scales(kernel_quantizer, kernel)
+    if weight.scaled:  # hls4ml factors the per-channel scale into <name>_alpha
         accum, output = _apply_alpha(
-            plan, layer, grid.reshape(-1, columns), scale, bias, (weight_type, bias_type), source
+            plan, layer, weight.grid.reshape(-1, columns), weight.scale, bias, (weight_type, bias_type), source
         )
     else:
-        weights = np.asarray(front.quantized(layer, weight.role, kernel), np.float64).reshape(-1, columns)
+        weights = weight.columns(columns)
         accum, output = _accumulate(weights, bias, weight_type, bias_type, source)
         plan.types[layer.name] = {
             "weight": weight_type,
@@ -177,11 +172,11 @@ def _dense_like(plan: PrecisionPlan, layer, current: ValueRange) -> None:
         }
     _activation(plan, layer, accum, output)
     if source is not current:  # io_stream inserts zero padding before the conv
-        prefix = "zp1d_" if type(layer).__name__.endswith("1D") else "zp2d_"
+        prefix = "zp1d_" if layer.class_name.endswith("1D") else "zp2d_"
         plan.types[prefix + layer.name] = {"result": FixedType.covering(source.lo, source.hi, source.frac)}
 
 
-def _apply_alpha(plan: PrecisionPlan, layer, grid, scale, bias, types, source: ValueRange):
+def _apply_alpha(plan: PrecisionPlan, layer: LayerRecord, grid, scale, bias, types, source: ValueRange):
     """The layer accumulates its alpha=1 grid weights (no bias); `<name>_alpha` computes acc * scale + bias,
     exactly when every scale is a power of 2 ('auto_po2'). Returns the type and range that flow on."""
     weight_type, bias_type = types
@@ -211,21 +206,20 @@ def _apply_alpha(plan: PrecisionPlan, layer, grid, scale, bias, types, source: V
     return result, ValueRange(float(out_lower.min()), float(out_upper.max()), out_frac)
 
 
-def _separable(plan: PrecisionPlan, layer, current: ValueRange) -> None:
+def _separable(plan: PrecisionPlan, layer: LayerRecord, current: ValueRange) -> None:
     """hls4ml splits it into <name>_depthwise and <name>_pointwise, reading depthwise*/pointwise* keys."""
-    depthwise_type = front.quantizer_type(front.weight_quantizer(layer, "depthwise"))
-    pointwise_type = front.quantizer_type(front.weight_quantizer(layer, "pointwise"))
-    bias_type = front.quantizer_type(front.weight_quantizer(layer, "bias")) if layer.use_bias else None
-    if depthwise_type is None or pointwise_type is None or (layer.use_bias and bias_type is None):
+    depthwise_weight, pointwise_weight = layer.weights["depthwise_kernel"], layer.weights["pointwise_kernel"]
+    bias_weight = layer.weights.get("bias")
+    depthwise_type, pointwise_type = depthwise_weight.fixed, pointwise_weight.fixed
+    bias_type = bias_weight.fixed if bias_weight is not None else None
+    if depthwise_type is None or pointwise_type is None or (bias_weight is not None and bias_type is None):
         plan.notes.append(f"{layer.name}: separable quantizers without a fixed type; left to hls4ml")
         return
-    channels = layer.depthwise_kernel.shape[-2] * layer.depthwise_kernel.shape[-1]
-    depthwise = quantized_columns(front.weight_quantizer(layer, "depthwise"), layer.depthwise_kernel, channels)
+    shape = depthwise_weight.quantized.shape
+    depthwise = depthwise_weight.columns(shape[-2] * shape[-1])
     depthwise_accum, middle = _accumulate(depthwise, 0.0, depthwise_type, None, _padded(layer, current))
-    pointwise = quantized_columns(
-        front.weight_quantizer(layer, "pointwise"), layer.pointwise_kernel, layer.pointwise_kernel.shape[-1]
-    )
-    bias = front.quantized(layer, "bias", layer.bias) if layer.use_bias else 0.0
+    pointwise = pointwise_weight.columns(pointwise_weight.quantized.shape[-1])
+    bias = bias_weight.quantized if bias_weight is not None else 0.0
     accum, output = _accumulate(pointwise, bias, pointwise_type, bias_type, middle)
     plan.types[layer.name] = {
         "depthwise": depthwise_type,
@@ -240,33 +234,35 @@ def _separable(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     _activation(plan, layer, accum, output)
 
 
-def _activation(plan: PrecisionPlan, layer, accum: FixedType, output: ValueRange) -> None:
+def _activation(plan: PrecisionPlan, layer: LayerRecord, accum: FixedType, output: ValueRange) -> None:
     """The node hls4ml splits off for the layer's activation, and the range that flows on."""
     activation = layer.activation
-    fixed = front.quantizer_type(activation, activation=True) if hasattr(activation, "get_config") else None
+    fixed = activation.fixed if activation is not None else None
     if activation is None:  # none inside the layer (PyTorch's): its output flows on
         plan.ranges[layer.name] = output
-    elif getattr(activation, "__name__", "") == "linear":
+    elif activation.function == "linear":
         plan.types[f"{layer.name}_linear"] = {"result": accum}
         plan.ranges[layer.name] = output
     elif fixed is not None:
-        plan.types[f"{layer.name}_{type(activation).__name__}"] = {"result": fixed}
+        plan.types[f"{layer.name}_{activation.class_name}"] = {"result": fixed}
         plan.ranges[layer.name] = ValueRange(fixed.lo, fixed.hi, fixed.frac)
-    elif _activation_name(activation) == "relu":  # a float relu inside a (QKeras) layer: exact on the grid
+    elif _activation_name(layer) == "relu":  # a float relu inside a (QKeras) layer: exact on the grid
         plan.types[f"{layer.name}_relu"], plan.ranges[layer.name] = _relu(output)
-    elif _activation_name(activation) in TABLE_ACTIVATIONS:
-        node = f"{layer.name}_{_activation_name(activation)}"
-        _table_activation(plan, node, _activation_name(activation))
+    elif _activation_name(layer) in TABLE_ACTIVATIONS:
+        node = f"{layer.name}_{_activation_name(layer)}"
+        _table_activation(plan, node, _activation_name(layer))
         plan.ranges[layer.name] = plan.ranges[node]
     else:
-        plan.notes.append(f"{layer.name}: activation {activation} has no fixed type; what follows keeps hls4ml's")
+        plan.notes.append(
+            f"{layer.name}: activation {activation.described} has no fixed type; what follows keeps hls4ml's"
+        )
 
 
-def _plain_relu(layer, kind: str) -> bool:
+def _plain_relu(layer: LayerRecord, kind: str) -> bool:
     """A float max(0, x): Activation('relu'), or a ReLU layer with no cap, slope or threshold."""
     if kind == "Activation":
-        return _activation_name(layer.activation) == "relu"
-    config = layer.get_config() if kind == "ReLU" and hasattr(layer, "get_config") else {}
+        return _activation_name(layer) == "relu"
+    config = layer.options if kind == "ReLU" else {}
     return (
         kind == "ReLU"
         and config.get("max_value") is None
@@ -281,9 +277,5 @@ def _relu(current: ValueRange) -> tuple[dict, ValueRange]:
     return {"result": FixedType.covering(kept.lo, kept.hi, kept.frac)}, kept
 
 
-def _activation_name(activation) -> str:
-    return str(getattr(activation, "__name__", "")).lower()
-
-
-def _input_name(model) -> str:
-    return front_end_of(model).input_name(model)
+def _activation_name(layer: LayerRecord) -> str:
+    return layer.activation.name if layer.activation is not None else ""

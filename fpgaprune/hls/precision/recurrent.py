@@ -2,10 +2,9 @@
 
 import numpy as np
 
-from fpgaprune.framework import OWNER as front
-from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_bounds, quantized_columns
-from fpgaprune.layer_kinds import kind_of
+from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_bounds
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, union
+from fpgaprune.record.model_record import LayerRecord, ModelRecord
 
 # Recurrent layers: hls4ml keeps h (and the LSTM cell state c) in `result`, and the gates, their activations
 # and every sum in `accum`. Without a fixed state quantizer the state keeps STATE_FRAC fraction bits; the
@@ -15,26 +14,22 @@ TABLE_FRAC = 16
 RECURRENT_TABLE_SIZE = 4096
 
 
-def recurrent_types(plan: PrecisionPlan, layer, current: ValueRange) -> None:
+def recurrent_types(plan: PrecisionPlan, layer: LayerRecord, current: ValueRange) -> None:
     """Types for QLSTM/QGRU from the live weights: |h| <= 1 and, for an LSTM, |c| <= the sequence length
     (c_t = f c_(t-1) + i g with gates in [0, 1] and |g| <= 1). C-sim is close, not bit-exact: hls4ml's
     activation tables approximate QKeras' float sigmoid/tanh."""
-    types = {
-        role: front.quantizer_type(front.weight_quantizer(layer, role)) for role in ("kernel", "recurrent", "bias")
-    }
+    weights = {role: layer.weight(role) for role in ("kernel", "recurrent", "bias")}
+    types = {role: weight.fixed if weight is not None else None for role, weight in weights.items()}
     if None in types.values():
         plan.notes.append(f"{layer.name}: recurrent quantizers without a fixed type; left to hls4ml")
         return
-    state_quantizer = front.weight_quantizer(layer, "state")
-    state = front.quantizer_type(state_quantizer) if state_quantizer else None
+    state = layer.options.get("state_type")
     state_frac = state.frac if state is not None else STATE_FRAC
-    units, steps = layer.units, layer.input_shape[1]
-    bias = front.quantized(layer, "bias", layer.cell.bias) if layer.use_bias else np.zeros(1)
+    units, steps = layer.options["units"], layer.input_shape[1]
+    bias = weights["bias"].quantized if layer.use_bias else np.zeros(1)
     bias, recurrent_bias = (bias[0], bias[1]) if bias.ndim == 2 else (bias, 0.0)
-    kernel = quantized_columns(front.weight_quantizer(layer, "kernel"), layer.cell.kernel, layer.cell.kernel.shape[-1])
-    recurrent = quantized_columns(
-        front.weight_quantizer(layer, "recurrent"), layer.cell.recurrent_kernel, kernel.shape[-1]
-    )
+    kernel = weights["kernel"].columns(weights["kernel"].quantized.shape[-1])
+    recurrent = weights["recurrent"].columns(kernel.shape[-1])
     x_lower, x_upper = column_bounds(kernel, bias, current)
     h_lower, h_upper = column_bounds(recurrent, recurrent_bias, ValueRange(-1.0, 1.0, state_frac))
     lower = x_lower + np.minimum(h_lower, 0.0)
@@ -44,7 +39,7 @@ def recurrent_types(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     )
     accum = FixedType.covering(min(float(lower.min()), -1.0), max(float(upper.max()), 1.0), frac)
     result = FixedType.covering(-1.0, 1.0, state_frac)
-    if kind_of(layer).name == "LSTM":  # hls4ml 1.3's lstm() compiles only with input = result = accum types
+    if layer.kind == "LSTM":  # hls4ml 1.3's lstm() compiles only with input = result = accum types
         source = FixedType.covering(current.lo, current.hi, current.frac)
         accum = result = union(accum, FixedType.covering(-float(steps), float(steps), state_frac), source)
     plan.types[layer.name] = {
@@ -59,25 +54,26 @@ def recurrent_types(plan: PrecisionPlan, layer, current: ValueRange) -> None:
     plan.settings[layer.name] = {"table_size": RECURRENT_TABLE_SIZE}
     plan.ranges[layer.name] = ValueRange(-1.0, 1.0, state_frac)
     plan.notes.append(
-        f"{layer.name}: {type(layer).__name__} types derived for {units} units over {steps} steps; "
+        f"{layer.name}: {layer.class_name} types derived for {units} units over {steps} steps; "
         "C-sim is close to QKeras, not bit-exact (hls4ml's sigmoid/tanh tables)"
     )
-    if kind_of(layer).name == "GRU" and not layer.reset_after:
+    if layer.kind == "GRU" and not layer.options.get("reset_after", True):
         plan.notes.append(
             f"{layer.name}: hls4ml 1.3's GRU computes reset_after=True; this layer has "
             "reset_after=False, so C-sim will not match QKeras"
         )
 
 
-def retype_lstm_source(plan: PrecisionPlan, graph, name: str) -> None:
+def retype_lstm_source(plan: PrecisionPlan, record: ModelRecord, name: str) -> None:
     """Give the tensor that feeds an LSTM the LSTM's own type (hls4ml 1.3 needs them equal). Reshapes and
     other pass-through nodes take their input's type, so the first typed node upstream is changed. A
     quantizing activation cannot be widened without changing its rounding: that case is left to hls4ml."""
     common = plan.types[name]["result"]
-    source = graph.inbound[name][0] if graph.inbound[name] else plan.input_name
-    while source in graph.layers and graph.class_of(source) in PASSTHROUGH and graph.inbound[source]:
-        source = graph.inbound[source][0]
-    if source not in graph.layers or graph.class_of(source) in PASSTHROUGH:
+    layers = record.layers
+    source = layers[name].inbound[0] if layers[name].inbound else plan.input_name
+    while source in layers and layers[source].role in PASSTHROUGH and layers[source].inbound:
+        source = layers[source].inbound[0]
+    if source not in layers or layers[source].role in PASSTHROUGH:
         source = plan.input_name
     node = source if source in plan.types and "accum" not in plan.types[source] else f"{source}_linear"
     current = plan.types.get(node, {}).get("result")

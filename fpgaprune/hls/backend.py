@@ -1,0 +1,117 @@
+"""The backend an export was made for, as one object the stages after the export ask: which C-synthesis tools
+build its projects and how (`synthesis_command`, `read_report`), which tool's checked cost models may judge its
+designs (`model_tool`; None: the rules only, never another tool's model), the resource names its reports use,
+the board families it knows, and whether fpgaprune writes kernel-sparse code for it. hls4ml's own backend does
+the export; `hls/extension/` adds fpgaprune's code to it (`BackendExtension`, the codegen seam this builds on).
+
+Built in: Vitis and Vivado (the Vivado family: fpgaprune's kernel-sparse code, Vivado HLS / Vitis HLS models) and
+Catapult (hls4ml's stock code, rules only). `register_backend` adds another.
+"""
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fpgaprune.errors import HlsConfigError
+
+DEFAULT_BACKEND = "Vitis"
+XILINX_RESOURCES = {"dsp": "DSP48", "lut": "LUT", "ff": "FF", "bram": "BRAM_18K"}
+XILINX_FAMILIES = ("7-series", "UltraScale+")
+# hls4ml's build options: C-synthesis only (no C-sim: fpgaprune's own C-sim builds the same files with g++).
+SYNTH_ONLY = {"reset": 0, "csim": 0, "synth": 1, "cosim": 0, "validation": 0, "export": 0, "vsynth": 0, "fifo_opt": 0}
+_BACKENDS: dict = {}
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One hls4ml backend, as fpgaprune's stages after the export ask it."""
+
+    name: str  # hls4ml's name: "Vitis", "Vivado", "Catapult"
+    synthesis_tools: tuple  # the C-synthesis commands that build its projects, the first on PATH runs
+    model_tool: str | None  # the tool whose C-synthesis results the checked cost models were fitted to; None: rules
+    kernel_sparse: bool  # fpgaprune writes one product per live weight for it (else hls4ml's stock code)
+    families: tuple = XILINX_FAMILIES  # the board families its designs are judged on
+    resource_names: dict = field(default_factory=lambda: dict(XILINX_RESOURCES))
+
+    def judged_by(self) -> str:
+        """What judges a resource figure of its designs: a tool's checked C-synthesis model, or the rules."""
+        return f"{self.model_tool}'s checked C-synthesis model" if self.model_tool else "rules only"
+
+    def synthesis_tool(self) -> str | None:
+        """The first of its C-synthesis tools on PATH, or None."""
+        return next((tool for tool in self.synthesis_tools if shutil.which(tool)), None)
+
+    def not_found(self) -> str:
+        tools = self.synthesis_tools
+        others = f" (nor {', '.join(tools[1:])})" if len(tools) > 1 else ""
+        return f"skipped: {tools[0]} not found{others} on PATH"
+
+    def synthesis_command(self, project: Path, tool: str) -> list:
+        """The command that runs C-synthesis of `project` with `tool`, in the project's directory."""
+        raise NotImplementedError(f"{self.name}: no synthesis command")
+
+    def read_report(self, project: Path) -> dict:
+        """The C-synthesis report of `project`, parsed ({} when there is none)."""
+        return {}
+
+
+class VivadoFamily(Backend):
+    """Vitis and Vivado: hls4ml's `build_prj.tcl`, Vitis reading build_opt.tcl and Vivado its arguments."""
+
+    def synthesis_command(self, project: Path, tool: str) -> list:
+        if tool == "vivado_hls":
+            return ["vivado_hls", "-f", "build_prj.tcl", " ".join(f"{k}={v}" for k, v in SYNTH_ONLY.items())]
+        (project / "build_opt.tcl").write_text(
+            "array set opt {\n" + "".join(f"    {k} {v}\n" for k, v in SYNTH_ONLY.items()) + "}\n"
+        )
+        if shutil.which("vitis-run"):
+            return ["vitis-run", "--tcl", "build_prj.tcl", "--mode", "hls"]
+        return [tool, "-f", "build_prj.tcl"]
+
+    def read_report(self, project: Path) -> dict:
+        from hls4ml.report import parse_vivado_report
+
+        return parse_vivado_report(str(project)) or {}
+
+
+class CatapultBackend(Backend):
+    """Siemens Catapult: hls4ml's `build_prj.tcl` in `catapult -shell`, as hls4ml's `build()` runs it."""
+
+    def synthesis_command(self, project: Path, tool: str) -> list:
+        arguments = " ".join(f"{k}={v}" for k, v in {**SYNTH_ONLY, "bitfile": 0}.items())
+        return [tool, "-product", "ultra", "-shell", "-f", "build_prj.tcl", "-eval", f'set ::argv "{arguments}"']
+
+    def read_report(self, project: Path) -> dict:
+        from hls4ml.report.catapult_report import parse_catapult_report
+
+        return parse_catapult_report(str(project)) or {}
+
+
+def register_backend(backend: Backend) -> None:
+    """Add `backend` (or replace the one of its name)."""
+    _BACKENDS[backend.name.lower()] = backend
+
+
+def backend_named(name: str) -> Backend:
+    """The backend hls4ml calls `name` (any case); one line naming the known ones otherwise."""
+    found = _BACKENDS.get(str(name).lower())
+    if found is None:
+        known = ", ".join(backend.name for backend in _BACKENDS.values())
+        raise HlsConfigError(f"hls backend {name!r}: fpgaprune knows {known}")
+    return found
+
+
+def backend_of_project(project) -> Backend:
+    """The backend an exported project was made for (its manifest's)."""
+    manifest = json.loads((Path(project) / "fpgaprune_manifest.json").read_text())
+    return backend_named(manifest["backend"])
+
+
+for _backend in (
+    VivadoFamily("Vitis", ("vitis_hls", "vivado_hls"), "Vitis HLS", kernel_sparse=True),
+    VivadoFamily("Vivado", ("vivado_hls", "vitis_hls"), "Vivado HLS", kernel_sparse=True),
+    VivadoFamily("VivadoAccelerator", ("vivado_hls", "vitis_hls"), "Vivado HLS", kernel_sparse=True),
+    CatapultBackend("Catapult", ("catapult",), None, kernel_sparse=False),
+):
+    register_backend(_backend)

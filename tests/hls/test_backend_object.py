@@ -1,0 +1,55 @@
+"""The backend an export was made for is one object (`hls.backend.Backend`) that the stages after the export ask:
+its C-synthesis tools and command, its report reader, the tool whose checked models may judge it (or the rules
+only), its resource names and board families. A backend fpgaprune does not know is one line."""
+
+import shutil
+
+import pytest
+
+from fpgaprune.errors import HlsConfigError
+from fpgaprune.hls.backend import DEFAULT_BACKEND, Backend, backend_named, register_backend
+from fpgaprune.hls.synth import find_hls_tool
+
+
+@pytest.mark.parametrize(
+    "name, tool, sparse", [("Vitis", "Vitis HLS", True), ("vivado", "Vivado HLS", True), ("Catapult", None, False)]
+)
+def test_each_built_in_backend_says_what_judges_it(name, tool, sparse):
+    backend = backend_named(name)
+    assert backend.model_tool == tool and backend.kernel_sparse is sparse
+    assert backend.judged_by() == (f"{tool}'s checked C-synthesis model" if tool else "rules only")
+    assert backend.families == ("7-series", "UltraScale+") and backend.resource_names["dsp"] == "DSP48"
+
+
+def test_an_unknown_backend_is_one_line_naming_the_known_ones():
+    with pytest.raises(HlsConfigError) as error:
+        backend_named("oneAPI")
+    assert str(error.value) == "hls backend 'oneAPI': fpgaprune knows Vitis, Vivado, VivadoAccelerator, Catapult"
+
+
+def test_synthesis_commands_are_each_tools_own(tmp_path):
+    vitis = backend_named("Vitis").synthesis_command(tmp_path, "vitis_hls")
+    assert vitis[-2:] == ["-f", "build_prj.tcl"] or vitis[:2] == ["vitis-run", "--tcl"]
+    assert (
+        "synth 1" in (tmp_path / "build_opt.tcl").read_text() and "csim 0" in (tmp_path / "build_opt.tcl").read_text()
+    )
+    vivado = backend_named("Vivado").synthesis_command(tmp_path, "vivado_hls")
+    assert vivado[:3] == ["vivado_hls", "-f", "build_prj.tcl"] and "synth=1" in vivado[3] and "csim=0" in vivado[3]
+    catapult = backend_named("Catapult").synthesis_command(tmp_path, "catapult")
+    assert catapult[:6] == ["catapult", "-product", "ultra", "-shell", "-f", "build_prj.tcl"]
+    assert "synth=1" in catapult[-1] and "csim=0" in catapult[-1]
+
+
+def test_the_tool_found_is_the_backends_own():
+    assert find_hls_tool("Catapult") == (shutil.which("catapult") and "catapult")
+    assert find_hls_tool() == find_hls_tool(DEFAULT_BACKEND)
+    assert find_hls_tool("Vivado") in (None, "vivado_hls", "vitis_hls")
+
+
+def test_a_backend_registered_is_asked_like_a_built_in():
+    register_backend(Backend("ToyHLS", ("toy_hls_that_is_not_installed",), None, kernel_sparse=False))
+    toy = backend_named("toyhls")
+    assert (
+        toy.synthesis_tool() is None and toy.not_found() == "skipped: toy_hls_that_is_not_installed not found on PATH"
+    )
+    assert toy.judged_by() == "rules only"
