@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fpgaprune.budget.spec import Budget, BudgetError
-from fpgaprune.framework import front_end_of, record_of
+from fpgaprune.framework import front_end_of, layers_of
 from fpgaprune.hls.backend import DEFAULT_BACKEND
 from fpgaprune.hooks import TrainingHook
 from fpgaprune.pruning import Pruner
@@ -53,7 +53,7 @@ class HardwareCosts:
         self.types, self.notes, self.sources = None, [], {}
 
     def __call__(self, model) -> EntryCosts:
-        quantized = any(is_hardware_layer(layer) for layer in record_of(model).layers.values())
+        quantized = any(is_hardware_layer(layer) for layer in layers_of(model))
         qmodel = model if quantized else self._twin(model)
         self.types, self.notes = layer_hardware(qmodel, self.hls_config, self.input_fixed, self.board, self.io_type)
         priced = entry_costs(qmodel, self.types, self.notes, self.backend)

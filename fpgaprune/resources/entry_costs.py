@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.framework import front_end_of, layer_record_of, record_of
+from fpgaprune.framework import front_end_of, record_of
 from fpgaprune.hls.backend import DEFAULT_BACKEND
 from fpgaprune.hls.manifest import quantized_kernel
-from fpgaprune.layer_kinds import BY_NAME
+from fpgaprune.layer_kinds import BY_NAME, kind_of
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange
 from fpgaprune.record.model_record import LayerRecord
 from fpgaprune.resources import csynth, rules
@@ -29,9 +29,10 @@ RULES_SOURCE = "fpgaprune's rules (unchecked against vendor results for these la
 
 def is_hardware_layer(layer) -> bool:
     """A quantized layer whose products fpgaprune's export generates (a kernel-sparse kind, `layer_kinds`): a
-    layer's record, or a layer (described by its front end)."""
-    record = layer_record_of(layer)
-    return record.kind in BY_NAME and BY_NAME[record.kind].kernel_sparse and record.quantized
+    layer's record, or a layer (its front end says whether it is quantized: a float model is not described)."""
+    if isinstance(layer, LayerRecord):
+        return layer.kind in BY_NAME and BY_NAME[layer.kind].kernel_sparse and layer.quantized
+    return getattr(kind_of(layer), "kernel_sparse", False) and front_end_of(layer).is_quantized(layer)
 
 
 def _positions(layer: LayerRecord) -> int:
