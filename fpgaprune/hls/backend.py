@@ -48,7 +48,8 @@ class Backend:
         return f"skipped: {tools[0]} not found{others} on PATH"
 
     def synthesis_command(self, project: Path, tool: str) -> list:
-        """The command that runs C-synthesis of `project` with `tool`, in the project's directory."""
+        """The command that runs C-synthesis of `project` with `tool`, in the project's directory. Abstract: each
+        backend's class gives its tool's (a backend registered without one has no synthesis to run)."""
         raise NotImplementedError(f"{self.name}: no synthesis command")
 
     def read_report(self, project: Path) -> dict:

@@ -120,6 +120,3 @@ class ModelRecord:
     def topological(self) -> list:
         """Every layer after the layers it reads (ties in the model's own order)."""
         return list(TopologicalSorter({name: layer.inbound for name, layer in self.layers.items()}).static_order())
-
-    def with_kernel(self) -> list:
-        return [layer for layer in self.layers.values() if layer.kernel is not None]

@@ -32,22 +32,31 @@ def _called(node) -> str | None:
 
 
 def _front_end_names(scope) -> set:
-    """Names a scope binds to a front end: assigned from a lookup, a loop over `front_ends()`, `OWNER` imported."""
+    """Names a scope binds to a front end: assigned from a lookup, or a loop over `front_ends()`."""
     names = set()
     for node in ast.walk(scope):
         if isinstance(node, ast.Assign) and _called(node.value) in LOOKUPS:
             names |= {target.id for target in node.targets if isinstance(target, ast.Name)}
         elif isinstance(node, (ast.For, ast.comprehension)) and _called(node.iter) == "front_ends":
             names |= {node.target.id} if isinstance(node.target, ast.Name) else set()
-        elif isinstance(node, ast.ImportFrom) and node.module == "fpgaprune.framework":
-            names |= {alias.asname or alias.name for alias in node.names if alias.name == "OWNER"}
     return names
+
+
+def _owner_aliases(tree: ast.Module) -> set:
+    """The names `OWNER` (the registry's per-object questions) is imported under."""
+    return {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "fpgaprune.framework"
+        for alias in node.names
+        if alias.name == "OWNER"
+    }
 
 
 def members_used(tree: ast.Module) -> list:
     """(line, member) for each use of a front end's member in the module; a name counts as a front end in the
     function that binds it (and the functions inside it), `OWNER` everywhere."""
-    top = {name for name in _front_end_names(tree) if name == "OWNER" or name == "front"} & _imported(tree)
+    top = _owner_aliases(tree)
     functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     used = {}
     for scope in [tree, *functions]:
@@ -59,15 +68,6 @@ def members_used(tree: ast.Module) -> list:
                 name = node.args[1]
                 used[id(node)] = (node.lineno, name.value if isinstance(name, ast.Constant) else "<computed>")
     return sorted(used.values())
-
-
-def _imported(tree: ast.Module) -> set:
-    return {
-        alias.asname or alias.name
-        for node in tree.body
-        if isinstance(node, ast.ImportFrom) and node.module == "fpgaprune.framework"
-        for alias in node.names
-    }
 
 
 def _is_front_end(node, names: set) -> bool:

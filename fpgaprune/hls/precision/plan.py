@@ -40,7 +40,3 @@ def column_bounds(weights: np.ndarray, bias, source: ValueRange) -> tuple[np.nda
     upper = np.maximum(weights * source.hi, weights * source.lo).sum(axis=0) + bias
     lower = np.minimum(weights * source.hi, weights * source.lo).sum(axis=0) + bias
     return lower, upper
-
-
-def quantized_columns(quantizer, variable, columns: int) -> np.ndarray:
-    return np.asarray(quantizer(variable), np.float64).reshape(-1, columns)
