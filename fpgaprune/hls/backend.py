@@ -4,8 +4,9 @@ designs (`model_tool`; None: the rules only, never another tool's model), the re
 the board families it knows, and whether fpgaprune writes kernel-sparse code for it. hls4ml's own backend does
 the export; `hls/extension/` adds fpgaprune's code to it (`BackendExtension`, the codegen seam this builds on).
 
-Built in: Vitis and Vivado (the Vivado family: fpgaprune's kernel-sparse code, Vivado HLS / Vitis HLS models) and
-Catapult (hls4ml's stock code, rules only). `register_backend` adds another.
+Built in: Vitis and Vivado (the Vivado family: ap_types, Vivado HLS / Vitis HLS models) and Catapult (ac_types,
+rules only), each with fpgaprune's kernel-sparse code and how g++ builds its shipped projects. `register_backend`
+adds another.
 """
 
 import json
@@ -13,12 +14,19 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fpgaprune.errors import HlsConfigError
+from fpgaprune.errors import ExportError, HlsConfigError
 
 DEFAULT_BACKEND = "Vitis"
 XILINX_RESOURCES = {"dsp": "DSP48", "lut": "LUT", "ff": "FF", "bram": "BRAM_18K"}
 XILINX_FAMILIES = ("7-series", "UltraScale+")
 # hls4ml's build options: C-synthesis only (no C-sim: fpgaprune's own C-sim builds the same files with g++).
+AP_TYPES_FLAGS = ("-std=c++17", "-Ifirmware/ap_types", "-Ifirmware")
+AC_TYPES_FLAGS = (
+    "-std=c++11",
+    *(f"-Ifirmware/{types}/include" for types in ("ac_types", "ac_math", "ac_simutils")),
+    "-Ifirmware/nnet_utils",
+    "-Ifirmware",
+)
 SYNTH_ONLY = {"reset": 0, "csim": 0, "synth": 1, "cosim": 0, "validation": 0, "export": 0, "vsynth": 0, "fifo_opt": 0}
 _BACKENDS: dict = {}
 
@@ -33,6 +41,24 @@ class Backend:
     kernel_sparse: bool  # fpgaprune writes one product per live weight for it (else hls4ml's stock code)
     families: tuple = XILINX_FAMILIES  # the board families its designs are judged on
     resource_names: dict = field(default_factory=lambda: dict(XILINX_RESOURCES))
+    # g++ of the shipped project (`hls/shipped.py`): its language standard and include directories, and the
+    # headers its synthesis branch reads before `__SYNTHESIS__` is defined (the types the tool brings itself)
+    compile_flags: tuple = AP_TYPES_FLAGS
+    synthesis_headers: tuple = ("ap_fixed.h", "ap_int.h", "hls_stream.h")
+    # activations it computes by a method whose error fpgaprune bounds nowhere ({function: how}): an export with
+    # one is refused in one line, since its C-sim could be judged by no bound (the Vivado family's tables: none)
+    unbounded_activations: dict = field(default_factory=dict)
+
+    def check_activations(self, record) -> None:
+        """One line naming the first layer of `record` (a ModelRecord) whose activation it computes unbounded."""
+        for layer in record.layers.values():
+            function = layer.activation.name if layer.activation is not None else ""
+            if function in self.unbounded_activations:
+                raise ExportError(
+                    f"layer '{layer.name}': {self.name} computes {function} {self.unbounded_activations[function]}, "
+                    f"whose error fpgaprune does not bound, so its C-sim could not be judged; export to Vitis or "
+                    f"Vivado, or end the model before the {function}"
+                )
 
     def judged_by(self) -> str:
         """What judges a resource figure of its designs: a tool's checked C-synthesis model, or the rules."""
@@ -55,6 +81,10 @@ class Backend:
     def read_report(self, project: Path) -> dict:
         """The C-synthesis report of `project`, parsed ({} when there is none)."""
         return {}
+
+    def testbench_arguments(self, project: Path) -> list:
+        """The command-line arguments of the project's own test bench, run in `project`."""
+        return []
 
 
 class VivadoFamily(Backend):
@@ -88,15 +118,25 @@ class CatapultBackend(Backend):
 
         return parse_catapult_report(str(project)) or {}
 
+    def testbench_arguments(self, project: Path) -> list:
+        data = Path(project) / "tb_data"
+        weights = Path(project) / "firmware" / "weights"
+        return [str(weights), str(data / "tb_input_features.dat"), str(data / "tb_output_predictions.dat")]
+
 
 def register_backend(backend: Backend) -> None:
     """Add `backend` (or replace the one of its name)."""
     _BACKENDS[backend.name.lower()] = backend
 
 
+def known_backend(name: str) -> Backend | None:
+    """The backend hls4ml calls `name` (any case), or None where fpgaprune knows none of that name."""
+    return _BACKENDS.get(str(name).lower())
+
+
 def backend_named(name: str) -> Backend:
     """The backend hls4ml calls `name` (any case); one line naming the known ones otherwise."""
-    found = _BACKENDS.get(str(name).lower())
+    found = known_backend(name)
     if found is None:
         known = ", ".join(backend.name for backend in _BACKENDS.values())
         raise HlsConfigError(f"hls backend {name!r}: fpgaprune knows {known}")
@@ -113,6 +153,17 @@ for _backend in (
     VivadoFamily("Vitis", ("vitis_hls", "vivado_hls"), "Vitis HLS", kernel_sparse=True),
     VivadoFamily("Vivado", ("vivado_hls", "vitis_hls"), "Vivado HLS", kernel_sparse=True),
     VivadoFamily("VivadoAccelerator", ("vivado_hls", "vitis_hls"), "Vivado HLS", kernel_sparse=True),
-    CatapultBackend("Catapult", ("catapult",), None, kernel_sparse=False),
+    CatapultBackend(
+        "Catapult",
+        ("catapult",),
+        None,
+        kernel_sparse=True,
+        compile_flags=AC_TYPES_FLAGS,
+        synthesis_headers=("ac_fixed.h", "ac_int.h", "ac_channel.h"),
+        unbounded_activations={
+            function: "by AC Math's piecewise-linear approximation (hls4ml's USE_AC_MATH)"
+            for function in ("softmax", "sigmoid", "tanh")
+        },
+    ),
 ):
     register_backend(_backend)

@@ -449,12 +449,13 @@ def compare_with_qkeras(
 
 
 def compile_library(hls_model) -> None:
-    """hls4ml's `compile()` (write, build_lib.sh, load the library), with a time limit on the g++ build."""
+    """hls4ml's `compile()` (write, build_lib.sh, load the library), with a time limit on the g++ build. `-e`: a
+    failing g++ stops the script with its error (Catapult's build_lib.sh would go on without `set -e`)."""
     import ctypes
 
     hls_model.write()
     project = Path(hls_model.config.get_output_dir())
-    run_tool(["bash", "build_lib.sh"], f"g++ build of the C-sim library in {project}", GXX_TIMEOUT_S, cwd=project)
+    run_tool(["bash", "-e", "build_lib.sh"], f"g++ build of the C-sim library in {project}", GXX_TIMEOUT_S, cwd=project)
     library = (
         project
         / "firmware"

@@ -15,11 +15,11 @@ import numpy as np
 
 from fpgaprune.atomic import replace_directory
 from fpgaprune.errors import ExportError
-from fpgaprune.framework import front_end_of, layers_of
+from fpgaprune.framework import front_end_of, layers_of, record_of
 from fpgaprune.guards import check_finite_array, check_finite_weights
 from fpgaprune.hls.adapter import convert_model
 from fpgaprune.hls.attribute_keys import PLAN
-from fpgaprune.hls.backend import DEFAULT_BACKEND
+from fpgaprune.hls.backend import DEFAULT_BACKEND, known_backend
 from fpgaprune.hls.boards import Board, load_board
 from fpgaprune.hls.config import derived_hls_config
 from fpgaprune.hls.csim import hardware_input
@@ -148,6 +148,8 @@ def export(
     twin (`frontends/keras3/twin.py`).
     """
     model = front_end_of(model).exported_model(model, input_shape=tuple(np.shape(x)[1:]))
+    if known_backend(backend) is not None:  # an hls4ml backend registered with the codegen seam alone: unchecked
+        known_backend(backend).check_activations(record_of(model))
     check_finite_weights(model, "export")
     check_finite_array(np.asarray(x), "export: x")
     output_dir = Path(output_dir)

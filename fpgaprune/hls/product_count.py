@@ -1,9 +1,9 @@
 """An instrumented C-sim build that counts the products each layer executes per inference.
 
-Every product in hls4ml's C++ (stock and fpgaprune's generated code alike) goes through one of the
-`product()` functions of `nnet_mult.h`. The instrumented build adds a counter to each, and marks in the
-top function which layer is running; it is compiled with `-DFPGAPRUNE_COUNT_PRODUCTS`. Without that
-flag the hooks compile to nothing. The instrumented project is written into a scratch directory, so an
+Every product in hls4ml's C++ (stock and fpgaprune's generated code alike, the Vivado family's and Catapult's)
+goes through one of the `product()` functions of `nnet_mult.h`. The instrumented build adds a counter to each,
+and marks in the top function which layer is running; it is compiled with `-DFPGAPRUNE_COUNT_PRODUCTS`. Without
+that flag the hooks compile to nothing. The instrumented project is written into a scratch directory, so an
 exported project is never touched.
 """
 
@@ -41,6 +41,7 @@ void fpgaprune_reset_counts() {
 """
 
 _PRODUCT = re.compile(r"(static [^;{]*\bproduct\([^)]*\)[^;{]*\{)")
+_CFLAGS = re.compile(r'^(CFLAGS=")', re.MULTILINE)  # build_lib.sh's, Vivado's and Catapult's alike
 _LAYER_CALL = re.compile(r"^(\s*)(nnet::\S.*;\s*//\s*(\S+)\s*)$")
 
 
@@ -67,29 +68,39 @@ def _instrument(project: Path) -> list:
     bridge = next(project.glob("*_bridge.cpp"))
     bridge.write_text(bridge.read_text() + BRIDGE_EXPORTS)
     build = project / "build_lib.sh"
-    build.write_text(build.read_text().replace('CFLAGS="-O3 -fPIC"', 'CFLAGS="-O3 -fPIC -DFPGAPRUNE_COUNT_PRODUCTS"'))
+    script, n_flags = _CFLAGS.subn(r"\1-DFPGAPRUNE_COUNT_PRODUCTS ", build.read_text(), count=1)
+    if n_flags == 0:
+        raise RuntimeError(f"fpgaprune: no CFLAGS line found in {build} to add the product counters to")
+    build.write_text(script)
     return names
 
 
-def count_products(hls_model, x: np.ndarray) -> dict:
+def count_products(hls_model, x: np.ndarray, keep_in: Path | None = None) -> dict:
     """{hls4ml layer name: products executed per inference}, from an instrumented C-sim build run on `x`.
 
     The model's own project directory is left as it was; afterwards the model runs the instrumented
-    library, whose outputs are the same.
+    library, whose outputs are the same (with hls4ml's trace calls where the model has them on). The
+    instrumented project is written into a scratch directory, or into `keep_in`, where it stays.
     """
-    config = hls_model.config.config
-    own_dir, own_trace = config["OutputDir"], hls_model.config.trace_output
+    if keep_in is not None:
+        return _count_in(hls_model, x, Path(keep_in))
     with tempfile.TemporaryDirectory(prefix="fpgaprune-count-") as scratch:
-        config["OutputDir"], hls_model.config.trace_output = scratch, False
-        try:
-            hls_model.write()
-            names = _instrument(Path(scratch))
-            hls_model._compile()
-        finally:
-            config["OutputDir"], hls_model.config.trace_output = own_dir, own_trace
-        lib = hls_model._top_function_lib
-        lib.fpgaprune_product_count.restype = ctypes.c_ulonglong
-        lib.fpgaprune_reset_counts()
-        hls_model.predict(np.ascontiguousarray(x))
-        per_layer = {name: lib.fpgaprune_product_count(i + 1) / len(x) for i, name in enumerate(names)}
+        return _count_in(hls_model, x, Path(scratch))
+
+
+def _count_in(hls_model, x: np.ndarray, directory: Path) -> dict:
+    config = hls_model.config.config
+    own_dir = config["OutputDir"]
+    config["OutputDir"] = str(directory)
+    try:
+        hls_model.write()
+        names = _instrument(directory)
+        hls_model._compile()
+    finally:
+        config["OutputDir"] = own_dir
+    lib = hls_model._top_function_lib
+    lib.fpgaprune_product_count.restype = ctypes.c_ulonglong
+    lib.fpgaprune_reset_counts()
+    hls_model.predict(np.ascontiguousarray(x))
+    per_layer = {name: lib.fpgaprune_product_count(i + 1) / len(x) for i, name in enumerate(names)}
     return {name: count for name, count in per_layer.items() if count}

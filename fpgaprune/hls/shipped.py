@@ -1,6 +1,7 @@
 """C-simulation of the shipped project itself: `hls/project` is copied and built elsewhere (it stays
 byte-identical), with one g++ object of `firmware/myproject.cpp` linked into both the Python bridge and the
-project's own test bench. What Vitis' `csim_design` does, with g++ and the bundled ap_types.
+project's own test bench. What Vitis' `csim_design` (Catapult's C-sim) does, with g++ and the types the project
+bundles (ap_types, or ac_types): the project's backend gives the flags (`hls/backend.py`).
 
 - `runner` runs the bridge over the held-out set (bit-exactness is judged over all of it), reading each
   layer's outputs from hls4ml's trace calls in the same pass, which the shipped code carries (C-sim only,
@@ -23,14 +24,13 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.errors import ExportError
+from fpgaprune.hls.backend import Backend, backend_of_project
 from fpgaprune.hls.csim import BridgeRun
 from fpgaprune.layer_graph import output_shape
 from fpgaprune.tools import GXX_TIMEOUT_S, cores, run_tool
 
-CXX = ["g++", "-O3", "-fPIC", "-std=c++17", "-fno-gnu-unique", "-Ifirmware/ap_types", "-Ifirmware"]
-SYNTHESIS_WRAPPER = """#include "ap_fixed.h"
-#include "ap_int.h"
-#include "hls_stream.h"
+CXX = ["g++", "-O3", "-fPIC", "-fno-gnu-unique"]
+SYNTHESIS_WRAPPER = """{includes}
 #define __SYNTHESIS__
 #include "firmware/{project}.cpp"
 """
@@ -44,6 +44,11 @@ class ShippedBuild:
     project_name: str
     library: Path
     testbench: Path
+    backend: Backend
+
+    @property
+    def compiler(self) -> list:
+        return [*CXX, *self.backend.compile_flags]
 
 
 def build_shipped(project: Path, scratch: Path, project_name: str = "myproject") -> ShippedBuild:
@@ -51,15 +56,16 @@ def build_shipped(project: Path, scratch: Path, project_name: str = "myproject")
     build = Path(scratch).resolve() / "build"  # absolute: the tools below run inside it
     shutil.rmtree(build, ignore_errors=True)
     shutil.copytree(project, build)
-    weights = f'-DWEIGHTS_DIR="{build / "firmware" / "weights"}"'
+    shipped = ShippedBuild(build, project_name, build / "bridge.so", build / "csim_tb", backend_of_project(project))
+    cxx, weights = shipped.compiler, f'-DWEIGHTS_DIR="{build / "firmware" / "weights"}"'
     objects = [
-        ([*CXX, weights, "-c", f"firmware/{project_name}.cpp", "-o", "project.o"], "the project"),
-        ([*CXX, weights, "-c", f"{project_name}_bridge.cpp", "-o", "bridge.o"], "the bridge"),
-        ([*CXX, weights, "-c", f"{project_name}_test.cpp", "-o", "test.o"], "the test bench"),
+        ([*cxx, weights, "-c", f"firmware/{project_name}.cpp", "-o", "project.o"], "the project"),
+        ([*cxx, weights, "-c", f"{project_name}_bridge.cpp", "-o", "bridge.o"], "the bridge"),
+        ([*cxx, weights, "-c", f"{project_name}_test.cpp", "-o", "test.o"], "the test bench"),
     ]
     links = [
-        ([*CXX, "-shared", "project.o", "bridge.o", "-o", "bridge.so"], "the bridge library"),
-        ([*CXX, "project.o", "test.o", "-o", "csim_tb"], "the test-bench program"),
+        ([*cxx, "-shared", "project.o", "bridge.o", "-o", "bridge.so"], "the bridge library"),
+        ([*cxx, "project.o", "test.o", "-o", "csim_tb"], "the test-bench program"),
     ]
     # the objects side by side, one per core (each g++ holds ~0.4 GB: more at once only adds memory), then the links
     with ThreadPoolExecutor(max_workers=max(1, min(len(objects), cores()))) as pool:
@@ -73,7 +79,7 @@ def build_shipped(project: Path, scratch: Path, project_name: str = "myproject")
             for command, what in links
         ]:
             future.result()
-    return ShippedBuild(build, project_name, build / "bridge.so", build / "csim_tb")
+    return shipped
 
 
 def runner(build: ShippedBuild, model, sizes: dict, names: dict | None = None):
@@ -91,7 +97,8 @@ class TestbenchResult:
 
 def run_testbench(build: ShippedBuild) -> TestbenchResult:
     """Run the project's own test bench over `tb_data/` and compare its log with the expected predictions."""
-    run_tool([str(build.testbench)], f"the C-sim test bench of {build.directory}", GXX_TIMEOUT_S, cwd=build.directory)
+    command = [str(build.testbench), *build.backend.testbench_arguments(build.directory)]
+    run_tool(command, f"the C-sim test bench of {build.directory}", GXX_TIMEOUT_S, cwd=build.directory)
     data = build.directory / "tb_data"
     got = np.atleast_2d(np.loadtxt(data / "csim_results.log", ndmin=2))
     expected = np.atleast_2d(np.loadtxt(data / "tb_output_predictions.dat", ndmin=2))
@@ -105,9 +112,10 @@ def run_testbench(build: ShippedBuild) -> TestbenchResult:
 def check_synthesis_branch(build: ShippedBuild) -> None:
     """`g++ -fsyntax-only` of the project as synthesis reads it (`__SYNTHESIS__` defined after the ap_types)."""
     wrapper = build.directory / "synthesis_branch.cpp"
-    wrapper.write_text(SYNTHESIS_WRAPPER.format(project=build.project_name))
+    includes = "\n".join(f'#include "{header}"' for header in build.backend.synthesis_headers)
+    wrapper.write_text(SYNTHESIS_WRAPPER.format(includes=includes, project=build.project_name))
     run_tool(
-        [*CXX, "-fsyntax-only", wrapper.name],
+        [*build.compiler, "-fsyntax-only", wrapper.name],
         f"g++ -fsyntax-only of the __SYNTHESIS__ branch ({wrapper})",
         GXX_TIMEOUT_S,
         cwd=build.directory,

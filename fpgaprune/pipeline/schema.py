@@ -178,7 +178,7 @@ class HlsSection(Strict):
     io_type: Optional[Literal["io_parallel", "io_stream"]] = None  # over the preset's
     strategy: Optional[Literal["Latency", "Resource", "latency", "resource"]] = None  # over the preset's
     reuse_factor: Optional[PositiveInt] = None  # over the preset's
-    backend: Literal["Vitis", "Vivado"] = "Vitis"  # hls4ml backend; picks the C-synthesis model of the fit verdict
+    backend: Literal["Vitis", "Vivado", "Catapult"] = "Vitis"  # hls4ml backend: its code, build and C-synthesis
 
 
 class OutputsSection(Strict):

@@ -68,22 +68,39 @@ def _live_products(quantized, exported_names: dict, positions: dict) -> dict:
     return found
 
 
-@pytest.mark.csim
-@pytest.mark.parametrize("preset", ["latency_parallel", "latency_stream"])
-def test_a_cnn_goes_from_a_chosen_kernel_to_a_bit_exact_kernel_sparse_project(tmp_path, digits, preset):
+@pytest.fixture(scope="module")
+def pruned_cnn(digits):
+    """The DigitsCNN trained, a chosen kernel held and half of its kernels pruned, retrained, and QAT-trained:
+    (float model, quantized model)."""
     x, y, x_test, y_test = digits
     torch.manual_seed(0)
     model = _train(DigitsCNN(), x, y, epochs=4, lr=1e-2)
     held = fp.hold(model, prune=["features.0[5, 1, :, :]", "head/bias[2]"])
     pruned = fp.prune(held, 0.5, structure="kernel", score="l1", layers=["features.0"])
     pruned = _train(pruned, x, y, epochs=2, lr=3e-3)
-    quantized = _train(fp.quantized_twin(pruned, SPEC), x, y, epochs=2, lr=1e-3)  # QAT, holds carried over
+    return model, _train(fp.quantized_twin(pruned, SPEC), x, y, epochs=2, lr=1e-3)  # QAT, holds carried over
 
+
+@pytest.mark.csim
+@pytest.mark.parametrize(
+    "preset, backend",
+    [
+        ("latency_parallel", "Vitis"),
+        ("latency_stream", "Vitis"),
+        ("latency_parallel", "Catapult"),
+        ("latency_stream", "Catapult"),
+    ],
+)
+def test_a_cnn_goes_from_a_chosen_kernel_to_a_bit_exact_kernel_sparse_project(
+    tmp_path, digits, pruned_cnn, preset, backend
+):
+    x, y, x_test, y_test = digits
+    model, quantized = pruned_cnn
     weight = quantized.features[0].quant_weight().value.detach().numpy()
     assert np.all(weight[5, 1] == 0.0) and quantized.head.quant_bias().value[2].item() == 0.0
     assert (np.abs(weight).sum(axis=(2, 3)) == 0).sum() >= 6  # half of the 12 kernels, the chosen one among them
 
-    result = fp.export(quantized, preset, "pynq-z2", tmp_path / "prj", x=x_test)
+    result = fp.export(quantized, preset, "pynq-z2", tmp_path / "prj", x=x_test, backend=backend)
     assert result.manifest["names"] == {
         "features_0": "features.0",
         "features_1": "features.1",

@@ -106,6 +106,15 @@ def test_io_stream_with_a_bit_width_per_activation_value_is_one_line(tmp_path, d
     assert not (tmp_path / "prj").exists()
 
 
+def test_catapult_is_one_line_naming_hls4mls_limit(tmp_path, digits, pruned):
+    _, _, x_test, _ = digits
+    quantized = fp.quantized_twin(pruned, {"library": "hgq2"})
+    expected = r"does not export HGQ2 models to Catapult \(it has not tested them there\); export to Vitis or Vivado"
+    with pytest.raises(ExportError, match=expected):
+        fp.export(quantized, "latency_parallel", "pynq-z2", tmp_path / "prj", x=x_test[:10], backend="Catapult")
+    assert not (tmp_path / "prj").exists()
+
+
 def _priced_with_the_exports_types(quantized, manifest):
     """What a budget prices before conversion (`hgq2/types.py`) is what hls4ml's BitExact pass typed."""
     from fpgaprune.frontends.hgq2.types import hardware_types

@@ -12,7 +12,7 @@ from fpgaprune.hls.synth import find_hls_tool
 
 
 @pytest.mark.parametrize(
-    "name, tool, sparse", [("Vitis", "Vitis HLS", True), ("vivado", "Vivado HLS", True), ("Catapult", None, False)]
+    "name, tool, sparse", [("Vitis", "Vitis HLS", True), ("vivado", "Vivado HLS", True), ("Catapult", None, True)]
 )
 def test_each_built_in_backend_says_what_judges_it(name, tool, sparse):
     backend = backend_named(name)

@@ -1,12 +1,18 @@
 """The seam between the extension and hls4ml's backends: a second backend, registered through it, gets its own
-templates in the exported code, and the Vivado family keeps its own."""
+templates in the exported code, and the Vivado family keeps its own. Registered as a `Backend` too, the toy is
+built, C-simulated, checked as shipped and judged through that object alone (its flags, test bench, tools and
+the rules)."""
 
 import pytest
 from hls_helpers import X8, digits_cnn, trained
 
 import fpgaprune as fp
+from fpgaprune.hls import backend as backends
+from fpgaprune.hls import csynth, shipped
 from fpgaprune.hls.extension import BackendExtension, register_backend_extension
+from fpgaprune.hls.extension.vivado import VIVADO
 from fpgaprune.hls.extension.vivado.templates import SparseDenseFunctionTemplate
+from fpgaprune.resources.fit_verdict import FITS
 
 X = X8[:20]
 MARK = "// written by the dummy backend's template"
@@ -46,10 +52,15 @@ def dummy_backend():
         register_backend("FpgapruneDummy", DummyBackend)
     register_backend_extension(
         BackendExtension(
-            backend="FpgapruneDummy", templates=(DummyDenseCall,), templates_after="vivado:apply_templates"
+            backend="FpgapruneDummy",
+            templates=(DummyDenseCall,),
+            headers=VIVADO.headers,  # the Vivado family's kernel-sparse header, in the toy's projects too
+            templates_after="vivado:apply_templates",
         )
     )
-    return "FpgapruneDummy"
+    backends.register_backend(backends.Backend("FpgapruneDummy", ("fpgaprune_dummy_hls",), None, kernel_sparse=True))
+    yield "FpgapruneDummy"
+    backends._BACKENDS.pop("fpgaprunedummy")  # the built-in list stays as other tests read it
 
 
 @pytest.fixture(scope="module")
@@ -66,3 +77,19 @@ def test_a_second_backend_gets_its_templates_through_the_seam(dummy_backend, mod
     vitis_code = (tmp_path / "vitis" / "firmware" / "myproject.cpp").read_text()
     assert MARK not in vitis_code and "nnet::fpgaprune_sparse_dense" in vitis_code
     assert stock.nodes["fc"].plan.n_live == exported.nodes["fc"].plan.n_live
+
+
+@pytest.mark.csim
+def test_the_toy_backend_builds_simulates_and_is_judged_through_its_backend_object(dummy_backend, model, tmp_path):
+    exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "dummy", x=X, backend=dummy_backend)
+    check = fp.csim(exported, model, X)
+    assert check.bit_exact and check.samples == len(X), check.format()
+    build = shipped.build_shipped(exported.path, tmp_path / "scratch")
+    assert build.backend.name == dummy_backend and build.compiler[-1] == "-Ifirmware"  # its flags: ap_types
+    assert shipped.run_testbench(build).argmax_agreement == 1.0
+    shipped.check_synthesis_branch(build)
+    assert csynth(exported).reason == "skipped: fpgaprune_dummy_hls not found on PATH"
+    for verdict in fp.estimate(exported).fit_verdicts():
+        assert verdict.verdict == FITS and verdict.source.endswith(
+            "no vendor-checked C-synthesis model for FpgapruneDummy"
+        )

@@ -37,6 +37,7 @@ def test_the_wheel_ships_every_board_and_preset(tmp_path):
         assert files and all(f"fpgaprune/{directory}/{f.name}" in names for f in files), directory
     for data in (
         "hls/extension/vivado/cpp/nnet_fpgaprune_sparse.h",
+        "hls/extension/catapult/cpp/nnet_fpgaprune_sparse.h",
         "report/templates/report.html.j2",
         "pipeline/default.yaml",
     ):  # the package's own data files too

@@ -4,72 +4,24 @@ import re
 
 import numpy as np
 import pytest
-from hls_helpers import L, digits_cnn, header_entries, live_weights, product_sites, top_calls, trained
+from hls_helpers import (
+    RNG_X,
+    L,
+    digits_cnn,
+    header_entries,
+    live_weights,
+    product_sites,
+    random_model,
+    top_calls,
+    trained,
+    written,
+)
 
 import fpgaprune as fp
 from fpgaprune.hls import convert_model, export_config
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.strip import strip
 from fpgaprune.tfk import keras
-
-RNG_X = np.round(np.random.default_rng(0).random((32, 8, 8, 1)) * 16) / 16
-
-
-def random_model(kind, seed):
-    """A small model of `kind` with random kernels and random pruned kernels/weights."""
-    rng = np.random.default_rng(seed)
-    if kind == "dense":
-        model = keras.Sequential(
-            [
-                keras.Input((8, 8, 1)),
-                L.Flatten(name="flatten"),
-                L.Dense(12, name="a"),
-                L.ReLU(name="r"),
-                L.Dense(5, name="b"),
-            ]
-        )
-        prune = [f"a[{int(rng.integers(64))}:{int(rng.integers(64, 65))}, {int(rng.integers(12))}]", "b[2:7, 1]"]
-    elif kind == "conv1d":
-        model = keras.Sequential(
-            [
-                keras.Input((8, 8, 1)),
-                L.Reshape((8, 8), name="rs"),
-                L.Conv1D(5, 3, padding="same", name="a"),
-                L.ReLU(name="r"),
-                L.Conv1D(4, 2, strides=2, name="b"),
-                L.Flatten(name="f"),
-                L.Dense(3, name="c"),
-            ]
-        )
-        prune = [f"a[:, {int(rng.integers(8))}, {int(rng.integers(5))}]", f"b[:, {int(rng.integers(5))}, :]"]
-    else:
-        model = keras.Sequential(
-            [
-                keras.Input((8, 8, 1)),
-                L.Conv2D(4, 3, strides=2, padding="same", name="a"),
-                L.ReLU(name="r"),
-                L.Conv2D(5, 1, name="b"),
-                L.Flatten(name="f"),
-                L.Dense(3, name="c"),
-            ]
-        )
-        prune = [f"a[:, :, 0, {int(rng.integers(4))}]", f"b[:, :, {int(rng.integers(4))}, :]", "c[0:9, 2]"]
-    for layer in model.layers:
-        if layer.weights:
-            layer.set_weights([rng.normal(0, 0.4, w.shape) for w in layer.get_weights()])
-    return trained(model, prune, None, epochs=0, seed=seed)
-
-
-def written(model, tmp_path, io_type, strategy="Latency", reuse=1, backend="Vitis", sparse=True):
-    config, _, _ = export_config(
-        model, {"HLSConfig": {"Model": {"Strategy": strategy, "ReuseFactor": reuse}}}, RNG_X, kernel_sparse=sparse
-    )
-    hls_model = convert_model(
-        model, config, tmp_path / f"{io_type}_{strategy}_{backend}_{sparse}", io_type=io_type, backend=backend
-    )
-    hls_model.write()
-    return hls_model
-
 
 CASES = [
     (kind, io, strategy, seed)

@@ -131,6 +131,20 @@ def test_resume_skips_what_is_up_to_date_and_reruns_what_changed(quick_config):
     csim = json.loads((Path(config["outputs"]["dir"]) / "csim" / "stage.json").read_text())["metrics"]
     assert (csim["samples"], csim["held_out"]) == (100, 450) and csim["bit_exact"]
     assert "over 100 of the 450 held-out samples (a seeded sample" in forced.stdout
+    config["hls"]["backend"] = "Catapult"  # another backend: the export and everything after it
+    path.write_text(yaml.safe_dump(config))
+    catapult = cli("run", str(path))
+    assert catapult.returncode == 0, catapult.stderr[-3000:]
+    assert _ran(catapult.stdout) == ["hls", "csim", "synth", "report"]
+    csim = json.loads((Path(config["outputs"]["dir"]) / "csim" / "stage.json").read_text())["metrics"]
+    assert csim["bit_exact"] and csim["argmax_agreement"] == 1.0
+    project = Path(config["outputs"]["dir"]) / "hls" / "project"
+    assert json.loads((project / "fpgaprune_manifest.json").read_text())["backend"] == "Catapult"
+    top = (project / "firmware" / "myproject.cpp").read_text()
+    assert "ac_channel" not in top and top.count("nnet::fpgaprune_sparse_") == 3  # io_parallel, kernel-sparse
+    assert (project / "firmware" / "ac_types").is_dir()
+    report = (Path(config["outputs"]["dir"]) / "report" / "report.html").read_text()
+    assert "rules only: no vendor-checked C-synthesis model for Catapult" in report  # no Vitis model judges it
 
 
 def test_a_killed_stage_leaves_nothing_half_written_and_resumes(quick_config):

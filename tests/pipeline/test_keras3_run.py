@@ -1,6 +1,6 @@
 """A Keras 3 `.keras` CNN, as a user saves it today, through `fpgaprune run`: pruned, retrained, quantized (QAT on
 its tf_keras/QKeras twin), exported and C-simulated bit-exactly; the run's `finetune/pruned.keras` then loads in
-plain Keras 3, without fpgaprune, with its pruned kernels exactly 0."""
+plain Keras 3, without fpgaprune, with its pruned kernels exactly 0; its quantized model exports to Catapult."""
 
 import json
 import subprocess
@@ -15,6 +15,8 @@ from user_cases import ENV, FPGAPRUNE
 
 import fpgaprune as fp
 from fpgaprune import data
+from fpgaprune.hls import count_products
+from fpgaprune.hls.manifest import quantized_kernel
 
 PLAIN_KERAS = """
 import sys
@@ -105,3 +107,27 @@ def test_plain_keras3_loads_the_pruned_model_with_its_zeros(keras3_run):
     assert removed.any() and not kernel[removed].any()
     assert np.array_equal(kernel, held.get_layer("conv2").kernel.numpy())  # the same model, plain
     assert Path(root / "run" / "finetune" / "pruned.keras").stat().st_size > 0
+
+
+@pytest.mark.csim
+def test_the_runs_keras3_model_exports_to_catapult_kernel_sparse_and_bit_exact(keras3_run, tmp_path):
+    root, result = keras3_run
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    quantized = fp.load_model(root / "run" / "quantize" / "model.keras")
+    x_test = np.load(root / "digits.npz")["x_test"]
+    with pytest.raises(fp.ExportError) as refused:  # its softmax: AC Math's piecewise-linear one, bounded nowhere
+        fp.export(quantized, "latency_stream", "pynq-z2", tmp_path / "softmax", x=x_test[:20], backend="Catapult")
+    assert str(refused.value).startswith("layer 'fc': Catapult computes softmax by AC Math's piecewise-linear")
+    assert str(refused.value).endswith("export to Vitis or Vivado, or end the model before the softmax")
+    assert not (tmp_path / "softmax").exists()
+    logits = fp.load_model(root / "run" / "quantize" / "model.keras")
+    logits.get_layer("fc").activation = keras.activations.linear  # the same model, ending at its logits
+    exported = fp.export(logits, "latency_stream", "pynq-z2", tmp_path / "prj", x=x_test[:20], backend="Catapult")
+    check = fp.csim(exported, logits, x_test)
+    assert check.bit_exact and check.samples == len(x_test), check.format()
+    live = {
+        name: int(np.count_nonzero(quantized_kernel(logits.get_layer(name)))) * positions
+        for name, positions in {"conv1": 36, "conv2": 16, "fc": 1}.items()
+    }
+    assert live["conv2"] < 8 * 8 * 9 * 16  # half of conv2's kernels removed: their products are not run
+    assert count_products(exported.hls_model, x_test[:3]) == live

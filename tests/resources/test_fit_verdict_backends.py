@@ -1,6 +1,7 @@
 """The fit verdict is judged by the export's own backend: a C-synthesis model of Vitis HLS or Vivado HLS judges
-only that tool's designs, another backend gets the rules (said so), and a design of which no layer is estimated
-(hls4ml's stock Catapult code) cannot be judged: its layers are never counted as zero."""
+only that tool's designs, another backend gets the rules (said so: a kernel-sparse Catapult design), and a design
+of which no layer is estimated (hls4ml's stock Catapult code) cannot be judged: its layers are never counted as
+zero."""
 
 import shutil
 from dataclasses import replace
@@ -54,9 +55,21 @@ def test_a_catapult_design_is_judged_by_the_rules_not_by_vitis_model(mlp_and_inp
         assert verdict.source == "rule estimate; rules only: no vendor-checked C-synthesis model for Catapult"
 
 
-def test_a_stock_catapult_export_cannot_be_judged(mlp_and_inputs, tmp_path):
+def test_a_kernel_sparse_catapult_export_is_estimated_by_the_rules_and_says_so(mlp_and_inputs, tmp_path):
     model, x = mlp_and_inputs
     exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "catapult", x=x, backend="Catapult")
+    estimate = fp.estimate(exported)
+    assert [layer.name for layer in estimate.layers] == ["fc1", "fc2"] and estimate.unestimated == []
+    for verdict in estimate.fit_verdicts():
+        assert verdict.error is None and verdict.verdict == FITS, verdict.text()
+        assert verdict.source == "rule estimate; rules only: no vendor-checked C-synthesis model for Catapult"
+
+
+def test_a_stock_catapult_export_cannot_be_judged(mlp_and_inputs, tmp_path):
+    model, x = mlp_and_inputs
+    exported = fp.export(
+        model, "latency_parallel", "pynq-z2", tmp_path / "catapult", x=x, backend="Catapult", kernel_sparse=False
+    )
     estimate = fp.estimate(exported)
     assert estimate.layers == [] and estimate.unestimated == ["fc1", "fc2"]
     assert estimate.verdict() == CANNOT_JUDGE and not estimate.fits()

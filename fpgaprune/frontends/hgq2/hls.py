@@ -37,6 +37,10 @@ def conversion_problem(model) -> str | None:
     return None
 
 
+# the backends hls4ml 1.3's HGQ2 proxy pass accepts (`hgq_proxy_model.py`: any other is "not tested")
+HLS4ML_HGQ_BACKENDS = ("oneapi", "quartus", "vivado", "vitis")
+
+
 def require_convertible(model) -> None:
     problem = conversion_problem(model)
     if problem:
@@ -56,6 +60,12 @@ def convert_model(model, hls_config: dict, output_dir, **kwargs):
     import hls4ml
 
     require_convertible(model)
+    backend = str(kwargs.get("backend", "Vitis"))
+    if backend.lower() not in HLS4ML_HGQ_BACKENDS:  # hls4ml asserts "Backend Catapult not tested"
+        raise ExportError(
+            f"model '{model.name}': hls4ml {hls4ml.__version__} does not export HGQ2 models to {backend} "
+            f"(it has not tested them there); export to Vitis or Vivado (hls.backend: Vitis)"
+        )
     try:
         hls_model = hls4ml.converters.convert_from_keras_model(
             model, hls_config=hls_config, output_dir=str(output_dir), bit_exact=True, **kwargs

@@ -27,6 +27,9 @@ class BackendExtension:
     # Where the templates apply: None for the backend's own 'apply_templates' flow; else a flow of the `ip`
     # flow's requirements after which fpgaprune's templates run (so that stock templates cannot overwrite them).
     templates_after: str | None = None
+    # (name, OptimizerPass class, the pass it follows) in hls4ml's backend-independent 'convert' flow: fixes of
+    # the IR this backend needs; each matches this backend's models only
+    convert_passes: tuple = ()
 
 
 def register_backend_extension(extension: BackendExtension) -> None:
@@ -58,6 +61,19 @@ def _register(extension: BackendExtension) -> None:
     for header in extension.headers:
         for target in extension.header_backends or (extension.backend,):
             get_backend(target).register_source(Path(header))
+    _register_convert_passes(extension.convert_passes)
+
+
+def _register_convert_passes(passes: tuple) -> None:
+    from hls4ml.model.flow import get_flow
+    from hls4ml.model.optimizer import get_available_passes, register_pass
+
+    convert = get_flow("convert").optimizers
+    for name, cls, after in passes:
+        if name not in get_available_passes():
+            register_pass(name, cls)
+        if name not in convert:
+            convert.insert(convert.index(after) + 1, name)
 
 
 def _templates_flow(extension: BackendExtension, name: str) -> None:
