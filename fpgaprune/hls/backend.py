@@ -19,7 +19,7 @@ from fpgaprune.errors import ExportError, HlsConfigError
 DEFAULT_BACKEND = "Vitis"
 XILINX_RESOURCES = {"dsp": "DSP48", "lut": "LUT", "ff": "FF", "bram": "BRAM_18K"}
 XILINX_FAMILIES = ("7-series", "UltraScale+")
-# hls4ml's build options: C-synthesis only (no C-sim: fpgaprune's own C-sim builds the same files with g++).
+# g++ flags of a shipped project: the types and C++ standard of each family's code
 AP_TYPES_FLAGS = ("-std=c++17", "-Ifirmware/ap_types", "-Ifirmware")
 AC_TYPES_FLAGS = (
     "-std=c++11",
@@ -27,6 +27,7 @@ AC_TYPES_FLAGS = (
     "-Ifirmware/nnet_utils",
     "-Ifirmware",
 )
+# hls4ml's build options: C-synthesis only (no C-sim: fpgaprune's own C-sim builds the same files with g++).
 SYNTH_ONLY = {"reset": 0, "csim": 0, "synth": 1, "cosim": 0, "validation": 0, "export": 0, "vsynth": 0, "fifo_opt": 0}
 _BACKENDS: dict = {}
 

@@ -75,32 +75,27 @@ def _instrument(project: Path) -> list:
     return names
 
 
-def count_products(hls_model, x: np.ndarray, keep_in: Path | None = None) -> dict:
+def count_products(hls_model, x: np.ndarray) -> dict:
     """{hls4ml layer name: products executed per inference}, from an instrumented C-sim build run on `x`.
 
     The model's own project directory is left as it was; afterwards the model runs the instrumented
-    library, whose outputs are the same (with hls4ml's trace calls where the model has them on). The
-    instrumented project is written into a scratch directory, or into `keep_in`, where it stays.
+    library, whose outputs are the same. The instrumented project (and the tarball hls4ml writes beside
+    it) lives in a scratch directory.
     """
-    if keep_in is not None:
-        return _count_in(hls_model, x, Path(keep_in))
-    with tempfile.TemporaryDirectory(prefix="fpgaprune-count-") as scratch:
-        return _count_in(hls_model, x, Path(scratch))
-
-
-def _count_in(hls_model, x: np.ndarray, directory: Path) -> dict:
     config = hls_model.config.config
-    own_dir = config["OutputDir"]
-    config["OutputDir"] = str(directory)
-    try:
-        hls_model.write()
-        names = _instrument(directory)
-        hls_model._compile()
-    finally:
-        config["OutputDir"] = own_dir
-    lib = hls_model._top_function_lib
-    lib.fpgaprune_product_count.restype = ctypes.c_ulonglong
-    lib.fpgaprune_reset_counts()
-    hls_model.predict(np.ascontiguousarray(x))
-    per_layer = {name: lib.fpgaprune_product_count(i + 1) / len(x) for i, name in enumerate(names)}
+    own_dir, own_trace = config["OutputDir"], hls_model.config.trace_output
+    with tempfile.TemporaryDirectory(prefix="fpgaprune-count-") as scratch:
+        project = Path(scratch) / "project"
+        config["OutputDir"], hls_model.config.trace_output = str(project), False
+        try:
+            hls_model.write()
+            names = _instrument(project)
+            hls_model._compile()
+        finally:
+            config["OutputDir"], hls_model.config.trace_output = own_dir, own_trace
+        lib = hls_model._top_function_lib
+        lib.fpgaprune_product_count.restype = ctypes.c_ulonglong
+        lib.fpgaprune_reset_counts()
+        hls_model.predict(np.ascontiguousarray(x))
+        per_layer = {name: lib.fpgaprune_product_count(i + 1) / len(x) for i, name in enumerate(names)}
     return {name: count for name, count in per_layer.items() if count}

@@ -1,7 +1,8 @@
 """Catapult, kernel-sparse: hls4ml 1.3's Catapult backend with one product per live weight, built with g++ against
 the ac_types hls4ml's wheel ships, bit-exact against the quantized model, its products counted by the instrumented
-C-sim, checked as the Vivado family's is over models, seeds, strategies and io types. Catapult itself is not
-here: its synthesis is skipped, saying so, and its figures are the rules' (`tests/resources/test_fit_verdict_*`)."""
+C-sim, checked as the Vivado family's is (`test_sparse_codegen.py`, `test_export_csim.py`) over models, seeds,
+strategies and io types. Catapult itself is not here: its synthesis is skipped, saying so, and its figures are
+the rules' (`tests/resources/test_fit_verdict_backends.py`)."""
 
 import numpy as np
 import pytest
@@ -28,21 +29,17 @@ CASES = [
 
 
 @pytest.mark.csim
-@pytest.mark.parametrize("backend", ["Vitis", "Catapult"])
 @pytest.mark.parametrize("kind,io_type,strategy,seed", CASES)
-def test_each_backend_is_bit_exact_and_runs_one_product_per_live_weight(
-    tmp_path, kind, io_type, strategy, seed, backend
-):
+def test_catapult_is_bit_exact_and_runs_one_product_per_live_weight(tmp_path, kind, io_type, strategy, seed):
     model = random_model(kind, seed)
-    hls_model = written(model, tmp_path, io_type, strategy, reuse=2 if strategy == "Resource" else 1, backend=backend)
-    live = live_weights(model)
-    expected = {name: live[name] * output_positions(model.get_layer(name)) for name in live}
-    # One build: the instrumented one (a counter in each product(), no other change; traced) is also the library
-    # that csim_check C-simulates.
-    hls_model.config.trace_output = True
-    assert count_products(hls_model, RNG_X[:3], keep_in=tmp_path / "counted") == expected
+    hls_model = written(
+        model, tmp_path, io_type, strategy, reuse=2 if strategy == "Resource" else 1, backend="Catapult"
+    )
     check = csim_check(hls_model, model, RNG_X, input_type(RNG_X))
     assert check.bit_exact, check.format()
+    live = live_weights(model)
+    expected = {name: live[name] * output_positions(model.get_layer(name)) for name in live}
+    assert count_products(hls_model, RNG_X[:3]) == expected
 
 
 @pytest.mark.parametrize("io_type", ["io_parallel", "io_stream"])
