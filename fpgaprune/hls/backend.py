@@ -53,8 +53,13 @@ class Backend:
     def check_activations(self, record) -> None:
         """One line naming the first layer of `record` (a ModelRecord) whose activation it computes unbounded."""
         for layer in record.layers.values():
-            function = layer.activation.name if layer.activation is not None else ""
-            if function in self.unbounded_activations:
+            computed = (
+                layer.activation.name if layer.activation is not None else "",  # Dense(..., activation=...)
+                layer.applies.table or "" if layer.applies is not None else "",  # a quantizer read from a table
+                layer.class_name.lower(),  # a Softmax layer
+            )
+            function = next((name for name in computed if name in self.unbounded_activations), None)
+            if function is not None:
                 raise ExportError(
                     f"layer '{layer.name}': {self.name} computes {function} {self.unbounded_activations[function]}, "
                     f"whose error fpgaprune does not bound, so its C-sim could not be judged; export to Vitis or "

@@ -6,12 +6,18 @@ the rules' (`tests/resources/test_fit_verdict_backends.py`)."""
 
 import numpy as np
 import pytest
-from hls_helpers import RNG_X, digits_cnn, live_weights, output_positions, random_model, top_calls, trained, written
+import qkeras
+from hls_helpers import RNG_X, L, digits_cnn, live_weights, output_positions, random_model, top_calls, trained, written
 
+import fpgaprune as fp
+from fpgaprune.errors import ExportError
 from fpgaprune.hls import count_products
 from fpgaprune.hls.attribute_keys import PLAN
 from fpgaprune.hls.csim import csim_check
 from fpgaprune.quantize.fixed_types import input_type
+from fpgaprune.tfk import keras
+
+BITS = "quantized_bits(6,0,alpha=1)"
 
 CASES = [
     (kind, io_type, strategy, seed)
@@ -68,3 +74,20 @@ def test_a_catapult_weight_header_holds_only_the_live_weights(tmp_path):
     for node in hls_model.get_layers():
         if node.name in live:
             assert np.count_nonzero(node.get_weights("weight").data) == live[node.name] == node.get_attr(PLAN).n_live
+
+
+@pytest.mark.parametrize("last", ["softmax_layer", "sigmoid_activation"])
+def test_an_activation_catapult_computes_unbounded_is_refused_in_one_line(tmp_path, last):
+    layers = [keras.Input((16,)), qkeras.QDense(4, kernel_quantizer=BITS, bias_quantizer=BITS, name="fc")]
+    layers.append(L.Softmax(name="out") if last == "softmax_layer" else L.Activation("sigmoid", name="out"))
+    model = keras.Sequential(layers)
+    function = "softmax" if last == "softmax_layer" else "sigmoid"
+    x = RNG_X[:4].reshape(4, -1)[:, :16]
+    with pytest.raises(ExportError) as refused:
+        fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "prj", x=x, backend="Catapult")
+    assert str(refused.value).splitlines() == [
+        f"layer 'out': Catapult computes {function} by AC Math's piecewise-linear approximation (hls4ml's "
+        f"USE_AC_MATH), whose error fpgaprune does not bound, so its C-sim could not be judged; export to Vitis or "
+        f"Vivado, or end the model before the {function}"
+    ]
+    assert not (tmp_path / "prj").exists()
