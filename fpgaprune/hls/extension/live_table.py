@@ -5,6 +5,23 @@ kernel by its index in the user's original layer. Each backend's generated produ
 """
 
 LIVE_TABLE = "fpgaprune_live_{index}"
+_LAYER_COMMENT = """
+// {layer} (hls4ml node {node}): {n_live} live weights of {n_weights}; {n_dead} of {n_out} outputs are constant
+// (every kernel pruned)
+"""
+
+
+def layer_comment(plan, node_name: str) -> str:
+    """The comment above a layer's generated code: its live weights, and its outputs left constant."""
+    n_dead = sum(1 for col in range(plan.n_out) if not (plan.cols == col).any())
+    return _LAYER_COMMENT.format(
+        layer=plan.origin.layer,
+        node=node_name,
+        n_live=plan.n_live,
+        n_weights=plan.n_in * plan.n_out,
+        n_dead=n_dead,
+        n_out=plan.n_out,
+    )
 
 
 def _output_comment(plan, col: int) -> str:

@@ -105,6 +105,31 @@ def changed_shape(node) -> RuntimeError:
     )
 
 
+class StockConfig(LayerConfigTemplate):
+    """A layer's config as the backend's stock template writes it (`stock_classes`: Dense's, or Conv1D's and
+    Conv2D's), then pointed at the layer's generated code by the backend's `point_at`."""
+
+    code, io_type, what = "", None, ""
+    stock_classes: tuple = ()
+
+    def __init__(self):
+        super().__init__(node_classes(self.code))
+        self.name = f"fpgaprune_sparse_{self.what}_config_template"
+        self.stock = [stock() for stock in self.stock_classes]
+
+    @staticmethod
+    def point_at(text: str, node) -> str:
+        """The stock text rewritten to name the layer's generated code. Abstract: each backend's says how."""
+        raise NotImplementedError
+
+    def match(self, node):
+        return sparse(node, self.code, self.io_type)
+
+    def format(self, node):
+        stock = self.stock[0] if len(self.stock) == 1 else self.stock[conv_dim(node) - 1]
+        return self.point_at(stock.format(node), node)
+
+
 class ParallelConvConfig(LayerConfigTemplate):
     """io_parallel Conv1D/Conv2D: the config of `nnet::fpgaprune_sparse_conv_cl`; `kernel` gives the backend's
     lines that name the generated product code in the multiplication config."""
@@ -116,6 +141,7 @@ class ParallelConvConfig(LayerConfigTemplate):
         self.name = "fpgaprune_sparse_parallel_conv_config_template"
 
     def kernel(self, node) -> str:
+        """The lines naming the layer's generated code. Abstract: each backend's subclass gives its own."""
         raise NotImplementedError
 
     def match(self, node):

@@ -6,14 +6,11 @@ header's `nnet::fpgaprune_sparse_kernel`, which the layer's config names with th
 and no pragma: like hls4ml's Catapult code, their unrolling is set by the project's directives.
 """
 
-from fpgaprune.hls.extension.live_table import LIVE_TABLE, live_table_source
+from fpgaprune.hls.extension.live_table import LIVE_TABLE, layer_comment, live_table_source
 
 TABLE_CLASS = "fpgaprune_live_table_{index}"
 
-_TABLE_CLASS = """
-// {layer} (hls4ml node {node}): {n_live} live weights of {n_weights}; {n_dead} of {n_out} outputs are constant
-// (every kernel pruned)
-struct {cls} {{
+_TABLE_CLASS = """struct {cls} {{
     static unsigned input(unsigned p) {{ return {table}[p][0]; }}
     static unsigned output(unsigned p) {{ return {table}[p][1]; }}
 }};
@@ -22,18 +19,8 @@ struct {cls} {{
 
 def table_class_source(plan, node_name: str, index: int) -> str:
     """The live-weight table and the class the header's kernel reads it through (for nnet_code_gen.h)."""
-    n_dead = sum(1 for col in range(plan.n_out) if not (plan.cols == col).any())
-    text = _TABLE_CLASS.format(
-        layer=plan.origin.layer,
-        node=node_name,
-        n_live=plan.n_live,
-        n_weights=plan.n_in * plan.n_out,
-        n_dead=n_dead,
-        n_out=plan.n_out,
-        cls=TABLE_CLASS.format(index=index),
-        table=LIVE_TABLE.format(index=index),
-    )
-    return live_table_source(plan, node_name, index) + text
+    text = _TABLE_CLASS.format(cls=TABLE_CLASS.format(index=index), table=LIVE_TABLE.format(index=index))
+    return live_table_source(plan, node_name, index) + layer_comment(plan, node_name) + text
 
 
 def kernel_lines(index: int) -> str:

@@ -7,7 +7,6 @@ no `kernel` hook), so every call is replaced (`sparse_templates.py`) and the hea
 
 from hls4ml.backends.catapult.passes.convolution_templates import Conv1DConfigTemplate, Conv2DConfigTemplate
 from hls4ml.backends.catapult.passes.core_templates import DenseConfigTemplate
-from hls4ml.backends.template import LayerConfigTemplate
 
 from fpgaprune.hls.extension.catapult.sparse_cpp import kernel_lines
 from fpgaprune.hls.extension.sparse_templates import (
@@ -16,43 +15,31 @@ from fpgaprune.hls.extension.sparse_templates import (
     SparseDenseFunctionTemplate,
     SparseParallelConvFunctionTemplate,
     SparseStreamConvFunctionTemplate,
-    conv_dim,
-    node_classes,
+    StockConfig,
     replace_multiplier_limit,
-    sparse,
 )
 
 __all__ = ["CODES", "TEMPLATES"]
 
 
-class SparseDenseConfigTemplate(LayerConfigTemplate):
+def _point_at_table(text: str, node) -> str:
+    """hls4ml's Catapult config text, its multiplication config given the layer's table and the sparse kernel."""
+    return replace_multiplier_limit(text, node, kernel_lines(node.index))
+
+
+class SparseDenseConfigTemplate(StockConfig):
     """Dense (io_parallel, io_stream): hls4ml's Catapult config, with the layer's table and kernel."""
 
-    def __init__(self):
-        super().__init__(node_classes("dense"))
-        self.name = "fpgaprune_sparse_dense_config_template"
-        self.stock = DenseConfigTemplate()
-
-    def match(self, node):
-        return sparse(node, "dense")
-
-    def format(self, node):
-        return replace_multiplier_limit(self.stock.format(node), node, kernel_lines(node.index))
+    code, what, stock_classes = "dense", "dense", (DenseConfigTemplate,)
+    point_at = staticmethod(_point_at_table)
 
 
-class SparseStreamConvConfigTemplate(LayerConfigTemplate):
+class SparseStreamConvConfigTemplate(StockConfig):
     """io_stream Conv1D/Conv2D: hls4ml's Catapult config (line buffer), its multiplication config sparse."""
 
-    def __init__(self):
-        super().__init__(node_classes("conv"))
-        self.name = "fpgaprune_sparse_stream_conv_config_template"
-        self.stock = {1: Conv1DConfigTemplate(), 2: Conv2DConfigTemplate()}
-
-    def match(self, node):
-        return sparse(node, "conv", "io_stream")
-
-    def format(self, node):
-        return replace_multiplier_limit(self.stock[conv_dim(node)].format(node), node, kernel_lines(node.index))
+    code, io_type, what = "conv", "io_stream", "stream_conv"
+    stock_classes = (Conv1DConfigTemplate, Conv2DConfigTemplate)
+    point_at = staticmethod(_point_at_table)
 
 
 class SparseParallelConvConfigTemplate(ParallelConvConfig):

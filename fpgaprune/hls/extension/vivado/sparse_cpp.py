@@ -9,14 +9,11 @@ the table name every kernel by its index in the user's original layer. C-sim and
 code: there is no `#ifdef` around the arithmetic.
 """
 
-from fpgaprune.hls.extension.live_table import LIVE_TABLE, live_table_source
+from fpgaprune.hls.extension.live_table import LIVE_TABLE, layer_comment, live_table_source
 
 PRODUCT_CLASS = "fpgaprune_sparse_dense_{index}"
 
-_CLASS_HEAD = """
-// {layer} (hls4ml node {node}): {n_live} live weights of {n_weights}; {n_dead} of {n_out} outputs are constant
-// (every kernel pruned)
-template <class data_T, class res_T, typename CONFIG_T>
+_CLASS_HEAD = """template <class data_T, class res_T, typename CONFIG_T>
 class {cls} : public DenseKernel<data_T, res_T, CONFIG_T> {{
   public:
     static typename CONFIG_T::accum_t mul(data_T x, typename CONFIG_T::weight_t w) {{
@@ -58,15 +55,5 @@ _CLASS_TAIL = """
 
 def product_class_source(plan, node_name: str, index: int) -> str:
     """The live-weight table and the generated product class of one layer (for nnet_code_gen.h)."""
-    n_dead = sum(1 for col in range(plan.n_out) if not (plan.cols == col).any())
-    text = _CLASS_HEAD.format(
-        layer=plan.origin.layer,
-        node=node_name,
-        n_live=plan.n_live,
-        n_weights=plan.n_in * plan.n_out,
-        n_dead=n_dead,
-        n_out=plan.n_out,
-        cls=PRODUCT_CLASS.format(index=index),
-        table=LIVE_TABLE.format(index=index),
-    )
-    return live_table_source(plan, node_name, index) + text + _CLASS_TAIL
+    text = _CLASS_HEAD.format(cls=PRODUCT_CLASS.format(index=index), table=LIVE_TABLE.format(index=index))
+    return live_table_source(plan, node_name, index) + layer_comment(plan, node_name) + text + _CLASS_TAIL

@@ -8,7 +8,6 @@ config; io_stream convolutions keep hls4ml's line buffer, whose multiplication c
 
 import re
 
-from hls4ml.backends.template import LayerConfigTemplate
 from hls4ml.backends.vivado.passes.convolution_templates import Conv1DConfigTemplate, Conv2DConfigTemplate
 from hls4ml.backends.vivado.passes.core_templates import DenseConfigTemplate
 
@@ -18,11 +17,9 @@ from fpgaprune.hls.extension.sparse_templates import (
     SparseDenseFunctionTemplate,
     SparseParallelConvFunctionTemplate,
     SparseStreamConvFunctionTemplate,
+    StockConfig,
     changed_shape,
-    conv_dim,
-    node_classes,
     replace_multiplier_limit,
-    sparse,
 )
 from fpgaprune.hls.extension.vivado.sparse_cpp import PRODUCT_CLASS
 
@@ -38,34 +35,19 @@ def _point_at_sparse_kernel(text: str, node) -> str:
     return replace_multiplier_limit(text, node, "")
 
 
-class SparseDenseConfigTemplate(LayerConfigTemplate):
+class SparseDenseConfigTemplate(StockConfig):
     """Dense (io_parallel, io_stream): hls4ml's config, kernel = the generated class."""
 
-    def __init__(self):
-        super().__init__(node_classes("dense"))
-        self.name = "fpgaprune_sparse_dense_config_template"
-        self.stock = DenseConfigTemplate()
-
-    def match(self, node):
-        return sparse(node, "dense")
-
-    def format(self, node):
-        return _point_at_sparse_kernel(self.stock.format(node), node)
+    code, what, stock_classes = "dense", "dense", (DenseConfigTemplate,)
+    point_at = staticmethod(_point_at_sparse_kernel)
 
 
-class SparseStreamConvConfigTemplate(LayerConfigTemplate):
+class SparseStreamConvConfigTemplate(StockConfig):
     """io_stream Conv1D/Conv2D: hls4ml's line-buffer convolution, kernel = the generated class."""
 
-    def __init__(self):
-        super().__init__(node_classes("conv"))
-        self.name = "fpgaprune_sparse_stream_conv_config_template"
-        self.stock = {1: Conv1DConfigTemplate(), 2: Conv2DConfigTemplate()}
-
-    def match(self, node):
-        return sparse(node, "conv", "io_stream")
-
-    def format(self, node):
-        return _point_at_sparse_kernel(self.stock[conv_dim(node)].format(node), node)
+    code, io_type, what = "conv", "io_stream", "stream_conv"
+    stock_classes = (Conv1DConfigTemplate, Conv2DConfigTemplate)
+    point_at = staticmethod(_point_at_sparse_kernel)
 
 
 class SparseParallelConvConfigTemplate(ParallelConvConfig):
