@@ -110,7 +110,7 @@ def csim(exported, model, x, task=None):
         exported.input_type,
         task=task,
         names=names,
-        tolerance=logits_tolerance_of(model, tolerances),
+        tolerance=logits_tolerance_of(model, tolerances, collector.front),
         collector=collector,
         tolerances=tolerances,
     )

@@ -174,78 +174,6 @@ def _problem(front_end) -> str | None:
     return None
 
 
-def _answering(obj):
-    """The front end that answers for `obj` (a model, a layer, a quantizer); for no object at all (a float
-    weight's missing quantizer), the first front end: each answers that the contract's way."""
-    return front_end_of(obj) if obj is not None else bound(front_ends()[0])
-
-
-class ObjectQuestions:
-    """`OWNER.question(obj, ...)` is `front_end_of(obj).question(obj, ...)`: the questions about one object (a
-    layer, a quantizer, a model) that the contract declares, each answered by the front end of the object asked
-    about. Nothing else is forwarded."""
-
-    def weight_quantizer(self, layer, role: str):
-        return _answering(layer).weight_quantizer(layer, role)
-
-    def quantizer_type(self, quantizer, activation: bool = False):
-        return _answering(quantizer).quantizer_type(quantizer, activation)
-
-    def quantized(self, layer, role: str, values):
-        return _answering(layer).quantized(layer, role, values)
-
-    def activation_quantizer(self, layer):
-        return _answering(layer).activation_quantizer(layer)
-
-    def has_channel_scale(self, quantizer):
-        return _answering(quantizer).has_channel_scale(quantizer)
-
-    def table_function(self, layer):
-        return _answering(layer).table_function(layer)
-
-    def quantizer_bits(self, layer, role: str, default: int = 32):
-        return _answering(layer).quantizer_bits(layer, role, default)
-
-    def predict(self, model, x, batch_size: int = 256):
-        return _answering(model).predict(model, x, batch_size)
-
-    def is_quantized_activation(self, layer):
-        return _answering(layer).is_quantized_activation(layer)
-
-    def is_batchnorm(self, layer):
-        return _answering(layer).is_batchnorm(layer)
-
-    def hardware_layout(self, model, x):
-        return _answering(model).hardware_layout(model, x)
-
-    def factor_scales(self, quantizer, values):
-        return _answering(quantizer).factor_scales(quantizer, values)
-
-    def unit_quantizer(self, quantizer):
-        return _answering(quantizer).unit_quantizer(quantizer)
-
-    def quantizer_texts(self, layer):
-        return _answering(layer).quantizer_texts(layer)
-
-    def quantizer_range(self, quantizer):
-        return _answering(quantizer).quantizer_range(quantizer)
-
-    def quantize_array(self, quantizer, values):
-        return _answering(quantizer).quantize_array(quantizer, values)
-
-    def is_quantized(self, layer):
-        return _answering(layer).is_quantized(layer)
-
-    def index_layout(self, layer):
-        return _answering(layer).index_layout(layer)
-
-    def folded(self, layer, role: str, values):
-        return _answering(layer).folded(layer, role, values)
-
-
-OWNER = ObjectQuestions()
-
-
 def record_of(model_or_record):
     """The model's record (`record.ModelRecord`), described by its front end; a record as it is."""
     if isinstance(model_or_record, ModelRecord):
@@ -270,16 +198,6 @@ def hook_callback():
     return None
 
 
-def hold_on(layer, variable):
-    """The hold (`masking.held.HeldEntries`) that `layer`'s weight `variable` carries, or None."""
-    return front_end_of(layer).hold_of(variable)
-
-
-def array_of(layer, variable):
-    """`layer`'s weight `variable` as a numpy array (in fpgaprune's layout: a kernel's outputs last)."""
-    return front_end_of(layer).array(variable)
-
-
 def layers_of(model) -> list:
     """The model's layers in order, as its front end presents them (each with a `name`)."""
     return front_end_of(model).layers(model)
@@ -288,8 +206,3 @@ def layers_of(model) -> list:
 def model_name(model) -> str:
     """The model's name (Keras' `name`; a PyTorch module's class name)."""
     return getattr(model, "name", None) or type(model).__name__
-
-
-def layer_named(model, name: str):
-    """The model's layer called `name`."""
-    return front_end_of(model).get_layer(model, name)

@@ -4,15 +4,16 @@ that does not fit the model, and a loss that turns NaN in training."""
 import numpy as np
 
 from fpgaprune.errors import DataError, NonFiniteError, first_line
-from fpgaprune.framework import array_of, front_end_of, layers_of
+from fpgaprune.framework import front_end_of
 from fpgaprune.hooks import TrainingHook
 
 
 def check_finite_weights(model, when: str) -> None:
     """Raise a one-line NonFiniteError naming the first layer and weight holding a NaN or Inf."""
-    for layer in layers_of(model):
+    front = front_end_of(model)
+    for layer in front.layers(model):
         for weight in layer.weights:
-            values = array_of(layer, weight)
+            values = front.array(weight)
             if values.dtype.kind == "f" and not np.isfinite(values).all():
                 bad = int(values.size - np.isfinite(values).sum())
                 raise NonFiniteError(
@@ -31,7 +32,7 @@ def check_data_fits_model(dataset, model, source: str) -> None:
     """One-line DataError unless the inputs match the model's input shape (the labels: `fpgaprune.task`); a model
     that records none (a PyTorch module) is run on one sample of each."""
     if not hasattr(model, "input_shape"):
-        _runs_on(dataset, model, source)
+        _runs_on(dataset, model, source, front_end_of(model))
         return
     expected = tuple(model.input_shape[1:]) if not isinstance(model.input_shape, list) else None
     for name in ("x_train", "x_test"):
@@ -43,11 +44,11 @@ def check_data_fits_model(dataset, model, source: str) -> None:
             )
 
 
-def _runs_on(dataset, model, source: str) -> None:
+def _runs_on(dataset, model, source: str, front) -> None:
     for name in ("x_train", "x_test"):
         sample = getattr(dataset, name)[:1]
         try:
-            front_end_of(model).predict(model, sample)
+            front.predict(model, sample)
         except Exception as error:  # noqa: BLE001 - the model's own forward may raise anything on a wrong shape
             raise DataError(
                 f"{source}: {name} has samples of shape {tuple(sample.shape[1:])}, and the model's forward fails "

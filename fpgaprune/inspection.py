@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.atomic import atomic_target
-from fpgaprune.framework import array_of, front_end_of, layers_of
+from fpgaprune.framework import front_end_of
 from fpgaprune.layer_kinds import kind_of
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.scores import kernel_scores
@@ -22,9 +22,10 @@ def _has_kernels(layer) -> bool:
     return kind is not None and "kernel" in kind.structures
 
 
-def _weight_matrices(model):
-    """(layer, weight name, values) of every kernel fpgaprune can prune (biases left out), recurrent ones too."""
-    for layer in layers_of(model):
+def _weight_matrices(model, front):
+    """(layer, weight name, values) of every kernel fpgaprune can prune (biases left out), recurrent ones too;
+    `front`: the model's front end."""
+    for layer in front.layers(model):
         for weight in maskable_weights(layer) or ():
             variable = weight.variable(layer)
             if weight.name != "bias" and variable is not None:
@@ -34,8 +35,8 @@ def _weight_matrices(model):
 def sparsity_table(model, structures=None) -> list[dict]:
     """One row per prunable weight: groups and pruned groups of its structure (recurrent weights: elements),
     and its products per inference dense -> now (one per weight and output position; a 0 weight needs none)."""
-    rows = []
-    for layer, weight, kernel in _weight_matrices(model):
+    rows, front = [], front_end_of(model)
+    for layer, weight, kernel in _weight_matrices(model, front):
         name, class_name = weight.name, getattr(layer, "kind_class", type(layer)).__name__
         if not prunable(layer):
             structure = structure_for(None, layer.name, layer)
@@ -50,7 +51,7 @@ def sparsity_table(model, structures=None) -> list[dict]:
             {
                 "layer": layer.name if name in ("kernel", "depthwise_kernel") else f"{layer.name}/{name}",
                 "class": class_name,
-                "shape": "x".join(map(str, front_end_of(layer).index_shape(layer, weight))),  # the user's layout
+                "shape": "x".join(map(str, front.index_shape(layer, weight))),  # the user's layout
                 "structure": str(structure),
                 "groups": int(count),
                 "pruned": int(count - live.sum()),
@@ -74,7 +75,7 @@ def pruned_fractions(model) -> dict:
     """What pruning removed: the fraction of prunable weights that are 0, and, when the model has conv layers,
     the fraction of conv (ci, co) kernels that are 0 as a whole (partly pruned kernels are not counted)."""
     zero = total = dead = kernels = 0
-    for layer, weight, kernel in _weight_matrices(model):
+    for layer, weight, kernel in _weight_matrices(model, front_end_of(model)):
         zero, total = zero + int(np.sum(kernel == 0)), total + kernel.size
         if _has_kernels(layer) and weight.name == "kernel":
             whole = ~kernel.reshape(-1, *kernel.shape[-2:]).any(axis=0)
@@ -89,11 +90,11 @@ def kernel_heatmaps(model, out_dir) -> list[Path]:
     """For each Conv1D/Conv2D, a PNG of its kernel L1 norms and its kernel mask on the (ci, co) grid."""
     import matplotlib.pyplot as plt
 
-    paths = []
-    for layer in layers_of(model):
+    paths, front = [], front_end_of(model)
+    for layer in front.layers(model):
         if not _has_kernels(layer):
             continue
-        figure = kernel_figure(layer)
+        figure = kernel_figure(layer, front)
         tmp, final = atomic_target(Path(out_dir) / f"{layer.name}_kernels.png")
         figure.savefig(tmp, dpi=90)
         plt.close(figure)
@@ -102,15 +103,16 @@ def kernel_heatmaps(model, out_dir) -> list[Path]:
     return paths
 
 
-def kernel_figure(layer):
-    """One conv layer's kernel L1 norms and kept kernels on the (ci, co) grid, channels ticked as integers."""
+def kernel_figure(layer, front):
+    """One conv layer's kernel L1 norms and kept kernels on the (ci, co) grid, channels ticked as integers
+    (`front`: its model's front end)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    kernel = array_of(layer, layer.kernel)
+    kernel = front.array(layer.kernel)
     norms = kernel_scores(kernel, "l1")
     alive = kernel_scores(kernel, "max") > 0
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2), constrained_layout=True)

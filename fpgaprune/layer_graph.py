@@ -7,7 +7,6 @@ all read models through it.
 from graphlib import TopologicalSorter
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.framework import front_end_of
 from fpgaprune.layer_kinds import role_of
 
 
@@ -40,11 +39,11 @@ class SharedLayerError(FpgapruneError):
 
 class LayerGraph:
     """Layers by name with their inbound and outbound layer names (Sequential or functional, no shared layers), as
-    the model's front end reads them (`FrontEnd.graph_edges`)."""
+    the model's front end `front` reads them (`FrontEnd.graph_edges`)."""
 
-    def __init__(self, model):
+    def __init__(self, model, front):
         self.model = model
-        layers, self.inbound, self.outputs = front_end_of(model).graph_edges(model)
+        layers, self.inbound, self.outputs = front.graph_edges(model)
         self.layers = {layer.name: layer for layer in layers}
         self.outbound = {name: [] for name in self.layers}
         for name, sources in self.inbound.items():

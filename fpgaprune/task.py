@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgaprune.errors import DataError
-from fpgaprune.framework import OWNER, layer_record_of, model_name
+from fpgaprune.framework import front_end_of, model_name
 from fpgaprune.layer_graph import LayerGraph, output_shape
 from fpgaprune.layer_kinds import OUTPUT_PASS
 
@@ -124,9 +124,10 @@ class Task:
         return f"{value:.2%}" if self.higher_is_better else f"{value:.4g}"
 
 
-def output_layer(model):
-    """The layer whose function gives the model's output (passing over reshapes and dropouts at the end)."""
-    graph = LayerGraph(model)
+def output_layer(model, front):
+    """The layer whose function gives the model's output (passing over reshapes and dropouts at the end);
+    `front`: the model's front end."""
+    graph = LayerGraph(model, front)
     names = sorted(graph.outputs)
     if len(names) != 1:
         raise DataError(
@@ -139,13 +140,13 @@ def output_layer(model):
     return graph.layers[name]
 
 
-def output_activation(model) -> tuple[str, str]:
+def output_activation(model, front) -> tuple[str, str]:
     """(the output layer's name, its activation: softmax, sigmoid, linear, or the function's own name)."""
-    layer = output_layer(model)
+    layer = output_layer(model, front)
     kind = type(layer).__name__
     if kind == "Softmax":
         return layer.name, "softmax"
-    record = layer_record_of(layer)
+    record = front.describe_layer(layer)
     function = record.applies or record.activation  # the quantizer an activation layer applies, or its function
     name = str((function.function or function.class_name) if function is not None else "linear").lower()
     if "softmax" in name:
@@ -183,8 +184,9 @@ def infer_task(
     """The task of `model` trained on these labels; DataError (one line naming `source`, the array or the layer,
     and what to change) when they contradict each other or the explicit `task`/`loss`. `x_sample`: an input, for
     a model that records no output shape (a PyTorch module)."""
-    layer, output = output_activation(model)
-    units = _output_units(model, x_sample)
+    front = front_end_of(model)
+    layer, output = output_activation(model, front)
+    units = _output_units(model, x_sample, front)
     forms = {name: label_form(y, units) for name, y in (("y_train", y_train), ("y_test", y_test))}
     form = forms["y_train"] if len(set(forms.values())) == 1 else _mixed(forms, source)
     kind = _kind(output, units, form, layer, source) if task == "auto" else task
@@ -197,13 +199,13 @@ def infer_task(
     return Task(kind, output if output in ("softmax", "sigmoid") else "linear", units, form, chosen)
 
 
-def _output_units(model, x_sample) -> int:
+def _output_units(model, x_sample, front) -> int:
     try:
         return int(np.prod(output_shape(model)[1:]))
     except AttributeError:
         if x_sample is None:
             raise
-    return int(np.prod(np.shape(OWNER.predict(model, np.asarray(x_sample[:1])))[1:]))
+    return int(np.prod(np.shape(front.predict(model, np.asarray(x_sample[:1])))[1:]))
 
 
 def _mixed(forms: dict, source: str) -> str:

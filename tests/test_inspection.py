@@ -1,6 +1,7 @@
 import numpy as np
 
 import fpgaprune as fp
+from fpgaprune.framework import front_end_of
 from fpgaprune.inspection import format_table, kernel_heatmaps, sparsity_table
 from fpgaprune.tfk import keras
 
@@ -47,7 +48,8 @@ def test_the_kernel_maps_tick_channels_as_integers():
 
     from fpgaprune.inspection import kernel_figure
 
-    figure = kernel_figure(model().get_layer("conv"))  # 2 input x 3 output channels
+    built = model()
+    figure = kernel_figure(built.get_layer("conv"), front_end_of(built))  # 2 input x 3 output channels
     for axis in figure.axes[:2]:  # the two maps (then the colour bar)
         figure.canvas.draw()
         low, high = sorted(axis.get_xlim()), sorted(axis.get_ylim())

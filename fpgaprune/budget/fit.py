@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fpgaprune.budget.spec import Budget, BudgetError
-from fpgaprune.framework import front_end_of, layers_of
+from fpgaprune.framework import front_end_of
 from fpgaprune.hls.backend import DEFAULT_BACKEND
 from fpgaprune.hooks import TrainingHook
 from fpgaprune.pruning import Pruner
@@ -53,20 +53,26 @@ class HardwareCosts:
         self.types, self.notes, self.sources = None, [], {}
 
     def __call__(self, model) -> EntryCosts:
-        quantized = any(is_hardware_layer(layer) for layer in layers_of(model))
-        qmodel = model if quantized else self._twin(model)
-        self.types, self.notes = layer_hardware(qmodel, self.hls_config, self.input_fixed, self.board, self.io_type)
-        priced = entry_costs(qmodel, self.types, self.notes, self.backend)
+        front = front_end_of(model)
+        quantized = any(is_hardware_layer(layer, front) for layer in front.layers(model))
+        qmodel, qfront = (model, front) if quantized else self._twin(model, front)
+        record = qfront.describe(qmodel)
+        self.types, self.notes = layer_hardware(
+            qmodel, qfront, record, self.hls_config, self.input_fixed, self.board, self.io_type
+        )
+        priced = entry_costs(record, self.types, self.notes, self.backend)
         self.sources = priced.sources
         return priced
 
-    def _twin(self, model):
-        """The float model's quantized twin; its activation ranges set from `calibration` (inputs) where its
-        quantizers learn them from data (HGQ2's `trace_minmax`), as the run's QAT will before export."""
-        twin = front_end_of(model).quantized_twin(model, self.spec, self.batchnorm)
+    def _twin(self, model, front):
+        """(the float model's quantized twin, its front end); its activation ranges set from `calibration`
+        (inputs) where its quantizers learn them from data (HGQ2's `trace_minmax`), as the run's QAT will before
+        export."""
+        twin = front.quantized_twin(model, self.spec, self.batchnorm)
+        twin_front = front_end_of(twin)  # another library's (HGQ2's twin of a Keras 3 model)
         if self.calibration is not None:
-            front_end_of(twin).calibrate(twin, self.calibration)
-        return twin
+            twin_front.calibrate(twin, self.calibration)
+        return twin, twin_front
 
 
 @dataclass

@@ -59,6 +59,7 @@ def describe_layer(front_end, layer, inbound) -> LayerRecord:
         output_shape=_shape(output_shape, layer),
         options=_options(front_end, layer, kind),
         quantizer_texts=dict(front_end.quantizer_texts(layer)),
+        input_types=front_end.kernel_input_types(layer) if "kernel" in weights else None,
     )
 
 

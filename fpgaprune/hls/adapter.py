@@ -5,17 +5,19 @@ stage works on what comes back."""
 from fpgaprune.framework import front_end_of
 
 
-def config_from_model(model, granularity: str = "name", **kwargs) -> dict:
-    """hls4ml's HLSConfig of `model` (its front end's converter, `granularity` as hls4ml's)."""
-    return front_end_of(model).hls_config(model, granularity=granularity, **kwargs)
+def config_from_model(model, granularity: str = "name", *, front=None, **kwargs) -> dict:
+    """hls4ml's HLSConfig of `model` (its front end's converter, `granularity` as hls4ml's; `front`: the model's
+    front end, where the caller holds it)."""
+    return (front or front_end_of(model)).hls_config(model, granularity=granularity, **kwargs)
 
 
-def convert_model(model, hls_config: dict, output_dir, **kwargs):
-    """An unbuilt hls4ml ModelGraph of `model`, with fpgaprune's passes registered on the backends."""
+def convert_model(model, hls_config: dict, output_dir, *, front=None, **kwargs):
+    """An unbuilt hls4ml ModelGraph of `model`, with fpgaprune's passes registered on the backends (`front`: the
+    model's front end, where the caller holds it)."""
     from fpgaprune.hls.extension import register
 
     register()
-    return front_end_of(model).to_hls4ml(model, hls_config, output_dir, **kwargs)
+    return (front or front_end_of(model)).to_hls4ml(model, hls_config, output_dir, **kwargs)
 
 
 def conversion_problem(model) -> str | None:

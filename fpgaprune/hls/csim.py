@@ -18,12 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.framework import OWNER as front
-from fpgaprune.framework import front_end_of, layer_record_of, layers_of
+from fpgaprune.framework import front_end_of, layer_record_of
 from fpgaprune.hls.names import map_keys
 from fpgaprune.hls.tolerance import UNBOUNDED, Tolerance
 from fpgaprune.quantize.fixed_types import FixedType
-from fpgaprune.quantize.layer_values import activation_name, reference_probe
+from fpgaprune.quantize.layer_values import activation_name
 from fpgaprune.text_table import format_rows
 from fpgaprune.tools import GXX_TIMEOUT_S, cores, run_tool
 from fpgaprune.workers.csim_chunks import ChunkPool, traced_runner
@@ -104,9 +103,10 @@ def hardware_input(x: np.ndarray, fixed: FixedType) -> np.ndarray:
     return (steps / 2.0**fixed.frac).astype(np.float32)
 
 
-def logits_layer(model):
-    """The last layer with a kernel, and whether a table-based activation follows (inside it or after it)."""
-    layers = layers_of(model)
+def logits_layer(model, front):
+    """The last layer with a kernel, and whether a table-based activation follows (inside it or after it);
+    `front`: the model's front end."""
+    layers = front.layers(model)
     with_kernel = [layer for layer in layers if getattr(layer, "kernel", None) is not None]
     last = with_kernel[-1]
     after = layers[layers.index(last) + 1 :]
@@ -316,12 +316,12 @@ class _LayerDiff:
 class _Comparison:
     """The logits, the decisions and the per-layer diff, accumulated chunk by chunk."""
 
-    def __init__(self, model, task, tolerances: dict | None = None):
-        self.model, self.task = model, task
-        self.logits, self.table = logits_layer(model)
+    def __init__(self, model, front, task, tolerances: dict | None = None):
+        self.model, self.front, self.task = model, front, task
+        self.logits, self.table = logits_layer(model, front)
         self.samples = self.mismatches = self.agree = self.decided = self.logits_agree = self.ties = 0
         self.largest_diff = self.largest_logit = 0.0
-        self.reference = front_end_of(model).quantizer_library
+        self.reference = front.quantizer_library
         moduli = {name: t.modulus for name, t in (tolerances or {}).items() if getattr(t, "modulus", None)}
         self.layers = _LayerDiff(self.reference, moduli)
 
@@ -340,7 +340,7 @@ class _Comparison:
         self.largest_diff = max(self.largest_diff, float(np.abs(hardware_logits - reference_logits).max()))
         self.largest_logit = max(self.largest_logit, float(np.abs(reference_logits).max()))
         self._decisions(final, reference, hardware_logits, reference_logits)
-        for layer in layers_of(self.model):
+        for layer in self.front.layers(self.model):
             if layer.name in (traces or {}) and layer.name in values.layer_outputs:
                 self.layers.add(layer.name, start, np.asarray(traces[layer.name]), values.traced(layer.name), ids)
 
@@ -362,7 +362,7 @@ class _Comparison:
         """`tolerances`: each layer's (`tolerance.layer_tolerances`); without them, every layer before the logits
         must be bit-exact, and the logits within `tolerance`."""
         agreement = self.agree / self.decided if self.decided else None
-        order = [layer.name for layer in layers_of(self.model)]
+        order = [layer.name for layer in self.front.layers(self.model)]
         rows = self.layers.rows(order)
         judged_layers = order[: order.index(self.logits.name)]  # after the logits only the decisions count
         judged, beyond = self.layers.judged(judged_layers, tolerances or {})
@@ -398,9 +398,10 @@ class _Comparison:
 def layer_diff(trace: dict, model, x, limit: int = 3) -> list:
     """Readable lines (a table with its header) for the first layers whose C-sim trace ({layer: outputs})
     differs from the quantized model's values for the same inputs `x`."""
-    values, reference = reference_probe(model)(x), front_end_of(model).quantizer_library
+    front = front_end_of(model)
+    values, reference = front.reference_probe(model)(x), front.quantizer_library
     diff = _LayerDiff(reference)
-    layers = layers_of(model)
+    layers = front.layers(model)
     for layer in layers:
         if layer.name in trace and layer.name in values.layer_outputs:
             diff.add(layer.name, 0, np.asarray(trace[layer.name]), values.traced(layer.name))
@@ -421,6 +422,7 @@ def compare_with_qkeras(
     workers: int | None = None,
     ids: np.ndarray | None = None,
     tolerances: dict | None = None,
+    front=None,
 ) -> CsimResult:
     """Compare a C-simulation with the QKeras model at the logits, bit for bit, over all of `x`.
 
@@ -430,9 +432,10 @@ def compare_with_qkeras(
     is not exact at the logits, `tolerances` at each layer before them (`tolerance.layer_tolerances`: a layer
     that differs beyond its own, or with none, fails the result); `collector`
     (`quantize.profile.ProfileCollector`) reads the same pass; `ids`: the sample numbers of `x` in a larger set
-    (`simulated_subset`), for the per-layer diff.
+    (`simulated_subset`), for the per-layer diff; `front`: the model's front end, where the caller holds it.
     """
-    probe, comparison = reference_probe(model), _Comparison(model, task, tolerances)
+    front = front or front_end_of(model)
+    probe, comparison = front.reference_probe(model), _Comparison(model, front, task, tolerances)
     starts = list(range(0, len(x), chunk))
     inputs = [hardware_input(np.asarray(x[start : start + chunk]), fixed) for start in starts]
     hardware = [np.ascontiguousarray(front.hardware_layout(model, xq)) for xq in inputs]  # hls4ml: channels-last
@@ -478,12 +481,13 @@ def csim_check(
     """Compile `hls_model` with hls4ml's trace calls (if needed) and compare its C-simulation with the QKeras
     model on `x` (`compare_with_qkeras`); `names`: the export's {hls4ml node: user's layer name}. Unless given,
     the tolerances are derived from the hls_model's own types (`tolerance.export_layer_tolerances`)."""
+    front = front_end_of(model)
     if tolerances is None:
         from fpgaprune.hls.tolerance import export_layer_tolerances
 
         hls_config = hls_model.config.config.get("HLSConfig", {})
         tolerances = export_layer_tolerances(model, hls_config, names, fixed)
-        tolerance = tolerance or logits_tolerance_of(model, tolerances)
+        tolerance = tolerance or logits_tolerance_of(model, tolerances, front)
     if not hls_model.config.trace_output:
         hls_model.config.trace_output, hls_model._top_function_lib = True, None
     if hls_model._top_function_lib is None:
@@ -496,16 +500,16 @@ def csim_check(
     run = BridgeRun(
         Path(hls_model._top_function_lib._name),
         hls_model.config.get_project_name(),
-        output_size(model, x),
+        output_size(model, x, front),
         sizes,
         names or {},
     )
     return compare_with_qkeras(
-        run, model, x, fixed, task=task, tolerance=tolerance, collector=collector, tolerances=tolerances
+        run, model, x, fixed, task=task, tolerance=tolerance, collector=collector, tolerances=tolerances, front=front
     )
 
 
-def output_size(model, x) -> int:
+def output_size(model, x, front) -> int:
     """The number of values the model gives per sample (a PyTorch module does not record it: one forward)."""
     shape = getattr(model, "output_shape", None)
     if shape is None:
@@ -513,7 +517,7 @@ def output_size(model, x) -> int:
     return int(np.prod(shape[1:]))
 
 
-def logits_tolerance_of(model, tolerances: dict) -> Tolerance | None:
-    """The tolerance at the logits layer, where one is known."""
-    found = tolerances.get(logits_layer(model)[0].name)
+def logits_tolerance_of(model, tolerances: dict, front) -> Tolerance | None:
+    """The tolerance at the logits layer, where one is known (`front`: the model's front end)."""
+    found = tolerances.get(logits_layer(model, front)[0].name)
     return found if isinstance(found, Tolerance) else None

@@ -15,7 +15,7 @@ import numpy as np
 
 from fpgaprune.atomic import replace_directory
 from fpgaprune.errors import ExportError
-from fpgaprune.framework import front_end_of, layers_of, record_of
+from fpgaprune.framework import front_end_of
 from fpgaprune.guards import check_finite_array, check_finite_weights
 from fpgaprune.hls.adapter import convert_model
 from fpgaprune.hls.attribute_keys import PLAN
@@ -76,17 +76,18 @@ class Export:
 
 
 def export_config(
-    model, preset, x, overrides=None, index_map=None, kernel_sparse=True, origins=None
+    model, preset, x, overrides=None, index_map=None, kernel_sparse=True, origins=None, *, front=None
 ) -> tuple[dict, str, list]:
     """(HLSConfig, io_type, notes): hls4ml defaults < preset < derived precisions < overrides. `index_map`: a
-    strip's {layer: {"in", "out"}}; `origins`: {layer: the user's name} where the export renamed it."""
+    strip's {layer: {"in", "out"}}; `origins`: {layer: the user's name} where the export renamed it; `front`:
+    the model's front end, where the caller holds it."""
+    front = front or front_end_of(model)
     preset = load_preset(preset)
     hls = preset.get("HLSConfig", {})
     reuse = int(hls.get("Model", {}).get("ReuseFactor", 1))
-    config, notes = derived_hls_config(model, x, overrides, preset=hls, default_reuse_factor=reuse)
+    config, notes = derived_hls_config(model, x, overrides, preset=hls, default_reuse_factor=reuse, front=front)
     config["Model"].setdefault("KernelSparse", kernel_sparse)
-    front = front_end_of(model)
-    layouts = {layer.name: front.index_layout(layer) for layer in layers_of(model)}
+    layouts = {layer.name: front.index_layout(layer) for layer in front.layers(model)}
     for name, layer_config in config["LayerName"].items():
         layer_config["Trace"] = True  # C-sim only (`#ifndef __SYNTHESIS__`): per-layer outputs from the shipped code
         if name in (index_map or {}) or name in (origins or {}) or layouts.get(name) is not None:
@@ -108,8 +109,8 @@ def traced_outputs(hls_model) -> dict:
     }
 
 
-def _testbench_files(model, x, fixed: FixedType, workdir: Path, samples: int) -> tuple[str, str]:
-    front, x_tb = front_end_of(model), hardware_input(np.asarray(x[:samples]), fixed)
+def _testbench_files(model, front, x, fixed: FixedType, workdir: Path, samples: int) -> tuple[str, str]:
+    x_tb = hardware_input(np.asarray(x[:samples]), fixed)
     y_tb = np.asarray(front.predict(model, x_tb)).reshape(len(x_tb), -1)
     np.save(workdir / "tb_input.npy", np.asarray(front.hardware_layout(model, x_tb)).reshape(len(x_tb), -1))
     np.save(workdir / "tb_output.npy", y_tb)
@@ -148,8 +149,10 @@ def export(
     twin (`frontends/keras3/twin.py`).
     """
     model = front_end_of(model).exported_model(model, input_shape=tuple(np.shape(x)[1:]))
+    front = front_end_of(model)  # the exported model's: a Keras 3 model's tf_keras twin is tf_keras's
+    record = front.describe(model)
     if known_backend(backend) is not None:  # an hls4ml backend registered with the codegen seam alone: unchecked
-        known_backend(backend).check_activations(record_of(model))
+        known_backend(backend).check_activations(record)
     check_finite_weights(model, "export")
     check_finite_array(np.asarray(x), "export: x")
     output_dir = Path(output_dir)
@@ -158,8 +161,8 @@ def export(
     board = load_board(board)
     index_map = getattr(strip, "index_map", strip) or {}
     fixed = input_fixed or input_type(x)
-    names = cpp_names(model)  # {user's name: C++ identifier}, for the names that are not identifiers
-    named, layer_overrides = front_end_of(model).renamed(model, names) if names else model, dict(overrides or {})
+    names = cpp_names(list(record.layers), record.name)  # {user's name: C++ identifier}, where not identifiers
+    named, layer_overrides = front.renamed(model, names) if names else model, dict(overrides or {})
     if names and "LayerName" in layer_overrides:
         layer_overrides["LayerName"] = map_keys(layer_overrides["LayerName"], names)
     config, io_type, notes = export_config(
@@ -170,16 +173,18 @@ def export(
         map_keys(index_map, names),
         kernel_sparse,
         {new: old for old, new in names.items()},
+        front=front,
     )
     output_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = output_dir.with_name(f".{output_dir.name}.tmp-{uuid.uuid4().hex[:8]}")
     try:
         (tmp / "tb_data").mkdir(parents=True)
-        tb_in, tb_out = _testbench_files(model, x, fixed, tmp / "tb_data", tb_samples)
+        tb_in, tb_out = _testbench_files(model, front, x, fixed, tmp / "tb_data", tb_samples)
         hls_model = convert_model(
             named,
             config,
             tmp,
+            front=front,
             io_type=io_type,
             backend=backend,
             part=board.part,
@@ -205,7 +210,7 @@ def export(
             "notes": notes,
             "names": {new: old for old, new in names.items()},
         }
-        manifest = build_manifest(model, hls_model, tmp, index_map, extra)
+        manifest = build_manifest(record, hls_model, tmp, index_map, extra)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, default=str))
         _retarget(hls_model, tmp, output_dir)
         _move_into_place(tmp, output_dir, overwrite)

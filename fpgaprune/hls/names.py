@@ -7,7 +7,6 @@ message show the user's own names.
 import re
 
 from fpgaprune.errors import ModelTypeError
-from fpgaprune.framework import layers_of, model_name
 
 C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -17,17 +16,16 @@ def _identifier(name: str) -> str:
     return text if C_IDENTIFIER.fullmatch(text) else f"layer_{text}"
 
 
-def cpp_names(model) -> dict:
-    """{original: identifier} for the layers whose names are not C++ identifiers ({} when all are); a one-line
-    ModelTypeError naming every pair of names that would become the same identifier."""
-    names = [layer.name for layer in layers_of(model)]
+def cpp_names(names: list, model: str) -> dict:
+    """{original: identifier} for the layer `names` (of the model called `model`) that are not C++ identifiers
+    ({} when all are); a one-line ModelTypeError naming every pair of names that would become the same
+    identifier."""
     mapped = {name: _identifier(name) for name in names if not C_IDENTIFIER.fullmatch(name)}
     clashes = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :] if mapped.get(a, a) == mapped.get(b, b)]
     if clashes:
         pairs = "; ".join(f"'{a}' and '{b}' would both be '{mapped.get(a, a)}'" for a, b in clashes)
         raise ModelTypeError(
-            f"model '{model_name(model)}': layer names must stay distinct as C++ identifiers: {pairs}; "
-            "rename one of each pair"
+            f"model '{model}': layer names must stay distinct as C++ identifiers: {pairs}; rename one of each pair"
         )
     return mapped
 

@@ -18,7 +18,7 @@ passed over: fine-tuning may train them back.
 
 from dataclasses import dataclass, field
 
-from fpgaprune.framework import array_of, front_end_of, hold_on, layers_of
+from fpgaprune.framework import front_end_of
 from fpgaprune.masking.hold import maskable_variables
 from fpgaprune.masking.manifest import PRUNE, HoldEntry, MaskManifest
 from fpgaprune.selection import maskable_weights
@@ -56,17 +56,17 @@ class InputZeros:
 
 def input_zeros(model, min_share: float = MIN_SHARE) -> tuple[MaskManifest, InputZeros]:
     """(the holds that keep `model`'s exact zeros at 0, what was found) by the rules of this module."""
+    front = front_end_of(model)
     found, entries = InputZeros(), []
-    for key, line in unheld_zeros(model, min_share).items():
+    for key, line in unheld_zeros(model, front, min_share).items():
         found.unheld[key] = found.left[key] = line
-    for layer, weight, variable in maskable_variables(model):
-        if weight.role == "bias" or hold_on(layer, variable) is not None:
+    for layer, weight, variable in maskable_variables(model, front):
+        if weight.role == "bias" or front.hold_of(variable) is not None:
             continue
-        zero = array_of(layer, variable) == 0
+        zero = front.array(variable) == 0
         key, count = (layer.name, weight.name), int(zero.sum())
         if count == 0:
             continue
-        front = front_end_of(layer)
         quantizer = front.weight_quantizer(layer, weight.role)
         zero_to = front.zero_of(quantizer) if quantizer is not None else 0.0
         if count < min_share * zero.size:
@@ -79,18 +79,18 @@ def input_zeros(model, min_share: float = MIN_SHARE) -> tuple[MaskManifest, Inpu
     return MaskManifest(entries), found
 
 
-def unheld_zeros(model, min_share: float = MIN_SHARE) -> dict:
+def unheld_zeros(model, front, min_share: float = MIN_SHARE) -> dict:
     """{(layer, weight): one line} for each kernel of a layer no hold can mask that holds exact zeros (at least
-    `min_share` of its entries)."""
+    `min_share` of its entries); `front`: the model's front end."""
     found = {}
-    for layer in layers_of(model):
+    for layer in front.layers(model):
         if maskable_weights(layer) is not None:
             continue
         kernels = [w for w in getattr(layer, "weights", ()) or () if "kernel" in str(getattr(w, "name", ""))]
         if not kernels and getattr(layer, "kernel", None) is not None:
             kernels = [layer.kernel]
         for kernel in kernels:
-            zero = array_of(layer, kernel) == 0
+            zero = front.array(kernel) == 0
             if zero.size and zero.sum() >= min_share * zero.size:
                 name = str(getattr(kernel, "name", "kernel")).split("/")[-1].split(":")[0]
                 kind = getattr(layer, "kind_class", type(layer)).__name__

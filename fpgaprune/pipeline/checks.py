@@ -4,9 +4,8 @@ from pathlib import Path
 
 from fpgaprune.budget import parse_budget
 from fpgaprune.errors import FpgapruneError, FpgapruneNote
-from fpgaprune.framework import front_end_of_suffix, layers_of, library_front_end
+from fpgaprune.framework import front_end_of, front_end_of_suffix, library_front_end
 from fpgaprune.hls import load_board, load_preset
-from fpgaprune.hls.adapter import conversion_problem  # the model's front end asks its converter
 from fpgaprune.layer_graph import LayerGraph
 from fpgaprune.masking.input_zeros import unheld_zeros
 from fpgaprune.model_files import OTHER_FRAMEWORKS
@@ -103,11 +102,11 @@ def check_quantizers(config: RunConfig, at: Located) -> None:
             )
 
 
-def check_pruning(config: RunConfig, at: Located, model) -> None:
-    names = {layer.name for layer in layers_of(model)}
+def check_pruning(config: RunConfig, at: Located, model, front) -> None:
+    names = {layer.name for layer in front.layers(model)}
     for i, text in enumerate(config.pruning.selections):
         try:
-            resolve(model, parse_selector(text))
+            resolve(model, parse_selector(text), front)
         except FpgapruneError as error:
             _fail(at.at("pruning", "selections", i), f"found {text!r}; {error}")
     structure = config.pruning.structure
@@ -151,13 +150,13 @@ def check_budget(config: RunConfig, at: Located) -> None:
         raise ConfigError(str(error)) from None
 
 
-def check_quantized_layers(config: RunConfig, at: Located, model) -> None:
+def check_quantized_layers(config: RunConfig, at: Located, model, model_front) -> None:
     """Per-layer quantizers name layers of the model's graph (a PyTorch forward's functional activations
     included), and an activation quantizer computes its layer's function."""
     front = texts_front_end(config, at)
     if front is None:
         return
-    layers = LayerGraph(model).layers
+    layers = LayerGraph(model, model_front).layers
     for layer, roles in config.quantization.layers.items():
         if layer not in layers:
             _fail(
@@ -169,9 +168,9 @@ def check_quantized_layers(config: RunConfig, at: Located, model) -> None:
             _fail(at.at("quantization", "layers", layer, "activation"), problem)
 
 
-def check_layers(config: RunConfig, at: Located, model) -> None:
+def check_layers(config: RunConfig, at: Located, model, front) -> None:
     """hls4ml can convert every layer: its class, its name, and its shapes in hls4ml's handlers (before training)."""
-    problem = conversion_problem(model)
+    problem = front.conversion_problem(model)
     if problem:
         where = at.at("model", "file") if config.model.file else at.at("model", "json") if config.model.json else None
         _fail(where or at.at("model"), problem)
@@ -179,21 +178,22 @@ def check_layers(config: RunConfig, at: Located, model) -> None:
 
 def check_against_model(config: RunConfig, at: Located, model) -> None:
     """The checks that need the run's starting model: its layers, selections, pruning keys, quantizers; and a
-    note naming each layer whose exact zeros no hold can keep."""
-    note_unheld_zeros(config, model)
-    check_layers(config, at, model)
-    check_pruning(config, at, model)
-    check_quantized_layers(config, at, model)
+    note naming each layer whose exact zeros no hold can keep. The model's front end is resolved here, once."""
+    front = front_end_of(model)
+    note_unheld_zeros(config, model, front)
+    check_layers(config, at, model, front)
+    check_pruning(config, at, model, front)
+    check_quantized_layers(config, at, model, front)
 
 
-def note_unheld_zeros(config: RunConfig, model) -> None:
+def note_unheld_zeros(config: RunConfig, model, front) -> None:
     """One note per kernel whose exact zeros fpgaprune cannot hold (a layer of a kind it does not know), where the
     run keeps the model's own zeros."""
     import warnings
 
     if not (config.model.given() and config.pruning.keep_input_zeros):
         return
-    for (layer, weight), line in unheld_zeros(model).items():
+    for (layer, weight), line in unheld_zeros(model, front).items():
         warnings.warn(f"{layer}/{weight}: {line}", FpgapruneNote, stacklevel=2)
 
 

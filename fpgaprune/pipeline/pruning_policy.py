@@ -33,8 +33,9 @@ def pruner_of(config):
     return Pruner(structure=config.pruning.structure, **options)
 
 
-def scheduled(config, held, dataset):
-    """Pruning by the configured schedule: each layer to its target, or all to one under a global scope."""
+def scheduled(config, held, dataset, front):
+    """Pruning by the configured schedule: each layer to its target, or all to one under a global scope (`front`:
+    the model's front end)."""
     pruner, targets = pruner_of(config), config.pruning.targets
     if not targets:
         return held
@@ -43,7 +44,9 @@ def scheduled(config, held, dataset):
 
         def train(model, callbacks):
             epochs = config.pruning.epochs or 1
-            return fit_model(model, dataset, epochs, config.finetune.learning_rate, config, "lottery round", callbacks)
+            return fit_model(
+                model, dataset, epochs, config.finetune.learning_rate, config, "lottery round", callbacks, front=front
+            )
 
         return LotteryTicket.reaching(pruner, config.pruning.lottery_rounds, sparsity).run(held, train)
     if config.pruning.schedule == "one_shot":
@@ -57,6 +60,7 @@ def scheduled(config, held, dataset):
         config,
         "prune",
         [GradualPruning(pruner, polynomial(config, dataset, 0.0, sparsity))],
+        front=front,
     )
 
 
@@ -95,7 +99,7 @@ def budget_fit(config, dataset):
     )
 
 
-def budgeted(config, held, dataset):
+def budgeted(config, held, dataset, front):
     """Pruning to the budget: one knapsack fit, or fits that move toward it over the pruning epochs."""
     fitting = budget_fit(config, dataset)
     budget, costs, attached = fitting.budget, fitting.costs, fitting.attach(held)
@@ -103,7 +107,8 @@ def budgeted(config, held, dataset):
         step = fitting(attached)
     else:
         callback = BudgetPruning(fitting, polynomial(config, dataset, 0.0, 1.0))
-        fit_model(attached, dataset, config.pruning.epochs, config.finetune.learning_rate, config, "prune", [callback])
+        epochs, rate = config.pruning.epochs, config.finetune.learning_rate
+        fit_model(attached, dataset, epochs, rate, config, "prune", [callback], front=front)
         step = callback.history[-1]
     estimate = dict(zip([c.name for c in budget.constraints], budget.fractions(costs(attached).total()).tolist()))
     return attached, {
@@ -116,7 +121,7 @@ def budgeted(config, held, dataset):
     }
 
 
-def repaired(config, quantized, dataset) -> dict:
+def repaired(config, quantized, dataset, front) -> dict:
     """After QAT, the budget checked on the quantized weights; if it no longer fits, the least important groups
     are pruned, one epoch of QAT follows (the learned ranges traced again), and a last repair (without training)
     makes it fit."""
@@ -125,8 +130,8 @@ def repaired(config, quantized, dataset) -> dict:
     first = repair(pruner, quantized, fitting.costs, fitting.budget)
     last = first
     if first.repaired:
-        fit_model(quantized, dataset, 1, config.quantization.learning_rate, config, "QAT (repair)")
-        last = repair(pruner, calibrated(quantized, dataset), fitting.costs, fitting.budget)
+        fit_model(quantized, dataset, 1, config.quantization.learning_rate, config, "QAT (repair)", front=front)
+        last = repair(pruner, calibrated(quantized, dataset, front), fitting.costs, fitting.budget)
     return {
         "after_qat": first.before,
         "final": last.after,

@@ -54,11 +54,13 @@ def train(config, run_dir: Path, out: Path) -> dict:
     seed_frameworks(config.seed)  # the model's framework, whichever it is, as it loads
     dataset = dataset_of(config)
     model = build_model(config, dataset)
+    front = front_end_of(model)
     if not config.model.given():
-        fit_model(model, dataset, config.training.epochs, config.training.learning_rate, config, "train")
+        epochs, rate = config.training.epochs, config.training.learning_rate
+        fit_model(model, dataset, epochs, rate, config, "train", front=front)
     fp.save_model(model, out / stage_file(config))
     return {
-        **scores(config, model, dataset),
+        **scores(config, model, dataset, front),
         "task": task_of(config, model, dataset).describe(),
         "trained": not config.model.given(),
     }
@@ -67,14 +69,19 @@ def train(config, run_dir: Path, out: Path) -> dict:
 def prune(config, run_dir: Path, out: Path) -> dict:
     dataset = dataset_of(config)
     start = stage_model(config, run_dir, "train")
+    front = front_end_of(start)
     zeros, found = kept_zeros(config, start)
     held = fp.hold(start, zeros, prune=list(config.pruning.selections))
     budget = None
     if config.pruning.budget:
-        held, budget = budgeted(config, held, dataset)
+        held, budget = budgeted(config, held, dataset, front)
     else:
-        held = scheduled(config, held, dataset)
-    metrics = {**scores(config, held, dataset), **pruned_fractions(held), **({"budget": budget} if budget else {})}
+        held = scheduled(config, held, dataset, front)
+    metrics = {
+        **scores(config, held, dataset, front),
+        **pruned_fractions(held),
+        **({"budget": budget} if budget else {}),
+    }
     if found is not None:
         metrics["input_zeros"] = {**found.to_json(), "line": found.line()}
     (out / "sparsity.txt").write_text(format_table(sparsity_table(held)) + "\n")
@@ -103,12 +110,13 @@ def kept_zeros(config, model):
 def finetune(config, run_dir: Path, out: Path) -> dict:
     dataset = dataset_of(config)
     model = stage_model(config, run_dir, "prune")
-    fit_model(model, dataset, config.finetune.epochs, config.finetune.learning_rate, config, "finetune")
+    front = front_end_of(model)
+    fit_model(model, dataset, config.finetune.epochs, config.finetune.learning_rate, config, "finetune", front=front)
     fp.save_model(model, out / stage_file(config))
     fp.save_model(
         fp.finalize(model)[0], out / stage_file(config, "pruned")
     )  # plain Keras (the model's own), zeros in place
-    return {**scores(config, model, dataset), **pruned_fractions(model)}
+    return {**scores(config, model, dataset, front), **pruned_fractions(model)}
 
 
 def quantize(config, run_dir: Path, out: Path) -> dict:
@@ -117,10 +125,12 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
     finetuned = stage_model(config, run_dir, "finetune")
     check_finite_weights(finetuned, "quantize")
     quantized = to_qkeras(finetuned, spec, batchnorm=batchnorm)
-    sources = front_end_of(quantized).quantizer_sources(finetuned, spec, config.quantization.default is not None)
-    fit_model(quantized, dataset, config.quantization.qat_epochs, config.quantization.learning_rate, config, "QAT")
-    front = front_end_of(calibrated(quantized, dataset))
-    budget = repaired(config, quantized, dataset) if config.pruning.budget else None
+    front = front_end_of(quantized)  # the twin's: HGQ2's for an HGQ2 run
+    sources = front.quantizer_sources(finetuned, spec, config.quantization.default is not None)
+    epochs, rate = config.quantization.qat_epochs, config.quantization.learning_rate
+    fit_model(quantized, dataset, epochs, rate, config, "QAT", front=front)
+    calibrated(quantized, dataset, front)
+    budget = repaired(config, quantized, dataset, front) if config.pruning.budget else None
     fp.save_model(quantized, out / stage_file(config))
     trained = stage_model(config, run_dir, "train")
     fp.save_model(dense_reference(quantized, trained, spec, batchnorm), out / stage_file(config, "dense"))
@@ -129,7 +139,7 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
     )
     (out / "quantization.txt").write_text(report.format() + "\n")
     return {
-        **scores(config, quantized, dataset),
+        **scores(config, quantized, dataset, front),
         **pruned_fractions(quantized),
         **({"budget": budget} if budget else {}),
         **({"ebops": ebops} if (ebops := front.ebops(quantized)) is not None else {}),  # HGQ2's own cost, per layer
@@ -231,10 +241,11 @@ def simulated(config, quantized, dataset, exported, run):
         x,
         exported.input_type,
         task=task_of(config, quantized, dataset),
-        tolerance=logits_tolerance_of(quantized, tolerances),
+        tolerance=logits_tolerance_of(quantized, tolerances, collector.front),
         collector=collector,
         ids=ids,
         tolerances=tolerances,
+        front=collector.front,
     )
     result.held_out = len(dataset.x_test)
     return result

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import fpgaprune as fp
 from fpgaprune import architectures, data
-from fpgaprune.framework import front_end_of, library_front_end
+from fpgaprune.framework import library_front_end
 from fpgaprune.guards import StopOnNonFiniteLoss, check_data_fits_model, check_finite_weights
 from fpgaprune.pipeline.progress import EpochBar
 from fpgaprune.task import Task, infer_task
@@ -33,18 +33,19 @@ def task_of(config, model, dataset) -> Task:
     )
 
 
-def calibrated(model, dataset):
+def calibrated(model, dataset, front):
     """`model` with the ranges its quantizers learn from data set from the training inputs (HGQ2's `trace_minmax`:
-    its activation quantizers wrap; `FrontEnd.calibrate`), after every QAT, before pricing or export."""
-    front_end_of(model).calibrate(model, dataset.x_train)
+    its activation quantizers wrap; `FrontEnd.calibrate` of the model's front end `front`), after every QAT,
+    before pricing or export."""
+    front.calibrate(model, dataset.x_train)
     return model
 
 
-def fit_model(model, dataset, epochs, learning_rate, config, label, callbacks=()):
-    """`model` trained `epochs` epochs by its front end, with the run's optimizer, its task's loss and a
+def fit_model(model, dataset, epochs, learning_rate, config, label, callbacks=(), *, front):
+    """`model` trained `epochs` epochs by its front end `front`, with the run's optimizer, its task's loss and a
     progress bar (`callbacks`: more training hooks)."""
     hooks = [StopOnNonFiniteLoss(label), EpochBar(epochs, label), *callbacks]
-    front_end_of(model).fit(
+    front.fit(
         model,
         dataset.x_train,
         dataset.y_train,
@@ -58,10 +59,10 @@ def fit_model(model, dataset, epochs, learning_rate, config, label, callbacks=()
     return model
 
 
-def scores(config, model, dataset) -> dict:
+def scores(config, model, dataset, front) -> dict:
     """The task's metric on the held-out data, as a stage records it: {"metric": "accuracy", "accuracy": 0.97}."""
     task = task_of(config, model, dataset)
-    outputs = front_end_of(model).predict(model, dataset.x_test, batch_size=256)
+    outputs = front.predict(model, dataset.x_test, batch_size=256)
     return {"metric": task.metric, task.metric: task.score(outputs, dataset.y_test)}
 
 

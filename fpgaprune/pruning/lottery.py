@@ -9,7 +9,6 @@ from typing import Callable
 from fpgaprune.errors import FpgapruneError
 from fpgaprune.framework import front_end_of
 from fpgaprune.hooks import TrainingHook
-from fpgaprune.masking import enforce
 from fpgaprune.pruning.pruner import Pruner
 from fpgaprune.pruning.schedules import Sparsity
 
@@ -36,7 +35,7 @@ class LotteryTicket:
                 f"{rounds}, {rate}, {rewind_epoch}"
             )
         self.pruner, self.rounds, self.rate, self.rewind_epoch = pruner, rounds, rate, rewind_epoch
-        self.rewind_weights = None
+        self.rewind_weights, self.front = None, None  # the front end: resolved once, by `start`
         self.sparsities: list = []
 
     @classmethod
@@ -48,8 +47,9 @@ class LotteryTicket:
     def start(self, model):
         """An attached copy of `model`; its current weights are the rewind point unless rewind_epoch > 0."""
         attached = self.pruner.attach(model)
+        self.front = front_end_of(attached)
         if self.rewind_epoch == 0:
-            self.rewind_weights = front_end_of(attached).model_weights(attached)
+            self.rewind_weights = self.front.model_weights(attached)
         return attached
 
     def train_round(self, model, train: Callable, round_index: int) -> None:
@@ -64,8 +64,8 @@ class LotteryTicket:
         """Prune to 1 - (1 - rate)^(round + 1) of the weights, then rewind the survivors (the pruned stay 0)."""
         sparsity = _each(self.rate, lambda rate: 1.0 - (1.0 - rate) ** (round_index + 1))
         self.pruner.apply(model, self.pruner.select(model, sparsity))
-        front_end_of(model).set_model_weights(model, self.rewind_weights)
-        enforce(model)
+        self.front.set_model_weights(model, self.rewind_weights)
+        self.front.enforce(model)
         self.sparsities.append(self.pruner.sparsity(model, per_layer=isinstance(sparsity, dict)))
 
     def run(self, model, train: Callable):

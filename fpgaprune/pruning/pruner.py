@@ -10,8 +10,8 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.framework import array_of, hold_on, layer_named, layers_of
-from fpgaprune.masking import PRUNE, HoldEntry, MaskManifest, check_quantizers_keep_zero, enforce, hold
+from fpgaprune.framework import front_end_of
+from fpgaprune.masking import PRUNE, HoldEntry, MaskManifest, check_quantizers_keep_zero, hold
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.knapsack import KnapsackResult, solve
 from fpgaprune.pruning.scores import NORMS, group_scores, lamp_scores
@@ -27,15 +27,16 @@ class PruneTarget:
     weight: str
     variable: object
     structure: Structure
-    owner: object = None  # the layer object, which its front end reads the variable through
+    owner: object = None  # the layer object
+    front: object = None  # the model's front end, which reads the variable
 
     @property
     def held(self):
         """The hold the variable carries, or None."""
-        return hold_on(self.owner, self.variable)
+        return self.front.hold_of(self.variable)
 
     def values(self) -> np.ndarray:
-        return array_of(self.owner, self.variable)
+        return self.front.array(self.variable)
 
 
 @dataclass
@@ -66,19 +67,23 @@ class Pruner:
             raise FpgapruneError(f"pruning min_kept {self.min_kept!r} is not a fraction in (0, 1]")
 
     def targets(self, model) -> list[PruneTarget]:
-        """The weights this pruner prunes, with their structures; unknown names are one-line errors."""
-        names = (
-            self.layers if self.layers is not None else [layer.name for layer in layers_of(model) if prunable(layer)]
-        )
+        """The weights this pruner prunes, with their structures; unknown names are one-line errors. The model's
+        front end is resolved here, once, and each target carries it."""
+        front = front_end_of(model)
+        names = self.layers
+        if names is None:
+            names = [layer.name for layer in front.layers(model) if prunable(layer)]
         for name in self.do_not_prune:
-            resolve(model, parse_selector(name.split("/")[0]))  # the name must exist
+            resolve(model, parse_selector(name.split("/")[0]), front)  # the name must exist
         targets = []
         for name in names:
             if name.split("/")[0] in self.do_not_prune:
                 continue
-            bound = resolve(model, parse_selector(name))
+            bound = resolve(model, parse_selector(name), front)
             structure = self._structure_for(bound.layer)
-            targets.append(PruneTarget(bound.layer.name, bound.weight.name, bound.variable, structure, bound.layer))
+            targets.append(
+                PruneTarget(bound.layer.name, bound.weight.name, bound.variable, structure, bound.layer, front)
+            )
         return targets
 
     def select(
@@ -94,7 +99,7 @@ class Pruner:
             raise FpgapruneError("give exactly one of sparsity and threshold")
         pruned = pruned or {}
         groups = [
-            _GroupView(target, self.score, self._cost(model, target), pruned.get((target.layer, target.weight)))
+            _GroupView(target, self.score, self._cost(target), pruned.get((target.layer, target.weight)))
             for target in self.targets(model)
         ]
         if self.scope == "global":
@@ -168,9 +173,9 @@ class Pruner:
             return structure_for(self.structure.get(layer.name), layer.name, layer)
         return structure_for(self.structure, layer.name, layer, strict=False)
 
-    def _cost(self, model, target: PruneTarget) -> int:
+    def _cost(self, target: PruneTarget) -> int:
         """Multipliers per weight: how many output positions use it (1 when counting weights)."""
-        return output_positions(layer_named(model, target.layer)) if self.cost == "multipliers" else 1
+        return output_positions(target.owner) if self.cost == "multipliers" else 1
 
     def attach(self, model):
         """A copy of `model` with an (empty) hold on every target weight, ready for `apply` and the callbacks."""
@@ -181,7 +186,8 @@ class Pruner:
 
     def apply(self, model, masks: dict) -> None:
         """Set the pruned entries of an attached model in place (weights zeroed now and held from then on)."""
-        for target in self.targets(model):
+        targets = self.targets(model)
+        for target in targets:
             constraint = target.held
             if constraint is None:
                 raise FpgapruneError(f"layer '{target.layer}' is not attached: call pruner.attach(model) first")
@@ -190,8 +196,9 @@ class Pruner:
                 continue
             kept = [e for e in constraint.entries if not (e.mode == PRUNE and e.where is not None)]
             constraint.set_entries(kept + [HoldEntry(target.layer, target.weight, PRUNE, where=mask)])
-        check_quantizers_keep_zero(model)  # pruning during QAT: the quantizers must keep the new zeros
-        enforce(model)
+        if targets:
+            check_quantizers_keep_zero(model, targets[0].front)  # pruning during QAT: zeros must stay zeros
+            targets[0].front.enforce(model)
 
     def prune(self, model, sparsity=None, threshold=None):
         """One-shot: a held copy of `model` with the lowest-scoring groups pruned."""

@@ -21,9 +21,9 @@ def to_qkeras(model, spec, batchnorm: str = "fold"):
 
 def quantizer_type(quantizer, activation: bool = False):
     """The fixed-point type (`FixedType`) of a quantizer's outputs, or None; its own front end answers."""
-    from fpgaprune.framework import OWNER
+    from fpgaprune.framework import front_end_of
 
-    return OWNER.quantizer_type(quantizer, activation)
+    return front_end_of(quantizer).quantizer_type(quantizer, activation)
 
 
 def build_quantizer(text: str, where: str = "quantizer"):

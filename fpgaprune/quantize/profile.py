@@ -11,8 +11,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from fpgaprune.framework import OWNER as front
-from fpgaprune.framework import layers_of
+from fpgaprune.framework import front_end_of
 from fpgaprune.quantize.layer_values import has_inner_activation
 from fpgaprune.selection import maskable_weights
 
@@ -89,9 +88,9 @@ def _merged_sample(sample: np.ndarray, represented: int, values: np.ndarray, rng
     return np.concatenate([rng.choice(sample, keep_old, replace=False), rng.choice(values, keep_new, replace=False)])
 
 
-def quantizer_range(quantizer) -> tuple[float, float] | None:
+def quantizer_range(quantizer, front) -> tuple[float, float] | None:
     """[lo, hi] of what a quantizer outputs: its fixed-point type's, or else what it makes of a wide ramp (None
-    when that is not finite)."""
+    when that is not finite); `front`: the front end of the quantizer's model."""
     fixed = front.quantizer_type(quantizer)
     if fixed is not None:
         return fixed.lo, fixed.hi
@@ -121,15 +120,15 @@ class Profile:
         return cls([ProfileRow.from_json(row) for row in rows])
 
 
-def _is_relu(quantizer) -> bool:
+def _is_relu(quantizer, front) -> bool:
     """A ReLU quantizer (QKeras' quantized_relu, or any unsigned activation quantizer: below 0 is its function)."""
     fixed = front.quantizer_type(quantizer)
     return "relu" in type(quantizer).__name__ or (fixed is not None and not fixed.signed)
 
 
-def _arriving(quantizer, values: np.ndarray) -> np.ndarray:
+def _arriving(quantizer, values: np.ndarray, front) -> np.ndarray:
     """What a quantizer limits: for a ReLU quantizer the positive part (below 0 is its function, not a clip)."""
-    return np.maximum(values, 0.0) if _is_relu(quantizer) else values
+    return np.maximum(values, 0.0) if _is_relu(quantizer, front) else values
 
 
 class ProfileCollector:
@@ -138,6 +137,7 @@ class ProfileCollector:
 
     def __init__(self, model, hls_types: dict | None = None, input_type=None):
         self.model, self.types, self.input_type = model, hls_types or {}, input_type
+        self.front = front_end_of(model)
         self.rows: dict = {}
         self._weights()
 
@@ -153,13 +153,16 @@ class ProfileCollector:
         return (fixed.hls(), (fixed.lo, fixed.hi)) if fixed is not None else (None, None)
 
     def _weights(self) -> None:
-        for layer in layers_of(self.model):
+        front = self.front
+        for layer in front.layers(self.model):
             for weight in maskable_weights(layer) or ():
                 variable, quantizer = weight.variable(layer), front.weight_quantizer(layer, weight.role)
                 if variable is None or quantizer is None or front.has_channel_scale(quantizer):
                     continue
                 name, values = f"{layer.name}/{weight.name}", np.asarray(front.folded(layer, weight.role, variable))
-                row = self._row(("qat", name), name, "weights", quantizer, "after QAT", quantizer_range(quantizer))
+                row = self._row(
+                    ("qat", name), name, "weights", quantizer, "after QAT", quantizer_range(quantizer, front)
+                )
                 if row is not None:
                     row.add(values)
                 limit, lo_hi = self._hls(layer.name, {"kernel": "weight"}.get(weight.name, weight.name))
@@ -172,7 +175,7 @@ class ProfileCollector:
         if self.input_type is not None:
             fixed = self.input_type
             self._row(("hls", "input"), "input", "input", fixed.hls(), "after export", (fixed.lo, fixed.hi)).add(x)
-        for layer in layers_of(self.model):
+        for layer in self.front.layers(self.model):
             if has_inner_activation(layer) and layer.name in values.pre_activations:
                 self._activation(
                     layer,
@@ -185,7 +188,8 @@ class ProfileCollector:
                 if row is not None:
                     row.add(values.pre_activations[layer.name])
             elif layer.name in values.layer_inputs:
-                self._activation(layer, front.activation_quantizer(layer), values.layer_inputs[layer.name], layer.name)
+                quantizer = self.front.activation_quantizer(layer)
+                self._activation(layer, quantizer, values.layer_inputs[layer.name], layer.name)
             elif getattr(layer, "kernel", None) is not None and layer.name in values.layer_outputs:
                 limit, lo_hi = self._hls(layer.name, "accum")
                 row = self._row(("hls", layer.name, "accum"), layer.name, "accumulator", limit, "after export", lo_hi)
@@ -198,9 +202,14 @@ class ProfileCollector:
             return
         if any(function in type(quantizer).__name__ for function in ("tanh", "sigmoid")):
             return  # a tanh or sigmoid quantizer's range is its function's: beyond it, the function saturates
-        arriving = _arriving(quantizer, values)
+        arriving = _arriving(quantizer, values, self.front)
         row = self._row(
-            ("qat", layer.name, "act"), layer.name, "pre-activation", quantizer, "after QAT", quantizer_range(quantizer)
+            ("qat", layer.name, "act"),
+            layer.name,
+            "pre-activation",
+            quantizer,
+            "after QAT",
+            quantizer_range(quantizer, self.front),
         )
         if row is not None:
             row.add(arriving)

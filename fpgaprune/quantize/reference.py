@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from fpgaprune.framework import front_end_of, layer_named, layers_of
+from fpgaprune.framework import front_end_of
 from fpgaprune.masking import hold
 from fpgaprune.quantize import to_qkeras
 
@@ -12,9 +12,10 @@ def dense_reference(quantized, trained, spec, batchnorm="fold"):
     0 in the shadow weights) given back its value from before pruning. A stripped model's shapes differ
     from the trained one; it is compared with the trained weights as they are."""
     dense = to_qkeras(hold(trained), spec, batchnorm=batchnorm)
-    names = {q.name for q in layers_of(quantized)}
-    for layer in layers_of(dense):
-        source = layer_named(quantized, layer.name) if layer.name in names else None
+    front = front_end_of(dense)  # the quantized twin's, as `quantized`'s
+    names = {q.name for q in front.layers(quantized)}
+    for layer in front.layers(dense):
+        source = front.get_layer(quantized, layer.name) if layer.name in names else None
         if source is None or [w.shape for w in source.get_weights()] != [w.shape for w in layer.get_weights()]:
             continue
         values = source.get_weights()
@@ -25,5 +26,5 @@ def dense_reference(quantized, trained, spec, batchnorm="fold"):
             values[0] = np.where(values[0] == 0, before, values[0])
         layer.set_weights(values)
         if restored is not None and restored.any():
-            front_end_of(dense).restore_quantizer(layer, restored)  # HGQ2: bits for the weights given back
+            front.restore_quantizer(layer, restored)  # HGQ2: bits for the weights given back
     return dense

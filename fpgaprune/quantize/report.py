@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.framework import front_end_of, hold_on, layers_of
+from fpgaprune.framework import front_end_of
 from fpgaprune.selection import maskable_weights
 from fpgaprune.text_table import format_rows
 
@@ -33,16 +33,16 @@ def quantization_report(quantized, float_model=None, x=None, y=None, task=None) 
     0 though not pruned, and nonzero. With data, the metric of the float and the quantized model: the `task`'s
     (`fpgaprune.task.Task`), or the argmax accuracy of integer labels."""
     report = QuantizationReport()
-    for layer in layers_of(quantized):
-        front = front_end_of(layer)
-        if not getattr(front, "is_quantized", lambda _: False)(layer):
+    front = front_end_of(quantized)
+    for layer in front.layers(quantized):
+        if not front.is_quantized(layer):
             continue
         for weight in maskable_weights(layer) or ():
             variable, quantizer = weight.variable(layer), front.weight_quantizer(layer, weight.role)
             if variable is None or quantizer is None:
                 continue
             values = np.asarray(quantizer(variable))
-            pruned = _pruned_mask(hold_on(layer, variable), values.shape)
+            pruned = _pruned_mask(front.hold_of(variable), values.shape)
             zero = values == 0
             report.rows.append(
                 {
@@ -59,7 +59,7 @@ def quantization_report(quantized, float_model=None, x=None, y=None, task=None) 
     if x is not None and y is not None:
         score = task.score if task is not None else _accuracy
         report.metric, report.task = (task.metric if task is not None else "accuracy"), task
-        report.quantized_score = score(front_end_of(quantized).predict(quantized, x, batch_size=512), y)
+        report.quantized_score = score(front.predict(quantized, x, batch_size=512), y)
         if float_model is not None:
             report.float_score = score(front_end_of(float_model).predict(float_model, x, batch_size=512), y)
     return report

@@ -87,6 +87,7 @@ class LayerRecord:
     output_shape: tuple = ()
     options: dict = field(default_factory=dict)  # padding, pool_size, units, reset_after, max_value, ...
     quantizer_texts: dict = field(default_factory=dict)  # {weight role: its quantizer as the model's config writes it}
+    input_types: tuple | None = None  # (k, i, f) per kernel row where its library types inputs value by value (HGQ2)
 
     def weight(self, role: str) -> WeightRecord | None:
         """The layer's weight whose quantizer has `role`."""

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.atomic import write_text_atomic
-from fpgaprune.framework import layer_named, layers_of
+from fpgaprune.framework import layers_of, record_of
 from fpgaprune.hls.csim import CsimResult
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.layer_graph import output_shape
@@ -66,12 +66,12 @@ def _shape(layer) -> str:
 
 def _heatmaps(exported, estimate, dense_model) -> dict:
     """{original layer: [(part, PNG)]}: each conv layer's kernel map, split into tiles beyond 64 x 64."""
-    maps = {}
+    maps, dense = {}, record_of(dense_model).layers if dense_model is not None else {}
     for layer in estimate.layers:
         record = exported.nodes[layer.node]
         if layer.kind != "conv2d":
             continue
-        reference = layer_named(dense_model, layer.original) if dense_model is not None else None
+        reference = dense.get(layer.original)
         origin = record.plan.origin
         shape = (
             quantized_kernel(reference).shape[-2:]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.framework import front_end_of, record_of
+from fpgaprune.framework import record_of
 from fpgaprune.hls.backend import DEFAULT_BACKEND
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.layer_kinds import BY_NAME, kind_of
@@ -27,12 +27,13 @@ from fpgaprune.resources.fit_verdict import design_model
 RULES_SOURCE = "fpgaprune's rules (unchecked against vendor results for these layers)"
 
 
-def is_hardware_layer(layer) -> bool:
+def is_hardware_layer(layer, front=None) -> bool:
     """A quantized layer whose products fpgaprune's export generates (a kernel-sparse kind, `layer_kinds`): a
-    layer's record, or a layer (its front end says whether it is quantized: a float model is not described)."""
+    layer's record, or a layer and its model's front end `front`, which says whether it is quantized (a float
+    model is not described)."""
     if isinstance(layer, LayerRecord):
         return layer.kind in BY_NAME and BY_NAME[layer.kind].kernel_sparse and layer.quantized
-    return getattr(kind_of(layer), "kernel_sparse", False) and front_end_of(layer).is_quantized(layer)
+    return getattr(kind_of(layer), "kernel_sparse", False) and front.is_quantized(layer)
 
 
 def _positions(layer: LayerRecord) -> int:
@@ -64,13 +65,13 @@ def _setting(hls_config: dict, layer: str, key: str, default):
 
 
 def layer_hardware(
-    qmodel, hls_config: dict, input_fixed: FixedType, board, io_type: str = "io_parallel"
+    qmodel, front, record, hls_config: dict, input_fixed: FixedType, board, io_type: str = "io_parallel"
 ) -> tuple[dict, list]:
     """({layer: LayerTypes} for the quantized model's hardware layers, notes on layers left out), from the
-    types its front end derives for each layer (`FrontEnd.derive_types`: bits and fixed-point types per role; the
-    input's from its source's range, or the layer's own "input" type where the front end gives one)."""
-    front_end = front_end_of(qmodel)
-    plan, record = front_end.derive_types(qmodel, input_fixed), front_end.describe(qmodel)
+    types its front end `front` derives for each layer (`FrontEnd.derive_types`: bits and fixed-point types per
+    role; the input's from its source's range, or the layer's own "input" type where the front end gives one);
+    `record`: the model's record, as `front` describes it."""
+    plan = front.derive_types(qmodel, input_fixed)
     types, notes = {}, []
     for layer in record.layers.values():
         if not is_hardware_layer(layer):

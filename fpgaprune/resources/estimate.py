@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.framework import layer_named, layers_of
+from fpgaprune.framework import record_of
 from fpgaprune.hls.backend import DEFAULT_BACKEND
 from fpgaprune.hls.names import original_name
 from fpgaprune.resources import csynth, fit_verdict
@@ -225,7 +225,7 @@ def estimate_resources(exported, dense_model=None) -> ResourceEstimate:
         if name not in exported.nodes
     }
     notes = [f"{name}: {kind} runs hls4ml's stock code; not estimated" for name, kind in stock.items()]
-    dense_layers = {layer.name for layer in layers_of(dense_model)} if dense_model is not None else set()
+    dense = record_of(dense_model).layers if dense_model is not None else {}  # described once
     for record in exported.nodes.values():
         plan, types = record.plan, layer_types(record, exported.board)
         live = live_products(record)
@@ -236,10 +236,10 @@ def estimate_resources(exported, dense_model=None) -> ResourceEstimate:
             layer_cost(live[0], live[2], types),
             node=record.name,
         )
-        if plan.origin.layer in dense_layers:
-            dense = dense_products(layer_named(dense_model, plan.origin.layer), types.weight_frac)
-            estimate.dense = layer_cost(dense[0], dense[2], types)
-            estimate.savings = kernel_savings(plan.origin, plan.kind, live, dense, types)
+        if plan.origin.layer in dense:
+            products = dense_products(dense[plan.origin.layer], types.weight_frac)
+            estimate.dense = layer_cost(products[0], products[2], types)
+            estimate.savings = kernel_savings(plan.origin, plan.kind, live, products, types)
         layers.append(estimate)
     backend = exported.manifest.get("backend", DEFAULT_BACKEND)
     return ResourceEstimate(exported.board, layers, notes, csynth_rows(exported), backend, list(stock))

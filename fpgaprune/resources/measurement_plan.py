@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.framework import front_end_of, layer_named
+from fpgaprune.framework import record_of
+from fpgaprune.record.model_record import ModelRecord
 from fpgaprune.resources.calibration import checked, fit, held_out_errors, recorded
 from fpgaprune.resources.circuit_parts import Part
 from fpgaprune.resources.measure import KernelRemoval, live_matrix, restored_kernel
@@ -60,7 +61,7 @@ def removed_kernel(exported, dense, estimate, cheapest: bool = False):
         if record.plan.kind != "conv2d":
             continue
         try:
-            name, restored = restored_kernel(record, layer_named(dense, saving.layer), *saving.group)
+            name, restored = restored_kernel(record, dense.layers[saving.layer], *saving.group)
         except ValueError:  # its channel was stripped
             continue
         column = list(record.plan.origin.outputs).index(saving.group[1])
@@ -78,14 +79,15 @@ def removed_kernel(exported, dense, estimate, cheapest: bool = False):
     return min(found)[3] if found else None  # a column that keeps other kernels, the cheapest of those
 
 
-def input_types(record, dense=None) -> tuple:
+def input_types(record, dense: ModelRecord | None = None) -> tuple:
     """The types of the node's inputs, as its DA circuit gets them: the node's one input type, or, where the
     model's front end types them value by value (HGQ2), one per kernel row, capped by the node's as hls4ml's DA
-    pass caps them (the rows of kept input channels where the export stripped some)."""
+    pass caps them (the rows of kept input channels where the export stripped some); `dense`: the dense model's
+    record, which holds those types (`LayerRecord.input_types`)."""
     kif = fixed_kif(record.input)
     if dense is None:
         return kif
-    rows = front_end_of(dense).kernel_input_types(layer_named(dense, record.plan.origin.layer))
+    rows = dense.layers[record.plan.origin.layer].input_types
     if rows is None:
         return kif
     plan = record.plan
@@ -149,8 +151,9 @@ def measure_export(
     cancel=None,
 ) -> Measured:
     """Measure the export's DA circuits (`scope`) within `budget`; `progress(iterator, label, total)` wraps
-    the measurement's results (a progress bar) when given."""
+    the measurement's results (a progress bar) when given. `dense`: the dense model, or its record."""
     budget = budget or MeasurementBudget()
+    dense = record_of(dense) if dense is not None else None
     removed = removed_kernel(exported, dense, estimate, cheapest=scope == "sample") if dense is not None else None
     measured = Measured(scope)
     if scope == "sample":

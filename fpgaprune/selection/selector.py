@@ -8,7 +8,6 @@ from typing import Optional
 import numpy as np
 
 from fpgaprune.errors import SelectionError, UnsupportedLayerError
-from fpgaprune.framework import front_end_of, layers_of
 from fpgaprune.selection.index_expr import IndexSyntaxError, index_to_mask, parse_index
 from fpgaprune.selection.registry import MaskableWeight, default_weight, maskable_weights, supported_classes
 
@@ -56,18 +55,19 @@ def parse_selector(text: str, where: Optional[np.ndarray] = None) -> Selector:
     return Selector(match["layer"], match["variable"], index, where)
 
 
-def resolve(model, selector: Selector) -> ResolvedSelection:
-    """Bind a selector to the model's variable and compute its boolean mask; one-line errors otherwise."""
-    names = {layer.name for layer in layers_of(model)}
+def resolve(model, selector: Selector, front) -> ResolvedSelection:
+    """Bind a selector to the variable of `model` (read by its front end `front`) and compute its boolean mask;
+    one-line errors otherwise."""
+    names = {layer.name for layer in front.layers(model)}
     joined = f"{selector.layer}/{selector.variable}"
     if selector.variable and selector.layer not in names and joined in names:  # a layer named `head/fc`
         selector = Selector(joined, None, selector.index, selector.where)
-    layer = _find_layer(model, selector.layer)
-    weight = _find_weight(layer, selector)
+    layer = _find_layer(model, selector.layer, front)
+    weight = _find_weight(layer, selector, front)
     variable = weight.variable(layer)
     if variable is None:
         raise SelectionError(f"selection '{selector}': layer '{layer.name}' has no {weight.name} (use_bias=False?)")
-    shape, front = tuple(variable.shape), front_end_of(layer)
+    shape = tuple(variable.shape)
     if selector.where is not None:  # a boolean array is in fpgaprune's layout
         mask = np.asarray(selector.where)
         if mask.dtype != bool or mask.shape != shape:
@@ -86,8 +86,8 @@ def resolve(model, selector: Selector) -> ResolvedSelection:
     return ResolvedSelection(layer, weight, variable, mask)
 
 
-def _find_layer(model, name: str):
-    layers = {layer.name: layer for layer in layers_of(model)}
+def _find_layer(model, name: str, front):
+    layers = {layer.name: layer for layer in front.layers(model)}
     if name not in layers:
         close = difflib.get_close_matches(name, list(layers), n=3, cutoff=0.5)
         hint = f"; close names: {', '.join(close)}" if close else f"; layers: {', '.join(layers)}"
@@ -95,7 +95,7 @@ def _find_layer(model, name: str):
     return layers[name]
 
 
-def _find_weight(layer, selector: Selector) -> MaskableWeight:
+def _find_weight(layer, selector: Selector, front) -> MaskableWeight:
     class_name = getattr(layer, "kind_class", type(layer)).__name__  # a PyTorch view names its module's class
     weights = maskable_weights(layer)
     if weights is None:
@@ -111,7 +111,7 @@ def _find_weight(layer, selector: Selector) -> MaskableWeight:
             f"e.g. '{layer.name}/{weights[0].name}{selector.index or ''}' (choices: {', '.join(by_name)})"
         )
     if wanted not in by_name:
-        wanted = front_end_of(layer).weight_named(layer, wanted)  # the framework's own name (PyTorch's `weight`)
+        wanted = front.weight_named(layer, wanted)  # the framework's own name (PyTorch's `weight`)
     if wanted not in by_name:
         raise SelectionError(
             f"selection '{selector}': layer '{layer.name}' ({class_name}) has no maskable variable '{wanted}'; "

@@ -39,9 +39,9 @@ class Region:
 class ChannelGraph(LayerGraph):
     """The layer graph with where each producer's channels go (strip's view of a model)."""
 
-    def __init__(self, model):
+    def __init__(self, model, front):
         try:
-            super().__init__(model)
+            super().__init__(model, front)
         except SharedLayerError as error:
             raise StripError(str(error)) from None
 

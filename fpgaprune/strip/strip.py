@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.framework import front_end_of, hold_on
+from fpgaprune.framework import front_end_of
 from fpgaprune.layer_graph import output_shape
 from fpgaprune.layer_kinds import MERGES, role_of
 from fpgaprune.masking import MaskManifest, finalize, held_variables, hold
@@ -55,8 +55,8 @@ def strip(model, on_unsafe: str = "raise") -> StripResult:
     result = StripResult(plain, maps)
     current = plain
     while True:
-        work = _Work(current)
-        graph = ChannelGraph(current)
+        work = _Work(current, front)
+        graph = ChannelGraph(current, front)
         _check_merges(graph, work, on_unsafe, result)
         changed = False
         for producer in graph.producers():
@@ -64,15 +64,15 @@ def strip(model, on_unsafe: str = "raise") -> StripResult:
         if not changed:
             break
         current = work.rebuild()
-    result.model = _rehold(current, model, maps) if len(manifest) else current
+    result.model = _rehold(current, model, maps, front) if len(manifest) else current
     return result
 
 
 class _Work:
     """The weights of one pass, edited in place, and the rebuild of the smaller model from them."""
 
-    def __init__(self, model):
-        self.model = model
+    def __init__(self, model, front):
+        self.model, self.front = model, front
         self.weights = {layer.name: [w.copy() for w in layer.get_weights()] for layer in model.layers}
         self.use_bias = {}
 
@@ -100,7 +100,7 @@ class _Work:
                 config[produces_channels(layer)] = int(self.weights[layer.name][0].shape[-1])
             return layer.__class__.from_config(config)
 
-        clone = front_end_of(self.model).keras().models.clone_model(self.model, clone_function=clone_layer)
+        clone = self.front.keras().models.clone_model(self.model, clone_function=clone_layer)
         for layer in clone.layers:
             layer.set_weights(self.weights[layer.name])
         return clone
@@ -124,7 +124,7 @@ def _strip_producer(graph: ChannelGraph, work: _Work, region: Region, result: St
     channels = kernel.shape[-1]
     dead = np.all(kernel.reshape(-1, channels) == 0, axis=0)
     layer = graph.layers[name]
-    activation = front_end_of(layer).keras().activations.get(layer.get_config()["activation"])
+    activation = work.front.keras().activations.get(layer.get_config()["activation"])
     constant = np.asarray(activation(work.bias(name)[None, :]), np.float32)[0]
     unused, foldable, values = np.ones(channels, bool), dead.copy(), {}
     for consumer, path in region.paths.items():
@@ -243,12 +243,12 @@ def _check_merges(graph: ChannelGraph, work: _Work, on_unsafe: str, result: Stri
             result.notes.append(message + "; kept")
 
 
-def _rehold(stripped, original, maps: dict):
+def _rehold(stripped, original, maps: dict, front):
     """Hold, on the stripped model, the original holds that survive, sliced to the new shapes."""
     entries = MaskManifest()
-    for layer_name, weight_name, variable in held_variables(original):
+    for layer_name, weight_name, variable in held_variables(original, front):
         layer = original.get_layer(layer_name)
-        mask, target = hold_on(layer, variable).compiled(tuple(variable.shape))
+        mask, target = front.hold_of(variable).compiled(tuple(variable.shape))
         mask, target = (_slice_like(a, layer, weight_name, maps[layer_name]) for a in (mask, target))
         path = f"{layer_name}/{weight_name}"
         if (mask & (target == 0)).any():

@@ -91,7 +91,7 @@ def pareto(table: list, cost: str) -> set:
     done = [r for r in table if r["status"] == "ok"]
     sign = -1.0 if metric_of(table) in LOWER_IS_BETTER else 1.0
     good = {r["point"]: sign * r["score_quantized"] for r in done}
-    front = set()
+    undominated = set()
     for r in done:
         if not any(
             good[o["point"]] >= good[r["point"]]
@@ -99,8 +99,8 @@ def pareto(table: list, cost: str) -> set:
             and (good[o["point"]] > good[r["point"]] or o[cost] < r[cost])
             for o in done
         ):
-            front.add(r["point"])
-    return front
+            undominated.add(r["point"])
+    return undominated
 
 
 def _named(column: str, metric: str) -> str:

@@ -76,7 +76,7 @@ def test_repair_after_hgq2_qat_prunes_until_the_learned_bits_fit_and_holds_their
     ebops = sum(front.ebops(quantized).values())
     kept = {name: np.asarray(quantized.get_layer(name).kernel).any(axis=(0, 1)) for name in ("conv1", "conv2")}
     lower = config.model_copy(update={"pruning": config.pruning.model_copy(update={"budget": {"LUT": limit}})})
-    done = repaired(lower, quantized, dataset)
+    done = repaired(lower, quantized, dataset, front)
     assert done["repaired"] and done["repaired_groups"] > 0 and done["final"]["LUT"] <= limit
     newly = 0
     for name in ("conv1", "conv2"):

@@ -164,12 +164,13 @@ def test_distributed_arithmetic_export_is_bit_exact(tmp_path, dataset):
 def _the_measured_da_circuit_is_the_one_hls4ml_builds(hls_model, model):
     """yosys measures da4ml's adder graph of `x @ W + b` with hls4ml's own settings: the same circuit, the same
     da4ml cost as hls4ml's distributed_arithmetic pass reports for each node."""
-    from fpgaprune.framework import OWNER as front
+    from fpgaprune.framework import front_end_of
     from fpgaprune.hls.manifest import quantized_kernel
     from fpgaprune.resources.yosys import adder_graph, fixed_kif
 
     nodes = [node for node in hls_model.get_layers() if node.get_attr("da_kernel_cost") is not None]
     assert nodes
+    front = front_end_of(model)
     for node in nodes:
         layer = model.get_layer(node.name)
         kernel = quantized_kernel(layer)

@@ -9,6 +9,7 @@ import fpgaprune as fp
 from fpgaprune import data
 from fpgaprune.architectures import small_cnn
 from fpgaprune.cli import DEFAULT_CONFIG
+from fpgaprune.framework import front_end_of
 from fpgaprune.pipeline.checks import check_config
 from fpgaprune.pipeline.pruning_policy import pruner_of, scheduled
 from fpgaprune.pipeline.schema import parse_config
@@ -119,7 +120,8 @@ def test_a_run_prunes_hybrid_to_its_targets(share):
     check_config(config, at, model=model)
     pruner = pruner_of(config)
     assert isinstance(pruner, HybridPruner) and pruner.first_share == (share or 0.5)
-    pruned = scheduled(config, fp.hold(model), dataset=None)  # one shot: no data needed
+    held = fp.hold(model)
+    pruned = scheduled(config, held, None, front_end_of(held))  # one shot: no data needed
     kernel = pruned.get_layer("conv2").kernel.numpy()
     assert dead_kernels(pruned, "conv2").mean() == pytest.approx((share or 0.5) * 0.6, abs=1 / 32)
     assert np.mean(kernel == 0) == pytest.approx(0.6, abs=1 / kernel.size)

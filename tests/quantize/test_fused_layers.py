@@ -190,7 +190,7 @@ def test_a_fused_depthwise_layer_is_one_line_at_validate_and_its_zeros_are_named
     )
     kernel = model.get_layer("qdwbn").depthwise_kernel
     kernel.assign(np.where(np.arange(9).reshape(3, 3, 1, 1) < 3, 0.0, kernel.numpy()))
-    found = unheld_zeros(model)
+    found = unheld_zeros(model, front_end_of(model))
     line = found[("qdwbn", "depthwise_kernel")]
     assert "QDepthwiseConv2DBatchnorm, which fpgaprune cannot hold: 3 exact zeros (33%)" in line
     assert "qdwbn/depthwise_kernel (QDepthwiseConv2DBatchnorm" in input_zeros(model)[1].line()

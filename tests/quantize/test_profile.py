@@ -40,9 +40,11 @@ def test_a_row_counts_exactly_over_chunks_and_keeps_a_bounded_sample(seed):
 def test_quantizer_ranges():
     from qkeras.quantizers import quantized_bits, quantized_relu
 
-    assert quantizer_range(quantized_relu(6, 2)) == (0.0, 3.9375)
-    assert quantizer_range(quantized_bits(6, 0, alpha=1)) == (-1.0, 0.96875)
-    assert quantizer_range(quantized_bits(8, 3, alpha=1)) == (-8.0, 7.9375)
+    from fpgaprune.frontends.qkeras.front_end import FRONT_END as QKERAS
+
+    assert quantizer_range(quantized_relu(6, 2), QKERAS) == (0.0, 3.9375)
+    assert quantizer_range(quantized_bits(6, 0, alpha=1), QKERAS) == (-1.0, 0.96875)
+    assert quantizer_range(quantized_bits(8, 3, alpha=1), QKERAS) == (-8.0, 7.9375)
 
 
 def _quantized_cnn():

@@ -1,13 +1,14 @@
 """The front-end contract is the whole seam: every member of a front end that a module outside `frontends/` uses
 is declared by the contract's protocols (`frontends/contract/`), read from the code: attributes of a front end
 looked up in the registry (`front_end_of(x).member`, a name bound to such a lookup or to a loop over
-`front_ends()`), of `OWNER`, and names passed to getattr/hasattr on them. Nothing forwards undeclared names."""
+`front_ends()`), of a front end handed down from where it was looked up (a parameter or attribute named as
+BOUND_NAMES: `front`, `self.front`, ...), and names passed to getattr/hasattr on them. Nothing forwards undeclared
+names."""
 
 import ast
 
 from import_graph import read_package
 
-from fpgaprune.framework import ObjectQuestions
 from fpgaprune.frontends.base import FrontEnd, declared_members
 
 LOOKUPS = {
@@ -20,8 +21,8 @@ LOOKUPS = {
     "front_end_of_file",
     "front_end_of_suffix",
     "texts_front_end",
-    "_answering",
 }
+BOUND_NAMES = {"front", "front_end", "model_front", "qfront", "twin_front"}  # a front end resolved once, passed on
 
 
 def _called(node) -> str | None:
@@ -42,21 +43,10 @@ def _front_end_names(scope) -> set:
     return names
 
 
-def _owner_aliases(tree: ast.Module) -> set:
-    """The names `OWNER` (the registry's per-object questions) is imported under."""
-    return {
-        alias.asname or alias.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and node.module == "fpgaprune.framework"
-        for alias in node.names
-        if alias.name == "OWNER"
-    }
-
-
 def members_used(tree: ast.Module) -> list:
     """(line, member) for each use of a front end's member in the module; a name counts as a front end in the
-    function that binds it (and the functions inside it), `OWNER` everywhere."""
-    top = _owner_aliases(tree)
+    function that binds it (and the functions inside it); a front end handed down (BOUND_NAMES) everywhere."""
+    top = set(BOUND_NAMES)
     functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     used = {}
     for scope in [tree, *functions]:
@@ -71,7 +61,8 @@ def members_used(tree: ast.Module) -> list:
 
 
 def _is_front_end(node, names: set) -> bool:
-    return (isinstance(node, ast.Name) and node.id in names) or _called(node) in LOOKUPS
+    bound_attribute = isinstance(node, ast.Attribute) and node.attr in BOUND_NAMES  # `self.front`, `target.front`
+    return (isinstance(node, ast.Name) and node.id in names) or bound_attribute or _called(node) in LOOKUPS
 
 
 def outside_uses() -> list:
@@ -93,13 +84,15 @@ def test_every_member_used_outside_the_front_ends_is_declared():
 
 def test_the_reader_catches_an_undeclared_member():
     tree = ast.parse(
-        "from fpgaprune.framework import OWNER as front, front_end_of\n"
-        "def f(layer, model):\n"
+        "from fpgaprune.framework import front_end_of\n"
+        "def f(layer, model, front):\n"
         "    fe = front_end_of(model)\n"
         "    return fe.secret_member(layer), front.another(layer), getattr(front_end_of(layer), 'third', None)\n"
+        "def g(self, layer):\n"
+        "    return self.front.fourth(layer)\n"
     )
     names = {member for _, member in members_used(tree)}
-    assert {"secret_member", "another", "third"} <= names and not names & declared_members()
+    assert {"secret_member", "another", "third", "fourth"} <= names and not names & declared_members()
 
 
 def test_the_registry_forwards_nothing_undeclared():
@@ -111,8 +104,6 @@ def test_the_registry_forwards_nothing_undeclared():
         and any(isinstance(f, ast.FunctionDef) and f.name in ("__getattr__", "__getattribute__") for f in node.body)
     ]
     assert not forwarding
-    questions = {name for name in vars(ObjectQuestions) if not name.startswith("_")}
-    assert questions and questions <= declared_members(), questions - declared_members()
 
 
 def test_the_contract_is_a_few_small_protocols():

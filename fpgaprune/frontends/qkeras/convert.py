@@ -24,6 +24,7 @@ from fpgaprune.frontends.qkeras import quantizers as front
 from fpgaprune.frontends.qkeras.keras2 import keras, qkeras_objects, require_tf_keras_model
 from fpgaprune.frontends.qkeras.layers import FLOAT_CLASSES, QUANTIZED_CLASS
 from fpgaprune.frontends.qkeras.spec import QuantizationSpec
+from fpgaprune.frontends.tensorflow.front_end import TensorFlowKeras
 from fpgaprune.frontends.tensorflow.graph import drop_from_config
 from fpgaprune.layer_graph import LayerGraph
 from fpgaprune.layer_kinds import kind_of
@@ -222,7 +223,7 @@ def _mismatch(name: str, function: str, text: str) -> str:
 
 def _fold_batchnorms(model, config: dict, weights: dict) -> None:
     """Fold each BatchNormalization that directly follows a linear Conv/Dense (its only consumer) into it."""
-    graph = LayerGraph(model)
+    graph = LayerGraph(model, TensorFlowKeras)  # a tf_keras model, read as every tf_keras front end reads it
     for name in list(graph.layers):
         layer = graph.layers[name]
         if graph.class_of(name) != "BatchNormalization" or len(graph.inbound[name]) != 1:

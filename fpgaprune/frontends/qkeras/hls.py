@@ -84,7 +84,7 @@ def layer_problem(model) -> str | None:
     if fused:
         return fused
     try:
-        cpp_names(model)
+        cpp_names([layer.name for layer in model.layers], model.name)
     except ModelTypeError as error:
         return str(error).split(": ", 1)[1]
     return None
