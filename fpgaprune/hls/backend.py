@@ -9,10 +9,14 @@ rules only), each with fpgaprune's kernel-sparse code and how g++ builds its shi
 adds another.
 """
 
+import contextlib
+import io
 import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import yaml
 
 from fpgaprune.errors import ExportError, HlsConfigError
 
@@ -92,6 +96,27 @@ class Backend:
         """The command-line arguments of the project's own test bench, run in `project`."""
         return []
 
+    def synthesis_figures(self, project: Path) -> dict | None:
+        """{resource: count, and "latency_cycles"/"ii_cycles" where its tool reports them, "source"} of a project
+        its tool synthesized, read from the tool's own report; None where there is none."""
+        return None
+
+
+def _quiet_report(reader, project: Path) -> dict:
+    """hls4ml's report reader of `project`, its prints (why it found nothing) silenced; {} where it finds none."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            return reader(str(project)) or {}
+        except (OSError, StopIteration, ValueError, IndexError, KeyError, TypeError, yaml.YAMLError):  # partial
+            return {}
+
+
+def _counts(report: dict, keys: dict) -> dict:
+    """{our resource name: count} of the report's {their name: "count"} entries that are counts."""
+    return {
+        name: int(str(report[key]).strip()) for name, key in keys.items() if str(report.get(key, "")).strip().isdigit()
+    }
+
 
 class VivadoFamily(Backend):
     """Vitis and Vivado: hls4ml's `build_prj.tcl`, Vitis reading build_opt.tcl and Vivado its arguments."""
@@ -109,7 +134,15 @@ class VivadoFamily(Backend):
     def read_report(self, project: Path) -> dict:
         from hls4ml.report import parse_vivado_report
 
-        return parse_vivado_report(str(project)) or {}
+        return _quiet_report(parse_vivado_report, project) if (Path(project) / "project.tcl").exists() else {}
+
+    def synthesis_figures(self, project: Path) -> dict | None:
+        synth = self.read_report(project).get("CSynthesisReport")
+        if not synth:
+            return None
+        keys = {name: name for name in ("DSP", "LUT", "FF", "BRAM_18K", "URAM")}
+        latency = {"latency_cycles": int(synth["WorstLatency"]), "ii_cycles": int(synth["IntervalMax"])}
+        return {**_counts(synth, keys), **latency, "source": "vendor: Vivado/Vitis HLS C-synthesis report"}
 
 
 class CatapultBackend(Backend):
@@ -122,12 +155,41 @@ class CatapultBackend(Backend):
     def read_report(self, project: Path) -> dict:
         from hls4ml.report.catapult_report import parse_catapult_report
 
-        return parse_catapult_report(str(project)) or {}
+        return _quiet_report(parse_catapult_report, project) if (Path(project) / "build_prj.tcl").exists() else {}
 
-    def testbench_arguments(self, project: Path) -> list:
-        data = Path(project) / "tb_data"
-        weights = Path(project) / "firmware" / "weights"
-        return [str(weights), str(data / "tb_input_features.dat"), str(data / "tb_output_predictions.dat")]
+    def synthesis_figures(self, project: Path) -> dict | None:
+        """Catapult's RTL as Vivado synthesizes it in hls4ml's flow (`vivado_concat_v/utilization_synth.rpt` of
+        the design's solution); Catapult reports no latency there. Read here: hls4ml's reader `safe_load`s the
+        project's config, which holds the pickled model."""
+        script = Path(project) / "build_prj.tcl"
+        settings = {}
+        for line in script.read_text().splitlines() if script.exists() else ():
+            words = line.split()
+            if words[:2] in (["project", "new"], ["set", "design_top"]):
+                settings[words[1]] = words[-1]
+        if len(settings) < 2:
+            return None
+        reports = sorted(
+            (Path(project) / settings["new"]).glob(f"*{settings['design_top']}*/vivado_concat_v/utilization_synth.rpt")
+        )
+        if not reports:
+            return None
+        used = _utilization_rows(reports[0].read_text())
+        return {**used, "source": "vendor: Catapult RTL, Vivado synthesis utilization report"} if used else None
+
+
+def _utilization_rows(report: str) -> dict:
+    """{resource: used} from a Vivado utilization report's tables: the first row of each site type."""
+    sites = {"CLB LUTs": "LUT", "CLB Registers": "FF", "RAMB18": "BRAM_18K", "DSPs": "DSP", "URAM": "URAM"}
+    found = {}
+    for line in report.splitlines():
+        cells = [cell.strip() for cell in line.split("|")]
+        if len(cells) < 3 or not cells[2].isdigit():
+            continue
+        site = next((name for prefix, name in sites.items() if cells[1].rstrip("*").strip() == prefix), None)
+        if site is not None and site not in found:
+            found[site] = int(cells[2])
+    return found
 
 
 def register_backend(backend: Backend) -> None:

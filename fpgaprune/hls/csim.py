@@ -20,7 +20,7 @@ import numpy as np
 
 from fpgaprune.framework import front_end_of, layer_record_of
 from fpgaprune.hls.names import map_keys
-from fpgaprune.hls.tolerance import UNBOUNDED, Tolerance
+from fpgaprune.hls.tolerance import UNBOUNDED, Tolerance, export_layer_tolerances
 from fpgaprune.quantize.fixed_types import FixedType
 from fpgaprune.quantize.layer_values import activation_name
 from fpgaprune.text_table import format_rows
@@ -483,8 +483,6 @@ def csim_check(
     the tolerances are derived from the hls_model's own types (`tolerance.export_layer_tolerances`)."""
     front = front_end_of(model)
     if tolerances is None:
-        from fpgaprune.hls.tolerance import export_layer_tolerances
-
         hls_config = hls_model.config.config.get("HLSConfig", {})
         tolerances = export_layer_tolerances(model, hls_config, names, fixed)
         tolerance = tolerance or logits_tolerance_of(model, tolerances, front)

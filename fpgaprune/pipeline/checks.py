@@ -136,8 +136,6 @@ def check_pruning(config: RunConfig, at: Located, model, front) -> None:
 
 def check_budget(config: RunConfig, at: Located) -> None:
     """A budget names LUT/DSP of the run's board, and replaces per-layer targets and lottery rounds."""
-    from fpgaprune.hls import load_board
-
     if not config.pruning.budget:
         return
     if config.pruning.targets:

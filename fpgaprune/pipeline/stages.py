@@ -46,6 +46,7 @@ from fpgaprune.quantize.reference import dense_reference
 from fpgaprune.report import write_report
 from fpgaprune.resources import estimate_resources
 from fpgaprune.resources.vendor import vendor_report
+from fpgaprune.resources.yosys import compiled_tracer, find_yosys, yosys_available
 from fpgaprune.strip import strip
 from fpgaprune.tools import ToolError
 
@@ -269,8 +270,6 @@ def synth(config, run_dir: Path, out: Path, cancel=None) -> dict:
     """The vendor's C-synthesis of a copy of `hls/project` where vitis_hls exists; else yosys on the layers' DA
     circuits (a sample, or all; `outputs.measure`) within the stage's budgets, from the project's manifest.
     `cancel` (an event): the stage runs beside others (no progress bar), and stops when it is set."""
-    from fpgaprune.resources.yosys import compiled_tracer, find_yosys, yosys_available
-
     tool = find_hls_tool(config.hls.backend)
     if tool is not None:
         shutil.copytree(run_dir / "hls" / "project", out / "project")

@@ -1,25 +1,12 @@
-"""Vivado/Vitis HLS reports, where they exist: parsed with hls4ml's own reader, shown in a column of their own."""
+"""A synthesized project's own report, where one exists, read by the backend it was exported for
+(`Backend.synthesis_figures`: Vivado/Vitis HLS' C-synthesis report, Catapult's Vivado utilization report) and
+shown in a column of its own."""
 
-import contextlib
-import io
-from pathlib import Path
-
-KEYS = {"DSP": "DSP", "LUT": "LUT", "FF": "FF", "BRAM_18K": "BRAM_18K", "URAM": "URAM"}
-SOURCE = "vendor: Vivado/Vitis HLS C-synthesis report"
+from fpgaprune.hls.backend import backend_named, backend_of_project
 
 
-def vendor_report(project_dir) -> dict | None:
-    """{resource: count, "latency_cycles", "ii_cycles", "source"} of a synthesized project, or None."""
-    from hls4ml.report import parse_vivado_report
-
-    project_dir = Path(project_dir)
-    if not (project_dir / "project.tcl").exists():
-        return None
-    with contextlib.redirect_stdout(io.StringIO()):  # hls4ml prints why it found nothing
-        report = parse_vivado_report(str(project_dir)) or {}
-    synth = report.get("CSynthesisReport")
-    if not synth:
-        return None
-    found = {name: int(synth[key]) for name, key in KEYS.items() if str(synth.get(key, "")).isdigit()}
-    found.update(latency_cycles=int(synth["WorstLatency"]), ii_cycles=int(synth["IntervalMax"]), source=SOURCE)
-    return found
+def vendor_report(project_dir, backend: str | None = None) -> dict | None:
+    """{resource: count, "latency_cycles", "ii_cycles" (where reported), "source"} of a synthesized project, or
+    None; `backend`: hls4ml's name of its backend (default: the project's manifest's)."""
+    found = backend_named(backend) if backend else backend_of_project(project_dir)
+    return found.synthesis_figures(project_dir)

@@ -79,8 +79,6 @@ def run_sweep(config, grid: dict, out, address: str | None = None, cpus: int | N
 
 
 def _on_ray(pending: list, trains: dict, out: Path, address, cpus, echo) -> dict:
-    from fpgaprune.pipeline.runner import stage_keys
-
     ray = require_extra("ray", "fpgaprune sweep")
 
     started_here = not ray.is_initialized()

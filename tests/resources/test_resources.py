@@ -267,7 +267,7 @@ def test_vendor_report_is_read_where_it_exists(tmp_path, exported_pair):
         '<project xmlns="com.autoesl.autopilot.project"><solutions><solution name="solution1"/></solutions></project>'
     )
     (report_dir / "myproject_csynth.xml").write_text(CSYNTH_XML)
-    report = vendor_report(project)
+    report = vendor_report(project, "Vitis")  # the backend's own reader: no manifest in this hand-made project
     assert report == {
         "DSP": 12,
         "LUT": 3456,
@@ -278,6 +278,43 @@ def test_vendor_report_is_read_where_it_exists(tmp_path, exported_pair):
         "ii_cycles": 36,
         "source": "vendor: Vivado/Vitis HLS C-synthesis report",
     }
+
+
+CATAPULT_UTILIZATION = """
++-------------------------+------+-------+------------+-----------+-------+
+|        Site Type        | Used | Fixed | Prohibited | Available | Util% |
++-------------------------+------+-------+------------+-----------+-------+
+| CLB LUTs*               | 4321 |     0 |          0 |    230400 |  1.88 |
+| CLB Registers           | 1234 |     0 |          0 |    460800 |  0.27 |
+| RAMB18 | 3 | 0 | 0 | 624 | 0.48 |
+| DSPs                    |    7 |     0 |          0 |      1728 |  0.41 |
+| URAM                    |    0 |     0 |          0 |        96 |  0.00 |
++-------------------------+------+-------+------------+-----------+-------+
+"""
+
+
+def test_a_catapult_projects_report_is_read_by_its_own_backend(tmp_path, exported_pair):
+    """Catapult's figures are its RTL's as Vivado synthesizes it in hls4ml's flow (its solution's utilization
+    report, read through the Catapult backend object), never parsed as a Vivado HLS report; a project with none
+    gives None, and so does a Vivado-family project read as Catapult's."""
+    _, _, exported = exported_pair
+    assert vendor_report(exported.path, "Catapult") is None  # a Vitis project: no Catapult report in it
+    project = tmp_path / "prj"
+    solution = project / "myproject_prj" / "myproject.v1"
+    (solution / "vivado_concat_v").mkdir(parents=True)
+    (project / "build_prj.tcl").write_text("project new -name myproject_prj\nset design_top myproject\n")
+    assert vendor_report(project, "Catapult") is None  # built, not synthesized
+    (solution / "vivado_concat_v" / "utilization_synth.rpt").write_text(CATAPULT_UTILIZATION)
+    report = vendor_report(project, "Catapult")
+    assert report == {
+        "LUT": 4321,
+        "FF": 1234,
+        "BRAM_18K": 3,
+        "DSP": 7,
+        "URAM": 0,
+        "source": "vendor: Catapult RTL, Vivado synthesis utilization report",
+    }
+    assert vendor_report(project, "Vitis") is None  # no project.tcl: not a Vivado HLS project
 
 
 CSYNTH_XML = """<?xml version="1.0" encoding="UTF-8"?>
