@@ -70,6 +70,14 @@ class Backend:
                     f"Vivado, or end the model before the {function}"
                 )
 
+    def check_board(self, board) -> None:
+        """One line unless `board` (a `boards.Board`) is of a family its designs are judged on."""
+        if board.family not in self.families:
+            raise HlsConfigError(
+                f"board '{board.key}' is a {board.family} part; {self.name} designs are judged on "
+                f"{' or '.join(self.families)} boards"
+            )
+
     def judged_by(self) -> str:
         """What judges a resource figure of its designs: a tool's checked C-synthesis model, or the rules."""
         return f"{self.model_tool}'s checked C-synthesis model" if self.model_tool else "rules only"

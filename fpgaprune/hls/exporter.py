@@ -159,6 +159,8 @@ def export(
     if output_dir.exists() and not overwrite:
         raise ExportError(f"{output_dir}: already exists; pass overwrite=True to replace it")
     board = load_board(board)
+    if known_backend(backend) is not None:
+        known_backend(backend).check_board(board)
     index_map = getattr(strip, "index_map", strip) or {}
     fixed = input_fixed or input_type(x)
     names = cpp_names(list(record.layers), record.name)  # {user's name: C++ identifier}, where not identifiers

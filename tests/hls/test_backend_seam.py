@@ -79,6 +79,20 @@ def test_a_second_backend_gets_its_templates_through_the_seam(dummy_backend, mod
     assert stock.nodes["fc"].plan.n_live == exported.nodes["fc"].plan.n_live
 
 
+def test_a_backend_refuses_a_board_of_a_family_it_does_not_know(model, tmp_path):
+    """The board families are the backend's: one that knows none of the board's refuses it in one line."""
+    from fpgaprune.errors import HlsConfigError
+
+    backends.register_backend(backends.Backend("FpgapruneAsic", ("asic_hls",), None, True, families=("asic",)))
+    try:
+        with pytest.raises(HlsConfigError) as raised:
+            fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "asic", x=X, backend="FpgapruneAsic")
+    finally:
+        backends._BACKENDS.pop("fpgapruneasic")
+    assert str(raised.value) == "board 'pynq-z2' is a 7-series part; FpgapruneAsic designs are judged on asic boards"
+    assert not (tmp_path / "asic").exists()
+
+
 @pytest.mark.csim
 def test_the_toy_backend_builds_simulates_and_is_judged_through_its_backend_object(dummy_backend, model, tmp_path):
     exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "dummy", x=X, backend=dummy_backend)
