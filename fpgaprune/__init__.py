@@ -5,8 +5,6 @@ converter need) and fails with the fix if TensorFlow was already imported with K
 imported on first use of the API (`fpgaprune.tfk`), so that the CLI can set up a quiet console first.
 """
 
-import importlib
-
 from fpgaprune._env import check_quantizer_environment, set_legacy_keras
 
 check_quantizer_environment()
@@ -27,35 +25,39 @@ from fpgaprune.errors import (  # noqa: E402
     UnsupportedLayerError,
 )
 
-# Imported on first use: {name: module}. Each needs TensorFlow.
-_LAZY = {
-    **{
-        name: "fpgaprune.masking"
-        for name in ("HoldConstraint", "HoldEntry", "MaskManifest", "enforce", "finalize", "hold", "manifest_of")
-    },
-    "load_model": "fpgaprune.model_loading",
-    "save_model": "fpgaprune.model_loading",
-}
+# The data path's modules import no framework at module level (each front end's loads when its first model is
+# read; hls4ml when the first export converts), so the API imports them here.
+from fpgaprune.hls import boards as _boards  # noqa: E402
+from fpgaprune.hls import csim_check  # noqa: E402
+from fpgaprune.hls import export as _export  # noqa: E402
+from fpgaprune.hls.csim import logits_tolerance_of  # noqa: E402
+from fpgaprune.hls.names import map_keys  # noqa: E402
+from fpgaprune.hls.tolerance import export_layer_tolerances, node_types  # noqa: E402
+from fpgaprune.masking import HoldEntry, MaskManifest, enforce, finalize, hold, manifest_of  # noqa: E402
+from fpgaprune.model_loading import load_model, save_model  # noqa: E402
+from fpgaprune.pruning import Pruner  # noqa: E402
+from fpgaprune.quantize import to_qkeras as _quantized_twin  # noqa: E402
+from fpgaprune.quantize.profile import ProfileCollector  # noqa: E402
+from fpgaprune.report import write_report as _write_report  # noqa: E402
+from fpgaprune.resources import estimate_resources  # noqa: E402
+from fpgaprune.strip import strip as _strip  # noqa: E402
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
+    """`HoldConstraint`, tf_keras' hold constraint: it imports TensorFlow, so only when asked for."""
+    if name == "HoldConstraint":
+        from fpgaprune import masking
+
+        return masking.HoldConstraint
     raise AttributeError(f"module 'fpgaprune' has no attribute {name!r}")
 
 
-# The top-level API, in the order of the data path. Each imports its module on first use (hls4ml is slow to
-# import). Names differ from the sub-packages (`fpgaprune.strip`, `.quantize`, `.report`), which importing
-# would otherwise shadow. See docs/reference/api.md.
+# The top-level API, in the order of the data path. Names differ from the sub-packages (`fpgaprune.strip`,
+# `.quantize`, `.report`), which importing would otherwise shadow. See docs/reference/api.md.
 
 
 def prune(model, sparsity=None, *, structure="kernel", score="l1", layers=None, selections=(), **options):
     """A held copy of `model`: the `selections` held at 0, then the lowest-scoring groups (`pruning.Pruner`)."""
-    from fpgaprune.masking import hold
-    from fpgaprune.pruning import Pruner
-
     held = hold(model, prune=list(selections))
     if sparsity is None:
         return held
@@ -64,16 +66,12 @@ def prune(model, sparsity=None, *, structure="kernel", score="l1", layers=None, 
 
 def strip_model(model, on_unsafe: str = "raise"):
     """`fpgaprune.strip.strip`: a smaller model with dead channels removed, and the index map."""
-    from fpgaprune.strip import strip as _strip
-
     return _strip(model, on_unsafe=on_unsafe)
 
 
 def quantized_twin(model, spec, batchnorm: str = "fold"):
     """The quantized twin of `model` that QAT trains and the export reads, holds carried over: a Keras model's
     QKeras twin, a PyTorch module's Brevitas twin. `spec`: {"default": {role: quantizer text}, "layers": ...}."""
-    from fpgaprune.quantize import to_qkeras as _quantized_twin
-
     return _quantized_twin(model, spec, batchnorm=batchnorm)
 
 
@@ -84,8 +82,6 @@ def to_qkeras(model, spec, batchnorm: str = "fold"):
 
 def export(*args, **kwargs):
     """`fpgaprune.hls.export`: a complete hls4ml project for a quantized model (imports hls4ml on first use)."""
-    from fpgaprune.hls import export as _export
-
     return _export(*args, **kwargs)
 
 
@@ -94,12 +90,6 @@ def csim(exported, model, x, task=None):
     at the logits (a `CsimResult`): bit-exact, or within the tolerance its types give where hls4ml is not exact,
     and every layer before them too;
     the decisions of `task` (`fpgaprune.task.Task`; default: the argmax); the numerical profile of the pass."""
-    from fpgaprune.hls import csim_check
-    from fpgaprune.hls.csim import logits_tolerance_of
-    from fpgaprune.hls.names import map_keys
-    from fpgaprune.hls.tolerance import export_layer_tolerances, node_types
-    from fpgaprune.quantize.profile import ProfileCollector
-
     names = exported.manifest.get("names", {})
     collector = ProfileCollector(model, map_keys(node_types(exported.config), names), exported.input_type)
     tolerances = export_layer_tolerances(model, exported.config, names, exported.input_type)
@@ -118,22 +108,16 @@ def csim(exported, model, x, task=None):
 
 def estimate(exported, dense_model=None):
     """`fpgaprune.resources.estimate_resources`: per-layer and per-kernel resource estimates."""
-    from fpgaprune.resources import estimate_resources
-
     return estimate_resources(exported, dense_model)
 
 
 def write_report(out_dir, exported, estimate, model, **options):
     """`fpgaprune.report.write_report`: report.html, report.md and resources.csv."""
-    from fpgaprune.report import write_report as _write_report
-
     return _write_report(out_dir, exported, estimate, model, **options)
 
 
 def boards() -> list:
     """The FPGA boards fpgaprune ships (`fpgaprune.hls.boards`)."""
-    from fpgaprune.hls import boards as _boards
-
     return _boards()
 
 
