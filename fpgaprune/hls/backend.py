@@ -185,6 +185,11 @@ class CatapultBackend(Backend):
         used = _utilization_rows(reports[0].read_text())
         return {**used, "source": "vendor: Catapult RTL, Vivado synthesis utilization report"} if used else None
 
+    def testbench_arguments(self, project: Path) -> list:
+        data = Path(project) / "tb_data"
+        weights = Path(project) / "firmware" / "weights"
+        return [str(weights), str(data / "tb_input_features.dat"), str(data / "tb_output_predictions.dat")]
+
 
 def _utilization_rows(report: str) -> dict:
     """{resource: used} from a Vivado utilization report's tables: the first row of each site type."""
