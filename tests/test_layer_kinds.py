@@ -103,6 +103,7 @@ def test_a_subclass_that_changes_the_computation_is_one_line_when_quantized():
 
 
 def test_the_modules_along_the_data_path_ask_the_table():
+    from fpgaprune.framework import front_end_of
     from fpgaprune.inspection import _has_kernels
     from fpgaprune.pruning.structures import allowed_structures, prunable
     from fpgaprune.resources.entry_costs import is_hardware_layer
@@ -117,13 +118,13 @@ def test_the_modules_along_the_data_path_ask_the_table():
         assert prunable(layer) == bool(kind.structures)
         assert produces_channels(layer) == kind.channels
         assert _has_kernels(layer) == ("kernel" in kind.structures)
-        assert not is_hardware_layer(layer)  # a float layer: its products are not the export's
+        assert not is_hardware_layer(layer, front_end_of(layer))  # a float layer: its products are not the export's
     sparse = {kind.name for kind in KINDS if kind.kernel_sparse}
     assert sparse == {"Conv1D", "Conv2D", "Dense", "Conv2DBatchnorm"}
     quantized = _built(
         CLASSES["Dense"][1], {"units": 2, "kernel_quantizer": QUANTIZER, "bias_quantizer": QUANTIZER}, (5,)
     )
-    assert is_hardware_layer(quantized)
+    assert is_hardware_layer(quantized, front_end_of(quantized))
 
 
 def test_hls4ml_node_classes_map_to_kinds_exactly():
