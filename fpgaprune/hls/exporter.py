@@ -151,16 +151,17 @@ def export(
     model = front_end_of(model).exported_model(model, input_shape=tuple(np.shape(x)[1:]))
     front = front_end_of(model)  # the exported model's: a Keras 3 model's tf_keras twin is tf_keras's
     record = front.describe(model)
-    if known_backend(backend) is not None:  # an hls4ml backend registered with the codegen seam alone: unchecked
-        known_backend(backend).check_activations(record)
+    checked = known_backend(backend)  # None: an hls4ml backend registered with the codegen seam alone, unchecked
+    if checked is not None:
+        checked.check_activations(record)
     check_finite_weights(model, "export")
     check_finite_array(np.asarray(x), "export: x")
     output_dir = Path(output_dir)
     if output_dir.exists() and not overwrite:
         raise ExportError(f"{output_dir}: already exists; pass overwrite=True to replace it")
     board = load_board(board)
-    if known_backend(backend) is not None:
-        known_backend(backend).check_board(board)
+    if checked is not None:
+        checked.check_board(board)
     index_map = getattr(strip, "index_map", strip) or {}
     fixed = input_fixed or input_type(x)
     names = cpp_names(list(record.layers), record.name)  # {user's name: C++ identifier}, where not identifiers
