@@ -19,7 +19,7 @@ def da_matrices(model, exported) -> dict:
     """{node: (live matrix, input types, None, bias)} of the export's kernel layers, typed as a run's yosys
     measurement types them (`measurement_plan.input_types`: an HGQ2 layer's inputs one type per row, as hls4ml's
     DA pass gives them; any other layer's its node's one input type)."""
-    from fpgaprune.framework import record_of
+    from fpgaprune.record import record_of
     from fpgaprune.resources.measure import live_matrix
     from fpgaprune.resources.measurement_plan import input_types
 

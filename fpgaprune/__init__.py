@@ -10,6 +10,7 @@ from fpgaprune._env import check_quantizer_environment, set_legacy_keras
 check_quantizer_environment()
 set_legacy_keras()
 
+from fpgaprune import masking  # noqa: E402
 from fpgaprune.errors import (  # noqa: E402
     DataError,
     ExportError,
@@ -46,8 +47,6 @@ from fpgaprune.strip import strip as _strip  # noqa: E402
 def __getattr__(name: str):
     """`HoldConstraint`, tf_keras' hold constraint: it imports TensorFlow, so only when asked for."""
     if name == "HoldConstraint":
-        from fpgaprune import masking
-
         return masking.HoldConstraint
     raise AttributeError(f"module 'fpgaprune' has no attribute {name!r}")
 

@@ -23,6 +23,8 @@ import sys
 from functools import lru_cache
 from importlib import metadata
 
+from fpgaprune.errors import ModelTypeError
+
 LEGACY_KERAS_VARIABLE = "TF_USE_LEGACY_KERAS"
 
 FIX = (
@@ -108,15 +110,11 @@ def legacy_keras() -> bool:
 def require_legacy_keras(what: str) -> None:
     """Raise one line with the fix unless QKeras is installed and `tf.keras` is tf_keras (QKeras needs it)."""
     if not qkeras_installed():
-        from fpgaprune.errors import ModelTypeError
-
         raise ModelTypeError(
             f"{what} needs QKeras, which this environment does not hold (an HGQ2 environment: set "
             "`quantization.library: hgq2`, or run in the QKeras venv, `pip install -e .`)"
         )
     if not legacy_keras():
-        from fpgaprune.errors import ModelTypeError
-
         found = getattr(sys.modules.get("keras"), "__version__", "3")
         raise ModelTypeError(
             f"{what} needs QKeras, which needs tf.keras to be tf_keras, but this process resolved "

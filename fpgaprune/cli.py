@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+import fpgaprune as fp
 from fpgaprune import data
 from fpgaprune.errors import first_line
 from fpgaprune.extras import require_extra
@@ -23,12 +24,11 @@ from fpgaprune.pipeline.runner import run as run_stages
 from fpgaprune.pipeline.schema import RunConfig, load_config
 from fpgaprune.pipeline.training import build_model, dataset_of
 from fpgaprune.pruning import Pruner
-from fpgaprune.quiet import import_quietly, show_notes
+from fpgaprune.quiet import quiet_console, show_notes
 from fpgaprune.sweep import parse_grid, run_sweep
 from fpgaprune.task import METRICS
 from fpgaprune.text_table import format_rows
 
-fp = None  # fpgaprune itself, imported by `entry` once the console is set up (TensorFlow is slow and noisy)
 GLOBAL_FLAGS = ("--debug", "--verbose")
 DEFAULT_CONFIG = Path(__file__).parent / "pipeline" / "default.yaml"
 
@@ -333,11 +333,10 @@ def _fail(message: str, code: int, debug: bool) -> int:
 
 def entry(argv=None) -> int:
     """The console script: global flags, a quiet TensorFlow import, and one line (exit 1 or 2) per failure."""
-    global fp
     argv = list(sys.argv[1:] if argv is None else argv)
     debug, verbose = "--debug" in argv, "--verbose" in argv or "--debug" in argv
     argv = [arg for arg in argv if arg not in GLOBAL_FLAGS]
-    fp = import_quietly(verbose)
+    quiet_console(verbose)
     show_notes()
 
     try:

@@ -13,7 +13,6 @@ model is decided from class names, so a PyTorch process never imports TensorFlow
 from importlib.metadata import entry_points
 
 from fpgaprune.errors import ModelTypeError
-from fpgaprune.record.model_record import LayerRecord, ModelRecord
 
 ENTRY_POINTS = "fpgaprune.front_ends"  # each names a module's FRONT_END; asked in the order of their `asked_order`
 QUANTIZER_LIBRARY = "qkeras"  # the `library_key` of the front end that checks a run config's quantizer texts
@@ -172,20 +171,6 @@ def _problem(front_end) -> str | None:
     except ModelTypeError as error:
         return str(error)
     return None
-
-
-def record_of(model_or_record):
-    """The model's record (`record.ModelRecord`), described by its front end; a record as it is."""
-    if isinstance(model_or_record, ModelRecord):
-        return model_or_record
-    return front_end_of(model_or_record).describe(model_or_record)
-
-
-def layer_record_of(layer_or_record):
-    """One layer's record (`record.LayerRecord`), described by its front end; a record as it is."""
-    if isinstance(layer_or_record, LayerRecord):
-        return layer_or_record
-    return front_end_of(layer_or_record).describe_layer(layer_or_record)
 
 
 def hook_callback():

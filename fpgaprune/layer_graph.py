@@ -7,6 +7,7 @@ all read models through it.
 from graphlib import TopologicalSorter
 
 from fpgaprune.errors import FpgapruneError
+from fpgaprune.framework import front_end_of
 from fpgaprune.layer_kinds import role_of
 
 
@@ -20,8 +21,6 @@ def output_shape(layer_or_model) -> tuple:
     try:
         return tuple(layer_or_model.output.shape)
     except AttributeError:
-        from fpgaprune.framework import front_end_of
-
         return tuple(front_end_of(layer_or_model).output_shape(layer_or_model))
 
 

@@ -13,6 +13,9 @@ import os
 import sys
 import warnings
 
+from fpgaprune.errors import FpgapruneNote
+from fpgaprune.framework import bind_with
+
 HARMLESS_WARNINGS = (
     r".*keras\.constraints\.serialize.*",  # QKeras serializing its constraints
     r".*is deprecated.*",
@@ -42,8 +45,6 @@ def stderr_to_devnull():
 def show_notes() -> None:
     """fpgaprune's notes (`errors.FpgapruneNote`: a quantizer converted, say) as one `note: ...` line each on
     stderr; other warnings as Python shows them."""
-    from fpgaprune.errors import FpgapruneNote
-
     shown = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):
@@ -55,25 +56,18 @@ def show_notes() -> None:
     warnings.showwarning = show
 
 
-def import_quietly(verbose: bool):
-    """Import fpgaprune, and have each framework it later loads (a front end's, when the registry binds it)
-    silence its noise, unless verbose."""
+def quiet_console(verbose: bool) -> None:
+    """Have each framework fpgaprune loads (a front end's, when the registry binds it) silence its noise, and
+    known harmless warnings stay unshown, unless verbose. `import fpgaprune` itself loads no framework."""
     if verbose:
-        import fpgaprune
-
-        return fpgaprune
+        return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     for pattern in HARMLESS_WARNINGS:
         warnings.filterwarnings("ignore", message=pattern)
     warnings.filterwarnings("ignore", category=DeprecationWarning)
-    with stderr_to_devnull():
-        import fpgaprune
-    from fpgaprune.framework import bind_with
-
     bind_with(_bind_quietly)  # each framework loads when its first model is read, not before
     for name in ("absl", "h5py", "hls4ml", "numexpr"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    return fpgaprune
 
 
 def _bind_quietly(front_end) -> None:

@@ -18,11 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.framework import front_end_of, layer_record_of
+from fpgaprune.framework import front_end_of
 from fpgaprune.hls.names import map_keys
 from fpgaprune.hls.tolerance import UNBOUNDED, Tolerance, export_layer_tolerances
 from fpgaprune.quantize.fixed_types import FixedType
 from fpgaprune.quantize.layer_values import activation_name
+from fpgaprune.record import layer_record_of
 from fpgaprune.text_table import format_rows
 from fpgaprune.tools import GXX_TIMEOUT_S, cores, run_tool
 from fpgaprune.workers.csim_chunks import ChunkPool, traced_runner

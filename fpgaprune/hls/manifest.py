@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.framework import layer_record_of, record_of
 from fpgaprune.hls.attribute_keys import PLAN, SPARSE_SOURCE
 from fpgaprune.hls.node_record import node_record, record_json
+from fpgaprune.record import layer_record_of, record_of
 
 FORMAT = "fpgaprune.export/4"  # 2: each kernel-sparse node's hardware record and the board's spec; 3: the
 # shipped code carries hls4ml's trace calls, and `traced_outputs` gives each traced layer's output size; 4: the

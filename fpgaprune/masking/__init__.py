@@ -1,5 +1,6 @@
 """Masking: hold selected entries of weights at exact values through training, saving and export."""
 
+from fpgaprune.framework import keras_front_end
 from fpgaprune.masking.held import HeldEntries, is_hold
 from fpgaprune.masking.hold import check_quantizers_keep_zero, enforce, finalize, held_variables, hold, manifest_of
 from fpgaprune.masking.manifest import FREEZE, PRUNE, HoldEntry, MaskManifest, compile_entries
@@ -23,7 +24,5 @@ __all__ = [
 
 def __getattr__(name: str):
     if name == "HoldConstraint":  # tf_keras' hold constraint; Keras 3's is in `frontends/keras3/holds.py`
-        from fpgaprune.framework import keras_front_end
-
         return keras_front_end(2).hold_constraint()
     raise AttributeError(f"module 'fpgaprune.masking' has no attribute {name!r}")

@@ -4,6 +4,7 @@ questions users ask of them are answered here by the quantizer's own front end, 
 
 import importlib
 
+from fpgaprune.framework import front_end_of, quantizing_front_end
 from fpgaprune.quantize.fixed_types import FixedType, input_type
 from fpgaprune.quantize.spec import QuantizationSpec, check_quantizer_text
 
@@ -14,22 +15,16 @@ def to_qkeras(model, spec, batchnorm: str = "fold"):
     """The quantized twin of `model` that QAT trains and hls4ml exports: same layer names, holds carried over
     (BatchNormalization folded unless batchnorm="quantize"). A tf_keras model becomes its QKeras model; a Keras 3
     model its tf_keras twin's (`frontends/keras3/twin.py`)."""
-    from fpgaprune.framework import front_end_of  # the registry reads records, whose types live in this package
-
     return front_end_of(model).quantized_twin(model, spec, batchnorm=batchnorm)
 
 
 def quantizer_type(quantizer, activation: bool = False):
     """The fixed-point type (`FixedType`) of a quantizer's outputs, or None; its own front end answers."""
-    from fpgaprune.framework import front_end_of
-
     return front_end_of(quantizer).quantizer_type(quantizer, activation)
 
 
 def build_quantizer(text: str, where: str = "quantizer"):
     """The quantizing library's quantizer (QKeras') for one of fpgaprune's quantizer texts."""
-    from fpgaprune.framework import quantizing_front_end
-
     return quantizing_front_end().build_quantizer(text, where)
 
 

@@ -1,5 +1,28 @@
 """fpgaprune's own record of a model (`model_record.py`): made once by its front end, read by every stage after."""
 
+from fpgaprune.framework import front_end_of
 from fpgaprune.record.model_record import ActivationRecord, BatchNormRecord, LayerRecord, ModelRecord, WeightRecord
 
-__all__ = ["ActivationRecord", "BatchNormRecord", "LayerRecord", "ModelRecord", "WeightRecord"]
+__all__ = [
+    "ActivationRecord",
+    "BatchNormRecord",
+    "LayerRecord",
+    "ModelRecord",
+    "WeightRecord",
+    "layer_record_of",
+    "record_of",
+]
+
+
+def record_of(model_or_record):
+    """The model's record (`record.ModelRecord`), described by its front end; a record as it is."""
+    if isinstance(model_or_record, ModelRecord):
+        return model_or_record
+    return front_end_of(model_or_record).describe(model_or_record)
+
+
+def layer_record_of(layer_or_record):
+    """One layer's record (`record.LayerRecord`), described by its front end; a record as it is."""
+    if isinstance(layer_or_record, LayerRecord):
+        return layer_or_record
+    return front_end_of(layer_or_record).describe_layer(layer_or_record)

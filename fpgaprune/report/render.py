@@ -7,10 +7,11 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.atomic import write_text_atomic
-from fpgaprune.framework import layers_of, record_of
+from fpgaprune.framework import layers_of
 from fpgaprune.hls.csim import CsimResult
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.layer_graph import output_shape
+from fpgaprune.record import record_of
 from fpgaprune.report import figures
 from fpgaprune.resources.estimate import COLUMN_SOURCES, CSYNTH_SOURCE
 from fpgaprune.resources.estimate import SOURCE as ESTIMATE_SOURCE

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.framework import record_of
 from fpgaprune.hls.backend import DEFAULT_BACKEND
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.layer_kinds import BY_NAME, kind_of
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange
+from fpgaprune.record import record_of
 from fpgaprune.record.model_record import LayerRecord
 from fpgaprune.resources import csynth, rules
 from fpgaprune.resources.estimator import LayerTypes, product_cost

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.framework import record_of
 from fpgaprune.hls.backend import DEFAULT_BACKEND
 from fpgaprune.hls.names import original_name
+from fpgaprune.record import record_of
 from fpgaprune.resources import csynth, fit_verdict
 from fpgaprune.resources.estimator import (
     Cost,

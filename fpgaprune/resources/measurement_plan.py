@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.framework import record_of
+from fpgaprune.record import record_of
 from fpgaprune.record.model_record import ModelRecord
 from fpgaprune.resources.calibration import checked, fit, held_out_errors, recorded
 from fpgaprune.resources.circuit_parts import Part

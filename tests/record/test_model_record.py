@@ -16,11 +16,10 @@ from models import build
 from quantizer_specs import SPEC8
 
 import fpgaprune as fp
-from fpgaprune.framework import record_of
 from fpgaprune.hls.precision import derive_precisions
 from fpgaprune.hls.tolerance import layer_tolerances
 from fpgaprune.quantize import FixedType, to_qkeras
-from fpgaprune.record import ModelRecord
+from fpgaprune.record import ModelRecord, record_of
 
 ROOT = Path(__file__).resolve().parents[2]
 INPUT = FixedType(8, 3, True)
@@ -102,7 +101,7 @@ def test_derivation_and_tolerances_on_the_record_in_a_process_without_frameworks
 
 
 def test_a_layer_record_answers_what_the_model_record_does():
-    from fpgaprune.framework import layer_record_of
+    from fpgaprune.record import layer_record_of
 
     quantized, name = _quantized("QDense")
     whole, alone = record_of(quantized).layers[name], layer_record_of(quantized.get_layer(name))

@@ -7,6 +7,7 @@ from fpgaprune.errors import FpgapruneError, ModelTypeError
 from fpgaprune.framework import library_front_end
 from fpgaprune.frontends.base import FrontEnd, ModelFiles
 from fpgaprune.frontends.keras3.twin import tf_keras_twin
+from fpgaprune.frontends.qkeras.front_end import FRONT_END as QKERAS_FRONT_END
 from fpgaprune.frontends.qkeras.hls_route import KerasTwoRoute
 from fpgaprune.frontends.tensorflow.front_end import TensorFlowKeras
 from fpgaprune.masking import finalize, hold
@@ -124,9 +125,7 @@ class Keras3FrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
 
 def _qkeras():
     """The tf_keras + QKeras front end, which quantizes and exports a Keras 3 model's twin."""
-    from fpgaprune.frontends.qkeras.front_end import FRONT_END
-
-    return FRONT_END
+    return QKERAS_FRONT_END
 
 
 def held_twin(model):

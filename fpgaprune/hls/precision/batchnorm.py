@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from fpgaprune.framework import layer_record_of
 from fpgaprune.hls.precision.plan import PrecisionPlan
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, exact_frac
+from fpgaprune.record import layer_record_of
 from fpgaprune.record.model_record import LayerRecord
 
 # Significant bits kept for a scale that is not on a short grid (QKeras computes it in float).

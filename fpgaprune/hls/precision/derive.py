@@ -10,7 +10,6 @@ accumulator's fraction is the weight's plus the input's (or the bias', if finer)
 
 import numpy as np
 
-from fpgaprune.framework import record_of
 from fpgaprune.hls.precision.batchnorm import SCALE_BITS, batchnorm_types
 from fpgaprune.hls.precision.merge import merge_types, reshaping_types
 from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_bounds
@@ -18,6 +17,7 @@ from fpgaprune.hls.precision.recurrent import recurrent_types, retype_lstm_sourc
 from fpgaprune.layer_kinds import MERGES, MOVES, PADDINGS
 from fpgaprune.layer_kinds import POOLING as _POOLING
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, is_power_of_two
+from fpgaprune.record import record_of
 from fpgaprune.record.model_record import LayerRecord, ModelRecord
 
 # Softmax (a table-based activation): probabilities with 16 fractional bits, exp and 1/sum tables of 4096
