@@ -1,8 +1,9 @@
 """The backend an export was made for, as one object the stages after the export ask: which C-synthesis tools
-build its projects and how (`synthesis_command`, `read_report`), which tool's checked cost models may judge its
-designs (`model_tool`; None: the rules only, never another tool's model), the resource names its reports use,
-the board families it knows, and whether fpgaprune writes kernel-sparse code for it. hls4ml's own backend does
-the export; `hls/extension/` adds fpgaprune's code to it (`BackendExtension`, the codegen seam this builds on).
+build its projects and how (`synthesis_command`, `read_report`), the checked cost models that may judge its
+designs (`cost_models`, fitted to `model_tool`'s reports; none: the rules only, never another's), the resource
+names its reports use, the board families it knows, and whether fpgaprune writes kernel-sparse code for it.
+hls4ml's own backend does the export; `hls/extension/` adds fpgaprune's code to it (`BackendExtension`, the
+codegen seam this builds on).
 
 Built in: Vitis and Vivado (the Vivado family: ap_types, Vivado HLS / Vitis HLS models) and Catapult (ac_types,
 rules only), each with fpgaprune's kernel-sparse code and how g++ builds its shipped projects. `register_backend`
@@ -19,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from fpgaprune.errors import ExportError, HlsConfigError
+from fpgaprune.hls.cost_models import BUILT_IN
 
 DEFAULT_BACKEND = "Vitis"
 XILINX_RESOURCES = {"dsp": "DSP48", "lut": "LUT", "ff": "FF", "bram": "BRAM_18K"}
@@ -42,8 +44,10 @@ class Backend:
 
     name: str  # hls4ml's name: "Vitis", "Vivado", "Catapult"
     synthesis_tools: tuple  # the C-synthesis commands that build its projects, the first on PATH runs
-    model_tool: str | None  # the tool whose C-synthesis results the checked cost models were fitted to; None: rules
+    model_tool: str | None  # the tool whose C-synthesis results its cost models were fitted to; None: rules only
     kernel_sparse: bool  # fpgaprune writes one product per live weight for it (else hls4ml's stock code)
+    # its checked C-synthesis models (`hls/cost_models.py`): the only ones that may judge its designs
+    cost_models: tuple = ()
     families: tuple = XILINX_FAMILIES  # the board families its designs are judged on
     resource_names: dict = field(default_factory=lambda: dict(XILINX_RESOURCES))
     # g++ of the shipped project (`hls/shipped.py`): its language standard and include directories, and the
@@ -80,7 +84,7 @@ class Backend:
 
     def judged_by(self) -> str:
         """What judges a resource figure of its designs: a tool's checked C-synthesis model, or the rules."""
-        return f"{self.model_tool}'s checked C-synthesis model" if self.model_tool else "rules only"
+        return f"{self.model_tool}'s checked C-synthesis model" if self.cost_models else "rules only"
 
     def synthesis_tool(self) -> str | None:
         """The first of its C-synthesis tools on PATH, or None."""
@@ -210,6 +214,14 @@ def register_backend(backend: Backend) -> None:
     _BACKENDS[backend.name.lower()] = backend
 
 
+def registered_cost_models() -> list:
+    """The built-in cost models, then each other registered backend's, each once."""
+    found = list(BUILT_IN.values())
+    for backend in _BACKENDS.values():
+        found += [model for model in backend.cost_models if not any(model is seen for seen in found)]
+    return found
+
+
 def known_backend(name: str) -> Backend | None:
     """The backend hls4ml calls `name` (any case), or None where fpgaprune knows none of that name."""
     return _BACKENDS.get(str(name).lower())
@@ -230,10 +242,12 @@ def backend_of_project(project) -> Backend:
     return backend_named(manifest["backend"])
 
 
+VITIS_MODELS = (BUILT_IN["vitis 2024.1"],)
+VIVADO_MODELS = (BUILT_IN["vivado_hls 2019.2"], BUILT_IN["vivado_hls 2020.1 io_stream"])
 for _backend in (
-    VivadoFamily("Vitis", ("vitis_hls", "vivado_hls"), "Vitis HLS", kernel_sparse=True),
-    VivadoFamily("Vivado", ("vivado_hls", "vitis_hls"), "Vivado HLS", kernel_sparse=True),
-    VivadoFamily("VivadoAccelerator", ("vivado_hls", "vitis_hls"), "Vivado HLS", kernel_sparse=True),
+    VivadoFamily("Vitis", ("vitis_hls", "vivado_hls"), "Vitis HLS", True, VITIS_MODELS),
+    VivadoFamily("Vivado", ("vivado_hls", "vitis_hls"), "Vivado HLS", True, VIVADO_MODELS),
+    VivadoFamily("VivadoAccelerator", ("vivado_hls", "vitis_hls"), "Vivado HLS", True, VIVADO_MODELS),
     CatapultBackend(
         "Catapult",
         ("catapult",),

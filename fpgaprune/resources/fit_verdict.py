@@ -44,36 +44,31 @@ def verdict_of(fraction: float, error: tuple | None) -> str:
     return DOES_NOT_FIT if fraction / (1 + high) > 1 else WITHIN_ERROR
 
 
-def vendor_tool(backend: str) -> str | None:
-    """The HLS tool whose C-synthesis models may judge `backend`'s designs (the backend object's `model_tool`);
-    None: no checked model, rules only (a backend fpgaprune does not know included)."""
+def cost_models(backend: str) -> tuple:
+    """The checked C-synthesis models that may judge `backend`'s designs, its own (`Backend.cost_models`); none:
+    the rules only (a backend fpgaprune does not know included)."""
     try:
-        return backend_named(backend).model_tool
+        return backend_named(backend).cost_models
     except HlsConfigError:
-        return None
-
-
-def _judges(model, backend: str, resource: str) -> bool:
-    """Whether `model` is of the backend's own tool (never another's) and has a held-out error for `resource`."""
-    tool = vendor_tool(backend)
-    return tool is not None and model.tool.startswith(tool) and resource in model.errors
+        return ()
 
 
 def checked_model(estimate, backend: str, resource: str):
-    """The C-synthesis model of the backend's tool that prices every estimated layer and models `resource`."""
+    """The backend's own C-synthesis model that prices every estimated layer and has a held-out error for
+    `resource`."""
     layers = {layer.name for layer in estimate.layers}
-    for model in csynth.MODELS.values():
+    for model in cost_models(backend):
         rows = {r["layer"] for r in estimate.csynth if r["tool"] == model.tool}
-        if _judges(model, backend, resource) and layers and rows >= layers:
+        if resource in model.errors and layers and rows >= layers:
             return model
     return None
 
 
 def design_model(layers: list, backend: str, resource: str):
-    """As `checked_model`, before export: the model that prices every one of `layers` ((kind, io_type,
-    strategy) triples, `csynth.models_for`) for the backend's tool and models `resource`; None if none does."""
-    for model in csynth.MODELS.values():
-        if _judges(model, backend, resource) and layers and all(model in csynth.models_for(*layer) for layer in layers):
+    """As `checked_model`, before export: the backend's model that prices every one of `layers` ((kind, io_type,
+    strategy) triples, `csynth.models_for`) and models `resource`; None if none does."""
+    for model in cost_models(backend):
+        if resource in model.errors and layers and all(model in csynth.models_for(*layer) for layer in layers):
             return model
     return None
 
@@ -120,7 +115,7 @@ def fit_verdicts(estimate, backend: str) -> list[ResourceVerdict]:
 
 def _no_model(backend: str) -> str:
     """Why the rules judge: the backend has no checked model at all, or none for these layer kinds."""
-    if vendor_tool(backend) is None:
+    if not cost_models(backend):
         return f"rules only: no vendor-checked C-synthesis model for {backend}"
     return f"no vendor-checked model for {backend} on these layer kinds"
 

@@ -3,12 +3,16 @@ its C-synthesis tools and command, its report reader, the tool whose checked mod
 only), its resource names and board families. A backend fpgaprune does not know is one line."""
 
 import shutil
+from dataclasses import replace
 
 import pytest
 
 from fpgaprune.errors import HlsConfigError
+from fpgaprune.hls import backend as backend_registry
 from fpgaprune.hls.backend import DEFAULT_BACKEND, Backend, backend_named, register_backend
+from fpgaprune.hls.cost_models import BUILT_IN
 from fpgaprune.hls.synth import find_hls_tool
+from fpgaprune.resources.fit_verdict import design_model
 
 
 @pytest.mark.parametrize(
@@ -53,3 +57,17 @@ def test_a_backend_registered_is_asked_like_a_built_in():
         toy.synthesis_tool() is None and toy.not_found() == "skipped: toy_hls_that_is_not_installed not found on PATH"
     )
     assert toy.judged_by() == "rules only"
+
+
+def test_a_registered_backend_is_judged_by_its_own_cost_models_and_no_other(monkeypatch):
+    monkeypatch.setattr(backend_registry, "_BACKENDS", dict(backend_registry._BACKENDS))  # registered for this test
+    own = replace(BUILT_IN["vitis 2024.1"], tool="ToyHLS 1.0")
+    register_backend(Backend("ToyCosted", ("toy_costed_hls",), "ToyHLS", kernel_sparse=False, cost_models=(own,)))
+    register_backend(Backend("ToyUncosted", ("toy_uncosted_hls",), "ToyHLS", kernel_sparse=False))
+    dense = [("dense", "io_parallel", "latency")]
+    assert backend_named("ToyCosted").judged_by() == "ToyHLS's checked C-synthesis model"
+    assert design_model(dense, "ToyCosted", "LUT") is own
+    assert design_model(dense, "Vitis", "LUT") is BUILT_IN["vitis 2024.1"]  # each its own, never another's
+    assert design_model(dense, "Vivado", "LUT") is BUILT_IN["vivado_hls 2019.2"]
+    assert backend_named("ToyUncosted").judged_by() == "rules only"
+    assert design_model(dense, "ToyUncosted", "LUT") is None and design_model(dense, "Catapult", "LUT") is None
