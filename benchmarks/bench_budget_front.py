@@ -33,7 +33,7 @@ from bench_pareto import cnn, tfmot_run
 
 import fpgaprune as fp
 from fpgaprune import data
-from fpgaprune.text_table import format_rows
+from fpgaprune.support.text_table import format_rows
 from fpgaprune.tfk import keras
 
 BOARD, PRESET = "zcu102", "resource_parallel"
@@ -166,7 +166,7 @@ def pretrained_path(out: Path, widths: str, seed: int) -> Path:
 
 def pretrained_model(args, widths, seed, dataset, out: Path):
     """The shared starting point of every method for one CNN and seed (saved, so a re-run does not retrain)."""
-    from fpgaprune.architectures import small_cnn
+    from fpgaprune.model.architectures import small_cnn
 
     path = pretrained_path(out, ",".join(map(str, widths)), seed)
     if path.exists():

@@ -19,7 +19,7 @@ import numpy as np
 
 import fpgaprune as fp
 from fpgaprune import data
-from fpgaprune.text_table import format_rows
+from fpgaprune.support.text_table import format_rows
 from fpgaprune.tfk import keras
 
 BITS = 12
@@ -43,7 +43,7 @@ def _compile(model, learning_rate=1e-3):
 
 
 def trained(dataset, filters, epochs, seed):
-    from fpgaprune.architectures import small_cnn
+    from fpgaprune.model.architectures import small_cnn
 
     keras.utils.set_random_seed(seed)
     model = _compile(small_cnn(dataset.x_train.shape[1:], filters, dataset.classes), 3e-3)

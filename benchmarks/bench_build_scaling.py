@@ -21,7 +21,7 @@ from fpgaprune.hls import convert_model, export_config
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.pruning import Pruner
 from fpgaprune.quantize import to_qkeras
-from fpgaprune.text_table import format_rows
+from fpgaprune.support.text_table import format_rows
 from fpgaprune.tfk import keras
 
 SPEC = {

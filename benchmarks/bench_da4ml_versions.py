@@ -38,8 +38,9 @@ def matrices(path: Path) -> None:
     import numpy as np
 
     import fpgaprune as fp
-    from fpgaprune import architectures, data
+    from fpgaprune import data
     from fpgaprune.framework import front_end_of
+    from fpgaprune.model import architectures
     from fpgaprune.tfk import keras
 
     digits = data.digits()

@@ -474,7 +474,7 @@ def plot_da(rows: list, path: Path) -> None:
 
 
 def report(records: list, out: Path) -> None:
-    from fpgaprune.text_table import format_rows
+    from fpgaprune.support.text_table import format_rows
 
     for record in (r for r in records if "infeasible" in r):
         print(f"not met: {record['cnn']} seed {record['seed']} {record['method']} {record['level']}: ", end="")
@@ -510,7 +510,7 @@ def da_report(records: list, out: Path) -> None:
     """The points priced as DA circuits (`--da`): their table, the verdicts by DA LUTs, and yosys' checks."""
     from hgq2_front_da import load
 
-    from fpgaprune.text_table import format_rows
+    from fpgaprune.support.text_table import format_rows
 
     priced = {_key(r): r for r in load(out / "da.jsonl")}
     records = [{**r, "DA_LUT": priced[_key(r)]["DA_LUT"]} for r in records if _key(r) in priced]

@@ -31,7 +31,7 @@ from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.quantize import input_type
 from fpgaprune.resources.estimator import Cost, LayerTypes, layer_cost
-from fpgaprune.text_table import format_rows
+from fpgaprune.support.text_table import format_rows
 from fpgaprune.tfk import keras
 
 BOARD = "zcu102"
@@ -131,7 +131,7 @@ def _input_of(model, layer, plan, x):
 
 
 def _measured_da(model, x) -> str:
-    from fpgaprune.tools import ToolError
+    from fpgaprune.support.tools import ToolError
 
     try:
         return f"{da_luts(model, x, load_board(BOARD).family)}, yosys"

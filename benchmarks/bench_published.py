@@ -27,7 +27,7 @@ import fpgaprune as fp
 from fpgaprune.pruning import Pruner
 from fpgaprune.resources import csynth
 from fpgaprune.resources.estimator import LayerTypes, layer_cost
-from fpgaprune.text_table import format_rows
+from fpgaprune.support.text_table import format_rows
 from fpgaprune.tfk import keras
 
 DESIGNS = Path(__file__).parent / "published" / "hls4ml_tutorial_jet_tagger.yaml"

@@ -35,7 +35,7 @@ import fpgaprune as fp
 from fpgaprune.data import fashion_mnist
 from fpgaprune.pruning import Pruner
 from fpgaprune.resources import csynth
-from fpgaprune.text_table import format_rows
+from fpgaprune.support.text_table import format_rows
 from fpgaprune.tfk import keras
 
 DESIGNS = Path(__file__).parent / "published" / "hls4ml_tutorial_part6_cnn.yaml"

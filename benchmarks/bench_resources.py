@@ -21,7 +21,7 @@ from fpgaprune.resources import estimate_resources
 from fpgaprune.resources.calibration import fit, held_out_errors
 from fpgaprune.resources.measure import kernel_removal, live_matrix
 from fpgaprune.resources.yosys import MeasurementBudget, Synthesis, fixed_kif, synthesize_all
-from fpgaprune.text_table import format_rows
+from fpgaprune.support.text_table import format_rows
 from fpgaprune.tfk import keras
 
 SPEC = {

@@ -20,7 +20,7 @@ from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.pruning import Pruner
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.quantize import input_type, to_qkeras
-from fpgaprune.text_table import format_rows
+from fpgaprune.support.text_table import format_rows
 from fpgaprune.tfk import keras
 
 SPEC = {

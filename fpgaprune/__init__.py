@@ -5,7 +5,7 @@ converter need) and fails with the fix if TensorFlow was already imported with K
 imported on first use of the API (`fpgaprune.tfk`), so that the CLI can set up a quiet console first.
 """
 
-from fpgaprune._env import check_quantizer_environment, set_legacy_keras
+from fpgaprune.support.environment import check_quantizer_environment, set_legacy_keras
 
 check_quantizer_environment()
 set_legacy_keras()
@@ -35,7 +35,7 @@ from fpgaprune.hls.csim import logits_tolerance_of  # noqa: E402
 from fpgaprune.hls.names import map_keys  # noqa: E402
 from fpgaprune.hls.tolerance import export_layer_tolerances, node_types  # noqa: E402
 from fpgaprune.masking import HoldEntry, MaskManifest, enforce, finalize, hold, manifest_of  # noqa: E402
-from fpgaprune.model_loading import load_model, save_model  # noqa: E402
+from fpgaprune.model.loading import load_model, save_model  # noqa: E402
 from fpgaprune.pruning import Pruner  # noqa: E402
 from fpgaprune.quantize import to_qkeras as _quantized_twin  # noqa: E402
 from fpgaprune.quantize.profile import ProfileCollector  # noqa: E402
@@ -88,7 +88,7 @@ def csim(exported, model, x, task=None):
     """`fpgaprune.hls.csim_check` of an export: its C-simulation against the QKeras model on every sample of `x`,
     at the logits (a `CsimResult`): bit-exact, or within the tolerance its types give where hls4ml is not exact,
     and every layer before them too;
-    the decisions of `task` (`fpgaprune.task.Task`; default: the argmax); the numerical profile of the pass."""
+    the decisions of `task` (`fpgaprune.model.task.Task`; default: the argmax); the numerical profile of the pass."""
     names = exported.manifest.get("names", {})
     collector = ProfileCollector(model, map_keys(node_types(exported.config), names), exported.input_type)
     tolerances = export_layer_tolerances(model, exported.config, names, exported.input_type)

@@ -14,9 +14,8 @@ import click
 import fpgaprune as fp
 from fpgaprune import data
 from fpgaprune.errors import first_line
-from fpgaprune.extras import require_extra
 from fpgaprune.hls.csim import CsimResult
-from fpgaprune.inspection import format_table, kernel_heatmaps, sparsity_table
+from fpgaprune.model.task import METRICS
 from fpgaprune.pipeline.checks import check_against_model, check_config
 from fpgaprune.pipeline.records import STAGE_NAMES, stage_score
 from fpgaprune.pipeline.runner import StageFailed
@@ -24,10 +23,11 @@ from fpgaprune.pipeline.runner import run as run_stages
 from fpgaprune.pipeline.schema import RunConfig, load_config
 from fpgaprune.pipeline.training import build_model, dataset_of
 from fpgaprune.pruning import Pruner
-from fpgaprune.quiet import quiet_console, show_notes
+from fpgaprune.report.inspection import format_table, kernel_heatmaps, sparsity_table
+from fpgaprune.support.extras import require_extra
+from fpgaprune.support.quiet import quiet_console, show_notes
+from fpgaprune.support.text_table import format_rows
 from fpgaprune.sweep import parse_grid, run_sweep
-from fpgaprune.task import METRICS
-from fpgaprune.text_table import format_rows
 
 GLOBAL_FLAGS = ("--debug", "--verbose")
 DEFAULT_CONFIG = Path(__file__).parent / "pipeline" / "default.yaml"

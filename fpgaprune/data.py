@@ -78,7 +78,7 @@ NPZ_KEYS = ("x_train", "y_train", "x_test", "y_test")
 
 def load_npz(path) -> Dataset:
     """A dataset from an `.npz` file (no pickles): numeric, finite arrays, x and y of equal length; labels are
-    classes, label rows or float targets (`fpgaprune.task` reads which)."""
+    classes, label rows or float targets (`fpgaprune.model.task` reads which)."""
     return _dataset(Path(path), read_npz(path, NPZ_KEYS))
 
 

@@ -1,5 +1,5 @@
 """Every third-party module imported under fpgaprune/ is declared in pyproject.toml by its own distribution: a
-base dependency, or an extra's, imported only through `fpgaprune.extras.require_extra` (one line with the
+base dependency, or an extra's, imported only through `fpgaprune.support.extras.require_extra` (one line with the
 install command when it is missing). A package reached only through another package's dependencies (psutil
 through the dev extra, keras through tensorflow, platformdirs through yowasp-runtime) fails here, as the
 README's `pip install -e .` would fail on a fresh machine."""
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-from fpgaprune.extras import DISTRIBUTIONS, EXTRAS
+from fpgaprune.support.extras import DISTRIBUTIONS, EXTRAS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,11 +74,11 @@ def test_every_import_is_declared_by_its_own_distribution():
         elif not guarded and not path.startswith("fpgaprune/frontends/"):  # the registry guards a front end
             problems.append(
                 f"{path}:{line}: imports {module} of the '{extra}' extra directly; import it with "
-                "fpgaprune.extras.require_extra, which names the install command when it is missing"
+                "fpgaprune.support.extras.require_extra, which names the install command when it is missing"
             )
         elif EXTRAS.get(module) != extra:
             problems.append(
-                f"{path}:{line}: fpgaprune.extras.EXTRAS names {EXTRAS.get(module)!r} for {module}, "
+                f"{path}:{line}: fpgaprune.support.extras.EXTRAS names {EXTRAS.get(module)!r} for {module}, "
                 f"pyproject.toml the '{extra}' extra"
             )
     assert not problems, "\n".join(problems)

@@ -1,6 +1,6 @@
-"""The process's Keras (`fpgaprune/_env.py`): importing fpgaprune makes tf.keras tf_keras for QKeras, whichever
-of `import keras` and `import fpgaprune` comes first; where tf.keras was already resolved to Keras 3, holds still
-work and quantization says, in one line, what to change."""
+"""The process's Keras (`fpgaprune/support/environment.py`): importing fpgaprune makes tf.keras tf_keras for QKeras,
+whichever of `import keras` and `import fpgaprune` comes first; where tf.keras was already resolved to Keras 3,
+holds still work and quantization says, in one line, what to change."""
 
 import os
 import subprocess

@@ -31,7 +31,7 @@ def test_an_environment_with_qkeras_and_hgq2_is_refused_at_import_in_one_line(tm
 
 
 def test_this_environment_holds_one_quantizer_library():
-    from fpgaprune._env import clash_line, installed, qkeras_installed
+    from fpgaprune.support.environment import clash_line, installed, qkeras_installed
 
     assert clash_line() is None
     assert qkeras_installed() == (installed("QKeras") is not None)
@@ -39,8 +39,8 @@ def test_this_environment_holds_one_quantizer_library():
 
 
 def test_quantizing_with_qkeras_where_it_is_absent_says_so(monkeypatch):
-    from fpgaprune import _env
     from fpgaprune.errors import ModelTypeError
+    from fpgaprune.support import environment as _env
 
     monkeypatch.setattr(_env, "qkeras_installed", lambda: False)
     with pytest.raises(ModelTypeError, match=r"^quantization needs QKeras, which this environment does not hold"):

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import fpgaprune as fp
-from fpgaprune.guards import StopOnNonFiniteLoss, check_finite_weights
 from fpgaprune.quantize.fixed_types import FixedType, input_type
 from fpgaprune.tfk import keras
+from fpgaprune.training.guards import StopOnNonFiniteLoss, check_finite_weights
 
 FPGAPRUNE = Path(sys.executable).with_name("fpgaprune")
 

@@ -2,7 +2,7 @@ import numpy as np
 
 import fpgaprune as fp
 from fpgaprune.framework import front_end_of
-from fpgaprune.inspection import format_table, kernel_heatmaps, sparsity_table
+from fpgaprune.report.inspection import format_table, kernel_heatmaps, sparsity_table
 from fpgaprune.tfk import keras
 
 
@@ -46,7 +46,7 @@ def test_the_kernel_maps_tick_channels_as_integers():
     """`fpgaprune inspect` draws its maps on the (ci, co) grid: no -0.50, -0.25, ... ticks, none outside it."""
     import matplotlib.pyplot as plt
 
-    from fpgaprune.inspection import kernel_figure
+    from fpgaprune.report.inspection import kernel_figure
 
     built = model()
     figure = kernel_figure(built.get_layer("conv"), front_end_of(built))  # 2 input x 3 output channels

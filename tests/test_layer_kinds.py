@@ -7,7 +7,7 @@ import pytest
 
 from fpgaprune.frontends.qkeras.layers import CLASSES, OTHER_LAYERS
 from fpgaprune.frontends.qkeras.quantizers import weight_quantizer
-from fpgaprune.layer_kinds import BY_NAME, KINDS, kind_of
+from fpgaprune.model.layer_kinds import BY_NAME, KINDS, kind_of
 from fpgaprune.tfk import keras
 
 # A small input and the constructor arguments that build each kind.
@@ -104,8 +104,8 @@ def test_a_subclass_that_changes_the_computation_is_one_line_when_quantized():
 
 def test_the_modules_along_the_data_path_ask_the_table():
     from fpgaprune.framework import front_end_of
-    from fpgaprune.inspection import _has_kernels
     from fpgaprune.pruning.structures import allowed_structures, prunable
+    from fpgaprune.report.inspection import _has_kernels
     from fpgaprune.resources.entry_costs import is_hardware_layer
     from fpgaprune.selection import maskable_weights
     from fpgaprune.strip.graph import produces_channels
@@ -130,7 +130,7 @@ def test_the_modules_along_the_data_path_ask_the_table():
 def test_hls4ml_node_classes_map_to_kinds_exactly():
     import hls4ml.model.layers as hls_layers
 
-    from fpgaprune.layer_kinds import BY_HLS4ML_NODE, kind_of_node
+    from fpgaprune.model.layer_kinds import BY_HLS4ML_NODE, kind_of_node
 
     assert all(isinstance(getattr(hls_layers, name, None), type) for name in BY_HLS4ML_NODE), BY_HLS4ML_NODE
     sparse = {name for name, kind in BY_HLS4ML_NODE.items() if kind.kernel_sparse}

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fpgaprune.errors import DataError
-from fpgaprune.task import infer_task, label_form
+from fpgaprune.model.task import infer_task, label_form
 from fpgaprune.tfk import keras
 
 L = keras.layers

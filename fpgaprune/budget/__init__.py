@@ -1,7 +1,7 @@
 """Budgets: prune to fit a board's LUTs and DSPs (spec.py: the limits; fit.py: pricing, the knapsack fit,
 the gradual hook and the repair after QAT)."""
 
-from fpgaprune.lazy import exports
+from fpgaprune.support.lazy import exports
 
 _MODULES = {
     "DEFAULT_MARGIN": "fit",

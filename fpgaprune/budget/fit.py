@@ -13,12 +13,12 @@ import numpy as np
 from fpgaprune.budget.spec import Budget, BudgetError
 from fpgaprune.framework import front_end_of
 from fpgaprune.hls.backend import DEFAULT_BACKEND
-from fpgaprune.hooks import TrainingHook
 from fpgaprune.pruning import Pruner
 from fpgaprune.pruning.hybrid import FIRST_SHARE as HYBRID_FIRST_SHARE
 from fpgaprune.pruning.hybrid import HybridPruner
 from fpgaprune.pruning.knapsack import BudgetInfeasible
 from fpgaprune.resources.entry_costs import EntryCosts, entry_costs, is_hardware_layer, layer_hardware
+from fpgaprune.training.hooks import TrainingHook
 
 DEFAULT_MARGIN = 0.05  # prune to 95% of each limit before QAT; the exported estimate must then fit
 FINAL_AIM = "the limit less the margin"

@@ -3,9 +3,9 @@ answers to the contract: what each layer's quantizers are and compute, read here
 
 import numpy as np
 
-from fpgaprune.layer_graph import input_shape, output_shape
-from fpgaprune.layer_kinds import MaskableWeight, kind_of, role_of
 from fpgaprune.masking.held import HeldEntries
+from fpgaprune.model.layer_graph import input_shape, output_shape
+from fpgaprune.model.layer_kinds import MaskableWeight, kind_of, role_of
 from fpgaprune.record.model_record import (
     ActivationRecord,
     BatchNormRecord,

@@ -1,7 +1,7 @@
 """hls4ml integration: presets and boards, the kernel-sparse export, C-sim. Its modules import on first use."""
 
 from fpgaprune.hls.boards import Board, boards, load_board  # eager: `boards` is both a module and a function
-from fpgaprune.lazy import exports
+from fpgaprune.support.lazy import exports
 
 _MODULES = {
     "config_from_model": "adapter",

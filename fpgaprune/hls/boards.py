@@ -7,7 +7,7 @@ from pydantic import NonNegativeInt, PositiveFloat, PositiveInt
 
 from fpgaprune.errors import HlsConfigError
 from fpgaprune.hls.yaml_files import data_dir, named_file
-from fpgaprune.yaml_schema import Strict, load_yaml_file
+from fpgaprune.support.yaml_schema import Strict, load_yaml_file
 
 RESOURCES = ("DSP", "LUT", "FF", "BRAM_18K", "URAM")
 

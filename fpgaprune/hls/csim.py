@@ -24,8 +24,8 @@ from fpgaprune.hls.tolerance import UNBOUNDED, Tolerance, export_layer_tolerance
 from fpgaprune.quantize.fixed_types import FixedType
 from fpgaprune.quantize.layer_values import activation_name
 from fpgaprune.record import layer_record_of
-from fpgaprune.text_table import format_rows
-from fpgaprune.tools import GXX_TIMEOUT_S, cores, run_tool
+from fpgaprune.support.text_table import format_rows
+from fpgaprune.support.tools import GXX_TIMEOUT_S, cores, run_tool
 from fpgaprune.workers.csim_chunks import ChunkPool, traced_runner
 
 TABLE_ACTIVATIONS = ("softmax", "sigmoid", "tanh", "hard_sigmoid", "softsign")
@@ -429,7 +429,7 @@ def compare_with_qkeras(
 
     `run(xq)` returns (outputs, {traced layer: outputs}) of the C-simulation for the hardware inputs `xq`; a
     `BridgeRun` also spreads long sets over `workers` processes (default: one per core). `task`
-    (`fpgaprune.task.Task`) says which decisions to compare (default: the argmax); `tolerance` is where hls4ml
+    (`fpgaprune.model.task.Task`) says which decisions to compare (default: the argmax); `tolerance` is where hls4ml
     is not exact at the logits, `tolerances` at each layer before them (`tolerance.layer_tolerances`: a layer
     that differs beyond its own, or with none, fails the result); `collector`
     (`quantize.profile.ProfileCollector`) reads the same pass; `ids`: the sample numbers of `x` in a larger set

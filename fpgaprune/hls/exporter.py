@@ -13,10 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.atomic import replace_directory
 from fpgaprune.errors import ExportError
 from fpgaprune.framework import front_end_of
-from fpgaprune.guards import check_finite_array, check_finite_weights
 from fpgaprune.hls.adapter import convert_model
 from fpgaprune.hls.attribute_keys import PLAN
 from fpgaprune.hls.backend import DEFAULT_BACKEND, known_backend
@@ -28,7 +26,9 @@ from fpgaprune.hls.names import cpp_names, map_keys
 from fpgaprune.hls.node_record import record_from_json
 from fpgaprune.hls.presets import load_preset
 from fpgaprune.quantize.fixed_types import FixedType, input_type
-from fpgaprune.text_table import format_rows
+from fpgaprune.support.atomic import replace_directory
+from fpgaprune.support.text_table import format_rows
+from fpgaprune.training.guards import check_finite_array, check_finite_weights
 
 MANIFEST = "fpgaprune_manifest.json"
 

@@ -9,7 +9,7 @@ from pydantic import PositiveInt, field_validator
 
 from fpgaprune.errors import HlsConfigError
 from fpgaprune.hls.yaml_files import named_file
-from fpgaprune.yaml_schema import Located, Strict, load_yaml_file, validate_mapping
+from fpgaprune.support.yaml_schema import Located, Strict, load_yaml_file, validate_mapping
 
 STRATEGIES = ("latency", "resource", "resource_unrolled", "distributed_arithmetic")
 PrecisionSpec = str | dict[str, str]  # one type, or one per variable (weight, bias, result, ...)

@@ -26,8 +26,8 @@ import numpy as np
 from fpgaprune.errors import ExportError
 from fpgaprune.hls.backend import Backend, backend_of_project
 from fpgaprune.hls.csim import BridgeRun
-from fpgaprune.layer_graph import output_shape
-from fpgaprune.tools import GXX_TIMEOUT_S, cores, run_tool
+from fpgaprune.model.layer_graph import output_shape
+from fpgaprune.support.tools import GXX_TIMEOUT_S, cores, run_tool
 
 CXX = ["g++", "-O3", "-fPIC", "-fno-gnu-unique"]
 SYNTHESIS_WRAPPER = """{includes}

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fpgaprune.hls.backend import DEFAULT_BACKEND, backend_named, backend_of_project
-from fpgaprune.tools import HLS_TIMEOUT_S, run_tool
+from fpgaprune.support.tools import HLS_TIMEOUT_S, run_tool
 
 
 @dataclass

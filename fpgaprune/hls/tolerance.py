@@ -36,8 +36,8 @@ from fpgaprune.framework import front_end_of, layers_of
 from fpgaprune.hls import table_error
 from fpgaprune.hls.names import map_keys
 from fpgaprune.hls.precision.batchnorm import batchnorm_affine
-from fpgaprune.layer_kinds import AVERAGE_POOLING as _AVERAGING
-from fpgaprune.layer_kinds import MAX_POOLING, MERGES, MOVES, PADDINGS, VALUES_PASS
+from fpgaprune.model.layer_kinds import AVERAGE_POOLING as _AVERAGING
+from fpgaprune.model.layer_kinds import MAX_POOLING, MERGES, MOVES, PADDINGS, VALUES_PASS
 from fpgaprune.quantize.fixed_types import FixedType, exact_frac
 from fpgaprune.record.model_record import ActivationRecord, LayerRecord, ModelRecord
 

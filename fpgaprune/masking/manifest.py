@@ -13,9 +13,9 @@ from typing import Optional
 
 import numpy as np
 
-from fpgaprune.atomic import write_text_atomic
 from fpgaprune.errors import ManifestError
 from fpgaprune.selection import index_to_mask, parse_index, parse_selector
+from fpgaprune.support.atomic import write_text_atomic
 
 PRUNE, FREEZE = "prune", "freeze"
 MODES = (PRUNE, FREEZE)

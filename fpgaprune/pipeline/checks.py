@@ -6,9 +6,9 @@ from fpgaprune.budget import parse_budget
 from fpgaprune.errors import FpgapruneError, FpgapruneNote
 from fpgaprune.framework import front_end_of, front_end_of_suffix, library_front_end
 from fpgaprune.hls import load_board, load_preset
-from fpgaprune.layer_graph import LayerGraph
 from fpgaprune.masking.input_zeros import unheld_zeros
-from fpgaprune.model_files import OTHER_FRAMEWORKS
+from fpgaprune.model.files import OTHER_FRAMEWORKS
+from fpgaprune.model.layer_graph import LayerGraph
 from fpgaprune.pipeline.schema import ConfigError, Located, RunConfig
 from fpgaprune.pruning.structures import parse_structure
 from fpgaprune.selection import parse_selector, resolve

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 import click
 
-from fpgaprune.hooks import TrainingHook
+from fpgaprune.training.hooks import TrainingHook
 
 TICK_SECONDS = 1.0  # how often an elapsed-time line is redrawn on a terminal
 

@@ -17,13 +17,13 @@ import time
 import uuid
 from pathlib import Path
 
-from fpgaprune.atomic import replace_directory, write_text_atomic
 from fpgaprune.errors import FpgapruneError, first_line
 from fpgaprune.hls.manifest import FORMAT, versions
 from fpgaprune.hls.synth import find_hls_tool
 from fpgaprune.pipeline.records import StageRecord, stage_sections
 from fpgaprune.pipeline.stages import STAGES
 from fpgaprune.resources.yosys import warm_up
+from fpgaprune.support.atomic import replace_directory, write_text_atomic
 
 LOCK_FILE = "run.lock"
 

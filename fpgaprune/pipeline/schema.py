@@ -11,7 +11,7 @@ from pydantic import Field, PositiveInt, PrivateAttr
 
 from fpgaprune.errors import FpgapruneError
 from fpgaprune.quantize.spec import DEFAULT_QUANTIZERS
-from fpgaprune.yaml_schema import Located, Strict, load_yaml_file, parse_yaml
+from fpgaprune.support.yaml_schema import Located, Strict, load_yaml_file, parse_yaml
 
 
 class ConfigError(FpgapruneError):
@@ -77,7 +77,8 @@ class DataSection(Strict):
 class TrainingSection(Strict):
     """Training of the dense model (the train stage; skipped when `model.file` or `model.json` is given)."""
 
-    # What the model is trained for (fpgaprune/task.py): "auto" reads it from the output activation and the labels.
+    # What the model is trained for (fpgaprune/model/task.py): "auto" reads it from the output activation and the
+    # labels.
     task: Literal["auto", "classification", "binary", "multilabel", "regression"] = "auto"
     loss: Literal[
         "auto",

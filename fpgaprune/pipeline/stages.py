@@ -11,12 +11,10 @@ from pathlib import Path
 
 import fpgaprune as fp
 from fpgaprune.framework import front_end_of, seed_frameworks
-from fpgaprune.guards import check_finite_weights
 from fpgaprune.hls import csynth, find_hls_tool, shipped
 from fpgaprune.hls.csim import compare_with_qkeras, logits_tolerance_of, simulated_subset
 from fpgaprune.hls.names import map_keys, original_name
 from fpgaprune.hls.tolerance import export_layer_tolerances, node_types
-from fpgaprune.inspection import format_table, pruned_fractions, sparsity_table
 from fpgaprune.masking import MaskManifest
 from fpgaprune.masking.input_zeros import input_zeros
 from fpgaprune.pipeline.measurements import (
@@ -44,11 +42,13 @@ from fpgaprune.quantize import quantization_report, to_qkeras
 from fpgaprune.quantize.profile import Profile, ProfileCollector
 from fpgaprune.quantize.reference import dense_reference
 from fpgaprune.report import write_report
+from fpgaprune.report.inspection import format_table, pruned_fractions, sparsity_table
 from fpgaprune.resources import estimate_resources
 from fpgaprune.resources.vendor import vendor_report
 from fpgaprune.resources.yosys import compiled_tracer, find_yosys, yosys_available
 from fpgaprune.strip import strip
-from fpgaprune.tools import ToolError
+from fpgaprune.support.tools import ToolError
+from fpgaprune.training.guards import check_finite_weights
 
 
 def train(config, run_dir: Path, out: Path) -> dict:

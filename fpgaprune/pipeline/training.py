@@ -1,14 +1,15 @@
-"""Training in a run: its dataset, its model and its task (`fpgaprune.task`: the loss and the metric), `fit_model`
+"""Training in a run: its dataset, its model and its task (`fpgaprune.model.task`: the loss and the metric), `fit_model`
 with the run's optimizer and progress, the metric, and the models that earlier stages saved."""
 
 from pathlib import Path
 
 import fpgaprune as fp
-from fpgaprune import architectures, data
+from fpgaprune import data
 from fpgaprune.framework import library_front_end
-from fpgaprune.guards import StopOnNonFiniteLoss, check_data_fits_model, check_finite_weights
+from fpgaprune.model import architectures
+from fpgaprune.model.task import Task, infer_task
 from fpgaprune.pipeline.progress import EpochBar
-from fpgaprune.task import Task, infer_task
+from fpgaprune.training.guards import StopOnNonFiniteLoss, check_data_fits_model, check_finite_weights
 
 
 def dataset_of(config):

@@ -1,6 +1,6 @@
 """Pruning: which groups of weights to remove (structures, scores, pruner) and when (schedules, callbacks)."""
 
-from fpgaprune.lazy import exports
+from fpgaprune.support.lazy import exports
 
 _MODULES = {
     "GradualPruning": "callbacks",

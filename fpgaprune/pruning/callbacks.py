@@ -1,10 +1,10 @@
 """GradualPruning: the training hook that grows the masks on a schedule during training (a Keras callback in
-`fit`: `fpgaprune.hooks`)."""
+`fit`: `fpgaprune.training.hooks`)."""
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.hooks import TrainingHook
 from fpgaprune.pruning.pruner import Pruner
 from fpgaprune.pruning.schedules import PruningSchedule
+from fpgaprune.training.hooks import TrainingHook
 
 
 class GradualPruning(TrainingHook):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from fpgaprune.layer_graph import output_shape
+from fpgaprune.model.layer_graph import output_shape
 
 
 def output_positions(layer) -> int:

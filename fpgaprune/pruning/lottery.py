@@ -8,9 +8,9 @@ from typing import Callable
 
 from fpgaprune.errors import FpgapruneError
 from fpgaprune.framework import front_end_of
-from fpgaprune.hooks import TrainingHook
 from fpgaprune.pruning.pruner import Pruner
 from fpgaprune.pruning.schedules import Sparsity
+from fpgaprune.training.hooks import TrainingHook
 
 
 class _CaptureAtEpoch(TrainingHook):

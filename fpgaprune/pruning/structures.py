@@ -12,13 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.layer_kinds import KINDS, kind_of
+from fpgaprune.model.layer_kinds import KINDS, kind_of
 
 KNOWN = sorted({name for kind in KINDS for name in kind.structures})
 
 
 def allowed_structures(layer_or_class) -> tuple:
-    """The structures a layer's kind allows, the first its default (`fpgaprune.layer_kinds`); a kind without
+    """The structures a layer's kind allows, the first its default (`fpgaprune.model.layer_kinds`); a kind without
     structures (and a layer of no kind) is pruned only when named, element-wise."""
     kind = kind_of(layer_or_class)
     return kind.structures if kind is not None and kind.structures else ("element",)

@@ -6,7 +6,7 @@ import numpy as np
 
 from fpgaprune.framework import front_end_of
 from fpgaprune.selection import maskable_weights
-from fpgaprune.text_table import format_rows
+from fpgaprune.support.text_table import format_rows
 
 _COLUMNS = ("layer", "weight", "quantizer", "bits", "entries", "pruned", "quantized_to_zero", "nonzero")
 
@@ -31,7 +31,7 @@ class QuantizationReport:
 def quantization_report(quantized, float_model=None, x=None, y=None, task=None) -> QuantizationReport:
     """Per quantized weight: its quantizer and bits, and how many entries are pruned (held at 0), quantized to
     0 though not pruned, and nonzero. With data, the metric of the float and the quantized model: the `task`'s
-    (`fpgaprune.task.Task`), or the argmax accuracy of integer labels."""
+    (`fpgaprune.model.task.Task`), or the argmax accuracy of integer labels."""
     report = QuantizationReport()
     front = front_end_of(quantized)
     for layer in front.layers(quantized):

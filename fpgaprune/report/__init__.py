@@ -1,6 +1,6 @@
 """The report people read: report.html (Jinja2 + matplotlib, inline PNGs), report.md and resources.csv."""
 
-from fpgaprune.lazy import exports
+from fpgaprune.support.lazy import exports
 
 _MODULES = {
     "Measurements": "render",

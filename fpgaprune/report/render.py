@@ -6,19 +6,19 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.atomic import write_text_atomic
 from fpgaprune.framework import layers_of
 from fpgaprune.hls.csim import CsimResult
 from fpgaprune.hls.manifest import quantized_kernel
-from fpgaprune.layer_graph import output_shape
+from fpgaprune.model.layer_graph import output_shape
+from fpgaprune.model.task import METRICS
 from fpgaprune.record import record_of
 from fpgaprune.report import figures
 from fpgaprune.resources.estimate import COLUMN_SOURCES, CSYNTH_SOURCE
 from fpgaprune.resources.estimate import SOURCE as ESTIMATE_SOURCE
 from fpgaprune.resources.estimator import kernel_cost_grid, layer_types, live_products
 from fpgaprune.resources.yosys import SOURCE as YOSYS_SOURCE
-from fpgaprune.task import METRICS
-from fpgaprune.text_table import number
+from fpgaprune.support.atomic import write_text_atomic
+from fpgaprune.support.text_table import number
 
 TEMPLATES = Path(__file__).parent / "templates"
 TOP_ROWS = 20  # savings rows shown before "show all"; the full list is in savings.csv
@@ -332,7 +332,7 @@ def write_report(out_dir, exported, estimate, model, **options) -> dict:
 
     Options: `dense_model` (the model before pruning: dense figures and savings), `accuracies` ({stage: the
     task's metric}) with `metric` ("accuracy", "label_accuracy", "rmse", "mae") and `task`
-    (`fpgaprune.task.Task`), `csim` (what `fp.csim` returns, or the csim stage's metrics), `measurements`,
+    (`fpgaprune.model.task.Task`), `csim` (what `fp.csim` returns, or the csim stage's metrics), `measurements`,
     `budget`, `profile` (`quantize.profile.Profile`) with `saturation` (its console lines) and
     `saturation_threshold`, `quantizer_sources` ({layer: where its quantizers came from}), `ebops` ({layer: HGQ2's
     EBOPs}, for an HGQ2 model) and `title`."""

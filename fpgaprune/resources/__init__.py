@@ -1,7 +1,7 @@
 """Resources: estimates per layer and per kernel (rules.py, estimator.py, estimate.py), measured hardware
 for the distributed-arithmetic option (yosys.py, calibration.py), and vendor reports (vendor.py)."""
 
-from fpgaprune.lazy import exports
+from fpgaprune.support.lazy import exports
 
 _MODULES = {
     "LayerEstimate": "estimate",

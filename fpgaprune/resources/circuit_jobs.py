@@ -20,7 +20,7 @@ from fpgaprune.resources.circuit_parts import (
     trace_mb,
     weight_bits,
 )
-from fpgaprune.tools import YOSYS_TIMEOUT_S, ToolError, run_watched
+from fpgaprune.support.tools import YOSYS_TIMEOUT_S, ToolError, run_watched
 
 FAMILY_FLAG = {"7-series": "xc7", "UltraScale+": "xcup"}
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fpgaprune.tools import cores
+from fpgaprune.support.tools import cores
 from fpgaprune.workers.circuit import partial_sums_logic
 
 

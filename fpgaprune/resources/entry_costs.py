@@ -16,7 +16,7 @@ import numpy as np
 
 from fpgaprune.hls.backend import DEFAULT_BACKEND
 from fpgaprune.hls.manifest import quantized_kernel
-from fpgaprune.layer_kinds import BY_NAME, kind_of
+from fpgaprune.model.layer_kinds import BY_NAME, kind_of
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange
 from fpgaprune.record import record_of
 from fpgaprune.record.model_record import LayerRecord

@@ -18,7 +18,7 @@ from fpgaprune.resources.estimator import (
     layer_types,
     live_products,
 )
-from fpgaprune.text_table import format_rows, number
+from fpgaprune.support.text_table import format_rows, number
 
 RESOURCES = (("DSP", "dsp"), ("LUT", "lut"), ("FF", "ff"), ("BRAM_18K", "bram_18k"))
 SOURCE = "estimate (fpgaprune rules, see fpgaprune/resources/rules.py)"

@@ -11,7 +11,7 @@ import numpy as np
 from fpgaprune.hls.live_weights import KernelOrigin
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.resources import rules
-from fpgaprune.text_table import number
+from fpgaprune.support.text_table import number
 
 KINDS = ("shift", "lut", "dsp")
 

@@ -54,7 +54,7 @@ from fpgaprune.resources.circuit_parts import (  # noqa: F401 (the measurement's
     trace_size,
     weight_bits,
 )
-from fpgaprune.tools import YOSYS_TIMEOUT_S, YOSYS_VERSION_TIMEOUT_S, ToolError, run_tool
+from fpgaprune.support.tools import YOSYS_TIMEOUT_S, YOSYS_VERSION_TIMEOUT_S, ToolError, run_tool
 from fpgaprune.workers.circuit import cell_counts, matrix_logic, yosys_script
 
 FAMILY = {"7-series": "xc7", "UltraScale+": "xcup"}

@@ -1,12 +1,12 @@
 """Which weights of which layer can be held (in the manner of tfmot's prune_registry), read from the one table
-of layer kinds (`fpgaprune.layer_kinds`): a layer's kind comes from the classes in its MRO, whichever front end
+of layer kinds (`fpgaprune.model.layer_kinds`): a layer's kind comes from the classes in its MRO, whichever front end
 bound them.
 
 Each maskable weight names the layer attribute that holds its variable and the constructor argument whose
 constraint the optimizer applies after every update; that constraint is where fpgaprune's hold lives.
 """
 
-from fpgaprune.layer_kinds import BY_NAME, MaskableWeight, bound_classes, kind_of
+from fpgaprune.model.layer_kinds import BY_NAME, MaskableWeight, bound_classes, kind_of
 
 __all__ = ["MaskableWeight", "default_weight", "maskable_weights", "supported_classes"]
 

@@ -9,9 +9,9 @@ removed without rewiring more than we check.
 from dataclasses import dataclass, field
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.layer_graph import LayerGraph, SharedLayerError, input_shape
-from fpgaprune.layer_kinds import CHANNELS_PASS as PASSTHROUGH
-from fpgaprune.layer_kinds import MERGES, kind_of
+from fpgaprune.model.layer_graph import LayerGraph, SharedLayerError, input_shape
+from fpgaprune.model.layer_kinds import CHANNELS_PASS as PASSTHROUGH
+from fpgaprune.model.layer_kinds import MERGES, kind_of
 
 
 # Layers whose output channels strip can remove: the float kinds with a channel-count argument (layer_kinds).

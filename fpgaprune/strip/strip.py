@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fpgaprune.framework import front_end_of
-from fpgaprune.layer_graph import output_shape
-from fpgaprune.layer_kinds import MERGES, role_of
 from fpgaprune.masking import MaskManifest, finalize, held_variables, hold
+from fpgaprune.model.layer_graph import output_shape
+from fpgaprune.model.layer_kinds import MERGES, role_of
 from fpgaprune.strip.graph import PASSTHROUGH, ChannelGraph, Region, StripError, produces_channels
 
 

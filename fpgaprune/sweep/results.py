@@ -5,10 +5,10 @@ import io
 import json
 from pathlib import Path
 
-from fpgaprune.atomic import write_bytes_atomic, write_text_atomic
 from fpgaprune.hls import load_board
 from fpgaprune.pipeline.records import stage_score
 from fpgaprune.report.sweep_page import sweep_page
+from fpgaprune.support.atomic import write_bytes_atomic, write_text_atomic
 
 COLUMNS = (
     "point",

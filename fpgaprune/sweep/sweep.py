@@ -7,13 +7,13 @@ from pathlib import Path
 
 import yaml
 
-from fpgaprune.atomic import write_text_atomic
 from fpgaprune.errors import FpgapruneError, first_line
-from fpgaprune.extras import require_extra
 from fpgaprune.pipeline.checks import check_against_model, check_config
 from fpgaprune.pipeline.runner import run, stage_keys
 from fpgaprune.pipeline.schema import parse_config
 from fpgaprune.pipeline.training import build_model, dataset_of
+from fpgaprune.support.atomic import write_text_atomic
+from fpgaprune.support.extras import require_extra
 from fpgaprune.sweep.grid import SweepError, point_config, points
 from fpgaprune.sweep.results import summary_line, write_results
 from fpgaprune.sweep.trials import RESULT, TRIAL_ENV, SweepOutcome, TrialResult, archive, finished, store, trial

@@ -18,11 +18,11 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fpgaprune.atomic import replace_directory, write_text_atomic
 from fpgaprune.errors import first_line
 from fpgaprune.pipeline.records import json_value
 from fpgaprune.pipeline.runner import run
 from fpgaprune.pipeline.schema import RunConfig
+from fpgaprune.support.atomic import replace_directory, write_text_atomic
 
 RESULT = "result.json"
 # Trials run one per CPU: TensorFlow in each keeps to one thread, and stays quiet.

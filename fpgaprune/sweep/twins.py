@@ -7,8 +7,8 @@ import shutil
 import time
 from pathlib import Path
 
-from fpgaprune.atomic import write_text_atomic
 from fpgaprune.pipeline.runner import run, stage_keys
+from fpgaprune.support.atomic import write_text_atomic
 from fpgaprune.sweep.trials import RESULT, TrialResult, point_directory
 
 

@@ -163,7 +163,7 @@ def test_cost_aware_choice_keeps_more_than_magnitude_only():
 
 @pytest.fixture(scope="module")
 def trained():
-    from fpgaprune.architectures import small_cnn
+    from fpgaprune.model.architectures import small_cnn
 
     dataset = data.digits(seed=0)
     keras.utils.set_random_seed(1)

@@ -10,7 +10,7 @@ import pytest
 import tf_keras
 
 import fpgaprune as fp
-from fpgaprune.model_files import keras_major
+from fpgaprune.model.files import keras_major
 
 
 def _keras3_cnn():

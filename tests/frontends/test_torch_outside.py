@@ -138,7 +138,7 @@ def test_one_channel_images_reach_the_module_in_pytorchs_layout_and_view_works()
             return self.fc(x.view(x.size(0), -1))  # fails on channels-last memory
 
     from fpgaprune.framework import front_end_of
-    from fpgaprune.task import infer_task
+    from fpgaprune.model.task import infer_task
 
     model = Flattening()
     task = infer_task(model, dataset.y_train, dataset.y_test, "digits", x_sample=dataset.x_test[:1])
@@ -164,7 +164,7 @@ class ReluOutput(nn.Module):
 
 def test_integer_labels_make_a_relu_output_a_classifier_and_a_regression_says_what_to_set():
     from fpgaprune.errors import DataError
-    from fpgaprune.task import infer_task
+    from fpgaprune.model.task import infer_task
 
     dataset = _digits_nchw()
     task = infer_task(ReluOutput(), dataset.y_train, dataset.y_test, "digits", x_sample=dataset.x_test[:1])

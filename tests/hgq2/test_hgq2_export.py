@@ -15,7 +15,7 @@ import fpgaprune as fp  # noqa: E402
 from fpgaprune.errors import ExportError  # noqa: E402
 from fpgaprune.framework import front_end_of  # noqa: E402
 from fpgaprune.hls import count_products  # noqa: E402
-from fpgaprune.task import infer_task  # noqa: E402
+from fpgaprune.model.task import infer_task  # noqa: E402
 
 CHOSEN = "conv2[:, :, 3, 5]"
 POSITIONS = {"conv1": 36, "conv2": 16, "fc": 1}  # output positions per inference (8x8 -> 6x6 -> 4x4)

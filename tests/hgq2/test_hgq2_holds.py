@@ -131,7 +131,7 @@ def test_saved_and_loaded_the_holds_and_their_bits_come_back(tmp_path):
 
 def test_hgq2_binds_the_kinds_qkeras_has_no_layer_for():
     """Conv3D and EinsumDense: HGQ2's classes have the weights, constraint slots and quantizers the table names."""
-    from fpgaprune.layer_kinds import BY_NAME, kind_of
+    from fpgaprune.model.layer_kinds import BY_NAME, kind_of
     from fpgaprune.selection import maskable_weights
 
     for name in ("Conv3D", "EinsumDense"):

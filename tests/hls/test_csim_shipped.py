@@ -11,7 +11,7 @@ from hls_helpers import digits, digits_cnn, trained, tree_hash
 import fpgaprune as fp
 from fpgaprune.hls import shipped
 from fpgaprune.hls.csim import CsimResult, compare_with_qkeras, hardware_input, layer_diff, simulated_subset
-from fpgaprune.tools import ToolError
+from fpgaprune.support.tools import ToolError
 
 
 @pytest.fixture(scope="module")

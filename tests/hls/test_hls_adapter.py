@@ -347,7 +347,7 @@ def test_layers_that_act_only_in_training_are_left_out_for_hls4ml_and_the_output
     """hls4ml 1.3 skips Dropout only; GaussianNoise, SpatialDropout2D, RandomFlip and kin are identities at
     inference too. A Sequential model without an InputLayer keeps its input shape when its first layer goes."""
     from fpgaprune.frontends.qkeras.hls import inference_model
-    from fpgaprune.layer_kinds import IDENTITY_AT_INFERENCE
+    from fpgaprune.model.layer_kinds import IDENTITY_AT_INFERENCE
 
     keras.utils.set_random_seed(0)
     training_only = [

@@ -9,7 +9,7 @@ import pytest
 from hls_helpers import X8, digits_cnn, trained
 
 import fpgaprune as fp
-from fpgaprune import layer_kinds
+from fpgaprune.model import layer_kinds
 
 X = X8[:20]
 FC_WEIGHTS = 6 * 6 * 6 * 10  # fc: Flatten(6x6x6) -> 10

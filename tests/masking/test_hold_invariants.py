@@ -8,7 +8,7 @@ import tensorflow as tf
 from models import FRONT_ENDS, build
 
 import fpgaprune as fp
-from fpgaprune.layer_kinds import attribute_of
+from fpgaprune.model.layer_kinds import attribute_of
 from fpgaprune.selection import maskable_weights
 
 EPOCHS, BATCH = 3, 8  # 12 optimizer steps

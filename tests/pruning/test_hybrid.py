@@ -7,9 +7,9 @@ from models import LOSS
 
 import fpgaprune as fp
 from fpgaprune import data
-from fpgaprune.architectures import small_cnn
 from fpgaprune.cli import DEFAULT_CONFIG
 from fpgaprune.framework import front_end_of
+from fpgaprune.model.architectures import small_cnn
 from fpgaprune.pipeline.checks import check_config
 from fpgaprune.pipeline.pruning_policy import pruner_of, scheduled
 from fpgaprune.pipeline.schema import parse_config

@@ -4,7 +4,7 @@ from models import LOSS
 
 import fpgaprune as fp
 from fpgaprune import data
-from fpgaprune.architectures import small_cnn
+from fpgaprune.model.architectures import small_cnn
 from fpgaprune.pruning import LotteryTicket, Pruner
 from fpgaprune.pruning.lottery import survivors_match
 from fpgaprune.tfk import keras

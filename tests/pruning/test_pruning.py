@@ -5,7 +5,7 @@ import pytest
 from models import LOSS
 
 import fpgaprune as fp
-from fpgaprune.architectures import small_cnn
+from fpgaprune.model.architectures import small_cnn
 from fpgaprune.pruning import GradualPruning, OneShot, PolynomialDecay, Pruner, Structure, group_scores
 from fpgaprune.pruning.structures import parse_structure, structure_for
 from fpgaprune.tfk import keras
@@ -202,7 +202,7 @@ def test_gradual_pruning_needs_an_attached_model():
 
 
 def test_global_multiplier_budget_counts_output_positions():
-    from fpgaprune.inspection import sparsity_table
+    from fpgaprune.report.inspection import sparsity_table
 
     model = small_cnn()  # conv1 weights are used at 6x6 positions, conv2 at 4x4, fc once
     pruner = Pruner(structure="kernel", scope="global", cost="multipliers", layers=["conv1", "conv2", "fc"])

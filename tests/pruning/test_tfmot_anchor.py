@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune import data
-from fpgaprune.architectures import small_cnn
+from fpgaprune.model.architectures import small_cnn
 from fpgaprune.tfk import keras
 
 BENCHMARKS = Path(__file__).parents[2] / "benchmarks"

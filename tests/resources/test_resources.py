@@ -238,7 +238,7 @@ def test_da_lut_calibration_is_checked_on_layers_it_did_not_see():
 
 def test_a_failing_yosys_among_parallel_circuits_is_one_line(tmp_path, monkeypatch):
     from fpgaprune.resources import yosys
-    from fpgaprune.tools import ToolError
+    from fpgaprune.support.tools import ToolError
 
     failing = tmp_path / "yosys"
     failing.write_text("#!/bin/sh\necho 'ERROR: out of memory' >&2\nexit 3\n")

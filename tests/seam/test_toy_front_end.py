@@ -12,8 +12,8 @@ import fpgaprune as fp
 from fpgaprune.errors import FpgapruneError
 from fpgaprune.framework import register_front_end, unregister_front_end
 from fpgaprune.frontends.base import FrontEnd
-from fpgaprune.layer_kinds import bind
 from fpgaprune.masking.held import HeldEntries
+from fpgaprune.model.layer_kinds import bind
 from fpgaprune.pruning import Pruner
 
 

@@ -45,7 +45,7 @@ class Presence(ABC):
         """Raise one line with the fix when `what` (quantization, export) cannot run in this process."""
 
     def quiet_start(self) -> None:
-        """The framework's first, noisy calls, made while the CLI's stderr is silenced (`fpgaprune/quiet.py`)."""
+        """The framework's first, noisy calls, made while the CLI's stderr is silenced (`support/quiet.py`)."""
 
     def quiet_logs(self) -> None:
         """Silence the framework's loggers (the CLI, unless --verbose)."""
@@ -60,6 +60,6 @@ class Presence(ABC):
         raise ModelTypeError(f"{self.name} models are not Keras models")
 
     def user_module(self, name: str):
-        """A module of its own that users import through fpgaprune (`fpgaprune.tfk`: "tfk", `fpgaprune.architectures`:
-        "architectures"); one line where it has none."""
+        """A module of its own that users import through fpgaprune (`fpgaprune.tfk`: "tfk",
+        `fpgaprune.model.architectures`: "architectures"); one line where it has none."""
         raise ModelTypeError(f"the {self.name} front end has no {name!r} module for users")

@@ -12,7 +12,7 @@ class Training(ABC):
     def fit(
         self, model, x, y, *, task, optimizer: str, learning_rate: float, epochs: int, batch_size: int, hooks=()
     ) -> None:
-        """Train `model` on (x, y) with the task's loss, driving `hooks` (`fpgaprune.hooks.TrainingHook`)."""
+        """Train `model` on (x, y) with the task's loss, driving `hooks` (`fpgaprune.training.hooks.TrainingHook`)."""
 
     @abstractmethod
     def predict(self, model, x, batch_size: int = 256):

@@ -5,7 +5,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from fpgaprune.frontends.keras3 import files as keras3_files
-from fpgaprune.model_files import check_model_configs, check_model_file
+from fpgaprune.model.files import check_model_configs, check_model_file
 
 save_model = keras3_files.save_model
 model_objects = keras3_files.model_objects

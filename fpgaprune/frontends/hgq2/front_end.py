@@ -9,7 +9,7 @@ from fpgaprune.frontends.hgq2.settings import Hgq2Settings
 from fpgaprune.frontends.hgq2.tolerance import layer_tolerances
 from fpgaprune.frontends.hgq2.types import hardware_types, kernel_input_kif
 from fpgaprune.frontends.keras3.front_end import Keras3FrontEnd
-from fpgaprune.layer_kinds import kind_of
+from fpgaprune.model.layer_kinds import kind_of
 
 
 class Hgq2FrontEnd(Keras3FrontEnd):

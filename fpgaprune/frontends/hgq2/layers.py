@@ -2,7 +2,7 @@
 
 import hgq.layers as q
 
-from fpgaprune.layer_kinds import bind
+from fpgaprune.model.layer_kinds import bind
 
 # Conv1D, Conv2D and Dense are held, pruned and exported kernel-sparse; Conv3D and EinsumDense held and pruned
 CLASSES = {

@@ -9,7 +9,7 @@ import numpy as np
 from fpgaprune.frontends.hgq2.quantizers import is_hgq2, quantized
 from fpgaprune.frontends.tensorflow.graph import input_name
 from fpgaprune.hls.precision.plan import PrecisionPlan
-from fpgaprune.layer_kinds import kind_of
+from fpgaprune.model.layer_kinds import kind_of
 from fpgaprune.quantize.fixed_types import FixedType
 
 

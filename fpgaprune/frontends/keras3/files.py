@@ -12,8 +12,8 @@ from pathlib import Path
 
 from fpgaprune.errors import ModelFileError, first_line
 from fpgaprune.masking import enforce
-from fpgaprune.model_files import FilePolicy, check_model_configs, check_model_file, write_model_file
-from fpgaprune.model_json import built_from_json
+from fpgaprune.model.files import FilePolicy, check_model_configs, check_model_file, write_model_file
+from fpgaprune.model.keras_json import built_from_json
 
 CODE_LAYERS = frozenset({"Lambda", "TorchModuleWrapper", "JaxLayer", "FlaxLayer", "TFSMLayer"})
 HOLD = "fpgaprune>HoldConstraint"

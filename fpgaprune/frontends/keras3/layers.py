@@ -2,7 +2,7 @@
 
 import keras
 
-from fpgaprune.layer_kinds import ROLES, bind, bind_role
+from fpgaprune.model.layer_kinds import ROLES, bind, bind_role
 
 CLASSES = {
     "Conv1D": keras.layers.Conv1D,

@@ -26,9 +26,9 @@ from fpgaprune.frontends.qkeras.layers import FLOAT_CLASSES, QUANTIZED_CLASS
 from fpgaprune.frontends.qkeras.spec import QuantizationSpec
 from fpgaprune.frontends.tensorflow.front_end import TensorFlowKeras
 from fpgaprune.frontends.tensorflow.graph import drop_from_config
-from fpgaprune.layer_graph import LayerGraph
-from fpgaprune.layer_kinds import kind_of
 from fpgaprune.masking import FREEZE, HoldEntry, MaskManifest, finalize, hold
+from fpgaprune.model.layer_graph import LayerGraph
+from fpgaprune.model.layer_kinds import kind_of
 
 # The float activation that each QKeras activation quantizer stands for.
 _COMPUTES = {

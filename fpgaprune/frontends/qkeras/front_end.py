@@ -2,12 +2,12 @@
 
 import numpy as np
 
-from fpgaprune._env import require_legacy_keras
 from fpgaprune.frontends.base import FrontEnd, ModelFiles
 from fpgaprune.frontends.qkeras import alpha, quantizers, spec
 from fpgaprune.frontends.qkeras.export import exported_model
 from fpgaprune.frontends.qkeras.hls_route import KerasTwoRoute
 from fpgaprune.frontends.tensorflow.front_end import TensorFlowKeras
+from fpgaprune.support.environment import require_legacy_keras
 
 _MODULES = ("tf_keras", "qkeras")
 

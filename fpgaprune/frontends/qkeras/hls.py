@@ -19,7 +19,7 @@ from fpgaprune.frontends.qkeras.files import model_objects
 from fpgaprune.frontends.qkeras.keras2 import keras, require_tf_keras_model
 from fpgaprune.frontends.tensorflow.graph import drop_from_config
 from fpgaprune.hls.names import cpp_names
-from fpgaprune.layer_kinds import IDENTITY_AT_INFERENCE
+from fpgaprune.model.layer_kinds import IDENTITY_AT_INFERENCE
 
 
 @contextmanager

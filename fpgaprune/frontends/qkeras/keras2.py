@@ -1,6 +1,6 @@
 """The one place that names the Keras 2 implementation: tf_keras, plus QKeras' custom objects when installed."""
 
-from fpgaprune._env import legacy_keras, set_legacy_keras
+from fpgaprune.support.environment import legacy_keras, set_legacy_keras
 
 set_legacy_keras()
 
@@ -52,7 +52,7 @@ def patch_qkeras() -> None:
 
 def qkeras_objects() -> dict:
     """QKeras layers, quantizers and constraints by name, for deserializing QKeras models ({} if absent)."""
-    if not legacy_keras():  # tf.keras is Keras 3 here: QKeras would bind to it (`fpgaprune._env`)
+    if not legacy_keras():  # tf.keras is Keras 3 here: QKeras would bind to it (`fpgaprune.support.environment`)
         return {}
     try:
         from qkeras.utils import _add_supported_quantized_objects

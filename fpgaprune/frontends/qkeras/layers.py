@@ -1,10 +1,10 @@
 """tf_keras' and QKeras' layer classes, bound to fpgaprune's layer kinds (`layer_kinds.py`). QKeras is bound
-only where `tf.keras` is tf_keras (`fpgaprune._env`); tf_keras' classes always are."""
+only where `tf.keras` is tf_keras (`fpgaprune.support.environment`); tf_keras' classes always are."""
 
 import tf_keras
 
-from fpgaprune._env import legacy_keras
-from fpgaprune.layer_kinds import ROLES, bind, bind_role
+from fpgaprune.model.layer_kinds import ROLES, bind, bind_role
+from fpgaprune.support.environment import legacy_keras
 
 FLOAT_CLASSES = {
     "Conv1D": tf_keras.layers.Conv1D,

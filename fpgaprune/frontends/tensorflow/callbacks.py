@@ -1,11 +1,11 @@
-"""A training hook (`fpgaprune.hooks.TrainingHook`) as a Keras callback: `fit` calls its events.
+"""A training hook (`fpgaprune.training.hooks.TrainingHook`) as a Keras callback: `fit` calls its events.
 
 One class serves tf_keras and Keras 3 alike (Keras 3's `fit` takes a tf_keras callback: it calls the same
 methods and `set_model`)."""
 
 import tf_keras
 
-from fpgaprune.hooks import TrainingRun
+from fpgaprune.training.hooks import TrainingRun
 
 
 class KerasRun(TrainingRun):

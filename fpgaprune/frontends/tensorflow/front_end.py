@@ -83,7 +83,7 @@ class TensorFlowKeras:
 
     @staticmethod
     def hook_callback():
-        """The Keras callback that drives fpgaprune's training hooks in `fit` (`fpgaprune.hooks`)."""
+        """The Keras callback that drives fpgaprune's training hooks in `fit` (`fpgaprune.training.hooks`)."""
         from fpgaprune.frontends.tensorflow.callbacks import HookCallback
 
         return HookCallback

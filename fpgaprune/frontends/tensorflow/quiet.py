@@ -1,4 +1,4 @@
-"""TensorFlow's noisy first calls and its loggers, for the CLI's quiet console (`fpgaprune/quiet.py`)."""
+"""TensorFlow's noisy first calls and its loggers, for the CLI's quiet console (`fpgaprune/support/quiet.py`)."""
 
 import logging
 

@@ -1,5 +1,5 @@
 """Training and inference of a Keras model (tf_keras or Keras 3) for the pipeline: the run's optimizer, the
-task's loss (`fpgaprune.task.Task.keras_loss`) and fpgaprune's hooks as callbacks."""
+task's loss (`fpgaprune.model.task.Task.keras_loss`) and fpgaprune's hooks as callbacks."""
 
 import numpy as np
 

@@ -29,10 +29,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from fpgaprune.atomic import atomic_target
 from fpgaprune.errors import ModelFileError, first_line
 from fpgaprune.frontends.torch.layers import INPUT_SHAPE, QUANTIZATION
 from fpgaprune.masking import MaskManifest, hold, manifest_of
+from fpgaprune.support.atomic import atomic_target
 
 FORMATS = (".pt", ".pth")
 FORMAT = "fpgaprune-torch/1"

@@ -6,12 +6,12 @@ power-of-two quantizers, `quantize.py`); the export through hls4ml's PyTorch con
 import numpy as np
 
 from fpgaprune.errors import FpgapruneError, ModelTypeError, QuantizationConfigError
-from fpgaprune.extras import require_extra
 from fpgaprune.frontends.base import FrontEnd
 from fpgaprune.frontends.torch.quantizers import ScaledQuantizer, from_text, read_proxy
 from fpgaprune.hls.precision import derive_precisions
-from fpgaprune.layer_kinds import role_of
+from fpgaprune.model.layer_kinds import role_of
 from fpgaprune.quantize.spec import DEFAULT_QUANTIZERS
+from fpgaprune.support.extras import require_extra
 
 
 def _torch_module():

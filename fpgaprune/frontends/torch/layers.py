@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from fpgaprune.errors import UnsupportedLayerError
-from fpgaprune.layer_kinds import bind, bind_role
+from fpgaprune.model.layer_kinds import bind, bind_role
 
 KINDS = {"Dense": nn.Linear, "Conv2D": nn.Conv2d, "Conv1D": nn.Conv1d}
 # PyTorch's layout -> fpgaprune's, per parameter of each kind's modules

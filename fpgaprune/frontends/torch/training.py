@@ -1,11 +1,11 @@
 """Training and inference of a module for the pipeline: the run's optimizer, the task's loss, and fpgaprune's
-training hooks driven from the loop (`fpgaprune.hooks`)."""
+training hooks driven from the loop (`fpgaprune.training.hooks`)."""
 
 import numpy as np
 import torch
 
 from fpgaprune.frontends.torch.layers import record_input_shape
-from fpgaprune.hooks import TrainingRun
+from fpgaprune.training.hooks import TrainingRun
 
 OPTIMIZERS = {
     "adam": torch.optim.Adam,

@@ -15,7 +15,7 @@ from hls4ml.model.types import Source
 
 from fpgaprune.hls.attribute_keys import PLAN, SPARSE_SOURCE
 from fpgaprune.hls.live_weights import live_plan
-from fpgaprune.layer_kinds import kind_of_node
+from fpgaprune.model.layer_kinds import kind_of_node
 
 PASS_NAME = "fpgaprune_sparse_kernels"
 STRATEGIES = ("latency", "resource", "resource_unrolled")

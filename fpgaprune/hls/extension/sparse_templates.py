@@ -19,7 +19,7 @@ from hls4ml.model import layers as hls_layers
 
 from fpgaprune.hls.attribute_keys import PLAN
 from fpgaprune.hls.extension.sparse_kernels import is_sparse
-from fpgaprune.layer_kinds import KINDS, kind_of_node
+from fpgaprune.model.layer_kinds import KINDS, kind_of_node
 
 CODES = ("dense", "conv")
 SPARSE_HEADER = "nnet_utils/nnet_fpgaprune_sparse.h"

@@ -14,8 +14,8 @@ from fpgaprune.hls.precision.batchnorm import SCALE_BITS, batchnorm_types
 from fpgaprune.hls.precision.merge import merge_types, reshaping_types
 from fpgaprune.hls.precision.plan import PASSTHROUGH, PrecisionPlan, column_bounds
 from fpgaprune.hls.precision.recurrent import recurrent_types, retype_lstm_source
-from fpgaprune.layer_kinds import MERGES, MOVES, PADDINGS
-from fpgaprune.layer_kinds import POOLING as _POOLING
+from fpgaprune.model.layer_kinds import MERGES, MOVES, PADDINGS
+from fpgaprune.model.layer_kinds import POOLING as _POOLING
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, is_power_of_two
 from fpgaprune.record import record_of
 from fpgaprune.record.model_record import LayerRecord, ModelRecord

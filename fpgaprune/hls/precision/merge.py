@@ -7,7 +7,7 @@ hls4ml computes a merge of two tensors elementwise in full precision and assigns
 import itertools
 
 from fpgaprune.hls.precision.plan import PrecisionPlan
-from fpgaprune.layer_kinds import PADDINGS
+from fpgaprune.model.layer_kinds import PADDINGS
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange
 
 

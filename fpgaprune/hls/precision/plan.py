@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.layer_kinds import VALUES_PASS
+from fpgaprune.model.layer_kinds import VALUES_PASS
 from fpgaprune.quantize.fixed_types import ValueRange
 
 # Nodes whose output is their input, reshaped at most (hls4ml gives them their input's type; the export hands

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from fpgaprune.atomic import atomic_target
 from fpgaprune.errors import FpgapruneError, ModelFileError, first_line
+from fpgaprune.support.atomic import atomic_target
 
 FORMATS = (".keras", ".h5")
 # Files of a framework whose front end is not installed: the install that reads them

@@ -16,8 +16,8 @@ import numpy as np
 
 from fpgaprune.errors import DataError
 from fpgaprune.framework import front_end_of, model_name
-from fpgaprune.layer_graph import LayerGraph, output_shape
-from fpgaprune.layer_kinds import OUTPUT_PASS
+from fpgaprune.model.layer_graph import LayerGraph, output_shape
+from fpgaprune.model.layer_kinds import OUTPUT_PASS
 
 TASKS = ("classification", "binary", "multilabel", "regression")
 LOSSES = {

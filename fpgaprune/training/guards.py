@@ -5,7 +5,7 @@ import numpy as np
 
 from fpgaprune.errors import DataError, NonFiniteError, first_line
 from fpgaprune.framework import front_end_of
-from fpgaprune.hooks import TrainingHook
+from fpgaprune.training.hooks import TrainingHook
 
 
 def check_finite_weights(model, when: str) -> None:
@@ -29,7 +29,7 @@ def check_finite_array(values: np.ndarray, where: str) -> None:
 
 
 def check_data_fits_model(dataset, model, source: str) -> None:
-    """One-line DataError unless the inputs match the model's input shape (the labels: `fpgaprune.task`); a model
+    """One-line DataError unless the inputs match the model's input shape (the labels: `fpgaprune.model.task`); a model
     that records none (a PyTorch module) is run on one sample of each."""
     if not hasattr(model, "input_shape"):
         _runs_on(dataset, model, source, front_end_of(model))

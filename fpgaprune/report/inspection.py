@@ -4,14 +4,14 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.atomic import atomic_target
 from fpgaprune.framework import front_end_of
-from fpgaprune.layer_kinds import kind_of
+from fpgaprune.model.layer_kinds import kind_of
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.scores import kernel_scores
 from fpgaprune.pruning.structures import prunable, structure_for
 from fpgaprune.selection import maskable_weights
-from fpgaprune.text_table import format_rows
+from fpgaprune.support.atomic import atomic_target
+from fpgaprune.support.text_table import format_rows
 
 _COLUMNS = ("layer", "class", "shape", "structure", "groups", "pruned", "products_before", "products_after")
 

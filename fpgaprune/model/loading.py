@@ -5,8 +5,8 @@ from pathlib import Path
 
 from fpgaprune.errors import ModelFileError
 from fpgaprune.framework import bound, front_end_of, front_ends
-from fpgaprune.model_files import OTHER_FRAMEWORKS, keras_major
-from fpgaprune.model_json import load_json_model
+from fpgaprune.model.files import OTHER_FRAMEWORKS, keras_major
+from fpgaprune.model.keras_json import load_json_model
 
 
 def front_end_of_file(path):

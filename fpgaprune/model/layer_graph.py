@@ -8,7 +8,7 @@ from graphlib import TopologicalSorter
 
 from fpgaprune.errors import FpgapruneError
 from fpgaprune.framework import front_end_of
-from fpgaprune.layer_kinds import role_of
+from fpgaprune.model.layer_kinds import role_of
 
 
 def output_shape(layer_or_model) -> tuple:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from fpgaprune.errors import ModelFileError, first_line
 from fpgaprune.framework import bound, front_ends
-from fpgaprune.model_files import MAX_CONFIG_BYTES, check_model_config, parse_json
+from fpgaprune.model.files import MAX_CONFIG_BYTES, check_model_config, parse_json
 
 WEIGHT_FORMATS = (".h5", ".hdf5")
 
