@@ -193,8 +193,9 @@ def csim(config, run_dir: Path, out: Path) -> dict:
     with ThreadPoolExecutor(max_workers=1) as side:  # the __SYNTHESIS__ branch compiles beside the simulation
         syntax = side.submit(shipped.check_synthesis_branch, build)
         quantized, dataset = stage_model(config, run_dir, "quantize"), dataset_of(config)
+        front = front_end_of(quantized)
         with elapsed(
-            f"C-sim of hls/project against {front_end_of(quantized).quantizer_library} over the held-out set "
+            f"C-sim of hls/project against {front.quantizer_library} over the held-out set "
             f"(outputs.csim_samples: {config.outputs.csim_samples})"
         ):
             result = simulated(

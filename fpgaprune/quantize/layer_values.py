@@ -10,8 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fpgaprune.framework import front_end_of
-
 
 def activation_name(layer) -> str:
     activation = getattr(layer, "activation", None)
@@ -42,7 +40,3 @@ class LayerValues:
         activation into a node of its own), any other layer its output."""
         return self.pre_activations.get(name, self.layer_outputs[name])
 
-
-def reference_probe(model, batch_size: int = 512):
-    """`probe(x)`: the LayerValues of `model` for inputs `x` (its front end's reference forward)."""
-    return front_end_of(model).reference_probe(model, batch_size)
