@@ -39,4 +39,3 @@ class LayerValues:
         """What hls4ml traces for the layer: a layer with an activation inside before it (hls4ml splits the
         activation into a node of its own), any other layer its output."""
         return self.pre_activations.get(name, self.layer_outputs[name])
-
