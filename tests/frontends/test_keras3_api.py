@@ -15,6 +15,7 @@ from fpgaprune.hls import load_board, load_preset
 from fpgaprune.pruning import GradualPruning, LotteryTicket, PolynomialDecay, Pruner
 from fpgaprune.pruning.lottery import survivors_match
 from fpgaprune.quantize import input_type
+from fpgaprune.record import record_of
 
 SPEC = {
     "default": {
@@ -34,6 +35,18 @@ def keras3_cnn(seed=0):
     merged = keras.layers.ReLU(name="relu2")(keras.layers.Add(name="add")([a, b]))
     out = keras.layers.Dense(10, name="fc")(keras.layers.Flatten(name="flatten")(merged))
     return keras.Model(image, out)
+
+
+def test_a_keras3_functional_model_is_read_as_its_graph_with_one_output_or_several():
+    """Keras 3 writes a functional model's calls as {"args": tensors} and one output as [name, 0, 0], not tf_keras'
+    lists: the record reads both (an HGQ2 functional model failed to export on them)."""
+    model = keras3_cnn()
+    record = record_of(model)
+    inbound = {name: layer.inbound for name, layer in record.layers.items()}
+    assert inbound["conv2"] == ("conv1",) and inbound["add"] == ("conv1", "conv2") and inbound["fc"] == ("flatten",)
+    assert record.outputs == ("fc",)
+    both = keras.Model(model.input, [model.get_layer("relu2").output, model.output])
+    assert set(record_of(both).outputs) == {"relu2", "fc"}
 
 
 @pytest.fixture(scope="module")

@@ -98,6 +98,23 @@ def test_an_hgq2_cnn_exports_kernel_sparse_and_bit_exact(tmp_path, digits, prune
     assert result.manifest["layers"]["conv2"]["kernels_pruned"].count([3, 5]) == 1
 
 
+@pytest.mark.csim
+def test_a_functional_hgq2_model_exports_bit_exact_with_its_holds(tmp_path, digits, pruned):
+    """The same CNN as a functional model, as people write them (Keras 3 writes its graph unlike tf_keras)."""
+    _, _, x_test, _ = digits
+    image = keras.Input((8, 8, 1), name="image")
+    out = image
+    for layer in pruned.layers:
+        out = layer(out)
+    quantized = _quantized(fp.hold(keras.Model(image, out), fp.manifest_of(pruned)), digits, "tensor")
+    conv2 = quantized.get_layer("conv2")
+    assert not np.asarray(conv2.kq(conv2.kernel, training=False))[:, :, 3, 5].any()
+    result = fp.export(quantized, "latency_parallel", "pynq-z2", tmp_path / "prj", x=x_test[:100])
+    check = fp.csim(result, quantized, x_test)
+    assert check.bit_exact and check.passed, check.format()
+    assert result.manifest["layers"]["conv2"]["kernels_pruned"].count([3, 5]) == 1
+
+
 def test_io_stream_with_a_bit_width_per_activation_value_is_one_line(tmp_path, digits, pruned):
     _, _, x_test, _ = digits
     quantized = fp.quantized_twin(pruned, {"library": "hgq2"})  # HGQ2's default: one width per value

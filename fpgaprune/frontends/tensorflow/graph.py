@@ -28,8 +28,29 @@ def graph_edges(model) -> tuple[list, dict, set]:
             raise SharedLayerError(
                 f"layer '{entry['name']}' is shared (called {len(nodes)} times); fpgaprune needs each layer called once"
             )
-        inbound[entry["name"]] = [item[0] for item in nodes[0]] if nodes else []
-    return list(model.layers), inbound, {item[0] for item in config["output_layers"]}
+        inbound[entry["name"]] = inbound_names(nodes[0]) if nodes else []
+    outputs = config["output_layers"]
+    if outputs and isinstance(outputs[0], str):  # Keras 3, one output: [name, node, tensor], not a list of them
+        outputs = [outputs]
+    return list(model.layers), inbound, {item[0] for item in outputs}
+
+
+def inbound_names(node) -> list:
+    """The layers that one call of a functional layer reads, in its config: tf_keras' `[[layer, node, tensor,
+    kwargs], ...]`, or Keras 3's `{"args": ..., "kwargs": ...}` (each tensor argument's `keras_history`)."""
+    if not isinstance(node, dict):
+        return [item[0] for item in node]
+    names = []
+    _tensor_layers(node.get("args", ()), names)
+    return names
+
+
+def _tensor_layers(value, names: list) -> None:
+    if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":
+        names.append(value["config"]["keras_history"][0])
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _tensor_layers(item, names)
 
 
 def drop_from_config(config: dict, name: str) -> None:
