@@ -14,7 +14,11 @@ the QKeras environment loads the same ones), each then trained the same `--epoch
   preset and board); HGQ2 QAT at the level's β; after it the learned bits are priced again and repaired
   (pruned, without more training) where they no longer fit;
 - fpgaprune kernels + QKeras (the reference, as today: 6-bit kernels, 8-bit biases, 6-bit ReLUs): run in the
-  QKeras environment with `--library qkeras`, QAT at 1e-3.
+  QKeras environment with `--library qkeras`, QAT at 1e-3;
+- PQuantML (`pquant-ml` 0.1.0, the HGQ2 environment): PDP, Wanda and MDMM at `--pquant-sparsities`, its
+  fixed-point quantizers, the same epochs split over its phases in each method's default proportions, and each
+  method once more at twice the epochs (`--pquant-double`); carried into hls4ml as an HGQ2 copy checked equal to
+  its own forward on the test set (`pquant_points.py`, `pquant_route.py`).
 
 One measure for all: each point is exported with fpgaprune's `latency_parallel` preset (io_parallel, Latency,
 reuse factor 1) for the ZCU102 and priced by `fp.estimate` on that export (fpgaprune's stated rules; the
@@ -46,6 +50,7 @@ from pathlib import Path
 import numpy as np
 
 BOARD, PRESET = "zcu102", "latency_parallel"
+PQUANT_NAMES = {"pdp": "PDP", "wanda": "Wanda", "mdmm": "MDMM"}
 HGQ2_ALONE, PRUNED, SELECTED, BUDGETED, QKERAS = (
     "HGQ2 alone, beta",
     "fpgaprune kernels + HGQ2, sparsity@beta",
@@ -54,6 +59,10 @@ HGQ2_ALONE, PRUNED, SELECTED, BUDGETED, QKERAS = (
     "fpgaprune kernels + QKeras 6-bit, sparsity",
 )
 OURS = (PRUNED, SELECTED, BUDGETED)
+# PQuantML's methods, at the common epochs and at twice them
+PQUANT = {method: f"PQuantML {name} + fixed point, sparsity" for method, name in PQUANT_NAMES.items()}
+PQUANT_DOUBLE = {method: f"PQuantML {name} + fixed point, 2x epochs, sparsity" for method, name in PQUANT_NAMES.items()}
+PEERS = (HGQ2_ALONE, *PQUANT.values(), *PQUANT_DOUBLE.values())
 # the points of seed 0 whose DA circuit of one layer yosys measures (`--measure-da`): the cheapest and costliest
 # HGQ2-alone points, the sparsest fpgaprune + HGQ2 point at the largest beta, and the QKeras reference's
 DA_SAMPLE = [(HGQ2_ALONE, "1e-08"), (HGQ2_ALONE, "1e-06"), (PRUNED, "0.75@1e-06"), (QKERAS, "0.75")]
@@ -242,12 +251,16 @@ def plan(args) -> list:
     points += [(PRUNED, f"{s}@{b}") for s in args.sparsities if s > 0 for b in args.pruned_betas]
     largest = max(s for s in args.sparsities if s > 0)
     points += [] if args.skip_selected else [(SELECTED, f"{largest}@{b}") for b in args.pruned_betas]
+    points += [(PQUANT[m], s) for m in args.pquant_methods for s in args.pquant_sparsities]
+    points += [(PQUANT_DOUBLE[m], args.pquant_double) for m in args.pquant_methods if args.pquant_double]
     return points + [(BUDGETED, level) for level in args.budgets]
 
 
 def model_file(models: Path, widths, seed: int, method: str, level) -> Path:
     """Where a point's quantized model is saved (`--models`)."""
     slug = {HGQ2_ALONE: "hgq2", PRUNED: "pruned", SELECTED: "selected", BUDGETED: "budget", QKERAS: "qkeras"}
+    slug.update({label: f"pquant-{m}" for m, label in PQUANT.items()})
+    slug.update({label: f"pquant-{m}-2x" for m, label in PQUANT_DOUBLE.items()})
     return models / f"{'-'.join(map(str, widths))}-seed{seed}-{slug[method]}-{str(level).replace('/', '_')}.keras"
 
 
@@ -263,6 +276,15 @@ def run_point(keras, args, widths, seed, data, method, level) -> dict:
         return qkeras_point(keras, model, data, args, float(level), save_to)
     if method == HGQ2_ALONE:
         return hgq2_point(keras, model, data, args, 0.0, float(level), False, save_to=save_to)
+    pquant = {**{v: (m, 1) for m, v in PQUANT.items()}, **{v: (m, 2) for m, v in PQUANT_DOUBLE.items()}}
+    if method in pquant:
+        from pquant_points import pquant_point
+
+        name, times = pquant[method]
+        data_kif = tuple(float(v) for v in args.pquant_data.split(","))
+        return pquant_point(
+            keras, model, data, name, float(level), times * args.epochs, data_kif, lambda m: price(m, data, save_to)
+        )
     first, beta = str(level).split("@")
     if method == BUDGETED:
         limits = dict(zip(("LUT", "DSP"), map(float, first.split("/"))))
@@ -387,10 +409,10 @@ def _at_or_under(row, peer, measure: str) -> bool:
 
 
 def verdicts(rows: list, measure: str) -> list:
-    """Per HGQ2-alone point: the best fpgaprune + HGQ2 point (same seeds) at or under its cost: `measure` "LUT and
-    DSP" (each at or under), or "board" (LUT + DSP as fractions of the board, summed)."""
+    """Per peer point (HGQ2 alone, PQuantML): the best fpgaprune + HGQ2 point (same seeds) at or under its cost:
+    `measure` "LUT and DSP" (each at or under), or "board" (LUT + DSP as fractions of the board, summed)."""
     found = []
-    for peer in (r for r in rows if r["method"] == HGQ2_ALONE):
+    for peer in (r for r in rows if r["method"] in PEERS):
         ours = [
             r
             for r in rows
@@ -404,7 +426,7 @@ def verdicts(rows: list, measure: str) -> list:
         found.append(
             (
                 peer["cnn"],
-                f"beta {peer['level']}",
+                _peer_name(peer),
                 f"{peer[first]:.0f}",
                 f"{peer[second]:.0f}",
                 f"{peer['accuracy']:.4f}",
@@ -418,7 +440,15 @@ def verdicts(rows: list, measure: str) -> list:
     return found
 
 
+def _peer_name(peer: dict) -> str:
+    if peer["method"] == HGQ2_ALONE:
+        return f"HGQ2 beta {peer['level']}"
+    return f"{peer['method'].rsplit(', ', 1)[0]} {peer['level']}"
+
+
 STYLES = {HGQ2_ALONE: "o", PRUNED: "s", SELECTED: "D", BUDGETED: "v", QKERAS: "^"}
+STYLES.update({label: marker for label, marker in zip(PQUANT.values(), ("P", "X", "*"))})
+STYLES.update({label: marker for label, marker in zip(PQUANT_DOUBLE.values(), ("p", "x", "h"))})
 
 
 def _draw(axis, rows: list, x_key: str) -> None:
@@ -495,8 +525,8 @@ def report(records: list, out: Path) -> None:
     ]
     print("\n".join(format_rows(("cnn", "method", "level", "seeds", "LUT", "DSP", "EBOPs", "accuracy"), table)))
     for measure, label in (("LUT and DSP", "LUT and DSP each"), ("board", "LUT/board + DSP/board")):
-        header = ("cnn", "HGQ2 alone", "LUT", "DSP", "accuracy", "fpgaprune + HGQ2's best", "LUT", "DSP", "accuracy")
-        print(f"\nat or under the cost of each HGQ2-alone point ({label}):")
+        header = ("cnn", "peer point", "LUT", "DSP", "accuracy", "fpgaprune + HGQ2's best", "LUT", "DSP", "accuracy")
+        print(f"\nat or under the cost of each peer point, HGQ2 alone and PQuantML ({label}):")
         print("\n".join(format_rows((*header, "difference"), verdicts(rows, measure))))
     da_report(records, out)
     fits = sorted({text for r in records for text in r.get("fit", [])})[:6]
@@ -605,6 +635,12 @@ def main(argv=None):
         default=["400000@1e-07", "300000@1e-07", "200000@1e-07", "435000@1e-08", "435000/1800@1e-08"],
         help="LUT@beta or LUT/DSP@beta (counts on the ZCU102)",
     )
+    parser.add_argument("--pquant-methods", nargs="*", default=list(PQUANT_NAMES), choices=list(PQUANT_NAMES))
+    parser.add_argument("--pquant-sparsities", type=float, nargs="+", default=[0.5, 0.7, 0.8, 0.9])
+    parser.add_argument("--pquant-double", type=float, default=0.8, help="the sparsity run at twice the epochs")
+    parser.add_argument(
+        "--pquant-data", default="0,2,4", help="PQuantML's data lanes: keep negatives, integer bits, fractional bits"
+    )
     parser.add_argument("--workers", type=int, default=2, help="Ray worker processes (1: no Ray)")
     parser.add_argument("--skip-selected", action="store_true", help="no selection points (the check, done once)")
     parser.add_argument("--models", type=Path, help="where each point's quantized model is saved (default: out/)")
@@ -618,6 +654,7 @@ def main(argv=None):
         args.widths, args.seeds, args.pretrain_epochs, args.epochs = ["4,8,8"], 1, 2, 1
         args.betas, args.pruned_betas, args.sparsities, args.train_images = [1e-7, 1e-6], [1e-6], [0.0, 0.5], 1000
         args.budgets = ["35000@1e-06"]
+        args.pquant_methods, args.pquant_sparsities, args.pquant_double = ["pdp"], [0.5], 0.0
     here = Path(__file__).parent
     args.out = args.out or (here / "out" / "hgq2_front_quick" if args.quick else here / "results" / "hgq2_front")
     args.out.mkdir(parents=True, exist_ok=True)
