@@ -16,6 +16,7 @@ import inspect
 import numpy as np
 
 from fpgaprune.errors import ModelTypeError
+from fpgaprune.frontends.tensorflow.graph import keras_histories
 
 _NEUTRAL = (None, False, 0, 0.0, "", (), [], {})
 _LAYER_KEYS = {"name", "trainable", "dtype", "input_shape", "batch_input_shape", "batch_size", "input_dim"}
@@ -164,17 +165,8 @@ def _node(node, layer: str) -> list:
     """One call of a functional layer in tf_keras' format: [[inbound layer, node, tensor, kwargs], ...]."""
     if not isinstance(node, dict):  # already tf_keras' format
         return node
-    history = []
-    _histories(node.get("args", []), history)
+    history = keras_histories(node.get("args", []))
     kwargs = {key: value for key, value in (node.get("kwargs") or {}).items() if value is not None}
     if any(isinstance(value, dict) and value.get("class_name") == "__keras_tensor__" for value in kwargs.values()):
         raise ModelTypeError(f"layer '{layer}' takes a tensor as a keyword argument; tf_keras' twin cannot")
     return [[*item, kwargs] for item in history]
-
-
-def _histories(value, out: list) -> None:
-    if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":
-        out.append(list(value["config"]["keras_history"]))
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _histories(item, out)

@@ -40,17 +40,16 @@ def inbound_names(node) -> list:
     kwargs], ...]`, or Keras 3's `{"args": ..., "kwargs": ...}` (each tensor argument's `keras_history`)."""
     if not isinstance(node, dict):
         return [item[0] for item in node]
-    names = []
-    _tensor_layers(node.get("args", ()), names)
-    return names
+    return [history[0] for history in keras_histories(node.get("args", ()))]
 
 
-def _tensor_layers(value, names: list) -> None:
+def keras_histories(value) -> list:
+    """The `keras_history` ([layer, node, tensor]) of every Keras 3 tensor in a call's arguments, in order."""
     if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":
-        names.append(value["config"]["keras_history"][0])
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _tensor_layers(item, names)
+        return [list(value["config"]["keras_history"])]
+    if isinstance(value, (list, tuple)):
+        return [history for item in value for history in keras_histories(item)]
+    return []
 
 
 def drop_from_config(config: dict, name: str) -> None:
