@@ -250,7 +250,7 @@ def plan(args) -> list:
     points = [(HGQ2_ALONE, b) for b in args.betas]
     points += [(PRUNED, f"{s}@{b}") for s in args.sparsities if s > 0 for b in args.pruned_betas]
     largest = max(s for s in args.sparsities if s > 0)
-    points += [] if args.skip_selected else [(SELECTED, f"{largest}@{b}") for b in args.pruned_betas]
+    points += [] if args.skip_selected else [(SELECTED, f"{largest}@{b}") for b in args.selected_betas]
     points += [(PQUANT[m], s) for m in args.pquant_methods for s in args.pquant_sparsities]
     points += [(PQUANT_DOUBLE[m], args.pquant_double) for m in args.pquant_methods if args.pquant_double]
     return points + [(BUDGETED, level) for level in args.budgets]
@@ -294,7 +294,7 @@ def run_point(keras, args, widths, seed, data, method, level) -> dict:
 
 def point_record(args, widths: str, seed: int, method: str, level: str) -> dict:
     """One point, from its float model to its price (in a Ray worker, or here); a budget that cannot be met is
-    recorded with fpgaprune's one line instead."""
+    recorded with fpgaprune's one line instead, and any other failure with its type and message."""
     from fpgaprune.budget import BudgetError
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -304,6 +304,8 @@ def point_record(args, widths: str, seed: int, method: str, level: str) -> dict:
         point = run_point(keras, args, tuple(int(w) for w in widths.split(",")), seed, data, method, level)
     except BudgetError as error:
         point = {"infeasible": str(error)}
+    except Exception as error:  # recorded and reported, so that one point's failure does not end the record
+        point = {"failed": f"{type(error).__name__}: {error}"}
     record = {"cnn": widths, "seed": seed, "method": method, "level": str(level), **point}
     return {**record, "epochs": args.epochs, "train_images": len(data.x_train)}
 
@@ -330,9 +332,14 @@ def run(args, records: list, log: Path) -> list:
     return records
 
 
+def _unpriced(record: dict) -> bool:
+    """A budget that could not be met, or a point that failed."""
+    return "infeasible" in record or "failed" in record
+
+
 def _outcome(record: dict) -> str:
-    if "infeasible" in record:
-        return record["infeasible"]
+    if _unpriced(record):
+        return record.get("infeasible") or f"failed: {record['failed']}"
     return f"accuracy {record['accuracy']:.4f}, LUT {record['LUT']:.0f}, DSP {record['DSP']:.0f}"
 
 
@@ -506,10 +513,10 @@ def plot_da(rows: list, path: Path) -> None:
 def report(records: list, out: Path) -> None:
     from fpgaprune.support.text_table import format_rows
 
-    for record in (r for r in records if "infeasible" in r):
+    for record in (r for r in records if _unpriced(r)):
         print(f"not met: {record['cnn']} seed {record['seed']} {record['method']} {record['level']}: ", end="")
         print(_outcome(record))
-    rows = summary([r for r in records if "infeasible" not in r])
+    rows = summary([r for r in records if not _unpriced(r)])
     table = [
         (
             r["cnn"],
@@ -586,7 +593,7 @@ def price_da(args, records: list) -> None:
     pending = [
         (_saved(args.models, r), _key_dict(r))
         for r in _this_library(args, records)
-        if "infeasible" not in r and _key(r) not in done and _saved(args.models, r).exists()
+        if not _unpriced(r) and _key(r) not in done and _saved(args.models, r).exists()
     ]
     for record in _parallel(args.workers, _da_point, pending):
         append(args.out / "da.jsonl", record)
@@ -626,13 +633,18 @@ def main(argv=None):
     parser.add_argument("--pretrain-epochs", type=int, default=6)
     parser.add_argument("--epochs", type=int, default=6, help="QAT epochs of every method")
     parser.add_argument("--hgq2-lr", type=float, default=5e-3, help="HGQ2's recommended learning rate")
-    parser.add_argument("--betas", type=float, nargs="+", default=[1e-8, 3e-8, 1e-7, 3e-7, 1e-6])
-    parser.add_argument("--pruned-betas", type=float, nargs="+", default=[1e-8, 1e-7, 1e-6])
+    parser.add_argument(
+        "--betas", type=float, nargs="+", default=[1e-8, 3e-8, 1e-7, 3e-7, 1e-6, 3e-6, 1e-5, 3e-5, 1e-4]
+    )
+    parser.add_argument("--pruned-betas", type=float, nargs="+", default=[1e-8, 1e-7, 1e-6, 1e-5, 1e-4])
+    parser.add_argument(
+        "--selected-betas", type=float, nargs="*", default=[1e-8, 1e-7, 1e-6], help="the selection check's betas"
+    )
     parser.add_argument("--sparsities", type=float, nargs="+", default=[0.0, 0.5, 0.75])
     parser.add_argument(
         "--budgets",
         nargs="*",
-        default=["400000@1e-07", "300000@1e-07", "200000@1e-07", "435000@1e-08", "435000/1800@1e-08"],
+        default=["400000@1e-07", "300000@1e-07", "200000@1e-07", "435000@1e-08", "435000/1800@1e-08", "150000@1e-05"],
         help="LUT@beta or LUT/DSP@beta (counts on the ZCU102)",
     )
     parser.add_argument("--pquant-methods", nargs="*", default=list(PQUANT_NAMES), choices=list(PQUANT_NAMES))
@@ -653,6 +665,7 @@ def main(argv=None):
     if args.quick:
         args.widths, args.seeds, args.pretrain_epochs, args.epochs = ["4,8,8"], 1, 2, 1
         args.betas, args.pruned_betas, args.sparsities, args.train_images = [1e-7, 1e-6], [1e-6], [0.0, 0.5], 1000
+        args.selected_betas = [1e-6]
         args.budgets = ["35000@1e-06"]
         args.pquant_methods, args.pquant_sparsities, args.pquant_double = ["pdp"], [0.5], 0.0
     here = Path(__file__).parent
