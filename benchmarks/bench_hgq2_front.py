@@ -59,10 +59,21 @@ HGQ2_ALONE, PRUNED, SELECTED, BUDGETED, QKERAS = (
     "fpgaprune kernels + QKeras 6-bit, sparsity",
 )
 OURS = (PRUNED, SELECTED, BUDGETED)
+# HGQ2's low-cost end: the same methods at large beta, trained `--low-end-epochs` (every one of them alike)
+HGQ2_LONG, PRUNED_LONG, BUDGETED_LONG = (
+    "HGQ2 alone, long QAT, beta",
+    "fpgaprune kernels + HGQ2, long QAT, sparsity@beta",
+    "fpgaprune kernels by budget + HGQ2, long QAT, LUT@beta",
+)
+LONG = {HGQ2_LONG: HGQ2_ALONE, PRUNED_LONG: PRUNED, BUDGETED_LONG: BUDGETED}
 # PQuantML's methods, at the common epochs and at twice them
 PQUANT = {method: f"PQuantML {name} + fixed point, sparsity" for method, name in PQUANT_NAMES.items()}
 PQUANT_DOUBLE = {method: f"PQuantML {name} + fixed point, 2x epochs, sparsity" for method, name in PQUANT_NAMES.items()}
-PEERS = (HGQ2_ALONE, *PQUANT.values(), *PQUANT_DOUBLE.values())
+# each peer's points against fpgaprune's points of the same QAT epochs (PQuantML's twice-the-epochs points
+# against the common epochs': does the budget decide the verdict?)
+COMPARED = {HGQ2_ALONE: OURS, **{label: OURS for label in (*PQUANT.values(), *PQUANT_DOUBLE.values())}}
+COMPARED[HGQ2_LONG] = (PRUNED_LONG, BUDGETED_LONG)
+PEERS = tuple(COMPARED)
 # the points of seed 0 whose DA circuit of one layer yosys measures (`--measure-da`): the cheapest and costliest
 # HGQ2-alone points, the sparsest fpgaprune + HGQ2 point at the largest beta, and the QKeras reference's
 DA_SAMPLE = [(HGQ2_ALONE, "1e-08"), (HGQ2_ALONE, "1e-06"), (PRUNED, "0.75@1e-06"), (QKERAS, "0.75")]
@@ -195,7 +206,7 @@ def budgeted_model(model, spec: dict, data, limits: dict):
     return held, fitting.pruners[0], costs, budget
 
 
-def hgq2_point(keras, model, data, args, sparsity, beta, selected, limits=None, save_to=None) -> dict:
+def hgq2_point(keras, model, data, args, sparsity, beta, selected, epochs, limits=None, save_to=None) -> dict:
     """HGQ2 QAT of `model` (held where pruned: by `sparsity`, or to a budget of `limits`, repaired after QAT as a
     run does), `trace_minmax`, then accuracy, EBOPs and price."""
     import fpgaprune as fp
@@ -208,7 +219,7 @@ def hgq2_point(keras, model, data, args, sparsity, beta, selected, limits=None, 
         held, pruner, costs, budget = budgeted_model(model, spec, data, limits)
     quantized = fp.quantized_twin(held, spec)
     optimizer = keras.optimizers.Adam(args.hgq2_lr)
-    _fit(keras, quantized, data, args.epochs, args.hgq2_lr, optimizer)
+    _fit(keras, quantized, data, epochs, args.hgq2_lr, optimizer)
     front = front_end_of(quantized)
     front.calibrate(quantized, data.x_train)
     repaired = {} if limits is None else _repaired(quantized, pruner, costs, budget, data)
@@ -253,12 +264,16 @@ def plan(args) -> list:
     points += [] if args.skip_selected else [(SELECTED, f"{largest}@{b}") for b in args.selected_betas]
     points += [(PQUANT[m], s) for m in args.pquant_methods for s in args.pquant_sparsities]
     points += [(PQUANT_DOUBLE[m], args.pquant_double) for m in args.pquant_methods if args.pquant_double]
-    return points + [(BUDGETED, level) for level in args.budgets]
+    points += [(BUDGETED, level) for level in args.budgets]
+    points += [(HGQ2_LONG, b) for b in args.low_end_betas]
+    points += [(PRUNED_LONG, f"{s}@{b}") for s in args.sparsities if s > 0 for b in args.low_end_pruned_betas]
+    return points + [(BUDGETED_LONG, level) for level in args.low_end_budgets]
 
 
 def model_file(models: Path, widths, seed: int, method: str, level) -> Path:
     """Where a point's quantized model is saved (`--models`)."""
     slug = {HGQ2_ALONE: "hgq2", PRUNED: "pruned", SELECTED: "selected", BUDGETED: "budget", QKERAS: "qkeras"}
+    slug.update({HGQ2_LONG: "hgq2-long", PRUNED_LONG: "pruned-long", BUDGETED_LONG: "budget-long"})
     slug.update({label: f"pquant-{m}" for m, label in PQUANT.items()})
     slug.update({label: f"pquant-{m}-2x" for m, label in PQUANT_DOUBLE.items()})
     return models / f"{'-'.join(map(str, widths))}-seed{seed}-{slug[method]}-{str(level).replace('/', '_')}.keras"
@@ -274,22 +289,30 @@ def run_point(keras, args, widths, seed, data, method, level) -> dict:
     keras.utils.set_random_seed(seed)
     if method == QKERAS:
         return qkeras_point(keras, model, data, args, float(level), save_to)
+    epochs = epochs_of(args, method)
+    method = LONG.get(method, method)
     if method == HGQ2_ALONE:
-        return hgq2_point(keras, model, data, args, 0.0, float(level), False, save_to=save_to)
+        return hgq2_point(keras, model, data, args, 0.0, float(level), False, epochs, save_to=save_to)
     pquant = {**{v: (m, 1) for m, v in PQUANT.items()}, **{v: (m, 2) for m, v in PQUANT_DOUBLE.items()}}
     if method in pquant:
         from pquant_points import pquant_point
 
-        name, times = pquant[method]
+        name, _ = pquant[method]
         data_kif = tuple(float(v) for v in args.pquant_data.split(","))
-        return pquant_point(
-            keras, model, data, name, float(level), times * args.epochs, data_kif, lambda m: price(m, data, save_to)
-        )
+        return pquant_point(keras, model, data, name, float(level), epochs, data_kif, lambda m: price(m, data, save_to))
     first, beta = str(level).split("@")
     if method == BUDGETED:
         limits = dict(zip(("LUT", "DSP"), map(float, first.split("/"))))
-        return hgq2_point(keras, model, data, args, 0.0, float(beta), False, limits=limits, save_to=save_to)
-    return hgq2_point(keras, model, data, args, float(first), float(beta), method == SELECTED, save_to=save_to)
+        return hgq2_point(keras, model, data, args, 0.0, float(beta), False, epochs, limits=limits, save_to=save_to)
+    return hgq2_point(keras, model, data, args, float(first), float(beta), method == SELECTED, epochs, save_to=save_to)
+
+
+def epochs_of(args, method: str) -> int:
+    """The QAT epochs of a method's points: `--epochs`; twice them for PQuantML's second run; `--low-end-epochs`
+    at HGQ2's low-cost end."""
+    if method in LONG:
+        return args.low_end_epochs
+    return args.epochs * (2 if method in PQUANT_DOUBLE.values() else 1)
 
 
 def point_record(args, widths: str, seed: int, method: str, level: str) -> dict:
@@ -307,7 +330,7 @@ def point_record(args, widths: str, seed: int, method: str, level: str) -> dict:
     except Exception as error:  # recorded and reported, so that one point's failure does not end the record
         point = {"failed": f"{type(error).__name__}: {error}"}
     record = {"cnn": widths, "seed": seed, "method": method, "level": str(level), **point}
-    return {**record, "epochs": args.epochs, "train_images": len(data.x_train)}
+    return {**record, "epochs": epochs_of(args, method), "train_images": len(data.x_train)}
 
 
 def run(args, records: list, log: Path) -> list:
@@ -415,36 +438,47 @@ def _at_or_under(row, peer, measure: str) -> bool:
     return row["LUT"] <= peer["LUT"] and row["DSP"] <= peer["DSP"]
 
 
-def verdicts(rows: list, measure: str) -> list:
-    """Per peer point (HGQ2 alone, PQuantML): the best fpgaprune + HGQ2 point (same seeds) at or under its cost:
-    `measure` "LUT and DSP" (each at or under), or "board" (LUT + DSP as fractions of the board, summed)."""
+def verdicts(records: list, measure: str) -> list:
+    """Per peer point (HGQ2 alone, PQuantML; the mean over its seeds): fpgaprune's best point of the same QAT
+    epochs (`COMPARED`) whose mean over the same seeds is at or under its cost, by `measure`: "LUT and DSP" (each
+    at or under), "board" (LUT + DSP as fractions of the board, summed) or "DA"; with each seed's difference in
+    accuracy and their spread (largest - smallest)."""
+    accuracy = {(r["cnn"], r["method"], r["level"], r["seed"]): r["accuracy"] for r in records}
     found = []
-    for peer in (r for r in rows if r["method"] in PEERS):
-        ours = [
+    for peer in (r for r in summary(records) if r["method"] in PEERS):
+        seeds = peer["seeds"]
+        same = [
             r
-            for r in rows
-            if r["cnn"] == peer["cnn"]
-            and r["method"] in OURS
-            and r["seeds"] == peer["seeds"]
-            and _at_or_under(r, peer, measure)
+            for r in records
+            if r["cnn"] == peer["cnn"] and r["method"] in COMPARED[peer["method"]] and r["seed"] in seeds
         ]
+        ours = [r for r in summary(same) if r["seeds"] == seeds and _at_or_under(r, peer, measure)]
         best = max(ours, key=lambda r: r["accuracy"], default=None)
-        first, second = ("DA_LUT", "LUT") if measure == "DA" else ("LUT", "DSP")
-        found.append(
-            (
-                peer["cnn"],
-                _peer_name(peer),
-                f"{peer[first]:.0f}",
-                f"{peer[second]:.0f}",
-                f"{peer['accuracy']:.4f}",
-                f"{best['method'].split(',')[0]} {best['level']}" if best else "none at or under its cost",
-                f"{best[first]:.0f}" if best else "-",
-                f"{best[second]:.0f}" if best else "-",
-                f"{best['accuracy']:.4f}" if best else "-",
-                f"{best['accuracy'] - peer['accuracy']:+.4f}" if best else "-",
-            )
-        )
+        found.append(_verdict_row(peer, best, accuracy, measure))
     return found
+
+
+def _verdict_row(peer: dict, best: dict | None, accuracy: dict, measure: str) -> tuple:
+    first, second = ("DA_LUT", "LUT") if measure == "DA" else ("LUT", "DSP")
+    board = measure == "board"
+    shown = (lambda r: f"{board_cost(r):.1%}") if board else (lambda r: f"{r[second]:.0f}")
+    row = (peer["cnn"], _peer_name(peer), f"{peer[first]:.0f}", shown(peer), f"{peer['accuracy']:.4f}")
+    if best is None:
+        return (*row, "none at or under its cost", "-", "-", "-", "-", "-")
+    key = (peer["cnn"], best["method"], best["level"])
+    differences = [
+        accuracy[(*key, s)] - accuracy[(peer["cnn"], peer["method"], peer["level"], s)] for s in peer["seeds"]
+    ]
+    return (
+        *row,
+        f"{best['method'].split(',')[0]} {best['level']}",
+        f"{best[first]:.0f}",
+        shown(best),
+        f"{best['accuracy']:.4f}",
+        f"{best['accuracy'] - peer['accuracy']:+.4f}",
+        " ".join(f"{d:+.4f}" for d in differences)
+        + (f" ({max(differences) - min(differences):.4f})" if len(differences) > 1 else ""),
+    )
 
 
 def _peer_name(peer: dict) -> str:
@@ -456,6 +490,7 @@ def _peer_name(peer: dict) -> str:
 STYLES = {HGQ2_ALONE: "o", PRUNED: "s", SELECTED: "D", BUDGETED: "v", QKERAS: "^"}
 STYLES.update({label: marker for label, marker in zip(PQUANT.values(), ("P", "X", "*"))})
 STYLES.update({label: marker for label, marker in zip(PQUANT_DOUBLE.values(), ("p", "x", "h"))})
+STYLES.update({HGQ2_LONG: "8", PRUNED_LONG: "<", BUDGETED_LONG: ">"})
 
 
 def _draw(axis, rows: list, x_key: str) -> None:
@@ -463,7 +498,7 @@ def _draw(axis, rows: list, x_key: str) -> None:
     for color, (method, marker) in enumerate(STYLES.items()):
         points = sorted((r[x_key], r["accuracy"]) for r in rows if r["method"] == method)
         if points:
-            line = "" if method in (SELECTED, BUDGETED) else "-"
+            line = "" if method in (SELECTED, BUDGETED, BUDGETED_LONG) else "-"
             axis.plot(*zip(*points), marker=marker, linestyle=line, label=method, color=f"C{color}")
     axis.set_ylabel("test accuracy")
     axis.grid(alpha=0.3)
@@ -531,10 +566,12 @@ def report(records: list, out: Path) -> None:
         for r in rows
     ]
     print("\n".join(format_rows(("cnn", "method", "level", "seeds", "LUT", "DSP", "EBOPs", "accuracy"), table)))
+    priced = [r for r in records if not _unpriced(r)]
     for measure, label in (("LUT and DSP", "LUT and DSP each"), ("board", "LUT/board + DSP/board")):
-        header = ("cnn", "peer point", "LUT", "DSP", "accuracy", "fpgaprune + HGQ2's best", "LUT", "DSP", "accuracy")
+        second = "board" if measure == "board" else "DSP"
+        header = ("cnn", "peer point", "LUT", second, "accuracy", "fpgaprune's best", "LUT", second, "accuracy")
         print(f"\nat or under the cost of each peer point, HGQ2 alone and PQuantML ({label}):")
-        print("\n".join(format_rows((*header, "difference"), verdicts(rows, measure))))
+        print("\n".join(format_rows((*header, "difference", "per seed (spread)"), verdicts(priced, measure))))
     da_report(records, out)
     fits = sorted({text for r in records for text in r.get("fit", [])})[:6]
     print("\nfit verdicts of the points (which model priced them; a sample):\n" + "\n".join(fits))
@@ -561,7 +598,7 @@ def da_report(records: list, out: Path) -> None:
     print("\n".join(format_rows(("cnn", "method", "level", "seeds", "DA LUT", "latency LUT"), table)))
     header = ("cnn", "HGQ2 alone", "DA LUT", "LUT", "accuracy", "fpgaprune + HGQ2's best", "DA LUT", "LUT", "accuracy")
     print("\nat or under the DA LUTs of each HGQ2-alone point (LUT: the latency_parallel price, for reference):")
-    print("\n".join(format_rows((*header, "difference"), verdicts(rows, "DA"))))
+    print("\n".join(format_rows((*header, "difference", "per seed (spread)"), verdicts(records, "DA"))))
     plot_da(rows, out / "front_da.png")
     print(f"wrote {out / 'front_da.png'}")
     for check in load(out / "da_yosys.jsonl"):
@@ -653,6 +690,10 @@ def main(argv=None):
     parser.add_argument(
         "--pquant-data", default="0,2,4", help="PQuantML's data lanes: keep negatives, integer bits, fractional bits"
     )
+    parser.add_argument("--low-end-epochs", type=int, default=24, help="QAT epochs at HGQ2's low-cost end")
+    parser.add_argument("--low-end-betas", type=float, nargs="*", default=[1e-6, 1e-5, 1e-4])
+    parser.add_argument("--low-end-pruned-betas", type=float, nargs="*", default=[1e-5, 1e-4])
+    parser.add_argument("--low-end-budgets", nargs="*", default=["100000@1e-05"])
     parser.add_argument("--workers", type=int, default=2, help="Ray worker processes (1: no Ray)")
     parser.add_argument("--skip-selected", action="store_true", help="no selection points (the check, done once)")
     parser.add_argument("--models", type=Path, help="where each point's quantized model is saved (default: out/)")
@@ -665,7 +706,8 @@ def main(argv=None):
     if args.quick:
         args.widths, args.seeds, args.pretrain_epochs, args.epochs = ["4,8,8"], 1, 2, 1
         args.betas, args.pruned_betas, args.sparsities, args.train_images = [1e-7, 1e-6], [1e-6], [0.0, 0.5], 1000
-        args.selected_betas = [1e-6]
+        args.selected_betas, args.low_end_epochs, args.low_end_betas = [1e-6], 2, [1e-5]
+        args.low_end_pruned_betas, args.low_end_budgets = [1e-5], []
         args.budgets = ["35000@1e-06"]
         args.pquant_methods, args.pquant_sparsities, args.pquant_double = ["pdp"], [0.5], 0.0
     here = Path(__file__).parent

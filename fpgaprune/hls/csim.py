@@ -253,14 +253,20 @@ class CsimResult:
 class _LayerDiff:
     """Per traced layer: how many values differ from QKeras, the largest difference and the first one."""
 
-    def __init__(self, reference: str = "QKeras", moduli: dict | None = None):
+    def __init__(self, reference: str = "QKeras", tolerances: dict | None = None):
         self.counts, self.largest, self.first, self.peak, self.reference = {}, {}, {}, {}, reference
-        self.moduli = moduli or {}  # {layer: the period its type wraps at}: differences are taken modulo it
+        tolerances = {name: t for name, t in (tolerances or {}).items() if isinstance(t, Tolerance)}
+        # {layer: the period its type wraps at}: differences are taken modulo it
+        self.moduli = {name: t.modulus for name, t in tolerances.items() if t.modulus}
+        # {layer: the range its type saturates to}: the reference is clipped to it
+        self.clips = {name: t.clip for name, t in tolerances.items() if t.clip}
 
     def add(self, name: str, start: int, traced: np.ndarray, reference: np.ndarray, ids=None) -> None:
         """`start`: the chunk's first sample; `ids`: each row's sample number in the held-out set, if not
         `start + row` (a subset was simulated)."""
         traced = traced.reshape(reference.shape)
+        if name in self.clips:
+            reference = np.clip(reference, *self.clips[name])
         difference = traced - reference
         if name in self.moduli:
             period = self.moduli[name]
@@ -323,8 +329,7 @@ class _Comparison:
         self.samples = self.mismatches = self.agree = self.decided = self.logits_agree = self.ties = 0
         self.largest_diff = self.largest_logit = 0.0
         self.reference = front.quantizer_library
-        moduli = {name: t.modulus for name, t in (tolerances or {}).items() if getattr(t, "modulus", None)}
-        self.layers = _LayerDiff(self.reference, moduli)
+        self.layers = _LayerDiff(self.reference, tolerances)
 
     def add(self, start: int, outputs: np.ndarray, traces: dict, values, ids=None) -> None:
         n = len(outputs)

@@ -47,7 +47,8 @@ UNIT = 2.0**-24  # float32's unit roundoff
 # Layers that pass an error on unchanged: values moved, reshaped, maxed or passed through.
 _SAME = (*VALUES_PASS, *MOVES, *PADDINGS, *MAX_POOLING, "ReLU", "Concatenate", "Maximum", "Minimum")
 _PASSING_ACTIVATIONS = ("relu", "linear")  # 1-Lipschitz and exact in both: an error passes unchanged
-_TYPE = re.compile(r"(?:ap_)?(u?)fixed<\s*(\d+)\s*,\s*(-?\d+)\s*(?:,[^>]*)?>")
+_TYPE = re.compile(r"(?:ap_)?(u?)fixed<\s*(\d+)\s*,\s*(-?\d+)\s*((?:,[^>]*)?)>")
+_SATURATING = {"SAT", "AP_SAT", "SAT_SYM", "AP_SAT_SYM"}
 
 
 def parse_type(text) -> FixedType | None:
@@ -56,13 +57,25 @@ def parse_type(text) -> FixedType | None:
     return FixedType(int(match[2]), int(match[3]), not match[1]) if match else None
 
 
-def node_types(hls_config: dict) -> dict:
-    """{hls4ml node: {variable: FixedType}} from an HLSConfig's `LayerName` precisions."""
+def export_type(text) -> FixedType | None:
+    """`parse_type`, where a type that saturates (SAT, SAT_SYM) is marked `quantizing`: its value is clipped to
+    its range, as an activation quantizer's is."""
+    fixed = parse_type(text)
+    if fixed is None:
+        return None
+    modes = set(_TYPE.fullmatch(str(text).replace(" ", ""))[4].split(","))
+    return FixedType(fixed.width, fixed.integer, fixed.signed, bool(modes & _SATURATING))
+
+
+def node_types(hls_config: dict, saturation: bool = False) -> dict:
+    """{hls4ml node: {variable: FixedType}} from an HLSConfig's `LayerName` precisions; with `saturation`, a type
+    that saturates is marked (`export_type`)."""
+    parse = export_type if saturation else parse_type
     found = {}
     for node, settings in (hls_config.get("LayerName") or {}).items():
         precision = settings.get("Precision") if isinstance(settings, dict) else None
         items = precision.items() if isinstance(precision, dict) else [("result", precision)]
-        found[node] = {key: fixed for key, text in items if (fixed := parse_type(text)) is not None}
+        found[node] = {key: fixed for key, text in items if (fixed := parse(text)) is not None}
     return found
 
 
@@ -70,13 +83,15 @@ def node_types(hls_config: dict) -> dict:
 class Tolerance:
     """|C-sim - QKeras| at a layer may reach `absolute` + `relative` x the largest |value| of QKeras there; with a
     `modulus`, the difference is taken modulo it first (a type that wraps, where the value is read only through a
-    quantizer that wraps at the same period)."""
+    quantizer that wraps at the same period); with a `clip` (lo, hi), QKeras' value is clipped to it first (a
+    type that saturates, where the value is read only through a quantizer that saturates at the same range)."""
 
     absolute: float
     relative: float
     reason: str
     advice: str
     modulus: float | None = None
+    clip: tuple[float, float] | None = None
 
     def bound(self, largest: float) -> float:
         return self.absolute + self.relative * largest
@@ -104,7 +119,7 @@ def node_tables(hls_config: dict) -> dict:
 def export_layer_tolerances(model, hls_config: dict, names: dict | None = None, input_type=None) -> dict:
     """`layer_tolerances` from an export's HLSConfig and input type."""
     names = names or {}
-    types, tables = map_keys(node_types(hls_config), names), map_keys(node_tables(hls_config), names)
+    types, tables = map_keys(node_types(hls_config, saturation=True), names), map_keys(node_tables(hls_config), names)
     return layer_tolerances(model, types, input_type, tables)
 
 

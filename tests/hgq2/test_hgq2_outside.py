@@ -92,3 +92,38 @@ def test_an_hgq2_layer_hls4ml_cannot_convert_is_one_line_naming_it():
     )
     problem = front_end_of(model).conversion_problem(model)
     assert problem == "layer 'volume' is a QConv3D, which hls4ml 1.3.0's Keras 3 converter cannot convert; replace it"
+
+
+@pytest.mark.csim
+def test_an_hgq2_model_whose_datalanes_saturate_is_judged_against_the_clipped_values(tmp_path):
+    """Each conv read by a standalone quantizer that rounds and saturates at fixed widths (SAT, not HGQ2's default
+    WRAP; as a model carried from PQuantML has them), then a ReLU: BitExact folds the quantizer into the conv's
+    type, which then holds the quantizer's value, not the conv's. C-sim is bit-exact at the logits, and each conv
+    is judged against its value clipped to its type's range (before the fix: "beyond its tolerance ... modulo")."""
+    from hgq.quantizer import Quantizer, QuantizerConfig
+
+    data = load_digits()
+    x = (np.minimum(data.images, 15) / 16).astype("float32")[..., None]
+    keras.utils.set_random_seed(0)
+
+    def lane():  # ufixed<5,1,RND,SAT>: clipped to [0, 1.9375]
+        return QuantizerConfig("kif", "datalane", k0=False, i0=1, f0=4, round_mode="RND", overflow_mode="SAT")
+
+    layers = []
+    for index, filters in enumerate((6, 8), start=1):
+        layers += [QConv2D(filters, 3, name=f"conv{index}", iq_conf=lane()), Quantizer(lane(), name=f"q{index}")]
+        layers += [keras.layers.Activation("relu", name=f"relu{index}")]
+    with LayerConfigScope(enable_ebops=True, beta0=1e-6):
+        model = keras.Sequential(
+            [keras.Input((8, 8, 1)), *layers, keras.layers.Flatten(), QDense(10, name="fc", iq_conf=lane())]
+        )
+    model.compile(keras.optimizers.Adam(1e-2), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x[:1400], data.target[:1400], epochs=2, verbose=0)
+    x_test = x[1400:]
+    conv2_out = keras.Model(model.inputs, model.get_layer("conv2").output).predict(x_test, verbose=0)
+    assert conv2_out.max() > 2.0  # values beyond the quantizer's range: the export holds them saturated
+    result = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "prj", x=x_test[:50])
+    check = fp.csim(result, model, x_test)
+    assert check.bit_exact and check.passed, check.format()
+    judged = "\n".join(check.judged)
+    assert "'conv2'" in judged and "saturating (judged against the value clipped to [0, 1.9375])" in judged, judged

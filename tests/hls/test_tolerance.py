@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import fpgaprune as fp
-from fpgaprune.hls.tolerance import RECURRENT_RELATIVE, UNBOUNDED, logits_tolerance, parse_type
+from fpgaprune.hls.tolerance import RECURRENT_RELATIVE, UNBOUNDED, export_type, logits_tolerance, parse_type
 from fpgaprune.quantize import FixedType, to_qkeras
 from fpgaprune.tfk import keras
 
@@ -22,6 +22,14 @@ def test_types_are_read_in_both_spellings():
     assert parse_type("ap_fixed<16,6>") == FixedType(16, 6, True)
     assert parse_type("ufixed<6,2,RND_CONV,SAT>") == FixedType(6, 2, False)
     assert parse_type("ap_ufixed<8, 0>") == FixedType(8, 0, False) and parse_type("float") is None
+
+
+def test_an_export_type_that_saturates_is_marked_and_one_that_wraps_is_not():
+    """An export's node type with SAT or SAT_SYM holds its value clipped to its range (as a quantizer's)."""
+    assert export_type("ufixed<6,2,RND,SAT,0>") == FixedType(6, 2, False, quantizing=True)
+    assert export_type("ap_fixed<8,3,AP_TRN,AP_SAT_SYM>") == FixedType(8, 3, True, quantizing=True)
+    assert export_type("ufixed<6,2,TRN,WRAP,0>") == FixedType(6, 2, False)
+    assert export_type("fixed<16,6>") == parse_type("fixed<16,6>") and export_type("auto") is None
 
 
 def _pooled(size):

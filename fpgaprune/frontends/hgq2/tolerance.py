@@ -1,10 +1,12 @@
 """How far C-sim may stand from the HGQ2 model at each traced layer, from the types hls4ml's BitExact pass gave.
 
 BitExact types each node with the bits its readers need: a layer whose reader is an HGQ2 quantizer keeps only the
-bits that quantizer can still tell apart: its fraction bits truncated (TRN), and its integer bits wrapped (WRAP:
-HGQ2's activation quantizers wrap too, at the same period). So such a layer's traced output equals the HGQ2
+bits that quantizer can still tell apart. Where the quantizer wraps (WRAP, HGQ2's default), the node's fraction
+bits are truncated (TRN) and its integer bits wrapped at the same period: its traced output equals the HGQ2
 model's value modulo 2^I (I: its type's integer bits), within less than one step of its type, and the quantizer
-after it gives the same value in both. The logits (the last layer with a kernel) and everything after them must
+after it gives the same value in both. Where the quantizer saturates (SAT, SAT_SYM), BitExact folds its rounding
+and saturation into the node's type: the traced output is the quantizer's, within one step of the HGQ2 model's
+value clipped to the type's range. The logits (the last layer with a kernel) and everything after them must
 be bit-exact, but where HGQ2's float32 reference is not exact itself: a kernel layer whose sums need more than 24
 bits (its widest weight + its widest input + log2 of its fan-in) may be rounded by float32 by up to
 gamma_n sum |x| |W| (u = 2^-24, gamma_n = n u / (1 - n u), n its fan-in and bias), while hls4ml's sum is exact;
@@ -19,10 +21,15 @@ from fpgaprune.framework import layers_of
 from fpgaprune.frontends.hgq2.quantizers import is_hgq2, quantized, quantizer_bits
 from fpgaprune.frontends.hgq2.types import input_kif, kernel_input_kif
 from fpgaprune.hls.tolerance import UNIT, Tolerance
+from fpgaprune.quantize.fixed_types import FixedType
 
 REASON = (
     "hls4ml's BitExact pass keeps the bits of {name} its reader's quantizer needs, {type} (judged modulo "
     "{period:g}, where both wrap)"
+)
+SATURATED = (
+    "hls4ml's BitExact pass folds the rounding and saturation of {name}'s reader's quantizer into its type, "
+    "{type} saturating (judged against the value clipped to [{lo:g}, {hi:g}])"
 )
 FLOAT32 = "HGQ2 accumulates '{name}' in float32, not exactly ({bits} bits of products > 24)"
 
@@ -41,10 +48,20 @@ def layer_tolerances(model, types: dict, input_type=None) -> dict:
         if index >= exact_from or fixed is None:
             found[layer.name] = Tolerance(error, 0.0, reason, _ADVICE) if error else None
             continue
-        period = 2.0**fixed.integer
-        own = REASON.format(name=layer.name, type=fixed.hls(), period=period)
-        found[layer.name] = Tolerance(2.0**-fixed.frac + error, 0.0, "; ".join((own, *sources)), "", period)
+        found[layer.name] = _kept_bits(layer.name, fixed, error, sources)
     return found
+
+
+def _kept_bits(name: str, fixed, error: float, sources: tuple) -> Tolerance:
+    """A traced layer before the logits whose type keeps the bits its reader's quantizer needs: one step of it,
+    modulo its period where it wraps, or against the value clipped to its range where it saturates."""
+    plain = FixedType(fixed.width, fixed.integer, fixed.signed)
+    if fixed.quantizing:
+        own = SATURATED.format(name=name, type=plain.hls(), lo=fixed.lo, hi=fixed.hi)
+        return Tolerance(2.0**-fixed.frac + error, 0.0, "; ".join((own, *sources)), "", clip=(fixed.lo, fixed.hi))
+    period = 2.0**fixed.integer
+    own = REASON.format(name=name, type=plain.hls(), period=period)
+    return Tolerance(2.0**-fixed.frac + error, 0.0, "; ".join((own, *sources)), "", period)
 
 
 _ADVICE = "narrow the inputs or the weights of the layers named to make their float32 sums exact"
