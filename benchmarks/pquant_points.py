@@ -1,12 +1,14 @@
 """PQuantML's points of the accuracy-at-equal-hardware front (`bench_hgq2_front.py`, the HGQ2 environment).
 
-Each point: the seed's float CNN through PQuantML as its docs say (`add_compression_layers`, `train_model` with
-the user's train step adding `get_model_losses`, `apply_final_compression`), one pruning method at one sparsity,
-its fixed-point quantizers (weights at PQuantML's default 8 bits; data lanes `--pquant-data`, see below), trained
-the same epochs as every other point, split over its phases (pretraining, pruning, fine-tuning) in the method's
-default proportions. The trained model reaches hls4ml 1.3 as its HGQ2 copy (`pquant_route.py`: the same
-arithmetic, checked equal to PQuantML's own forward on the whole test set, recorded per point) and is priced by
-the same export and `fp.estimate` as every other point.
+Each point: the seed's float CNN through PQuantML as its code documents it (`add_compression_layers`, then Keras'
+`fit` with its `PQuantCallback`, "the Keras callback equivalent of train_model()", which runs each phase's hooks
+and `apply_final_compression`; a method's penalty reaches the loss as the layer's own `add_loss`, as `fit`
+expects; its other path, `train_model` with an eager train step, had not finished one point in 9 minutes here),
+one pruning method at one sparsity, its fixed-point quantizers (weights at PQuantML's default 8 bits; data lanes
+`--pquant-data`, see below), trained the same epochs as every other point, split over its phases (pretraining,
+pruning, fine-tuning) in the method's default proportions. The trained model reaches hls4ml 1.3 as its HGQ2 copy
+(`pquant_route.py`: the same arithmetic, checked equal to PQuantML's own forward on the whole test set, recorded
+per point) and is priced by the same export and `fp.estimate` as every other point.
 
 Methods: PDP and Wanda (`sparsity`) and MDMM (`target_sparsity`), the three of PQuantML's that take a sparsity
 target, as fpgaprune's kernel removal does; DST and AutoSparse take only penalty weights, CS none. Per method,
@@ -77,28 +79,19 @@ def functional(keras, model):
 
 
 def trained(keras, model, data, found):
-    """The float `model` through PQuantML: its layers replaced, trained by its loop, finalized."""
-    import tensorflow as tf
-    from pquant import add_compression_layers, apply_final_compression, get_model_losses, train_model
+    """The float `model` through PQuantML: its layers replaced, trained by Keras' `fit` with PQuantML's callback
+    (its Keras equivalent of `train_model`: the phases' hooks at each epoch's ends, `apply_final_compression`
+    at the end), at the benchmark's batch size."""
+    from pquant import add_compression_layers
+    from pquant.core.keras.train import PQuantCallback
 
     compressed = add_compression_layers(functional(keras, model), found, (1, *data.x_train.shape[1:]))
-    optimizer = keras.optimizers.Adam(LEARNING_RATE)
     loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    batches = tf.data.Dataset.from_tensor_slices((data.x_train, data.y_train)).batch(BATCH)
-
-    def step(x, y):  # eager: PQuantML's layers keep Python state that a traced step would freeze
-        with tf.GradientTape() as tape:
-            value = get_model_losses(compressed, loss(y, compressed(x, training=True)))
-        variables = compressed.trainable_variables
-        gradients = tape.gradient(value, variables)
-        optimizer.apply_gradients([(g, v) for g, v in zip(gradients, variables) if g is not None])
-
-    def train_step(model, epoch=None, **_):
-        for x, y in batches:
-            step(x, y)
-
-    train_model(compressed, found, train_step, lambda model, epoch=None, **_: None)
-    apply_final_compression(compressed)
+    compressed.compile(keras.optimizers.Adam(LEARNING_RATE), loss)
+    callback = PQuantCallback(found, log_ebops=False, log_keep_ratio=False)
+    compressed.fit(
+        data.x_train, data.y_train, batch_size=BATCH, epochs=callback.total_epochs, callbacks=[callback], verbose=0
+    )
     return compressed
 
 
