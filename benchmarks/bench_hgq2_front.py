@@ -266,7 +266,7 @@ def plan(args) -> list:
     points += [(PQUANT_DOUBLE[m], args.pquant_double) for m in args.pquant_methods if args.pquant_double]
     points += [(BUDGETED, level) for level in args.budgets]
     points += [(HGQ2_LONG, b) for b in args.low_end_betas]
-    points += [(PRUNED_LONG, f"{s}@{b}") for s in args.sparsities if s > 0 for b in args.low_end_pruned_betas]
+    points += [(PRUNED_LONG, f"{s}@{b}") for s in args.low_end_sparsities for b in args.low_end_pruned_betas]
     return points + [(BUDGETED_LONG, level) for level in args.low_end_budgets]
 
 
@@ -690,8 +690,9 @@ def main(argv=None):
     parser.add_argument(
         "--pquant-data", default="0,2,4", help="PQuantML's data lanes: keep negatives, integer bits, fractional bits"
     )
-    parser.add_argument("--low-end-epochs", type=int, default=24, help="QAT epochs at HGQ2's low-cost end")
+    parser.add_argument("--low-end-epochs", type=int, default=16, help="QAT epochs at HGQ2's low-cost end")
     parser.add_argument("--low-end-betas", type=float, nargs="*", default=[1e-6, 1e-5, 1e-4])
+    parser.add_argument("--low-end-sparsities", type=float, nargs="*", default=[0.75])
     parser.add_argument("--low-end-pruned-betas", type=float, nargs="*", default=[1e-5, 1e-4])
     parser.add_argument("--low-end-budgets", nargs="*", default=["100000@1e-05"])
     parser.add_argument("--workers", type=int, default=2, help="Ray worker processes (1: no Ray)")
@@ -707,7 +708,7 @@ def main(argv=None):
         args.widths, args.seeds, args.pretrain_epochs, args.epochs = ["4,8,8"], 1, 2, 1
         args.betas, args.pruned_betas, args.sparsities, args.train_images = [1e-7, 1e-6], [1e-6], [0.0, 0.5], 1000
         args.selected_betas, args.low_end_epochs, args.low_end_betas = [1e-6], 2, [1e-5]
-        args.low_end_pruned_betas, args.low_end_budgets = [1e-5], []
+        args.low_end_pruned_betas, args.low_end_sparsities, args.low_end_budgets = [1e-5], [0.5], []
         args.budgets = ["35000@1e-06"]
         args.pquant_methods, args.pquant_sparsities, args.pquant_double = ["pdp"], [0.5], 0.0
     here = Path(__file__).parent

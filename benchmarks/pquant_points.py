@@ -17,6 +17,12 @@ what a short run needs of the schedule (its defaults assume 100 to 200 epochs) i
 - Wanda starts collecting at epoch `t_start_collecting_batch` (100) and prunes `t_delta` (100) batches later;
   here from the first pruning epoch, pruning after 20 batches; its `M`/`N` are unset (their default is broken, a tuple);
 - MDMM: its defaults.
+
+Quantization: PQuantML's fixed-point quantizers, not its HGQ ones: the copy into hls4ml takes one width per tensor
+(`pquant_route.py`), and fixed point is PQuantML's default (`use_high_granularity_quantization` False). Weights and
+biases at its default (1, 0, 7), 8 bits. Its data lanes default to (0, 0, 7): unsigned, no integer bit, so every
+activation saturates at 0.99, which this CNN's ReLUs pass well beyond; here (0, 2, 4) instead, unsigned 6 bits
+with 2 integer bits, the QKeras reference's `quantized_relu(6,2)` (fpgaprune's bits).
 """
 
 import numpy as np
