@@ -1,0 +1,38 @@
+"""A smoke test of `benchmarks/bench_hgq2_front.py --quick` (the HGQ2 environment with its peers,
+requirements/hgq2-peers.txt): every method's point runs end to end on a small CNN and is priced, PQuantML's copy
+into hls4ml equals its own forward on the test set and keeps its sparsity, and the report prints the verdicts.
+The benchmark's own figures are not asserted: they are recorded in benchmarks/results/."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("hgq", reason="HGQ2 lives in its own environment (requirements/hgq2.txt, docs/hgq2.md)")
+pytest.importorskip("pquant", reason="PQuantML is the benchmark's peer: pip install -r requirements/hgq2-peers.txt")
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.mark.csim
+def test_the_quick_mode_runs_every_method_and_prints_the_verdicts(tmp_path):
+    out, models = tmp_path / "out", tmp_path / "models"
+    argv = ["--quick", "--workers", "1", "--out", str(out), "--models", str(models)]
+    code = (
+        f"import sys; sys.path.insert(0, {str(BENCHMARKS)!r}); import bench_hgq2_front; bench_hgq2_front.main({argv!r})"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    records = [json.loads(line) for line in (out / "points.jsonl").read_text().splitlines()]
+    assert not [r for r in records if "failed" in r or "infeasible" in r], done.stdout[-2000:]
+    methods = {r["method"] for r in records}
+    assert {"HGQ2 alone, beta", "HGQ2 alone, long QAT, beta", "PQuantML PDP + fixed point, sparsity"} <= methods
+    assert {"fpgaprune kernels + HGQ2, sparsity@beta", "fpgaprune kernels by budget + HGQ2, LUT@beta"} <= methods
+    assert all(r["LUT"] > 0 and 0 <= r["accuracy"] <= 1 for r in records)
+    (pquant,) = [r for r in records if r["method"].startswith("PQuantML")]
+    assert pquant["copy_exact_on_test_set"] and pquant["phases"] == [0, 1, 0]
+    assert all(abs(share - 0.5) < 0.02 for share in pquant["kernel_zeros"].values()), pquant["kernel_zeros"]
+    assert "at or under the cost of each peer point" in done.stdout and "PQuantML PDP + fixed point 0.5" in done.stdout
+    assert (out / "front.png").stat().st_size > 0 and any(models.glob("*pquant-pdp-0.5.keras"))
