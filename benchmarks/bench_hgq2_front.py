@@ -692,7 +692,7 @@ def main(argv=None):
     )
     parser.add_argument("--low-end-epochs", type=int, default=16, help="QAT epochs at HGQ2's low-cost end")
     parser.add_argument("--low-end-betas", type=float, nargs="*", default=[1e-6, 1e-5, 1e-4])
-    parser.add_argument("--low-end-sparsities", type=float, nargs="*", default=[0.75])
+    parser.add_argument("--low-end-sparsities", type=float, nargs="*", default=[0.9])
     parser.add_argument("--low-end-pruned-betas", type=float, nargs="*", default=[1e-5, 1e-4])
     parser.add_argument("--low-end-budgets", nargs="*", default=["100000@1e-05"])
     parser.add_argument("--workers", type=int, default=2, help="Ray worker processes (1: no Ray)")
