@@ -18,7 +18,11 @@ the QKeras environment loads the same ones), each then trained the same `--epoch
 - PQuantML (`pquant-ml` 0.1.0, the HGQ2 environment): PDP, Wanda and MDMM at `--pquant-sparsities`, its
   fixed-point quantizers, the same epochs split over its phases in each method's default proportions, and each
   method once more at twice the epochs (`--pquant-double`); carried into hls4ml as an HGQ2 copy checked equal to
-  its own forward on the test set (`pquant_points.py`, `pquant_route.py`).
+  its own forward on the test set (`pquant_points.py`, `pquant_route.py`);
+- HGQ2's low-cost end (`--low-end-*`): HGQ2 alone, kernels removed by target and by budget, at larger β, all
+  trained `--low-end-epochs` (16). At the common 6 epochs β beyond 1e-6 buys little: Adam moves each bit width by
+  about its learning rate per step, so 6 epochs (942 steps at 5e-3) take at most about 4.7 bits off, whatever β,
+  and HGQ2 alone stays near 12M EBOPs from β 3e-6 to 1e-4. Those points compare with each other only.
 
 One measure for all: each point is exported with fpgaprune's `latency_parallel` preset (io_parallel, Latency,
 reuse factor 1) for the ZCU102 and priced by `fp.estimate` on that export (fpgaprune's stated rules; the
@@ -661,6 +665,16 @@ def measure_da(args, records: list) -> None:
             print(f"yosys: {' '.join(map(str, _key(found)))}: {found['layers']}")
 
 
+def _quick(args) -> None:
+    """`--quick`: a small CNN on 1000 images, one seed, a point or two of each method."""
+    args.widths, args.seeds, args.pretrain_epochs, args.epochs = ["4,8,8"], 1, 2, 1
+    args.betas, args.pruned_betas, args.sparsities, args.train_images = [1e-7, 1e-6], [1e-6], [0.0, 0.5], 1000
+    args.selected_betas, args.low_end_epochs, args.low_end_betas = [1e-6], 2, [1e-5]
+    args.low_end_pruned_betas, args.low_end_sparsities, args.low_end_budgets = [1e-5], [0.5], []
+    args.budgets = ["35000@1e-06"]
+    args.pquant_methods, args.pquant_sparsities, args.pquant_double = ["pdp"], [0.5], 0.0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--library", choices=["hgq2", "qkeras"], default="hgq2", help="this environment's points")
@@ -705,12 +719,7 @@ def main(argv=None):
     parser.add_argument("--measure-da", metavar="LAYER", help="yosys on LAYER's DA circuit of DA_SAMPLE's points")
     args = parser.parse_args(argv)
     if args.quick:
-        args.widths, args.seeds, args.pretrain_epochs, args.epochs = ["4,8,8"], 1, 2, 1
-        args.betas, args.pruned_betas, args.sparsities, args.train_images = [1e-7, 1e-6], [1e-6], [0.0, 0.5], 1000
-        args.selected_betas, args.low_end_epochs, args.low_end_betas = [1e-6], 2, [1e-5]
-        args.low_end_pruned_betas, args.low_end_sparsities, args.low_end_budgets = [1e-5], [0.5], []
-        args.budgets = ["35000@1e-06"]
-        args.pquant_methods, args.pquant_sparsities, args.pquant_double = ["pdp"], [0.5], 0.0
+        _quick(args)
     here = Path(__file__).parent
     args.out = args.out or (here / "out" / "hgq2_front_quick" if args.quick else here / "results" / "hgq2_front")
     args.out.mkdir(parents=True, exist_ok=True)
