@@ -708,7 +708,7 @@ def main(argv=None):
     parser.add_argument("--low-end-betas", type=float, nargs="*", default=[3e-7, 1e-6, 3e-6, 1e-5, 1e-4])
     parser.add_argument("--low-end-sparsities", type=float, nargs="*", default=[0.75, 0.9])
     parser.add_argument("--low-end-pruned-betas", type=float, nargs="*", default=[1e-6])
-    parser.add_argument("--low-end-budgets", nargs="*", default=["100000@1e-06"])
+    parser.add_argument("--low-end-budgets", nargs="*", default=["100000@1e-06", "150000@1e-06"])
     parser.add_argument("--workers", type=int, default=2, help="Ray worker processes (1: no Ray)")
     parser.add_argument("--skip-selected", action="store_true", help="no selection points (the check, done once)")
     parser.add_argument("--models", type=Path, help="where each point's quantized model is saved (default: out/)")
