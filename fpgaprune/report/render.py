@@ -302,7 +302,13 @@ HGQ2_ADVICE = (
     "On the larger CNN, fpgaprune with QKeras 6-bit (its own environment) was 0.6 to 1.6 points more accurate than "
     "every HGQ2 point with as many LUTs or more. Priced as the distributed_arithmetic circuit instead "
     "(benchmarks/results/hgq2_front_da: the smaller CNN, one seed), removing kernels first was ahead at 4 of 5 "
-    "HGQ2-alone points (+0.01 to +0.63) and level at one."
+    "HGQ2-alone points (+0.01 to +0.63) and level at one. At HGQ2's low-cost end (16 epochs at beta 3e-7 to 3e-6, "
+    "0.2M to 2.7M EBOPs; two seeds) HGQ2 alone fell to 76-77%, and removing 90% of the kernels first kept 81.8% at "
+    "fewer LUTs (+5.1 and +6.1 points). Against PQuantML (its PDP, Wanda and MDMM at sparsity 0.5 to 0.9, the "
+    "smaller CNN, 3 seeds), removing kernels before HGQ2's QAT was ahead of MDMM (+1.4 to +3.5 points) and of "
+    "Wanda at 0.7 (+1.2), and level with PDP (within the seeds' spread); below about 115,000 LUT only PQuantML's "
+    "PDP and Wanda had points, as they prune every layer: for a design that small, prune the first and last "
+    "layers too (pruning.layers), or use PQuantML's PDP."
 )
 
 
