@@ -521,8 +521,9 @@ def plot(rows: list, path: Path) -> None:
     cnns = sorted({r["cnn"] for r in rows})
     figure, axes = _figure(len(cnns), 2, 5.5)
     for row_axes, cnn_name in zip(axes, cnns):
-        seeds = max(len(r["seeds"]) for r in rows if r["cnn"] == cnn_name)  # a level some seeds missed: not drawn
-        drawn = [r for r in rows if r["cnn"] == cnn_name and len(r["seeds"]) == seeds]
+        mine = [r for r in rows if r["cnn"] == cnn_name]
+        seeds = {r["method"]: max(len(s["seeds"]) for s in mine if s["method"] == r["method"]) for r in mine}
+        drawn = [r for r in mine if len(r["seeds"]) == seeds[r["method"]]]  # a level some seeds missed: not drawn
         for axis, resource in zip(row_axes, ("LUT", "DSP")):
             _draw(axis, drawn, resource)
             axis.set_xscale("log" if resource == "LUT" else "linear")
