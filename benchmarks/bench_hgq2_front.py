@@ -499,11 +499,14 @@ STYLES.update({HGQ2_LONG: "8", PRUNED_LONG: "<", BUDGETED_LONG: ">"})
 
 def _draw(axis, rows: list, x_key: str) -> None:
     """Accuracy against `x_key` of `rows` (one CNN's), a marker per method; the swept methods joined by a line."""
+    import matplotlib
+
+    colors = matplotlib.colormaps["tab20"]  # one color per method (STYLES has more than 10)
     for color, (method, marker) in enumerate(STYLES.items()):
         points = sorted((r[x_key], r["accuracy"]) for r in rows if r["method"] == method)
         if points:
             line = "" if method in (SELECTED, BUDGETED, BUDGETED_LONG) else "-"
-            axis.plot(*zip(*points), marker=marker, linestyle=line, label=method, color=f"C{color}")
+            axis.plot(*zip(*points), marker=marker, linestyle=line, label=method, color=colors(color % 20))
     axis.set_ylabel("test accuracy")
     axis.grid(alpha=0.3)
 
@@ -529,7 +532,7 @@ def plot(rows: list, path: Path) -> None:
             axis.set_xscale("log" if resource == "LUT" else "linear")
             axis.set_xlabel(f"{resource} (fp.estimate, {PRESET}, reuse 1)")
             axis.set_title(f"CNN {cnn_name}")
-        row_axes[0].legend(fontsize=7)
+        row_axes[1].legend(fontsize=6, loc="center right")  # the DSP axis: its points lie at 0 and at the top
     figure.tight_layout()
     figure.savefig(path, dpi=110)
 
