@@ -308,7 +308,7 @@ HGQ2_ADVICE = (
     "smaller CNN, 3 seeds), removing kernels before HGQ2's QAT was ahead of MDMM (+1.4 to +3.5 points) and of "
     "Wanda at 0.7 (+1.2), and level with PDP (within the seeds' spread); below about 115,000 LUT only PQuantML's "
     "PDP and Wanda had points, as they prune every layer: for a design that small, prune the first and last "
-    "layers too (pruning.layers), or use PQuantML's PDP."
+    "layers too (pruning.targets), or use PQuantML's PDP."
 )
 
 
