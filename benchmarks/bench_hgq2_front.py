@@ -699,7 +699,7 @@ def main(argv=None):
     parser.add_argument(
         "--budgets",
         nargs="*",
-        default=["400000@1e-07", "300000@1e-07", "200000@1e-07", "435000@1e-08", "435000/1800@1e-08", "150000@1e-05"],
+        default=["400000@1e-07", "300000@1e-07", "200000@1e-07", "435000@1e-08", "435000/1800@1e-08"],
         help="LUT@beta or LUT/DSP@beta (counts on the ZCU102)",
     )
     parser.add_argument("--pquant-methods", nargs="*", default=list(PQUANT_NAMES), choices=list(PQUANT_NAMES))
