@@ -297,11 +297,11 @@ def run_point(keras, args, widths, seed, data, method, level) -> dict:
     method = LONG.get(method, method)
     if method == HGQ2_ALONE:
         return hgq2_point(keras, model, data, args, 0.0, float(level), False, epochs, save_to=save_to)
-    pquant = {**{v: (m, 1) for m, v in PQUANT.items()}, **{v: (m, 2) for m, v in PQUANT_DOUBLE.items()}}
+    pquant = {label: name for names in (PQUANT, PQUANT_DOUBLE) for name, label in names.items()}
     if method in pquant:
         from pquant_points import pquant_point
 
-        name, _ = pquant[method]
+        name = pquant[method]
         data_kif = tuple(float(v) for v in args.pquant_data.split(","))
         return pquant_point(keras, model, data, name, float(level), epochs, data_kif, lambda m: price(m, data, save_to))
     first, beta = str(level).split("@")

@@ -60,11 +60,10 @@ def parse_type(text) -> FixedType | None:
 def export_type(text) -> FixedType | None:
     """`parse_type`, where a type that saturates (SAT, SAT_SYM) is marked `quantizing`: its value is clipped to
     its range, as an activation quantizer's is."""
-    fixed = parse_type(text)
-    if fixed is None:
+    match = _TYPE.fullmatch(str(text).replace(" ", ""))
+    if not match:
         return None
-    modes = set(_TYPE.fullmatch(str(text).replace(" ", ""))[4].split(","))
-    return FixedType(fixed.width, fixed.integer, fixed.signed, bool(modes & _SATURATING))
+    return FixedType(int(match[2]), int(match[3]), not match[1], bool(set(match[4].split(",")) & _SATURATING))
 
 
 def node_types(hls_config: dict, saturation: bool = False) -> dict:
