@@ -15,10 +15,11 @@ the QKeras environment loads the same ones), each then trained the same `--epoch
   (pruned, without more training) where they no longer fit;
 - fpgaprune kernels + QKeras (the reference, as today: 6-bit kernels, 8-bit biases, 6-bit ReLUs): run in the
   QKeras environment with `--library qkeras`, QAT at 1e-3;
-- PQuantML (`pquant-ml` 0.1.0, the HGQ2 environment): PDP, Wanda and MDMM at `--pquant-sparsities`, its
-  fixed-point quantizers, the same epochs split over its phases in each method's default proportions, and each
-  method once more at twice the epochs (`--pquant-double`); carried into hls4ml as an HGQ2 copy checked equal to
-  its own forward on the test set (`pquant_points.py`, `pquant_route.py`);
+- PQuantML (`pquant-ml` 0.1.0, the HGQ2 environment): PDP, Wanda and MDMM at `--pquant-sparsities`, with its
+  fixed-point quantizers and with its HGQ ones (`--pquant-quantizers`), the same epochs split over its phases in
+  each method's default proportions, and each method once more at twice the epochs (`--pquant-double`); carried
+  into hls4ml as an HGQ2 copy checked equal to its own forward on the test set (`pquant_points.py`,
+  `pquant_route.py`);
 - HGQ2's low-cost end (`--low-end-*`): HGQ2 alone, kernels removed by target and by budget, at larger β, all
   trained `--low-end-epochs` (16). At the common 6 epochs β beyond 1e-6 buys little: Adam moves each bit width by
   about its learning rate per step, so 6 epochs (942 steps at 5e-3) take at most about 4.7 bits off, whatever β,
@@ -70,12 +71,18 @@ HGQ2_LONG, PRUNED_LONG, BUDGETED_LONG = (
     "fpgaprune kernels by budget + HGQ2, long QAT, LUT@beta",
 )
 LONG = {HGQ2_LONG: HGQ2_ALONE, PRUNED_LONG: PRUNED, BUDGETED_LONG: BUDGETED}
-# PQuantML's methods, at the common epochs and at twice them
-PQUANT = {method: f"PQuantML {name} + fixed point, sparsity" for method, name in PQUANT_NAMES.items()}
-PQUANT_DOUBLE = {method: f"PQuantML {name} + fixed point, 2x epochs, sparsity" for method, name in PQUANT_NAMES.items()}
+# PQuantML's runs, label -> (method, its quantizers, epochs factor): with its fixed-point or its HGQ quantizers,
+# at the common epochs and at twice them
+PQUANT_QUANTIZERS = {"fixed": "fixed point", "hgq": "HGQ"}
+PQUANT_RUNS = {
+    f"PQuantML {name} + {text}{', 2x epochs' if factor == 2 else ''}, sparsity": (method, quantizers, factor)
+    for quantizers, text in PQUANT_QUANTIZERS.items()
+    for factor in (1, 2)
+    for method, name in PQUANT_NAMES.items()
+}
 # each peer's points against fpgaprune's points of the same QAT epochs (PQuantML's twice-the-epochs points
 # against the common epochs': does the budget decide the verdict?)
-COMPARED = {HGQ2_ALONE: OURS, **{label: OURS for label in (*PQUANT.values(), *PQUANT_DOUBLE.values())}}
+COMPARED = {HGQ2_ALONE: OURS, **{label: OURS for label in PQUANT_RUNS}}
 COMPARED[HGQ2_LONG] = (PRUNED_LONG, BUDGETED_LONG)
 PEERS = tuple(COMPARED)
 # the points of seed 0 whose DA circuit of one layer yosys measures (`--measure-da`): the cheapest and costliest
@@ -266,20 +273,29 @@ def plan(args) -> list:
     points += [(PRUNED, f"{s}@{b}") for s in args.sparsities if s > 0 for b in args.pruned_betas]
     largest = max(s for s in args.sparsities if s > 0)
     points += [] if args.skip_selected else [(SELECTED, f"{largest}@{b}") for b in args.selected_betas]
-    points += [(PQUANT[m], s) for m in args.pquant_methods for s in args.pquant_sparsities]
-    points += [(PQUANT_DOUBLE[m], args.pquant_double) for m in args.pquant_methods if args.pquant_double]
+    points += _pquant_plan(args)
     points += [(BUDGETED, level) for level in args.budgets]
     points += [(HGQ2_LONG, b) for b in args.low_end_betas]
     points += [(PRUNED_LONG, f"{s}@{b}") for s in args.low_end_sparsities for b in args.low_end_pruned_betas]
     return points + [(BUDGETED_LONG, level) for level in args.low_end_budgets]
 
 
+def _pquant_plan(args) -> list:
+    """PQuantML's points: each method and quantizers at each sparsity, and once more at twice the epochs."""
+    points = []
+    for label, (method, quantizers, factor) in PQUANT_RUNS.items():
+        if method in args.pquant_methods and quantizers in args.pquant_quantizers:
+            levels = args.pquant_sparsities if factor == 1 else [args.pquant_double] if args.pquant_double else []
+            points += [(label, s) for s in levels]
+    return points
+
+
 def model_file(models: Path, widths, seed: int, method: str, level) -> Path:
     """Where a point's quantized model is saved (`--models`)."""
     slug = {HGQ2_ALONE: "hgq2", PRUNED: "pruned", SELECTED: "selected", BUDGETED: "budget", QKERAS: "qkeras"}
     slug.update({HGQ2_LONG: "hgq2-long", PRUNED_LONG: "pruned-long", BUDGETED_LONG: "budget-long"})
-    slug.update({label: f"pquant-{m}" for m, label in PQUANT.items()})
-    slug.update({label: f"pquant-{m}-2x" for m, label in PQUANT_DOUBLE.items()})
+    for label, (name, quantizers, factor) in PQUANT_RUNS.items():
+        slug[label] = f"pquant-{name}" + ("-hgq" if quantizers == "hgq" else "") + ("-2x" if factor == 2 else "")
     return models / f"{'-'.join(map(str, widths))}-seed{seed}-{slug[method]}-{str(level).replace('/', '_')}.keras"
 
 
@@ -297,13 +313,13 @@ def run_point(keras, args, widths, seed, data, method, level) -> dict:
     method = LONG.get(method, method)
     if method == HGQ2_ALONE:
         return hgq2_point(keras, model, data, args, 0.0, float(level), False, epochs, save_to=save_to)
-    pquant = {label: name for names in (PQUANT, PQUANT_DOUBLE) for name, label in names.items()}
-    if method in pquant:
+    if method in PQUANT_RUNS:
         from pquant_points import pquant_point
 
-        name = pquant[method]
+        name, quantizers, _ = PQUANT_RUNS[method]
         data_kif = tuple(float(v) for v in args.pquant_data.split(","))
-        return pquant_point(keras, model, data, name, float(level), epochs, data_kif, lambda m: price(m, data, save_to))
+        settings = (name, quantizers, float(level), epochs, data_kif)
+        return pquant_point(keras, model, data, settings, lambda m: price(m, data, save_to))
     first, beta = str(level).split("@")
     if method == BUDGETED:
         limits = dict(zip(("LUT", "DSP"), map(float, first.split("/"))))
@@ -316,7 +332,7 @@ def epochs_of(args, method: str) -> int:
     at HGQ2's low-cost end."""
     if method in LONG:
         return args.low_end_epochs
-    return args.epochs * (2 if method in PQUANT_DOUBLE.values() else 1)
+    return args.epochs * (PQUANT_RUNS[method][2] if method in PQUANT_RUNS else 1)
 
 
 def point_record(args, widths: str, seed: int, method: str, level: str) -> dict:
@@ -492,8 +508,7 @@ def _peer_name(peer: dict) -> str:
 
 
 STYLES = {HGQ2_ALONE: "o", PRUNED: "s", SELECTED: "D", BUDGETED: "v", QKERAS: "^"}
-STYLES.update({label: marker for label, marker in zip(PQUANT.values(), ("P", "X", "*"))})
-STYLES.update({label: marker for label, marker in zip(PQUANT_DOUBLE.values(), ("p", "x", "h"))})
+STYLES.update({label: marker for label, marker in zip(PQUANT_RUNS, "PX*pxhdH+123")})
 STYLES.update({HGQ2_LONG: "8", PRUNED_LONG: "<", BUDGETED_LONG: ">"})
 
 
@@ -677,6 +692,7 @@ def _quick(args) -> None:
     args.low_end_pruned_betas, args.low_end_sparsities, args.low_end_budgets = [1e-5], [0.5], []
     args.budgets = ["35000@1e-06"]
     args.pquant_methods, args.pquant_sparsities, args.pquant_double = ["pdp"], [0.5], 0.0
+    args.pquant_quantizers = list(PQUANT_QUANTIZERS)
 
 
 def main(argv=None):
@@ -704,6 +720,9 @@ def main(argv=None):
     )
     parser.add_argument("--pquant-methods", nargs="*", default=list(PQUANT_NAMES), choices=list(PQUANT_NAMES))
     parser.add_argument("--pquant-sparsities", type=float, nargs="+", default=[0.5, 0.7, 0.8, 0.9])
+    parser.add_argument(
+        "--pquant-quantizers", nargs="*", default=list(PQUANT_QUANTIZERS), choices=list(PQUANT_QUANTIZERS)
+    )
     parser.add_argument("--pquant-double", type=float, default=0.8, help="the sparsity run at twice the epochs")
     parser.add_argument(
         "--pquant-data", default="0,2,4", help="PQuantML's data lanes: keep negatives, integer bits, fractional bits"

@@ -18,16 +18,22 @@ what a short run needs of the schedule (its defaults assume 100 to 200 epochs) i
   here from the first pruning epoch, pruning after 20 batches; its `M`/`N` are unset (their default is broken, a tuple);
 - MDMM: its defaults.
 
-Quantization: PQuantML's fixed-point quantizers, not its HGQ ones: the copy into hls4ml takes one width per tensor
-(`pquant_route.py`), and fixed point is PQuantML's default (`use_high_granularity_quantization` False). Weights and
-biases at its default (1, 0, 7), 8 bits. Its data lanes default to (0, 0, 7): unsigned, no integer bit, so every
-activation saturates at 0.99, which this CNN's ReLUs pass well beyond; here (0, 2, 4) instead, unsigned 6 bits
-with 2 integer bits, the QKeras reference's `quantized_relu(6,2)` (fpgaprune's bits).
+Quantization, either of PQuantML's two kinds (`quantizers`), from the same initial widths:
+- "fixed": its fixed-point quantizers, its default (`use_high_granularity_quantization` False), one width per
+  tensor;
+- "hgq": its high-granularity quantizers (HGQ2's, trained by the same optimizer), at `per_weight` granularity
+  (a width per weight, bias and activation element, HGQ's point: its default `per_tensor` would learn one width
+  per tensor, and its `per_channel` is refused for HGQ), with its default penalty `hgq_beta` (1e-5) on each
+  layer's EBOPs. Its layers add that loss themselves (`add_loss`), so `fit` trains it.
+Weights and biases start at its default (1, 0, 7), 8 bits. Its data lanes default to (0, 0, 7): unsigned, no
+integer bit, so every activation saturates at 0.99, which this CNN's ReLUs pass well beyond; here (0, 2, 4)
+instead, unsigned 6 bits with 2 integer bits, the QKeras reference's `quantized_relu(6,2)` (fpgaprune's bits).
 """
 
 import numpy as np
 
 METHODS = {"pdp": "sparsity", "wanda": "sparsity", "mdmm": "target_sparsity"}
+HGQ_GRANULARITY = "per_weight"
 LEARNING_RATE = 1e-3  # PQuantML's examples train with Adam at 1e-3; its loop takes the user's optimizer
 BATCH = 64
 WANDA_BATCHES = 20
@@ -47,9 +53,10 @@ def phase_epochs(defaults: tuple, epochs: int) -> tuple:
     return tuple(split)
 
 
-def config(method: str, sparsity: float, epochs: int, data_kif: tuple):
+def config(method: str, sparsity: float, epochs: int, data_kif: tuple, quantizers: str = "fixed"):
     """PQuantML's config of `method` (its own defaults, loaded from its YAML) at `sparsity`, its phases splitting
-    `epochs`, its fixed-point quantizers with data lanes at `data_kif` = (keep negatives, integer, fractional)."""
+    `epochs`, its `quantizers` ("fixed" or "hgq") with data lanes at `data_kif` = (keep negatives, integer,
+    fractional)."""
     import pquant
 
     found = getattr(pquant, f"{method}_config")()
@@ -65,7 +72,9 @@ def config(method: str, sparsity: float, epochs: int, data_kif: tuple):
         pruning.M, pruning.N = None, None
         pruning.t_start_collecting_batch, pruning.t_delta = 0, WANDA_BATCHES  # epochs of its pruning phase
     quantization = found.quantization_parameters
-    quantization.use_high_granularity_quantization = False
+    quantization.use_high_granularity_quantization = quantizers == "hgq"
+    if quantizers == "hgq":
+        quantization.granularity = HGQ_GRANULARITY
     (
         quantization.default_data_keep_negatives,
         quantization.default_data_integer_bits,
@@ -107,22 +116,38 @@ def accuracy(model, data) -> float:
     return float(np.mean(logits.argmax(1) == data.y_test))
 
 
-def pquant_point(keras, model, data, method: str, sparsity: float, epochs: int, data_kif: tuple, price) -> dict:
-    """One PQuantML point: accuracy (PQuantML's own forward), its kernels' zeros, the HGQ2 copy's check and
-    price (`price(copy)`: the benchmark's one measure)."""
+def kernel_bits(model) -> dict:
+    """{layer: the mean width of its kernel's quantizer} of a PQuantML model (per weight for HGQ ones)."""
+    found = {}
+    for layer in model.layers:
+        if type(layer).__name__ in ("PQDense", "PQConv2d"):
+            k, i, f = (np.asarray(v, dtype=np.float64) for v in layer.weight_quantizer.get_quantization_bits())
+            found[layer.name] = float(np.mean(np.maximum(k + i + f, 0)))
+    return found
+
+
+def pquant_point(keras, model, data, settings: tuple, price) -> dict:
+    """One PQuantML point of `settings` = (method, quantizers, sparsity, epochs, data lanes' kif): accuracy
+    (PQuantML's own forward), its kernels' zeros and widths, the HGQ2 copy's check and price (`price(copy)`: the
+    benchmark's one measure)."""
     from pquant_route import hgq2_copy, kernel_zeros, same_forward
 
-    found = config(method, sparsity, epochs, data_kif)
+    method, quantizers, sparsity, epochs, data_kif = settings
+    found = config(method, sparsity, epochs, data_kif, quantizers)
     compressed = trained(keras, model, data, found)
     copy = hgq2_copy(compressed)
     exact, largest = same_forward(compressed, copy, data.x_test)
     if not exact:
-        raise AssertionError(f"PQuantML {method} {sparsity}: the HGQ2 copy differs by {largest:g} on the test set")
-    training = found.training_parameters
+        where = f"PQuantML {method} + {quantizers} {sparsity}"
+        raise AssertionError(f"{where}: the HGQ2 copy differs by {largest:g} on the test set")
+    training, quantization = found.training_parameters, found.quantization_parameters
+    hgq = {"hgq_granularity": quantization.granularity, "hgq_beta": quantization.hgq_beta}
     return {
         "accuracy": accuracy(compressed, data),
         "kernel_zeros": kernel_zeros(compressed),
+        "kernel_bits": kernel_bits(compressed),
         "phases": [training.pretraining_epochs, training.epochs, training.fine_tuning_epochs],
         "copy_exact_on_test_set": exact,
+        **(hgq if quantizers == "hgq" else {}),
         **price(copy),
     }

@@ -15,8 +15,14 @@ stored: they lie on their quantizer's grid and range, so the kernel quantizer le
 pruned weight stays exactly 0. `same_forward` checks the copy against PQuantML's own forward; hls4ml's BitExact
 pass then types the copy's export (fpgaprune's HGQ2 export), which C-sim checks as for every HGQ2 model.
 
-What this does not copy is refused in one line naming the layer: the high-granularity (HGQ) quantizers, a ReLU
-multiplier, output quantizers, dynamic data quantization, and any other layer class.
+PQuantML's high-granularity (HGQ) quantizers (`use_high_granularity_quantization`) are HGQ2's own `Quantizer`
+inside its wrapper, built from a `QuantizerConfig("kif", ...)` at its granularity's axes (per tensor, or per
+weight). The copy's quantizer of that place is built from the same config, and the trained variables (k, i, f per
+element, and HGQ2's bookkeeping) are copied into it: the same quantizer, so the same arithmetic, each weight at its
+own learned width.
+
+What this does not copy is refused in one line naming the layer: a ReLU multiplier, output quantizers, dynamic
+data quantization, and any other layer class.
 """
 
 import numpy as np
@@ -26,8 +32,6 @@ PLAIN_LAYERS = ("InputLayer", "MaxPooling2D", "Flatten")
 
 def _kif(quantizer, where: str) -> tuple:
     """(k, i, f) of a PQuantML fixed-point quantizer (per tensor), or one line saying why it is not one."""
-    if getattr(quantizer, "use_hgq", False):
-        raise ValueError(f"{where}: an HGQ quantizer (per-element widths); the copy takes fixed-point ones")
     if getattr(quantizer, "round_mode", "RND") != "RND" or getattr(quantizer, "overflow", "SAT") != "SAT":
         raise ValueError(f"{where}: rounding {quantizer.round_mode}, overflow {quantizer.overflow}; expected RND, SAT")
     values = [np.asarray(v, dtype=np.float64) for v in quantizer.get_quantization_bits()]
@@ -53,16 +57,38 @@ def _config(kif: tuple, place: str):
     )
 
 
+def _quantizer_config(quantizer, place: str, where: str):
+    """The HGQ2 config of the copy's quantizer of PQuantML's `quantizer`: its own, if it is an HGQ one."""
+    if getattr(quantizer, "use_hgq", False):
+        return quantizer.quantizer.config
+    return _config(_kif(quantizer, where), place)
+
+
+def _copy_trained(source, copy, where: str) -> None:
+    """PQuantML's trained HGQ quantizer `source` into the copy's (built from the same config); nothing to copy for
+    a fixed-point one, whose widths are in the copy's config."""
+    if not getattr(source, "use_hgq", False):
+        return
+    found, wanted = source.quantizer.get_weights(), copy.get_weights()
+    if [w.shape for w in found] != [w.shape for w in wanted]:
+        shapes = [w.shape for w in found], [w.shape for w in wanted]
+        raise ValueError(f"{where}: HGQ quantizer variables of shapes {shapes[0]}, the copy's {shapes[1]}")
+    copy.set_weights(found)
+
+
 def _check_layer(layer) -> None:
     """One line where `layer` computes something the copy would not."""
     if getattr(layer, "quantize_output", False) and getattr(layer, "enable_quantization", True):
         raise ValueError(f"layer '{layer.name}': an output quantizer; the copy takes input quantizers only")
     if getattr(layer, "use_multiplier", False):
         raise ValueError(f"layer '{layer.name}': a ReLU multiplier (use_relu_multiplier); turn it off")
-    if getattr(layer, "dynamic_data", False) or getattr(layer, "use_hgq", False):
-        raise ValueError(f"layer '{layer.name}': dynamic or HGQ quantization; the copy takes fixed-point widths")
+    if getattr(layer, "dynamic_data", False):
+        raise ValueError(f"layer '{layer.name}': dynamic data quantization; the copy takes trained widths")
     if hasattr(layer, "final_compression_done") and not layer.final_compression_done:
         raise ValueError(f"layer '{layer.name}': call pquant's apply_final_compression(model) first")
+
+
+_LANES = (("i", "input_quantizer", "datalane"), ("k", "weight_quantizer", "weight"), ("b", "bias_quantizer", "bias"))
 
 
 def _quantized_layer(layer):
@@ -70,11 +96,10 @@ def _quantized_layer(layer):
     from hgq.layers import QConv2D, QDense
 
     quantizers = {
-        "iq_conf": _config(_kif(layer.input_quantizer, f"layer '{layer.name}' input"), "datalane"),
-        "kq_conf": _config(_kif(layer.weight_quantizer, f"layer '{layer.name}' kernel"), "weight"),
+        f"{lane}q_conf": _quantizer_config(getattr(layer, source), place, f"layer '{layer.name}' {source}")
+        for lane, source, place in _LANES
+        if lane != "b" or layer.use_bias
     }
-    if layer.use_bias:
-        quantizers["bq_conf"] = _config(_kif(layer.bias_quantizer, f"layer '{layer.name}' bias"), "bias")
     if type(layer).__name__ == "PQDense":
         return QDense(layer.units, use_bias=layer.use_bias, name=layer.name, **quantizers)
     return QConv2D(
@@ -95,7 +120,7 @@ def hgq2_copy(model):
     from hgq.config import LayerConfigScope
     from hgq.quantizer import Quantizer
 
-    copied = []
+    copied, quantizers = [], []
     with LayerConfigScope(enable_ebops=True, beta0=0.0):
         x = inputs = keras.Input(model.input_shape[1:], name=model.layers[0].name if model.layers else None)
         for layer in model.layers:
@@ -108,9 +133,12 @@ def hgq2_copy(model):
                 x = copy(x)
                 copied.append((layer, copy))
             elif kind == "PQActivation" and layer.activation_name == "relu":
-                kif = _kif(layer.input_quantizer, f"layer '{layer.name}' input")
-                x = Quantizer(_config(kif, "datalane"), name=f"{layer.name}_in")(x)
-                x = keras.layers.Activation("relu", name=layer.name)(x)
+                where = f"layer '{layer.name}' input_quantizer"
+                quantizer = Quantizer(
+                    _quantizer_config(layer.input_quantizer, "datalane", where), name=f"{layer.name}_in"
+                )
+                x = keras.layers.Activation("relu", name=layer.name)(quantizer(x))
+                quantizers.append((layer.input_quantizer, quantizer, where))
             elif kind in PLAIN_LAYERS:
                 x = layer.__class__.from_config(layer.get_config())(x)
             else:
@@ -120,6 +148,11 @@ def hgq2_copy(model):
         copy.kernel.assign(np.asarray(layer._kernel))
         if layer.use_bias:
             copy.bias.assign(np.asarray(layer._bias))
+        for lane, source, _ in _LANES:
+            if lane != "b" or layer.use_bias:
+                quantizers.append((getattr(layer, source), getattr(copy, f"{lane}q"), f"layer '{layer.name}' {source}"))
+    for source, copy, where in quantizers:
+        _copy_trained(source, copy, where)
     return copy_model
 
 

@@ -1,6 +1,7 @@
 """A smoke test of `benchmarks/bench_hgq2_front.py --quick` (the HGQ2 environment with its peers,
 requirements/hgq2-peers.txt): every method's point runs end to end on a small CNN and is priced, PQuantML's copy
-into hls4ml equals its own forward on the test set and keeps its sparsity, and the report prints the verdicts.
+into hls4ml (with its fixed-point quantizers and with its HGQ ones) equals its own forward on the test set and
+keeps its sparsity, and the report prints the verdicts.
 The benchmark's own figures are not asserted: they are recorded in benchmarks/results/."""
 
 import json
@@ -31,8 +32,11 @@ def test_the_quick_mode_runs_every_method_and_prints_the_verdicts(tmp_path):
     assert {"HGQ2 alone, beta", "HGQ2 alone, long QAT, beta", "PQuantML PDP + fixed point, sparsity"} <= methods
     assert {"fpgaprune kernels + HGQ2, sparsity@beta", "fpgaprune kernels by budget + HGQ2, LUT@beta"} <= methods
     assert all(r["LUT"] > 0 and 0 <= r["accuracy"] <= 1 for r in records)
-    (pquant,) = [r for r in records if r["method"].startswith("PQuantML")]
-    assert pquant["copy_exact_on_test_set"] and pquant["phases"] == [0, 1, 0]
-    assert all(abs(share - 0.5) < 0.02 for share in pquant["kernel_zeros"].values()), pquant["kernel_zeros"]
-    assert "at or under the cost of each peer point" in done.stdout and "PQuantML PDP + fixed point 0.5" in done.stdout
-    assert (out / "front.png").stat().st_size > 0 and any(models.glob("*pquant-pdp-0.5.keras"))
+    pquant = {r["method"]: r for r in records if r["method"].startswith("PQuantML")}
+    assert set(pquant) == {"PQuantML PDP + fixed point, sparsity", "PQuantML PDP + HGQ, sparsity"}
+    for record in pquant.values():
+        assert record["copy_exact_on_test_set"] and record["phases"] == [0, 1, 0]
+        assert all(abs(share - 0.5) < 0.02 for share in record["kernel_zeros"].values()), record["kernel_zeros"]
+    assert pquant["PQuantML PDP + HGQ, sparsity"]["hgq_granularity"] == "per_weight"
+    assert "at or under the cost of each peer point" in done.stdout and "PQuantML PDP + HGQ 0.5" in done.stdout
+    assert (out / "front.png").stat().st_size > 0 and any(models.glob("*pquant-pdp-hgq-0.5.keras"))
