@@ -8,6 +8,9 @@ the QKeras environment loads the same ones), each then trained the same `--epoch
   widths at 0, then the same HGQ2 QAT at `--pruned-betas`; and the same kernels named one by one as selections
   (the user's choice, as `fpgaprune inspect` shows them), at the largest sparsity: the same kernels, so the same
   results bit for bit, which checks that a hold by selection trains exactly as one by target;
+- fpgaprune in every layer + HGQ2 (as PQuantML prunes): `--every-layer-sparsities` of conv2's and conv3's
+  kernels and of conv1's and fc's single weights (their kinds' structures: conv1 has one input channel, so its
+  kernels are its filters), each layer by L1 at that share, then the same HGQ2 QAT at `--every-layer-betas`;
 - fpgaprune kernels by budget + HGQ2: conv2's and conv3's kernels pruned until the HGQ2 twin (its initial bits,
   activation ranges traced on training inputs) fits each budget of `--budgets` (`LUT@beta` or `LUT/DSP@beta`:
   counts) less the 5% margin, priced as a run's `pruning.budget` prices them (BitExact's types, this measure's
@@ -63,7 +66,10 @@ HGQ2_ALONE, PRUNED, SELECTED, BUDGETED, QKERAS = (
     "fpgaprune kernels by budget + HGQ2, LUT@beta",
     "fpgaprune kernels + QKeras 6-bit, sparsity",
 )
-OURS = (PRUNED, SELECTED, BUDGETED)
+# fpgaprune's removal in every layer, as PQuantML prunes: conv2's and conv3's kernels, conv1's and fc's weights
+PRUNED_EVERY = "fpgaprune kernels + HGQ2, every layer, sparsity@beta"
+EVERY_LAYER = {"conv1": "element", "conv2": "kernel", "conv3": "kernel", "fc": "element"}
+OURS = (PRUNED, SELECTED, BUDGETED, PRUNED_EVERY)
 # HGQ2's low-cost end: the same methods at large beta, trained `--low-end-epochs` (every one of them alike)
 HGQ2_LONG, PRUNED_LONG, BUDGETED_LONG = (
     "HGQ2 alone, long QAT, beta",
@@ -157,13 +163,17 @@ def _kernel_selections(model, sparsity) -> list[str]:
     return found
 
 
-def pruned_model(model, sparsity, selected: bool):
+def pruned_model(model, sparsity, how: str = "target"):
+    """`model` held with `sparsity` of conv2's and conv3's kernels removed by L1 ("target"), the same kernels
+    named one by one ("selected"), or `sparsity` of each layer's groups of `EVERY_LAYER` ("every")."""
     import fpgaprune as fp
 
     if sparsity == 0:
         return fp.hold(model)
-    if selected:
+    if how == "selected":
         return fp.hold(model, prune=_kernel_selections(model, sparsity))
+    if how == "every":
+        return fp.prune(model, sparsity, structure=EVERY_LAYER, layers=list(EVERY_LAYER))
     return fp.prune(model, sparsity, structure="kernel", layers=["conv2", "conv3"])
 
 
@@ -217,7 +227,7 @@ def budgeted_model(model, spec: dict, data, limits: dict):
     return held, fitting.pruners[0], costs, budget
 
 
-def hgq2_point(keras, model, data, args, sparsity, beta, selected, epochs, limits=None, save_to=None) -> dict:
+def hgq2_point(keras, model, data, args, sparsity, beta, how, epochs, limits=None, save_to=None) -> dict:
     """HGQ2 QAT of `model` (held where pruned: by `sparsity`, or to a budget of `limits`, repaired after QAT as a
     run does), `trace_minmax`, then accuracy, EBOPs and price."""
     import fpgaprune as fp
@@ -225,7 +235,7 @@ def hgq2_point(keras, model, data, args, sparsity, beta, selected, epochs, limit
 
     spec = {"library": "hgq2", "hgq2": {"beta0": beta}}
     if limits is None:
-        held = pruned_model(model, sparsity, selected)
+        held = pruned_model(model, sparsity, how)
     else:
         held, pruner, costs, budget = budgeted_model(model, spec, data, limits)
     quantized = fp.quantized_twin(held, spec)
@@ -259,7 +269,7 @@ def _repaired(quantized, pruner, costs, budget, data) -> dict:
 def qkeras_point(keras, model, data, args, sparsity, save_to=None) -> dict:
     import fpgaprune as fp
 
-    quantized = fp.quantized_twin(pruned_model(model, sparsity, False), QKERAS_SPEC)
+    quantized = fp.quantized_twin(pruned_model(model, sparsity), QKERAS_SPEC)
     _fit(keras, quantized, data, args.epochs, 1e-3)
     accuracy = float(quantized.evaluate(data.x_test, data.y_test, verbose=0)[1])
     return {"accuracy": accuracy, **price(quantized, data, save_to)}
@@ -273,6 +283,7 @@ def plan(args) -> list:
     points += [(PRUNED, f"{s}@{b}") for s in args.sparsities if s > 0 for b in args.pruned_betas]
     largest = max(s for s in args.sparsities if s > 0)
     points += [] if args.skip_selected else [(SELECTED, f"{largest}@{b}") for b in args.selected_betas]
+    points += [(PRUNED_EVERY, f"{s}@{b}") for s in args.every_layer_sparsities for b in args.every_layer_betas]
     points += _pquant_plan(args)
     points += [(BUDGETED, level) for level in args.budgets]
     points += [(HGQ2_LONG, b) for b in args.low_end_betas]
@@ -293,6 +304,7 @@ def _pquant_plan(args) -> list:
 def model_file(models: Path, widths, seed: int, method: str, level) -> Path:
     """Where a point's quantized model is saved (`--models`)."""
     slug = {HGQ2_ALONE: "hgq2", PRUNED: "pruned", SELECTED: "selected", BUDGETED: "budget", QKERAS: "qkeras"}
+    slug[PRUNED_EVERY] = "pruned-every"
     slug.update({HGQ2_LONG: "hgq2-long", PRUNED_LONG: "pruned-long", BUDGETED_LONG: "budget-long"})
     for label, (name, quantizers, factor) in PQUANT_RUNS.items():
         slug[label] = f"pquant-{name}" + ("-hgq" if quantizers == "hgq" else "") + ("-2x" if factor == 2 else "")
@@ -324,7 +336,8 @@ def run_point(keras, args, widths, seed, data, method, level) -> dict:
     if method == BUDGETED:
         limits = dict(zip(("LUT", "DSP"), map(float, first.split("/"))))
         return hgq2_point(keras, model, data, args, 0.0, float(beta), False, epochs, limits=limits, save_to=save_to)
-    return hgq2_point(keras, model, data, args, float(first), float(beta), method == SELECTED, epochs, save_to=save_to)
+    how = {SELECTED: "selected", PRUNED_EVERY: "every"}.get(method, "target")
+    return hgq2_point(keras, model, data, args, float(first), float(beta), how, epochs, save_to=save_to)
 
 
 def epochs_of(args, method: str) -> int:
@@ -509,19 +522,19 @@ def _peer_name(peer: dict) -> str:
 
 STYLES = {HGQ2_ALONE: "o", PRUNED: "s", SELECTED: "D", BUDGETED: "v", QKERAS: "^"}
 STYLES.update({label: marker for label, marker in zip(PQUANT_RUNS, "PX*pxhdH+123")})
-STYLES.update({HGQ2_LONG: "8", PRUNED_LONG: "<", BUDGETED_LONG: ">"})
+STYLES.update({HGQ2_LONG: "8", PRUNED_LONG: "<", BUDGETED_LONG: ">", PRUNED_EVERY: "4"})
 
 
 def _draw(axis, rows: list, x_key: str) -> None:
     """Accuracy against `x_key` of `rows` (one CNN's), a marker per method; the swept methods joined by a line."""
     import matplotlib
 
-    colors = matplotlib.colormaps["tab20"]  # one color per method (STYLES has more than 10)
+    colors = [*matplotlib.colormaps["tab20"].colors, *matplotlib.colormaps["tab20b"].colors]  # one per method
     for color, (method, marker) in enumerate(STYLES.items()):
         points = sorted((r[x_key], r["accuracy"]) for r in rows if r["method"] == method)
         if points:
             line = "" if method in (SELECTED, BUDGETED, BUDGETED_LONG) else "-"
-            axis.plot(*zip(*points), marker=marker, linestyle=line, label=method, color=colors(color % 20))
+            axis.plot(*zip(*points), marker=marker, linestyle=line, label=method, color=colors[color])
     axis.set_ylabel("test accuracy")
     axis.grid(alpha=0.3)
 
@@ -693,6 +706,7 @@ def _quick(args) -> None:
     args.budgets = ["35000@1e-06"]
     args.pquant_methods, args.pquant_sparsities, args.pquant_double = ["pdp"], [0.5], 0.0
     args.pquant_quantizers = list(PQUANT_QUANTIZERS)
+    args.every_layer_sparsities, args.every_layer_betas = [0.5], [1e-6]
 
 
 def main(argv=None):
@@ -712,6 +726,8 @@ def main(argv=None):
         "--selected-betas", type=float, nargs="*", default=[1e-8, 1e-7, 1e-6], help="the selection check's betas"
     )
     parser.add_argument("--sparsities", type=float, nargs="+", default=[0.0, 0.5, 0.75])
+    parser.add_argument("--every-layer-sparsities", type=float, nargs="*", default=[0.75, 0.9])
+    parser.add_argument("--every-layer-betas", type=float, nargs="*", default=[1e-7, 1e-6])
     parser.add_argument(
         "--budgets",
         nargs="*",

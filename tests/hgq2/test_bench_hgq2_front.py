@@ -31,6 +31,7 @@ def test_the_quick_mode_runs_every_method_and_prints_the_verdicts(tmp_path):
     methods = {r["method"] for r in records}
     assert {"HGQ2 alone, beta", "HGQ2 alone, long QAT, beta", "PQuantML PDP + fixed point, sparsity"} <= methods
     assert {"fpgaprune kernels + HGQ2, sparsity@beta", "fpgaprune kernels by budget + HGQ2, LUT@beta"} <= methods
+    assert "fpgaprune kernels + HGQ2, every layer, sparsity@beta" in methods
     assert all(r["LUT"] > 0 and 0 <= r["accuracy"] <= 1 for r in records)
     pquant = {r["method"]: r for r in records if r["method"].startswith("PQuantML")}
     assert set(pquant) == {"PQuantML PDP + fixed point, sparsity", "PQuantML PDP + HGQ, sparsity"}
