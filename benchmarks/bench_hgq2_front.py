@@ -727,7 +727,7 @@ def main(argv=None):
     )
     parser.add_argument("--sparsities", type=float, nargs="+", default=[0.0, 0.5, 0.75])
     parser.add_argument("--every-layer-sparsities", type=float, nargs="*", default=[0.75, 0.9])
-    parser.add_argument("--every-layer-betas", type=float, nargs="*", default=[1e-7, 1e-6])
+    parser.add_argument("--every-layer-betas", type=float, nargs="*", default=[1e-7, 1e-6, 1e-5])
     parser.add_argument(
         "--budgets",
         nargs="*",
