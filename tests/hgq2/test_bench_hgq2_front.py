@@ -1,7 +1,7 @@
 """A smoke test of `benchmarks/bench_hgq2_front.py --quick` (the HGQ2 environment with its peers,
 requirements/hgq2-peers.txt): every method's point runs end to end on a small CNN and is priced, PQuantML's copy
 into hls4ml (with its fixed-point quantizers and with its HGQ ones) equals its own forward on the test set and
-keeps its sparsity, and the report prints the verdicts.
+keeps its sparsity (the HGQ copy C-simulates bit-exactly), and the report prints the verdicts.
 The benchmark's own figures are not asserted: they are recorded in benchmarks/results/."""
 
 import json
@@ -40,4 +40,18 @@ def test_the_quick_mode_runs_every_method_and_prints_the_verdicts(tmp_path):
         assert all(abs(share - 0.5) < 0.02 for share in record["kernel_zeros"].values()), record["kernel_zeros"]
     assert pquant["PQuantML PDP + HGQ, sparsity"]["hgq_granularity"] == "per_weight"
     assert "at or under the cost of each peer point" in done.stdout and "PQuantML PDP + HGQ 0.5" in done.stdout
-    assert (out / "front.png").stat().st_size > 0 and any(models.glob("*pquant-pdp-hgq-0.5.keras"))
+    assert (out / "front.png").stat().st_size > 0
+    (hgq_copy,) = models.glob("*pquant-pdp-hgq-0.5.keras")
+    _assert_exported_bit_exactly(hgq_copy, tmp_path / "prj")
+
+
+def _assert_exported_bit_exactly(path, project):
+    """The saved HGQ2 copy of PQuantML's HGQ model (a width per weight and per activation element) C-simulates
+    bit-exactly at the logits, as every point's price assumes."""
+    import fpgaprune as fp
+    from fpgaprune import data
+
+    x = data.fashion_mnist().x_test[:300]
+    model = fp.load_model(path, compile=False)
+    check = fp.csim(fp.export(model, "latency_parallel", "pynq-z2", project, x=x[:50]), model, x)
+    assert check.bit_exact, check.first_difference
