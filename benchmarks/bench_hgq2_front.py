@@ -324,7 +324,7 @@ def run_point(keras, args, widths, seed, data, method, level) -> dict:
     epochs = epochs_of(args, method)
     method = LONG.get(method, method)
     if method == HGQ2_ALONE:
-        return hgq2_point(keras, model, data, args, 0.0, float(level), False, epochs, save_to=save_to)
+        return hgq2_point(keras, model, data, args, 0.0, float(level), "target", epochs, save_to=save_to)
     if method in PQUANT_RUNS:
         from pquant_points import pquant_point
 
@@ -335,7 +335,7 @@ def run_point(keras, args, widths, seed, data, method, level) -> dict:
     first, beta = str(level).split("@")
     if method == BUDGETED:
         limits = dict(zip(("LUT", "DSP"), map(float, first.split("/"))))
-        return hgq2_point(keras, model, data, args, 0.0, float(beta), False, epochs, limits=limits, save_to=save_to)
+        return hgq2_point(keras, model, data, args, 0.0, float(beta), "target", epochs, limits=limits, save_to=save_to)
     how = {SELECTED: "selected", PRUNED_EVERY: "every"}.get(method, "target")
     return hgq2_point(keras, model, data, args, float(first), float(beta), how, epochs, save_to=save_to)
 
