@@ -91,14 +91,19 @@ def _check_layer(layer) -> None:
 _LANES = (("i", "input_quantizer", "datalane"), ("k", "weight_quantizer", "weight"), ("b", "bias_quantizer", "bias"))
 
 
+def _lanes(layer) -> list:
+    """(HGQ2 lane, PQuantML quantizer, place) of each quantizer a PQConv2d / PQDense uses (a bias only if it has
+    one)."""
+    return [lane for lane in _LANES if lane[0] != "b" or layer.use_bias]
+
+
 def _quantized_layer(layer):
     """The HGQ2 layer of a PQConv2d / PQDense, its stored kernel and bias copied after it is built."""
     from hgq.layers import QConv2D, QDense
 
     quantizers = {
         f"{lane}q_conf": _quantizer_config(getattr(layer, source), place, f"layer '{layer.name}' {source}")
-        for lane, source, place in _LANES
-        if lane != "b" or layer.use_bias
+        for lane, source, place in _lanes(layer)
     }
     if type(layer).__name__ == "PQDense":
         return QDense(layer.units, use_bias=layer.use_bias, name=layer.name, **quantizers)
@@ -148,9 +153,8 @@ def hgq2_copy(model):
         copy.kernel.assign(np.asarray(layer._kernel))
         if layer.use_bias:
             copy.bias.assign(np.asarray(layer._bias))
-        for lane, source, _ in _LANES:
-            if lane != "b" or layer.use_bias:
-                quantizers.append((getattr(layer, source), getattr(copy, f"{lane}q"), f"layer '{layer.name}' {source}"))
+        for lane, source, _ in _lanes(layer):
+            quantizers.append((getattr(layer, source), getattr(copy, f"{lane}q"), f"layer '{layer.name}' {source}"))
     for source, copy, where in quantizers:
         _copy_trained(source, copy, where)
     return copy_model

@@ -51,30 +51,30 @@ _TYPE = re.compile(r"(?:ap_)?(u?)fixed<\s*(\d+)\s*,\s*(-?\d+)\s*((?:,[^>]*)?)>")
 _SATURATING = {"SAT", "AP_SAT", "SAT_SYM", "AP_SAT_SYM"}
 
 
-def parse_type(text) -> FixedType | None:
-    """`ap_fixed<16,6>`, `fixed<8,3,RND_CONV,SAT>`, `ufixed<6,2>` as a FixedType (None for anything else)."""
-    match = _TYPE.fullmatch(str(text).replace(" ", ""))
-    return FixedType(int(match[2]), int(match[3]), not match[1]) if match else None
-
-
-def export_type(text) -> FixedType | None:
-    """`parse_type`, where a type that saturates (SAT, SAT_SYM) is marked `quantizing`: its value is clipped to
-    its range, as an activation quantizer's is."""
+def parse_type(text, saturation: bool = False) -> FixedType | None:
+    """`ap_fixed<16,6>`, `fixed<8,3,RND_CONV,SAT>`, `ufixed<6,2>` as a FixedType (None for anything else); with
+    `saturation`, a type that saturates (SAT, SAT_SYM) is marked `quantizing`."""
     match = _TYPE.fullmatch(str(text).replace(" ", ""))
     if not match:
         return None
-    return FixedType(int(match[2]), int(match[3]), not match[1], bool(set(match[4].split(",")) & _SATURATING))
+    saturates = saturation and bool(set(match[4].split(",")) & _SATURATING)
+    return FixedType(int(match[2]), int(match[3]), not match[1], saturates)
+
+
+def export_type(text) -> FixedType | None:
+    """`parse_type`, where a type that saturates is marked `quantizing`: its value is clipped to its range, as an
+    activation quantizer's is."""
+    return parse_type(text, saturation=True)
 
 
 def node_types(hls_config: dict, saturation: bool = False) -> dict:
     """{hls4ml node: {variable: FixedType}} from an HLSConfig's `LayerName` precisions; with `saturation`, a type
     that saturates is marked (`export_type`)."""
-    parse = export_type if saturation else parse_type
     found = {}
     for node, settings in (hls_config.get("LayerName") or {}).items():
         precision = settings.get("Precision") if isinstance(settings, dict) else None
         items = precision.items() if isinstance(precision, dict) else [("result", precision)]
-        found[node] = {key: fixed for key, text in items if (fixed := parse(text)) is not None}
+        found[node] = {key: fixed for key, text in items if (fixed := parse_type(text, saturation)) is not None}
     return found
 
 
