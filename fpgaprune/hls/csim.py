@@ -11,6 +11,7 @@ disagreement and the numerical profile read both.
 """
 
 import math
+import re
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -18,15 +19,17 @@ from pathlib import Path
 
 import numpy as np
 
+from fpgaprune.errors import FpgapruneError
 from fpgaprune.framework import front_end_of
 from fpgaprune.hls.names import map_keys
-from fpgaprune.hls.tolerance import UNBOUNDED, Tolerance, export_layer_tolerances
+from fpgaprune.hls.tolerance import Tolerance, Unbounded, export_layer_tolerances
+from fpgaprune.model.layer_kinds import kind_of
 from fpgaprune.quantize.fixed_types import FixedType
 from fpgaprune.quantize.layer_values import activation_name
 from fpgaprune.record import layer_record_of
 from fpgaprune.support.text_table import format_rows
 from fpgaprune.support.tools import GXX_TIMEOUT_S, cores, run_tool
-from fpgaprune.workers.csim_chunks import ChunkPool, traced_runner
+from fpgaprune.workers.csim_chunks import ChunkPool, WorkerStopped, traced_runner
 
 TABLE_ACTIVATIONS = ("softmax", "sigmoid", "tanh", "hard_sigmoid", "softsign")
 CHUNK = 256  # samples per pass: the traces and layer values of one chunk are held at a time
@@ -61,19 +64,59 @@ class BridgeRun:
         return self._named(self._run(xq))
 
     def map(self, chunks: list, workers: int):
-        """Each chunk's (outputs, traces) in order: the first here, timed; the rest in `workers` processes when
-        they would take longer than PARALLEL_ABOVE_S here."""
-        started = time.perf_counter()
-        yield self(chunks[0])
-        if workers < 2 or (time.perf_counter() - started) * (len(chunks) - 1) <= PARALLEL_ABOVE_S:
-            yield from (self(chunk) for chunk in chunks[1:])
-            return
+        """Each chunk's (outputs, traces) in order, computed in worker processes, so that a C++ `assert` of the
+        design ends a worker, not this process (`CsimAborted`, one line naming the layer and the header): the
+        first chunk in one, timed; the rest in up to `workers` when they would take longer than
+        PARALLEL_ABOVE_S in one."""
         with tempfile.TemporaryDirectory(prefix="fpgaprune-csim-") as scratch:
-            pool = ChunkPool(self.library, self.project_name, self.output_size, self.sizes, workers, scratch)
+            pool = ChunkPool(self.library, self.project_name, self.output_size, self.sizes, 1, scratch)
             try:
+                started = time.perf_counter()
+                yield from (self._named(result) for result in pool.map(chunks[:1]))
+                if (time.perf_counter() - started) * (len(chunks) - 1) > PARALLEL_ABOVE_S:
+                    pool.grow(max(1, min(workers, len(chunks) - 1)))
                 yield from (self._named(result) for result in pool.map(chunks[1:]))
+            except WorkerStopped as stopped:
+                raise CsimAborted(aborted_line(stopped, self.library)) from None
             finally:
                 pool.close()
+
+
+class CsimAborted(FpgapruneError):
+    """The design's C++ stopped the C-simulation (an `assert` in an hls4ml header): one line naming the layer."""
+
+
+_ASSERT = re.compile(r"([\w./-]+\.h):(\d+):.*?Assertion `(.*)' failed")
+_CONFIG = re.compile(r"CONFIG_T = (\w+)")
+
+
+def aborted_line(stopped: WorkerStopped, library: Path) -> str:
+    """What stopped a C-sim worker, in one line: the layer (from the failed `assert`'s config struct and the
+    project's top function), the header and the condition."""
+    text = stopped.stderr
+    found = _ASSERT.search(text)
+    if found is None:
+        last = next((line for line in reversed(text.splitlines()) if line.strip()), "no message")
+        return f"C-sim of {library.parent} stopped (exit code {stopped.returncode}): {last.strip()}"
+    header, line, condition = Path(found[1]).name, found[2], found[3]
+    config = _CONFIG.search(text[: found.end()])
+    layer = _layer_of_config(library, config[1]) if config else None
+    where = f"layer '{layer}'" if layer else "a layer"
+    return (
+        f"C-sim of {library.parent} stopped in {where}: hls4ml's {header}:{line} asserts `{condition}`, which the "
+        "layer's settings break; `fpgaprune validate` names what to change"
+    )
+
+
+def _layer_of_config(library: Path, config: str) -> str | None:
+    """The layer whose call in the project's top function uses the config struct `config` (hls4ml writes
+    `nnet::...<..., configN>(...); // name`)."""
+    for project in (library.parent, library.parent.parent):
+        for cpp in (project / "firmware").glob("*.cpp"):
+            for text_line in cpp.read_text().splitlines():
+                if f"{config}>" in text_line and "//" in text_line:
+                    return text_line.rsplit("//", 1)[1].strip()
+    return None
 
 
 DIFF_HEADER = ("layer", "values differing", "max |diff|", "first (sample, index)", "C-sim", "QKeras")
@@ -105,11 +148,10 @@ def hardware_input(x: np.ndarray, fixed: FixedType) -> np.ndarray:
 
 
 def logits_layer(model, front):
-    """The last layer with a kernel, and whether a table-based activation follows (inside it or after it);
-    `front`: the model's front end."""
+    """The last layer with weights (a Conv/Dense, depthwise, separable or recurrent one), and whether a
+    table-based activation follows (inside it or after it); `front`: the model's front end."""
     layers = front.layers(model)
-    with_kernel = [layer for layer in layers if getattr(layer, "kernel", None) is not None]
-    last = with_kernel[-1]
+    last = [layer for layer in layers if kind_of(layer) is not None][-1]
     after = layers[layers.index(last) + 1 :]
     names = [activation_name(last)] + [activation_name(layer) for layer in after]
     return last, any(table in name for name in names for table in TABLE_ACTIVATIONS)
@@ -118,7 +160,8 @@ def logits_layer(model, front):
 def exactness_bound(layer, fixed_bits: int) -> int:
     """weight bits + input bits + log2(fan-in): float32 accumulation is exact when this is at most 24 (from the
     layer's record)."""
-    kernel = layer_record_of(layer).kernel
+    weights = layer_record_of(layer).weights
+    kernel = weights.get("kernel") or next(iter(weights.values()))
     fan_in = int(np.prod(kernel.quantized.shape[:-1]))
     return kernel.bits + fixed_bits + math.ceil(math.log2(max(fan_in, 2)))
 
@@ -167,14 +210,13 @@ class CsimResult:
             "`all` simulates every one)"
         )
 
-    def verdict(self) -> str:
+    def verdict(self, brief: bool = False) -> str:
+        """How C-sim compares at the logits; `brief`: without the tolerance's reasons (a table's cell)."""
         if self.bit_exact:
             return "bit-exact"
         if self.within_tolerance:
-            return (
-                f"within its tolerance (max |diff| {self.max_abs_diff:.3g} <= {self.tolerance_bound:.3g}: "
-                f"{self.tolerance.reason})"
-            )
+            reason = "" if brief else f": {self.tolerance.reason}"
+            return f"within its tolerance (max |diff| {self.max_abs_diff:.3g} <= {self.tolerance_bound:.3g}{reason})"
         return f"NOT bit-exact ({self.mismatches} values differ, max |diff| {self.max_abs_diff:.3g})"
 
     def agreement_text(self) -> str:
@@ -288,12 +330,13 @@ class _LayerDiff:
         within = []
         for name in (name for name in order if self.counts.get(name)):
             found, tolerance = f"{self.counts[name]} values, max |diff| {self.largest[name]:.3g}", tolerances.get(name)
-            if tolerance is UNBOUNDED:
-                return within, f"'{name}' differs from {self.reference} ({found}) and no bound follows from its types"
+            if isinstance(tolerance, Unbounded):
+                advice = f"; to bound it: {tolerance.advice}" if tolerance.advice else ""
+                return within, f"'{name}' differs from {self.reference} ({found}) and {tolerance.reason}{advice}"
             if tolerance is None:
                 return within, f"'{name}' differs from {self.reference} ({found}) where it must be bit-exact"
             if tolerance.relative:  # hls4ml's sigmoid/tanh tables: no bound per layer; the logits' tolerance judges
-                within.append(f"'{name}' ({found}: {tolerance.reason}; judged at the logits)")
+                within.append(f"'{name}' ({found}: {tolerance.reason}; a heuristic, judged at the logits)")
                 continue
             bound = tolerance.bound(self.peak[name])
             if self.largest[name] > bound:
@@ -371,6 +414,8 @@ class _Comparison:
         order = [layer.name for layer in self.front.layers(self.model)]
         rows = self.layers.rows(order)
         judged_layers = order[: order.index(self.logits.name)]  # after the logits only the decisions count
+        if isinstance((tolerances or {}).get(self.logits.name), Unbounded):  # the logits too: with the reason why
+            judged_layers.append(self.logits.name)
         judged, beyond = self.layers.judged(judged_layers, tolerances or {})
         result = CsimResult(
             self.logits.name,

@@ -6,10 +6,10 @@ Where they part, each layer's own error:
 - Averaging k values (average and global average pooling) divides in the accumulator type: with k a power of
   2 that is exact (the derived types carry log2(k) more fraction bits); otherwise the quotient is truncated
   to the accumulator's, then the result's, fraction bits: less than one step of each below the exact mean.
-- A Conv/Dense whose products need more than 24 bits (weight bits + input bits + log2(fan-in)) is rounded by
-  the reference's float32 accumulation (QKeras', Brevitas', any float32 framework's), while hls4ml's accumulator
-  is exact: at most gamma_n = n u / (1 - n u) of |x| |W| (u = 2^-24, n the fan-in and the bias), with |x| from
-  its input type.
+- A Conv/Dense whose products need more bits than the reference computes with exactly (24 where it computes in
+  float32; 53 in float64, as the exact references of QKeras and Brevitas do) is rounded by the reference, while
+  hls4ml's accumulator is exact: at most gamma_n = n u / (1 - n u) of |x| |W| (u its unit roundoff, n the
+  fan-in and the bias), with |x| from its input type.
 - A batch normalization whose scale and bias are not on a short grid (one that follows no Conv/Dense, so it
   cannot fold) is computed by QKeras in float32 and by the export with its scale truncated to the scale type
   and its bias to the bias type (`precision/batchnorm.py`): |x| (one scale step + 4u |scale|) + one bias step
@@ -21,9 +21,13 @@ Where they part, each layer's own error:
   The logits after one are judged by the tolerance their tests use, 2% of the largest |logit|
   (tests/hls/test_hls_adapter.py); the layers between (the recurrent layer itself included) are listed with
   their differences and judged there, at the logits.
-Errors then run through the layers: a Conv/Dense multiplies them by its largest column sum of |weights|, a
-batch normalization by its largest |scale|, a quantizer adds at most one of its steps, ReLU, max pooling,
-reshapes and identities pass them on, Add/Subtract/Average add them.
+Errors then run through the layers: a Conv/Dense (depthwise and separable ones too) multiplies them by its
+largest column sum of |weights|, a batch normalization by its largest |scale|, a quantizer adds at most one of
+its steps, ReLU, max pooling, reshapes and identities pass them on, Add/Subtract/Average add them.
+
+A bound counts only where it could fail: one larger than 1/16 of the range its layer's type can reach
+(`USEFUL_SHARE`) would pass almost any design, so that layer is unbounded instead (`Unbounded`, with what to
+change), and any difference there fails C-sim, naming it.
 """
 
 import math
@@ -37,13 +41,14 @@ from fpgaprune.hls import table_error
 from fpgaprune.hls.names import map_keys
 from fpgaprune.hls.precision.batchnorm import batchnorm_affine
 from fpgaprune.model.layer_kinds import AVERAGE_POOLING as _AVERAGING
-from fpgaprune.model.layer_kinds import MAX_POOLING, MERGES, MOVES, PADDINGS, VALUES_PASS
+from fpgaprune.model.layer_kinds import MAX_POOLING, MERGES, MOVES, PADDINGS, VALUES_PASS, kind_of
 from fpgaprune.quantize.fixed_types import FixedType, exact_frac
 from fpgaprune.record.model_record import ActivationRecord, LayerRecord, ModelRecord
 
 RECURRENT_RELATIVE = 0.02
-FLOAT32_STEP = 2.0**-23  # QKeras averages in float32: one rounding of the mean
-UNIT = 2.0**-24  # float32's unit roundoff
+FLOAT32_BITS, FLOAT64_BITS = 24, 53  # the significand bits of the reference's float type
+UNIT = 2.0**-FLOAT32_BITS  # float32's unit roundoff
+USEFUL_SHARE = 1 / 16  # the largest bound that judges anything, as a share of its layer type's range
 # Layers that pass an error on unchanged: values moved, reshaped, maxed or passed through.
 _SAME = (*VALUES_PASS, *MOVES, *PADDINGS, *MAX_POOLING, "ReLU", "Concatenate", "Maximum", "Minimum")
 _PASSING_ACTIVATIONS = ("relu", "linear")  # 1-Lipschitz and exact in both: an error passes unchanged
@@ -97,12 +102,13 @@ class Tolerance:
 
 
 def export_tolerance(model, hls_config: dict, names: dict | None = None, input_type=None) -> Tolerance | None:
-    """The tolerance at the model's logits (the last layer with a kernel), from an export's HLSConfig (`names`:
+    """The tolerance at the model's logits (the last layer with weights), from an export's HLSConfig (`names`:
     the export's {hls4ml node: user's layer name})."""
-    with_kernel = [layer for layer in layers_of(model) if getattr(layer, "kernel", None) is not None]
-    if not with_kernel:
+    weighted = [layer for layer in layers_of(model) if kind_of(layer) is not None]
+    if not weighted:
         return None
-    return export_layer_tolerances(model, hls_config, names, input_type).get(with_kernel[-1].name)
+    found = export_layer_tolerances(model, hls_config, names, input_type).get(weighted[-1].name)
+    return found if isinstance(found, Tolerance) else None
 
 
 def node_tables(hls_config: dict) -> dict:
@@ -163,31 +169,63 @@ def layer_tolerances(model, types: dict, input_type: FixedType | None = None, ta
 
 def record_tolerances(record: ModelRecord, types: dict, input_type=None, tables: dict | None = None) -> dict:
     """`layer_tolerances` of a model's record."""
-    context = _Nodes(types, tables or {}, record.quantizer_library)
+    bits = FLOAT32_BITS if record.float32 else FLOAT64_BITS
+    context = _Nodes(types, tables or {}, record.quantizer_library, bits)
     errors, peaks, out = {}, {}, {}
     for name in record.topological():
         layer = record.layers[name]
         inbound = [errors[source] for source in layer.inbound if source in errors]
-        if any(e is UNBOUNDED for e in inbound):
-            errors[name] = out[name] = UNBOUNDED
+        unbounded = next((e for e in inbound if isinstance(e, Unbounded)), None)
+        if unbounded is not None:  # what follows an unbounded layer is unbounded, for the same reason
+            errors[name] = out[name] = unbounded
             continue
         peak_in = max([peaks.get(s, 0.0) for s in layer.inbound] or [_peak(input_type)])
         peaks[name] = _peak(types.get(name, {}).get("result")) or peak_in
         fixed_in = _input_type(record, name, types, input_type)
         found = _propagated(layer, inbound, context, peak_in, fixed_in)
         compared, errors[name] = found if isinstance(found, tuple) else (found, found)
-        out[name] = compared if compared is UNBOUNDED else None if _zero(compared) else _tolerance(compared)
+        compared = _useful(name, compared, types.get(name, {}).get("result"))
+        if isinstance(compared, Unbounded):
+            errors[name] = compared
+        out[name] = compared if isinstance(compared, Unbounded) else None if _zero(compared) else _tolerance(compared)
     return out
 
 
-class _Unbounded:
-    """An error reaches the layer and no bound follows from the types."""
+@dataclass(frozen=True)
+class Unbounded:
+    """An error reaches the layer and no bound that could fail follows from the types: why, and what to change."""
+
+    reason: str = "no bound follows from its types"
+    advice: str = ""
 
     def __repr__(self):
         return "UNBOUNDED"
 
 
-UNBOUNDED = _Unbounded()
+UNBOUNDED = Unbounded()
+
+
+def _useful(name: str, error, result: FixedType | None):
+    """`error`, or Unbounded where its bound exceeds USEFUL_SHARE of the range `result` can reach (a bound that
+    could not fail); a relative (recurrent) tolerance is a stated heuristic and stays."""
+    if isinstance(error, Unbounded) or result is None or error.relative or _zero(error):
+        return error
+    reach = result.hi - result.lo
+    if error.absolute <= USEFUL_SHARE * reach:
+        return error
+    sources = "; ".join(dict.fromkeys(error.sources))
+    changes = [
+        *error.advice,
+        f"wider accumulators or finer types for '{name}' and the layers before it (hls.config LayerName)",
+        f"a narrower quantization of it (quantization.layers.{name})",
+    ]
+    if "float32" in sources:
+        changes.append("a reference computed exactly (a front end whose reference is float64)")
+    return Unbounded(
+        f"the bound the types give at '{name}', {error.absolute:.3g}, is more than 1/16 of what its type "
+        f"{result.hls()} can reach ({reach:.3g}), so it could not fail ({sources})",
+        "; ".join(dict.fromkeys(changes)),
+    )
 
 
 def _tolerance(error: _Error) -> Tolerance:
@@ -201,17 +239,21 @@ def _peak(fixed: FixedType | None) -> float:
 
 
 def _input_type(record: ModelRecord, name: str, types: dict, network_input) -> FixedType | None:
-    """The type of a layer's input: its inbound layer's result, through layers that keep the type (the network
-    input's for the first layer of a Sequential model)."""
+    """The type of a layer's input: its inbound layer's result (its activation quantizer's, where one is inside
+    it), through layers that keep the type (the network input's where they start at it)."""
     sources = record.layers[name].inbound
     if not sources:
         return network_input
     while len(sources) == 1:
+        source = record.layers[sources[0]]
+        activation = source.activation
+        if activation is not None and activation.quantizer and activation.fixed is not None:
+            return activation.fixed  # a Conv/Dense's quantizer inside it: what flows on is its output
         found = types.get(sources[0], {}).get("result")
-        if found is not None or record.layers[sources[0]].role not in _SAME:
+        if found is not None or source.role not in _SAME:
             return found
-        sources = record.layers[sources[0]].inbound
-    return None
+        sources = source.inbound
+    return network_input if not sources else None
 
 
 def _zero(error: _Error) -> bool:
@@ -221,11 +263,21 @@ def _zero(error: _Error) -> bool:
 @dataclass(frozen=True)
 class _Nodes:
     """The export's settings by hls4ml node: types, and the tables of table activations; what computes the
-    reference (named in reasons)."""
+    reference (named in reasons), and with how many significand bits (24: float32; 53: float64)."""
 
     types: dict
     tables: dict
     library: str = "the quantized model"
+    reference_bits: int = FLOAT32_BITS
+
+    @property
+    def unit(self) -> float:
+        """The reference's unit roundoff."""
+        return 2.0**-self.reference_bits
+
+    @property
+    def float_name(self) -> str:
+        return "float32" if self.reference_bits == FLOAT32_BITS else "float64"
 
     def of(self, node: str) -> dict:
         return self.types.get(node, {})
@@ -234,7 +286,7 @@ class _Nodes:
 def _propagated(layer: LayerRecord, inbound: list, nodes: _Nodes, peak_in: float, fixed_in):
     """The bound on the error of the layer's output, given its inputs' bounds (UNBOUNDED: none is known)."""
     error = max(inbound, key=lambda e: e.absolute + e.relative, default=_Error())
-    types, kind = nodes.of(layer.name), layer.role
+    kind = layer.role
     if kind in ("Activation", "Softmax") and _function_name(layer, kind) in table_error.SLOPES:
         return _through_table(layer.name, _function_name(layer, kind), error, nodes, fixed_in)
     if kind in MERGES:
@@ -247,24 +299,22 @@ def _propagated(layer: LayerRecord, inbound: list, nodes: _Nodes, peak_in: float
             )
         return error if kind in _SAME or _zero(error) else UNBOUNDED
     if kind in _AVERAGING:
-        return _averaged(layer, kind, error, types)
+        return _averaged(layer, kind, error, nodes)
     precision = layer.precision or ""
     if precision == "recurrent":
         return _recurrent(layer, error)
     if kind in _SAME or (kind == "Activation" and _function_name(layer) in _PASSING_ACTIVATIONS):
         return error
-    if precision in ("linear", "separable") and layer.kernel is not None:
+    if precision in ("linear", "separable") and _kernels(layer):
         return _through_kernel(layer, error, peak_in, fixed_in, nodes)
-    if precision == "separable":
-        return error if _zero(error) else UNBOUNDED  # no bound derived for depthwise/separable convolutions
     if layer.quantizing_activation:
         function, quantizer = layer.applies.table, layer.applies
         if function is not None:  # hls4ml's table, rounded to the quantizer's grid (as QKeras rounds the function)
             tabled = _through_table(layer.name, function, error, nodes, fixed_in)
-            return UNBOUNDED if tabled is UNBOUNDED else _rounded(layer, tabled, quantizer)
+            return tabled if isinstance(tabled, Unbounded) else _rounded(layer, tabled, quantizer)
         return error if _zero(error) else _rounded(layer, error, quantizer)
     if layer.batchnorm is not None:
-        return _through_batchnorm(layer, error, types, peak_in)
+        return _through_batchnorm(layer, error, nodes, peak_in)
     return error if _zero(error) else UNBOUNDED
 
 
@@ -296,7 +346,7 @@ def _recurrent(layer: LayerRecord, error: _Error) -> _Error:
     """From a recurrent layer on, every layer is judged at RECURRENT_RELATIVE of its largest |value|."""
     reason = (
         f"hls4ml computes the sigmoid/tanh of {layer.name} by tables: judged at {RECURRENT_RELATIVE:.0%} of the "
-        "largest |value|"
+        "largest |value|, a heuristic (no bound is derived for recurrent layers)"
     )
     advice = (
         "no setting makes hls4ml 1.3's recurrent tables exact; larger tables (table_size in hls.config) bring it closer"
@@ -304,14 +354,15 @@ def _recurrent(layer: LayerRecord, error: _Error) -> _Error:
     return _Error(error.absolute, RECURRENT_RELATIVE, error.sources + (reason,), error.advice + (advice,))
 
 
-def _averaged(layer: LayerRecord, kind: str, error: _Error, types: dict):
+def _averaged(layer: LayerRecord, kind: str, error: _Error, nodes: _Nodes):
     k = int(np.prod(layer.input_shape[1:-1])) if kind.startswith("Global") else int(np.prod(layer.options["pool_size"]))
     if not k & (k - 1):
         return error
+    types = nodes.of(layer.name)
     accum, result = types.get("accum"), types.get("result")
     if accum is None or result is None:
         return UNBOUNDED
-    own = 2.0**-accum.frac + 2.0**-result.frac + FLOAT32_STEP * max(abs(result.lo), result.hi)
+    own = 2.0**-accum.frac + 2.0**-result.frac + 2 * nodes.unit * max(abs(result.lo), result.hi)
     return error.scaled(
         1.0,
         own,
@@ -321,24 +372,42 @@ def _averaged(layer: LayerRecord, kind: str, error: _Error, types: dict):
     )
 
 
+def _kernels(layer: LayerRecord) -> list:
+    """The layer's kernels in the order it applies them, each as columns of one accumulation: a Conv/Dense's
+    kernel, a depthwise convolution's depthwise kernel (a column per input channel and multiplier), a separable
+    one's depthwise then pointwise kernel."""
+    found = []
+    for name in ("depthwise_kernel", "pointwise_kernel", "kernel"):
+        weight = layer.weights.get(name)
+        if weight is not None:
+            shape = weight.quantized.shape
+            columns = shape[-2] * shape[-1] if name == "depthwise_kernel" else shape[-1]
+            found.append((weight, weight.columns(columns)))
+    return found
+
+
 def _through_kernel(layer: LayerRecord, error: _Error, peak_in: float, fixed_in, nodes: _Nodes):
-    """A Conv/Dense: the incoming error times its largest column sum of |weights|, plus QKeras' float32
-    rounding of the accumulation where it is not exact: (that, as C-sim compares the layer before its own
-    activation; what flows on after the activation)."""
-    kernel = layer.kernel.quantized
-    colsum = float(np.abs(kernel).reshape(-1, kernel.shape[-1]).sum(axis=0).max())
-    fan_in = int(np.prod(kernel.shape[:-1])) + 1
-    own, bits = 0.0, None
-    if fixed_in is not None:
-        bits = layer.kernel.bits + fixed_in.width + math.ceil(math.log2(max(fan_in, 2)))
-        if bits > 24:
-            own = fan_in * UNIT / (1 - fan_in * UNIT) * peak_in * colsum
-    out = error.scaled(
-        colsum,
-        own,
-        f"{nodes.library} accumulates '{layer.name}' in float32, not exactly ({bits} bits of products > 24)",
-        f"narrow the input or the weights of '{layer.name}' to make its float32 accumulation exact",
-    )
+    """A Conv/Dense (depthwise, separable): the incoming error times each kernel's largest column sum of
+    |weights|, plus the reference's rounding of each accumulation where its float type does not hold it
+    exactly: (that, as C-sim compares the layer before its own activation; what flows on after it)."""
+    out, peak, width = error, peak_in, fixed_in.width if fixed_in is not None else None
+    for weight, columns in _kernels(layer):
+        colsum = float(np.abs(columns).sum(axis=0).max())
+        fan_in = columns.shape[0] + 1
+        own, bits = 0.0, None
+        if width is not None:
+            bits = weight.bits + width + math.ceil(math.log2(max(fan_in, 2)))
+            if bits > nodes.reference_bits:
+                own = fan_in * nodes.unit / (1 - fan_in * nodes.unit) * peak * colsum
+            width = bits  # a separable layer's pointwise kernel reads the depthwise sums
+        out = out.scaled(
+            colsum,
+            own,
+            f"{nodes.library} accumulates '{layer.name}' in {nodes.float_name}, not exactly ({bits} bits of "
+            f"products > {nodes.reference_bits})",
+            f"narrow the input or the weights of '{layer.name}' to make its {nodes.float_name} accumulation exact",
+        )
+        peak *= colsum
     activation, function = layer.activation, _function_name(layer)
     if function in table_error.SLOPES:  # hls4ml's node `<layer>_<function>` reads the layer's result
         return out, _through_table(f"{layer.name}_{function}", function, out, nodes, nodes.of(layer.name).get("result"))
@@ -347,11 +416,12 @@ def _through_kernel(layer: LayerRecord, error: _Error, peak_in: float, fixed_in,
     return out, _rounded(layer, out, activation) if activation is not None and activation.quantizer else UNBOUNDED
 
 
-def _through_batchnorm(layer: LayerRecord, error: _Error, types: dict, peak_in: float):
+def _through_batchnorm(layer: LayerRecord, error: _Error, nodes: _Nodes, peak_in: float):
     """A batch normalization: the incoming error times its largest |scale|, plus its own where the export keeps
-    its scale and bias to their types' steps and QKeras computes in float32."""
+    its scale and bias to their types' steps and the reference computes in floating point."""
     scale, bias = batchnorm_affine(layer, quantized=True)
     largest = float(np.abs(scale).max())
+    types, unit = nodes.of(layer.name), nodes.unit
     scale_type, bias_type, result = types.get("scale"), types.get("bias"), types.get("result")
     exact = exact_frac(scale) is not None and exact_frac(bias) is not None
     if exact and (scale_type is None or exact_frac(scale) <= scale_type.frac):
@@ -360,17 +430,18 @@ def _through_batchnorm(layer: LayerRecord, error: _Error, types: dict, peak_in: 
         return UNBOUNDED
     mean = layer.batchnorm.mean
     own = (
-        peak_in * (2.0**-scale_type.frac + 4 * UNIT * largest)
+        peak_in * (2.0**-scale_type.frac + 4 * unit * largest)
         + 2.0**-bias_type.frac
-        + 4 * UNIT * float(np.abs(bias).max() + np.abs(mean * scale).max())
-        + 2 * UNIT * _peak(result)
+        + 4 * unit * float(np.abs(bias).max() + np.abs(mean * scale).max())
+        + 2 * unit * _peak(result)
     )
     return error.scaled(
         largest,
         own,
         f"'{layer.name}' (a batch normalization that cannot fold) keeps its scale to 2^-"
-        f"{scale_type.frac} and its bias to 2^-{bias_type.frac} in the export; QKeras computes it in float32",
-        f"fold '{layer.name}' into a Conv/Dense before it (quantization.batchnorm: fold), or move it after one",
+        f"{scale_type.frac} and its bias to 2^-{bias_type.frac} in the export; {nodes.library} computes it in "
+        f"{nodes.float_name}",
+        f"fold '{layer.name}' into the Conv/Dense before it (quantization.batchnorm: fold), or move it after one",
     )
 
 

@@ -91,7 +91,7 @@ def _tabled_cnn():
 @pytest.mark.csim
 @pytest.mark.parametrize("tables", ["derived", "hls4ml_defaults"])
 def test_a_cnn_with_tables_inside_is_within_each_layers_stated_bound(tmp_path, tables):
-    from fpgaprune.hls.tolerance import export_layer_tolerances
+    from fpgaprune.hls.tolerance import Unbounded, export_layer_tolerances
 
     data = digits()
     x, y = np.concatenate([data.x_train, data.x_test]), np.concatenate([data.y_train, data.y_test])
@@ -107,7 +107,15 @@ def test_a_cnn_with_tables_inside_is_within_each_layers_stated_bound(tmp_path, t
         if tables == "hls4ml_defaults"
         else "4096-entry" in bounds["tanh"].reason
     )
-    assert bounds["conv"] is None and bounds["tanh"].absolute > 0 and bounds["real_tanh"].absolute > 0
+    assert bounds["conv"] is None and bounds["tanh"].absolute > 0
     check = fp.csim(exported, model, x[1000:1300])
-    assert check.passed and not check.bit_exact, check.format()
     assert any(line.startswith("'tanh'") for line in check.judged), check.judged  # judged there, within its bound
+    if tables == "derived":
+        assert bounds["real_tanh"].absolute > 0
+        assert check.passed and not check.bit_exact, check.format()
+        return
+    # hls4ml's 1024-entry tables: the bound grows past 1/16 of real_tanh's reach (0.34 of 1.99), judging nothing; it
+    # passed "within its tolerance" before issue 68. C-sim fails there, and says the tables are what to change.
+    assert isinstance(bounds["real_tanh"], Unbounded) and "more than 1/16" in bounds["real_tanh"].reason
+    assert not check.passed and check.beyond.startswith("'real_tanh' differs"), check.format()
+    assert "more entries (table_size) and a finer table_t for 'tanh'" in check.beyond

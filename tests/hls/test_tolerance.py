@@ -1,11 +1,14 @@
 """Where hls4ml is not exact, C-sim is judged by a tolerance derived from the types, not a constant."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 import fpgaprune as fp
 from fpgaprune.hls.tolerance import RECURRENT_RELATIVE, UNBOUNDED, export_type, logits_tolerance, parse_type
 from fpgaprune.quantize import FixedType, to_qkeras
+from fpgaprune.record import record_of
 from fpgaprune.tfk import keras
 
 L = keras.layers
@@ -51,16 +54,13 @@ def _pooled(size):
     [(FixedType(12, 4, False), FixedType(10, 2, False)), (FixedType(16, 4, False), FixedType(16, 4, False))],
 )
 def test_averaging_a_non_power_of_two_is_bounded_by_one_step_of_each_type_times_the_next_layer(accum, result):
-    from fpgaprune.hls.tolerance import UNIT
-
     quantized = _pooled(8)  # 6 x 6 = 36 values averaged
     tolerance = logits_tolerance(quantized, "fc", {"gap": {"accum": accum, "result": result}})
     kernel = np.asarray(quantized.get_layer("fc").kernel_quantizer_internal(quantized.get_layer("fc").kernel))
-    steps = 2.0**-accum.frac + 2.0**-result.frac + 2.0**-23 * result.hi  # and one float32 rounding in QKeras
-    colsum = np.abs(kernel).sum(axis=0).max()
-    # fc's own float32 rounding where its products need more than 24 bits: 6 weight bits + the input's + 3 (4 + 1)
-    own = 5 * UNIT / (1 - 5 * UNIT) * result.hi * colsum if 6 + result.width + 3 > 24 else 0.0
-    assert tolerance.absolute == pytest.approx(steps * colsum + own, rel=1e-4)
+    # and one rounding of the mean in the reference, which computes QKeras' model exactly (float64: 53 bits)
+    steps = 2.0**-accum.frac + 2.0**-result.frac + 2.0**-52 * result.hi
+    colsum = np.abs(kernel).sum(axis=0).max()  # fc's own sum is exact in float64: 6 + 16 + 3 bits at most
+    assert tolerance.absolute == pytest.approx(steps * colsum, rel=1e-9)
     assert "'gap' (36 values)" in tolerance.reason and "power-of-2" in tolerance.advice
 
 
@@ -94,38 +94,67 @@ def _input_batchnorm():
     return to_qkeras(fp.hold(model), SPEC)
 
 
-def test_a_batchnorm_that_cannot_fold_is_bounded_by_its_scale_bias_and_result_types():
+def _float32(model):
+    """The model's record, as a front end whose reference computes in float32 would describe it."""
+    return dataclasses.replace(record_of(model), float32=True)
+
+
+@pytest.mark.parametrize("float32", [False, True])
+def test_a_batchnorm_that_cannot_fold_is_bounded_by_its_scale_bias_and_result_types(float32):
     from fpgaprune.hls.precision.batchnorm import batchnorm_affine
-    from fpgaprune.hls.tolerance import UNIT, layer_tolerances
+    from fpgaprune.hls.tolerance import layer_tolerances
 
     quantized, fixed_in = _input_batchnorm(), FixedType(5, 1, False)
+    unit = 2.0**-24 if float32 else 2.0**-53  # the reference's unit roundoff: float32, or QKeras' exact float64
     types = {"bn": {"scale": FixedType(16, 2, False), "bias": FixedType(20, 2), "result": FixedType(22, 4)}}
-    tolerances = layer_tolerances(quantized, types, fixed_in)
+    tolerances = layer_tolerances(_float32(quantized) if float32 else quantized, types, fixed_in)
     scale, bias = batchnorm_affine(quantized.get_layer("bn"), quantized=True)
     expected = (
-        fixed_in.hi * (2.0**-14 + 4 * UNIT * scale.max()) + 2.0**-18 + 4 * UNIT * np.abs(bias).max() + 2 * UNIT * 8.0
+        fixed_in.hi * (2.0**-14 + 4 * unit * scale.max()) + 2.0**-18 + 4 * unit * np.abs(bias).max() + 2 * unit * 8.0
     )
     assert tolerances["bn"].absolute == pytest.approx(expected, rel=1e-9)
     assert "'bn' (a batch normalization that cannot fold) keeps its scale to 2^-14" in tolerances["bn"].reason
+    assert f"computes it in {'float32' if float32 else 'float64'}" in tolerances["bn"].reason
     kernel = np.asarray(quantized.get_layer("fc").kernel_quantizer_internal(quantized.get_layer("fc").kernel))
     colsum = np.abs(kernel).sum(axis=0).max()
-    own = 7 * UNIT / (1 - 7 * UNIT) * 8.0 * colsum  # fc's float32 rounding: 6 + 22 + 3 bits of products
+    own = 7 * unit / (1 - 7 * unit) * 8.0 * colsum if float32 else 0.0  # fc's float32 rounding: 6 + 22 + 3 bits
     assert tolerances["fc"].absolute == pytest.approx(expected * colsum + own, rel=1e-6)
     assert layer_tolerances(quantized, {}, fixed_in)["bn"] is UNBOUNDED  # no types: no bound, not a pass
 
 
-def test_an_accumulation_past_float32_is_bounded_by_gamma_n_and_an_exact_one_needs_none():
+def test_an_accumulation_past_the_references_float_is_bounded_by_gamma_n_and_an_exact_one_needs_none():
+    """A float32 reference rounds sums of more than 24 bits (gamma_n bounds it); QKeras' reference is the model
+    computed exactly in float64, where the same sum must be bit-exact."""
     from fpgaprune.hls.tolerance import UNIT, layer_tolerances
 
     keras.utils.set_random_seed(0)
     model = to_qkeras(fp.hold(keras.Sequential([keras.Input((256,)), L.Dense(4, name="fc")])), SPEC)
     kernel = np.asarray(model.get_layer("fc").kernel_quantizer_internal(model.get_layer("fc").kernel))
     wide, narrow = FixedType(16, 4, False), FixedType(8, 1, False)  # 6 + 16 + 9 = 31 bits; 6 + 8 + 9 = 23
-    bound = layer_tolerances(model, {}, wide)["fc"]
+    bound = layer_tolerances(_float32(model), {}, wide)["fc"]
     gamma = 257 * UNIT / (1 - 257 * UNIT)
     assert bound.absolute == pytest.approx(gamma * wide.hi * np.abs(kernel).sum(axis=0).max(), rel=1e-6)
     assert "QKeras accumulates 'fc' in float32, not exactly (31 bits of products > 24)" in bound.reason
-    assert layer_tolerances(model, {}, narrow)["fc"] is None
+    assert layer_tolerances(_float32(model), {}, narrow)["fc"] is None
+    assert layer_tolerances(model, {}, wide)["fc"] is None  # exact in float64: bit-exact, no tolerance
+
+
+def test_a_bound_larger_than_a_sixteenth_of_its_types_range_is_no_bound():
+    """A derived bound counts only where it could fail: past 1/16 of the range its layer's type reaches, the
+    layer is unbounded, naming why and what to change, and so is everything after it."""
+    from fpgaprune.hls.tolerance import Unbounded, layer_tolerances
+
+    quantized, fixed_in = _input_batchnorm(), FixedType(5, 1, False)
+    coarse = {"scale": FixedType(4, 2, False), "bias": FixedType(4, 2), "result": FixedType(8, 2)}
+    tolerances = layer_tolerances(quantized, {"bn": coarse, "fc": {"result": FixedType(10, 5)}}, fixed_in)
+    bn, fc = tolerances["bn"], tolerances["fc"]
+    assert isinstance(bn, Unbounded) and fc is bn  # what follows an unbounded layer is unbounded too
+    reach = FixedType(8, 2).hi - FixedType(8, 2).lo
+    assert f"more than 1/16 of what its type fixed<8,2> can reach ({reach:.3g})" in bn.reason
+    assert "'bn' (a batch normalization that cannot fold)" in bn.reason
+    assert "fold 'bn' into the Conv/Dense before it" in bn.advice and "hls.config LayerName" in bn.advice
+    fine = {"scale": FixedType(16, 2, False), "bias": FixedType(20, 2), "result": FixedType(22, 4)}
+    assert not isinstance(layer_tolerances(quantized, {"bn": fine}, fixed_in)["bn"], Unbounded)
 
 
 def test_a_layer_that_differs_beyond_its_bound_or_with_none_is_named():

@@ -21,6 +21,7 @@ class QKerasFrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
     quantizes = True  # its twin trains with quantizers (QAT) and hls4ml's Keras-2 converter exports it
     keras_major = 2  # the model files it reads: Keras 2 (tf_keras)
     framework_modules = _MODULES
+    float32_reference = False  # C-sim's reference is the model computed exactly, in float64 (`exact.py`)
 
     @staticmethod
     def owns(model_or_layer) -> bool:
@@ -120,6 +121,13 @@ class QKerasFrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
         require_legacy_keras("quantization")
 
         return to_qkeras(model, quantization, batchnorm=batchnorm)
+
+    @staticmethod
+    def reference_probe(model, batch_size: int = 512):
+        """`probe(x)`: every layer's values for inputs `x`, of the model computed exactly (`exact.py`)."""
+        from fpgaprune.frontends.qkeras.reference import exact_probe
+
+        return exact_probe(model, batch_size)
 
     @staticmethod
     def quantizer_sources(model, quantization, default_given: bool = True) -> dict:

@@ -215,8 +215,10 @@ ReadInputHeight:
         for (unsigned i_iw = 0; i_iw < CONFIG_T::in_width; i_iw++) {
             if (CONFIG_T::filt_height > 1) {
                 fpgaprune_sparse_output_buffer_2d<data_T, res_T, CONFIG_T>(data.read(), line_buffer, res, weights, biases);
-            } else {
+            } else if (i_ih % CONFIG_T::stride_height == 0) { // one row high: every stride_height-th row is computed
                 fpgaprune_sparse_output_buffer_1d<data_T, res_T, CONFIG_T>(data.read(), res, weights, biases);
+            } else {
+                data.read();
             }
         }
     }

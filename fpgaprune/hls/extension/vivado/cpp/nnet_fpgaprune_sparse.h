@@ -114,7 +114,26 @@ void fpgaprune_sparse_conv2d_stream(hls::stream<data_T> &data, hls::stream<res_T
                                     typename CONFIG_T::weight_t weights[CONFIG_T::mult_config::n_live],
                                     typename CONFIG_T::bias_t biases[CONFIG_T::n_filt]) {
     #pragma HLS INLINE recursive
-    conv_2d_cl<data_T, res_T, CONFIG_T>(data, res, weights, biases);
+    if (CONFIG_T::filt_height > 1 || CONFIG_T::stride_height == 1) {
+        conv_2d_cl<data_T, res_T, CONFIG_T>(data, res, weights, biases);
+        return;
+    }
+    // A kernel one row high with a vertical stride (a strided 1x1 shortcut): hls4ml's line buffer passes every row to
+    // its 1-D path, which knows no vertical stride; only every stride_height-th row is computed here, the others read.
+    assert(CONFIG_T::pad_top == 0 && CONFIG_T::pad_bottom == 0 && CONFIG_T::pad_left == 0 && CONFIG_T::pad_right == 0);
+ReadInputHeight:
+    for (unsigned i_ih = 0; i_ih < CONFIG_T::in_height; i_ih++) {
+    ReadInputWidth:
+        for (unsigned i_iw = 0; i_iw < CONFIG_T::in_width; i_iw++) {
+            #pragma HLS LOOP_FLATTEN
+            #pragma HLS PIPELINE II=CONFIG_T::reuse_factor
+            if (i_ih % CONFIG_T::stride_height == 0) {
+                compute_output_buffer_1d<data_T, res_T, CONFIG_T>(data.read(), res, weights, biases);
+            } else {
+                data.read();
+            }
+        }
+    }
 }
 
 } // namespace nnet
