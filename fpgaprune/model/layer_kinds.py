@@ -121,6 +121,7 @@ KINDS = (
         ("depthwise", "element"),
         "depthwise_kernel",
         (("depthwise", "kernel"), ("bias", "bias")),
+        folds_batchnorm=True,
         hls4ml_nodes=("DepthwiseConv2D",),
     ),
     LayerKind(
@@ -129,6 +130,7 @@ KINDS = (
         default_weight=None,
         quantizers=(("depthwise", "kernel"), ("pointwise", "kernel"), ("bias", "bias")),
         precision="separable",
+        folds_batchnorm=True,
     ),
     LayerKind("LSTM", _RECURRENT, quantizers=_RECURRENT_QUANTIZERS, precision="recurrent"),
     LayerKind("GRU", _RECURRENT, quantizers=_RECURRENT_QUANTIZERS, precision="recurrent"),

@@ -222,7 +222,8 @@ def _mismatch(name: str, function: str, text: str) -> str:
 
 
 def _fold_batchnorms(model, config: dict, weights: dict) -> None:
-    """Fold each BatchNormalization that directly follows a linear Conv/Dense (its only consumer) into it."""
+    """Fold each BatchNormalization that directly follows a linear Conv/Dense, depthwise or separable
+    convolution (its only consumer) into it."""
     graph = LayerGraph(model, TensorFlowKeras)  # a tf_keras model, read as every tf_keras front end reads it
     for name in list(graph.layers):
         layer = graph.layers[name]
@@ -238,11 +239,23 @@ def _fold_batchnorms(model, config: dict, weights: dict) -> None:
             or layer.axis not in ([-1], [len(layer.input_shape) - 1])
         ):
             continue
-        kernel, bias = weights[source][0], (weights[source][1] if producer.use_bias else 0.0)
         gamma, beta, mean, variance = _bn_parameters(layer)
         scale = gamma / np.sqrt(variance + layer.epsilon)
-        weights[source] = [(kernel * scale).astype(np.float32), ((bias - mean) * scale + beta).astype(np.float32)]
+        weights[source] = folded_weights(weights[source], producer.use_bias, scale, beta - mean * scale)
         _fold_into(config, name, source)
+
+
+def folded_weights(weights: list, use_bias: bool, scale: np.ndarray, shift: np.ndarray) -> list:
+    """A linear layer's weights with `y * scale + shift` folded in, its output channels last: a Conv/Dense
+    kernel's last axis; a depthwise kernel's last two (input channel, multiplier); a separable layer's pointwise
+    kernel (its depthwise one is left as it is). The bias is added where the layer had none."""
+    *kernels, bias = weights if use_bias else [*weights, 0.0]
+    last = kernels[-1]
+    if len(kernels) == 1 and last.ndim == 4 and last.shape[-2] * last.shape[-1] == scale.size != last.shape[-1]:
+        kernels[-1] = last * scale.reshape(last.shape[-2:])  # depthwise: channel c, multiplier m is output c*M + m
+    else:
+        kernels[-1] = last * scale
+    return [*(kernel.astype(np.float32) for kernel in kernels), (bias * scale + shift).astype(np.float32)]
 
 
 def _bn_parameters(layer):
