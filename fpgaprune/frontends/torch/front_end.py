@@ -24,6 +24,7 @@ class TorchFrontEnd(FrontEnd):
     name = "PyTorch"
     asked_order = 40
     quantizer_library = "Brevitas"
+    float32_reference = False  # C-sim's reference is the module computed in float64 (`reference.py`)
     strips = False  # a module is not rebuilt without its dead channels (fpgaprune.strip is for Keras graphs)
     indexes_own_layout = True  # "features.3[5, 3, :, :]" is PyTorch's (out, in, kh, kw)
 
@@ -258,8 +259,14 @@ class TorchFrontEnd(FrontEnd):
 
     def _check_quantizers(self, model) -> None:
         """One line naming the first layer whose quantizers have no exact fixed-point type (Brevitas' float
-        scales, which the quantized twin converts), or whose kernel is quantized and its bias not (hls4ml would
-        type the bias at its default)."""
+        scales, which the quantized twin converts), whose kernel is quantized and its bias not (hls4ml would
+        type the bias at its default), or a BatchNorm of a quantized model that is left unfolded."""
+        from fpgaprune.frontends.torch.quantize import unfoldable_batchnorm
+
+        quantized = any(self.is_quantized(layer) for layer in self.layers(model))
+        problem = unfoldable_batchnorm(model) if quantized else None
+        if problem:
+            raise QuantizationConfigError(problem)
         for layer in self.layers(model):
             found = {role: self.weight_quantizer(layer, role) for role in ("kernel", "bias")}
             found["activation"] = self.activation_quantizer(layer)
@@ -267,8 +274,8 @@ class TorchFrontEnd(FrontEnd):
                 if isinstance(quantizer, ScaledQuantizer):
                     raise QuantizationConfigError(
                         f"layer '{layer.name}' ({role}): {quantizer}, which no fixed-point type holds; quantize the "
-                        "model with fp.quantized_twin (the run's quantize stage), which converts it to the nearest "
-                        "power-of-two quantizer of its bits"
+                        "model with fp.quantized_twin(model) (the run's quantize stage), which converts it to the "
+                        "nearest power-of-two quantizer of its bits"
                     )
             if found["kernel"] is not None and layer.use_bias and found["bias"] is None:
                 raise QuantizationConfigError(
@@ -303,11 +310,12 @@ class TorchFrontEnd(FrontEnd):
     def conversion_problem(self, model):
         from fpgaprune.frontends.torch.hls_route import unsupported_layer
         from fpgaprune.frontends.torch.layers import check_not_recurrent
+        from fpgaprune.frontends.torch.quantize import unfoldable_batchnorm
 
         try:
             self.check_model(model)
             check_not_recurrent(model, "the export")
-            return unsupported_layer(model)
+            return unsupported_layer(model) or unfoldable_batchnorm(model)
         except FpgapruneError as error:
             return str(error)
 

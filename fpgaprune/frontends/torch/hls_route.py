@@ -88,18 +88,36 @@ def plain_copy(model) -> torch.fx.GraphModule:
 
 
 def unsupported_layer(model) -> str | None:
-    """The first layer whose plain form hls4ml's converter has no handler for: one line, or None."""
+    """The first layer whose plain form hls4ml's converter has no handler for, or whose settings it ignores: one
+    line, or None."""
     import hls4ml
 
     supported = set(get_supported_pytorch_layers()) | set(_SKIPPED) | {ActivationQuantizer.__name__}
     for node in exported_graph(model).graph.nodes:
         if node.op == "call_module":
-            cls = type(_plain_layer(node.target, model.get_submodule(node.target))).__name__
+            module = model.get_submodule(node.target)
+            cls = type(_plain_layer(node.target, module)).__name__
+            where = f"module '{node.target}' ({type(module).__name__}): hls4ml {hls4ml.__version__}'s PyTorch converter"
             if cls not in supported:
-                original = type(model.get_submodule(node.target)).__name__
-                return (
-                    f"module '{node.target}' ({original}): hls4ml {hls4ml.__version__}'s PyTorch converter has no {cls}"
-                )
+                return f"{where} has no {cls}"
+            ignored = _ignored_pooling_setting(module)
+            if ignored:
+                return f"{where} ignores its {ignored}"
+    return None
+
+
+def _ignored_pooling_setting(module) -> str | None:
+    """A pooling setting hls4ml's PyTorch converter does not read (its output would differ), as the line names
+    it; None for any other module."""
+    if not isinstance(module, (nn.MaxPool1d, nn.MaxPool2d, nn.AvgPool1d, nn.AvgPool2d)):
+        return None
+    if getattr(module, "ceil_mode", False):
+        return "ceil_mode=True (its output would have fewer positions); use ceil_mode=False with padding"
+    dilation = getattr(module, "dilation", 1)
+    if any(d != 1 for d in (dilation if isinstance(dilation, (tuple, list)) else (dilation,))):
+        return f"dilation={dilation}; use dilation=1"
+    if getattr(module, "divisor_override", None):
+        return f"divisor_override={module.divisor_override}; use none"
     return None
 
 

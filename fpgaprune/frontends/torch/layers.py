@@ -131,7 +131,9 @@ class TorchLayer:
         return type(self.module)
 
     def _weight(self, parameter: str):
-        return TorchWeight(self.module, parameter) if getattr(self.module, parameter, None) is not None else None
+        """The parameter as a TorchWeight (None where the module holds no tensor by that name: a recurrent
+        module's `bias` is its constructor's flag, its tensors `bias_ih_l0`, ...)."""
+        return TorchWeight(self.module, parameter) if _has(self.module, parameter) else None
 
     @property
     def kernel(self):
@@ -181,7 +183,7 @@ class TorchLayer:
 
     @property
     def use_bias(self) -> bool:
-        return getattr(self.module, "bias", None) is not None
+        return _has(self.module, "bias")
 
     @property
     def padding(self) -> str:

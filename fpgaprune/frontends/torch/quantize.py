@@ -32,6 +32,8 @@ from fpgaprune.frontends.torch.graph import LayerTracer, graph_edges
 from fpgaprune.frontends.torch.layers import QUANTIZATION, check_not_recurrent, same_shape
 from fpgaprune.frontends.torch.quantizers import ScaledQuantizer, brevitas_quant, from_text, read_proxy, text_of
 from fpgaprune.masking import FREEZE, HoldEntry, MaskManifest, finalize, hold
+from fpgaprune.model.layer_kinds import role_of
+from fpgaprune.quantize.fixed_types import FixedType
 from fpgaprune.quantize.spec import QuantizationSpec
 
 FLOAT_LAYERS = (nn.Linear, nn.Conv1d, nn.Conv2d)
@@ -55,9 +57,9 @@ def quantized_twin(model, spec, batchnorm: str = "fold"):
     plain, manifest = finalize(model)
     plain = as_modules(plain, LayerTracer)
     spec.check_layers(name for name, _ in plain.named_modules() if name)
-    spec = _with_conversions(plain, spec)
     plain.eval()
-    _fold_batchnorms(plain)
+    _fold_batchnorms(plain)  # first: a Brevitas layer's quantizers are then read of its folded weights
+    spec = _with_conversions(plain, spec)
     inside = []  # modules whose parts are not the model's layers: those replaced, and Brevitas' own
     for name, module in list(plain.named_modules()):
         if any(name.startswith(f"{outer}.") for outer in inside):
@@ -113,20 +115,31 @@ def _quantized_relu(name: str, module, text: str | None, named: bool):
 
 
 def _with_conversions(model, spec: QuantizationSpec) -> QuantizationSpec:
-    """`spec` with texts for each Brevitas layer of `model` whose quantizers have a float scale and that
-    `spec.layers` does not name: its roles at the nearest power-of-two types of their bits; one note each."""
+    """`spec` with texts for each Brevitas layer of `model` that `spec.layers` does not name and whose quantizers
+    no fixed-point type holds as they are: a float scale (its nearest power-of-two type of the same bits), a
+    float bias beside a quantized kernel (a folded BatchNorm's shift: the default bias), a bias at its input's
+    scale (`_input_scaled_bias`); one note each."""
     layers = {name: dict(roles) for name, roles in spec.layers.items()}
+    converted = {}
     for name, module in model.named_modules():
         if name in layers or not type(module).__module__.startswith("brevitas.nn"):
             continue
         found = _own_quantizers(name, module)
-        if not any(isinstance(q, ScaledQuantizer) for q in found.values()):
-            continue
-        texts = {role: _text(q, role, spec) for role, q in found.items()}
-        layers[name] = {role: text for role, text in texts.items() if text is not None}
-        changed = ", ".join(f"{role} {found[role] or 'float'} -> {texts[role]}" for role in texts if texts[role])
-        warnings.warn(f"{name}: {changed} (nearest power-of-two scale; QAT recovers the rest)", FpgapruneNote, 2)
+        if any(_converts(role, q, found) for role, q in found.items()):
+            converted[name] = found
+            layers[name] = {role: text for role, q in found.items() if (text := _text(q, role, spec)) is not None}
+    for name, found in converted.items():  # the activations' types are known now: a bias at its input's scale
+        if isinstance(found.get("bias"), ScaledQuantizer) and found["bias"].input_scaled:
+            layers[name]["bias"] = _input_scaled_bias(model, name, found["bias"], layers)
+        changed = ", ".join(f"{role} {found[role] or 'float'} -> {layers[name][role]}" for role in layers[name])
+        warnings.warn(f"{name}: {changed} (converted to an exact fixed-point quantizer)", FpgapruneNote, 2)
     return QuantizationSpec(spec.default, layers, spec.origin)
+
+
+def _converts(role: str, quantizer, found: dict) -> bool:
+    """Whether a Brevitas layer's quantizer for `role` is converted: a float scale, or a float bias beside a
+    quantized kernel."""
+    return isinstance(quantizer, ScaledQuantizer) or (role == "bias" and quantizer is None and found.get("kernel"))
 
 
 def _own_quantizers(name: str, module) -> dict:
@@ -137,19 +150,59 @@ def _own_quantizers(name: str, module) -> dict:
         for role, attribute in proxies.items()
         if hasattr(module, attribute)
     }
-    if getattr(module, "bias", None) is None:
+    if not isinstance(getattr(module, "bias", None), torch.Tensor):
         found.pop("bias", None)
     return found
 
 
 def _text(quantizer, role: str, spec: QuantizationSpec) -> str | None:
     """The text of a role's quantizer, converted: its own type, the nearest power-of-two one, or the default
-    bias for a float or input-scaled bias (None: the role stays float)."""
-    if role == "bias" and (quantizer is None or quantizer.fixed is None and quantizer.nearest() is None):
+    bias for a float one (None: the role stays float, or a bias at its input's scale, typed once the
+    activations are)."""
+    if role == "bias" and quantizer is None:
         return spec.default.get("bias")
-    if quantizer is None:
+    if quantizer is None or (isinstance(quantizer, ScaledQuantizer) and quantizer.input_scaled):
         return None
     return text_of(quantizer.fixed if quantizer.fixed is not None else quantizer.nearest())
+
+
+def _input_scaled_bias(model, name: str, bias: ScaledQuantizer, layers: dict) -> str:
+    """The text of a bias whose scale is its input's times its weight's (Brevitas' Int32Bias, Int8Bias): its own
+    bits on the grid of that product, where the layer reads a Brevitas activation quantizer's output (through
+    layers that keep values: Flatten, max pooling, Dropout); one line naming the layer otherwise."""
+    source = _reading(model, name)
+    activation = _activation_type(model, source, layers) if source is not None else None
+    kernel = from_text(layers[name]["kernel"], f"{name}.kernel").fixed if "kernel" in layers[name] else None
+    if activation is None or kernel is None:
+        raise QuantizationConfigError(
+            f"layer '{name}': its bias quantizer ({bias}) takes the scale of its input, which comes from no "
+            "Brevitas activation quantizer of a fixed-point type; put a QuantIdentity(return_quant_tensor=True) "
+            f"before it, or give it a bias of its own scale (quantization.layers.{name}.bias)"
+        )
+    frac = activation.frac + kernel.frac
+    return text_of(FixedType(bias.bits, bias.bits - frac, True))
+
+
+_KEEP_VALUES = ("Flatten", "Dropout", "Identity", "MaxPooling1D", "MaxPooling2D")
+
+
+def _reading(model, name: str) -> str | None:
+    """The layer whose output `name` reads, through layers that keep values; None where it reads several or the
+    model's input."""
+    _, inbound, _ = graph_edges(model)
+    sources = inbound.get(name, [])
+    while len(sources) == 1 and role_of(model.get_submodule(sources[0])) in _KEEP_VALUES:
+        sources = inbound.get(sources[0], [])
+    return sources[0] if len(sources) == 1 else None
+
+
+def _activation_type(model, name: str, layers: dict) -> FixedType | None:
+    """The fixed-point type of a Brevitas activation quantizer's outputs (as converted, where it is)."""
+    text = layers.get(name, {}).get("activation")
+    if text is not None:
+        return from_text(text, f"{name}.activation").fixed
+    quantizer = read_proxy(getattr(model.get_submodule(name), "act_quant", None), f"layer '{name}' (activation)")
+    return getattr(quantizer, "fixed", None)
 
 
 def _quantized_layer(name: str, module, roles: dict):
@@ -178,21 +231,45 @@ def _replace(model, name: str, replacement) -> None:
 def _fold_batchnorms(model) -> None:
     """Each BatchNorm whose only input is a Linear/Conv that feeds nothing else: folded into it, an Identity
     left in its place."""
+    for name, source in batchnorm_sources(model).items():
+        if source is None:
+            continue
+        before, batchnorm = model.get_submodule(source), model.get_submodule(name)
+        fuse = fuse_linear_bn_eval if isinstance(before, nn.Linear) else fuse_conv_bn_eval
+        _replace(model, source, fuse(copy.deepcopy(before), batchnorm))
+        _replace(model, name, nn.Identity())
+
+
+def batchnorm_sources(model) -> dict:
+    """{BatchNorm layer: the Linear/Conv (float or Brevitas') it folds into, or None where it cannot fold: its
+    input is not one, or that one feeds another layer too}."""
     layers, inbound, _ = graph_edges(model)
     readers = {}
     for name, sources in inbound.items():
         for source in sources:
             readers.setdefault(source, []).append(name)
+    found = {}
     for view in layers:
+        if not isinstance(view.module, _BATCHNORMS):
+            continue
         sources = inbound[view.name]
-        if not isinstance(view.module, _BATCHNORMS) or len(sources) != 1 or readers.get(sources[0]) != [view.name]:
-            continue
-        before = model.get_submodule(sources[0])
-        if type(before) not in FLOAT_LAYERS:
-            continue
-        fuse = fuse_linear_bn_eval if isinstance(before, nn.Linear) else fuse_conv_bn_eval
-        _replace(model, sources[0], fuse(copy.deepcopy(before), view.module))
-        _replace(model, view.name, nn.Identity())
+        alone = len(sources) == 1 and readers.get(sources[0]) == [view.name]
+        linear = alone and isinstance(model.get_submodule(sources[0]), FLOAT_LAYERS)
+        found[view.name] = sources[0] if linear else None
+    return found
+
+
+def unfoldable_batchnorm(model) -> str | None:
+    """One line naming the first BatchNorm that cannot fold into the layer before it (a PyTorch model's twin folds
+    every one), or None."""
+    for name, source in batchnorm_sources(as_modules(model, LayerTracer)).items():
+        if source is None:
+            return (
+                f"module '{name}' ({type(model.get_submodule(name)).__name__}): a BatchNorm folds into the Conv/Linear "
+                "right before it, and this one follows none that feeds it alone (hls4ml would compute it with "
+                "unquantized parameters); move it right after a Conv/Linear"
+            )
+    return None
 
 
 def quantizer_sources(model, spec, default_given: bool = True) -> dict:

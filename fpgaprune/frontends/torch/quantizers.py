@@ -63,6 +63,11 @@ class ScaledQuantizer:
     narrow: bool = False
     fixed = None  # no fixed-point type: the export refuses it, the quantized twin converts it
 
+    @property
+    def input_scaled(self) -> bool:
+        """A bias quantizer whose scale is its input's times its weight's (Int32Bias, Int8Bias)."""
+        return bool(np.isnan(self.scale).any())
+
     def __call__(self, values) -> np.ndarray:
         values = np.asarray(values, np.float64)
         if np.isnan(self.scale).any():
@@ -73,6 +78,8 @@ class ScaledQuantizer:
         return np.clip(np.round(values / scale), low, top) * scale
 
     def __str__(self) -> str:
+        if self.input_scaled:
+            return f"Brevitas {self.bits}-bit bias at its input's scale times its weight's"
         where = "per channel" if self.scale.size > 1 else f"{float(self.scale.reshape(-1)[0]):.4g}"
         return f"Brevitas {self.bits}-bit {'signed' if self.signed else 'unsigned'}, float scale {where}"
 
@@ -140,10 +147,10 @@ def read_proxy(proxy, where: str) -> FixedQuantizer | ScaledQuantizer | None:
     line naming `where` for a zero point, which no fixed-point type without an offset holds."""
     if proxy is None or not getattr(proxy, "is_quant_enabled", False):
         return None
+    if getattr(proxy, "requires_input_scale", False):  # Int32Bias, Int8Bias: its bit_width() needs a forward
+        return ScaledQuantizer(np.array([math.nan]), int(proxy.tensor_quant.msb_clamp_bit_width_impl()), True)
     bits, signed = int(proxy.bit_width()), bool(proxy.is_signed)
     narrow = bool(getattr(proxy, "is_narrow_range", False)) and signed
-    if getattr(proxy, "requires_input_scale", False):
-        return ScaledQuantizer(np.array([math.nan]), bits, signed)
     scale = proxy.scale()
     zero = proxy.zero_point() if hasattr(proxy, "zero_point") else 0
     values = np.asarray(scale.detach().cpu().numpy() if hasattr(scale, "detach") else scale, np.float64)

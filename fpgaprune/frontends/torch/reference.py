@@ -1,6 +1,12 @@
 """The reference forward of a module for C-sim's layer diff and the numerical profile: every layer's output in
 one forward pass (forward hooks), in hls4ml's channels-last layout (`(n, c, h, w)` -> `(n, h, w, c)`), as the
-shipped code traces it; and the input of each activation quantizer."""
+shipped code traces it; and the input of each activation quantizer.
+
+The module is computed exactly: a float64 copy (`.double()`: Brevitas' quantizers then compute in float64 too, with
+no cast to float32), so that a sum of products of up to 53 bits is exact, as hls4ml's accumulator is; in float32
+such a sum rounds past 24 bits, and a quantizer after it may round the other way."""
+
+import copy
 
 import numpy as np
 import torch
@@ -19,9 +25,10 @@ class ModuleProbe:
     """`probe(x)`: the LayerValues of a module for inputs `x` (in its own layout, NCHW)."""
 
     def __init__(self, model, batch_size: int = 512, quantizing=lambda view: False):
-        self.model, self.batch_size = model, batch_size
-        self.views = layer_views(model)
-        self.quantizing = {view.name for view in self.views if quantizing(view)}
+        quantizing_names = {view.name for view in layer_views(model) if quantizing(view)}
+        self.model, self.batch_size = copy.deepcopy(model).double(), batch_size
+        self.views = layer_views(self.model)
+        self.quantizing = quantizing_names
 
     def __call__(self, x) -> LayerValues:
         outputs, inputs, finals = {}, {}, []
@@ -29,7 +36,7 @@ class ModuleProbe:
         self.model.eval()
         try:
             with torch.no_grad():
-                x = input_tensor(x)
+                x = input_tensor(x).double()
                 for start in range(0, len(x), self.batch_size):
                     finals.append(self.model(x[start : start + self.batch_size]).cpu().numpy())
         finally:
