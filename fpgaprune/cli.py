@@ -38,7 +38,8 @@ def _config(path, trust_model_code: bool = False):
     config, located = load_config(path)
     config.model._trust_code = trust_model_code
     check_config(config, located)  # files first: the model and data are loaded next
-    check_against_model(config, located, build_model(config, dataset_of(config)))
+    dataset = dataset_of(config)
+    check_against_model(config, located, build_model(config, dataset), x=dataset.x_test[:64])
     return config
 
 
@@ -144,7 +145,7 @@ def _describe(stage: str, m: dict) -> str:
     if stage == "csim":
         result = CsimResult.from_metrics(m)
         agreement = f", {result.agreement_text().split(' after ')[0]}" if result.argmax_agreement is not None else ""
-        return f"{result.verdict()} logits{agreement}"
+        return f"{result.verdict(brief=True)} logits{agreement}"
     if stage == "synth":
         return f"ran: {m['ran']}" + (f", {m['yosys']}" if m.get("yosys") else "")
     return ""

@@ -6,6 +6,7 @@ The config is merged in this order, later winning: hls4ml's own defaults for the
 
 import json
 import shutil
+import tempfile
 import uuid
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
@@ -19,6 +20,7 @@ from fpgaprune.hls.adapter import convert_model
 from fpgaprune.hls.attribute_keys import PLAN
 from fpgaprune.hls.backend import DEFAULT_BACKEND, known_backend
 from fpgaprune.hls.boards import Board, load_board
+from fpgaprune.hls.buildable import build_problems, ir_nodes
 from fpgaprune.hls.config import derived_hls_config
 from fpgaprune.hls.csim import hardware_input
 from fpgaprune.hls.manifest import FORMAT, SPARSE, build_manifest
@@ -196,6 +198,9 @@ def export(
             input_data_tb=tb_in,
             output_data_tb=tb_out,
         )
+        problems = build_problems(ir_nodes(hls_model), io_type, backend, {new: old for old, new in names.items()})
+        if problems:
+            raise ExportError(problems[0])
         hls_model.config.trace_output = True  # hls4ml's trace calls in the shipped code, under #ifndef __SYNTHESIS__
         hls_model.write()
         notes += [n for node in hls_model.get_layers() for n in getattr(node.get_attr(PLAN), "notes", [])]
@@ -221,6 +226,18 @@ def export(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return Export(output_dir, hls_model, manifest, config, fixed, board, notes)
+
+
+def preset_problems(model, hls_config, x, *, overrides=None, backend=DEFAULT_BACKEND) -> list:
+    """What hls4ml cannot build of `model` at the preset `hls_config` (`buildable.build_problems`), from its IR
+    converted in a scratch directory and never written: `fpgaprune validate` asks it of the starting model."""
+    front = front_end_of(model)
+    model = front.exported_model(model, input_shape=tuple(np.shape(x)[1:]))
+    front = front_end_of(model)
+    config, io_type, _ = export_config(model, hls_config, input_type(x), overrides, front=front)
+    with tempfile.TemporaryDirectory(prefix="fpgaprune-validate-") as scratch:
+        hls_model = convert_model(model, config, scratch, front=front, io_type=io_type, backend=backend)
+        return build_problems(ir_nodes(hls_model), io_type, backend)
 
 
 def _named_note(note: str, names: dict) -> str:

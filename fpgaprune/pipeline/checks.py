@@ -6,10 +6,12 @@ from fpgaprune.budget import parse_budget
 from fpgaprune.errors import FpgapruneError, FpgapruneNote
 from fpgaprune.framework import front_end_of, front_end_of_suffix, library_front_end
 from fpgaprune.hls import load_board, load_preset
+from fpgaprune.hls.exporter import preset_problems
 from fpgaprune.masking.input_zeros import unheld_zeros
 from fpgaprune.model.files import OTHER_FRAMEWORKS
 from fpgaprune.model.layer_graph import LayerGraph
 from fpgaprune.pipeline.schema import ConfigError, Located, RunConfig
+from fpgaprune.pipeline.settings import hls_preset
 from fpgaprune.pruning.structures import parse_structure
 from fpgaprune.selection import parse_selector, resolve
 from fpgaprune.strip.strip import STRIP_KERAS_ONLY
@@ -174,14 +176,27 @@ def check_layers(config: RunConfig, at: Located, model, front) -> None:
         _fail(where or at.at("model"), problem)
 
 
-def check_against_model(config: RunConfig, at: Located, model) -> None:
-    """The checks that need the run's starting model: its layers, selections, pruning keys, quantizers; and a
-    note naming each layer whose exact zeros no hold can keep. The model's front end is resolved here, once."""
+def check_against_model(config: RunConfig, at: Located, model, x=None) -> None:
+    """The checks that need the run's starting model: its layers, selections, pruning keys, quantizers; with
+    held-out inputs `x`, what hls4ml cannot build of it at the run's preset; and a note naming each layer whose
+    exact zeros no hold can keep. The model's front end is resolved here, once."""
     front = front_end_of(model)
     note_unheld_zeros(config, model, front)
     check_layers(config, at, model, front)
+    if x is not None:
+        check_buildable(config, at, model, x)
     check_pruning(config, at, model, front)
     check_quantized_layers(config, at, model, front)
+
+
+def check_buildable(config: RunConfig, at: Located, model, x) -> None:
+    """hls4ml can build the model at the run's preset and backend: none of its headers' preconditions fails, and
+    nothing it would compute wrongly (`hls/buildable.py`), before any training."""
+    problems = preset_problems(
+        model, hls_preset(config), x, overrides=config.hls.config or None, backend=config.hls.backend
+    )
+    if problems:
+        _fail(at.at("hls", "preset"), problems[0])
 
 
 def note_unheld_zeros(config: RunConfig, model, front) -> None:
