@@ -68,13 +68,14 @@ def strip_model(model, on_unsafe: str = "raise"):
     return _strip(model, on_unsafe=on_unsafe)
 
 
-def quantized_twin(model, spec, batchnorm: str = "fold"):
+def quantized_twin(model, spec=None, batchnorm: str = "fold"):
     """The quantized twin of `model` that QAT trains and the export reads, holds carried over: a Keras model's
-    QKeras twin, a PyTorch module's Brevitas twin. `spec`: {"default": {role: quantizer text}, "layers": ...}."""
+    QKeras twin, a PyTorch module's Brevitas twin. `spec`: {"default": {role: quantizer text}, "layers": ...};
+    None: the built-in default for float layers (a quantized layer keeps its own quantizers)."""
     return _quantized_twin(model, spec, batchnorm=batchnorm)
 
 
-def to_qkeras(model, spec, batchnorm: str = "fold"):
+def to_qkeras(model, spec=None, batchnorm: str = "fold"):
     """`fpgaprune.quantize.to_qkeras`: the QKeras twin of `model`, holds carried over (`quantized_twin`)."""
     return quantized_twin(model, spec, batchnorm)
 

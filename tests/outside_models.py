@@ -1,6 +1,7 @@
 """Models as hls4ml users already keep them, built here and saved the way each arrived from outside fpgaprune:
 a Keras 2.4 JSON architecture plus HDF5 weights, a QKeras model whose file holds Keras 2.4's serialized quantizer
-dicts, a model pruned elsewhere (exact zeros), and a CNN whose first layer is a BatchNormalization."""
+dicts, a model pruned elsewhere (exact zeros), a CNN whose first layer is a BatchNormalization, a residual CNN in
+the shape of MLPerf Tiny's ResNet-8, and a depthwise-separable block in MobileNet's shape."""
 
 import json
 from pathlib import Path
@@ -160,3 +161,53 @@ def run_config(root: Path, name: str, model: dict, flat: bool, **sections) -> Pa
     path = root / f"{name}.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
+
+
+RESIDUAL_SPEC = {  # 16-bit weights and activations: its sums pass float32's 24 bits
+    "default": {
+        "kernel": "quantized_bits(16,2,alpha=1)",
+        "bias": "quantized_bits(16,5,alpha=1)",
+        "activation": "quantized_relu(16,6)",
+    }
+}
+
+
+def resnet8(layers=L, filters=(8, 16)):
+    """MLPerf Tiny's ResNet-8 (mlcommons/tiny, benchmark/training/image_classification, `resnet_v1_eembc`) at the
+    size of 8x8 digits: a Conv2D + BatchNormalization + ReLU stem, a residual block (two 3x3 convolutions with
+    their BatchNormalizations, an Add skip), a block whose skip is a strided 1x1 convolution, average pooling and a
+    Dense. `layers`: tf_keras' or Keras 3's."""
+    image = layers.Input((8, 8, 1), name="image")
+
+    def conv_bn(x, count, name, strides=1, relu=True):
+        x = layers.Conv2D(count, 3, strides=strides, padding="same", name=f"{name}_conv")(x)
+        x = layers.BatchNormalization(name=f"{name}_bn")(x)
+        return layers.Activation("relu", name=f"{name}_relu")(x) if relu else x
+
+    first, second = filters
+    x = conv_bn(image, first, "stem")
+    y = conv_bn(conv_bn(x, first, "b1a"), first, "b1b", relu=False)
+    x = layers.Activation("relu", name="b1_out")(layers.Add(name="b1_add")([x, y]))
+    y = conv_bn(conv_bn(x, second, "b2a", strides=2), second, "b2b", relu=False)
+    skip = layers.Conv2D(second, 1, strides=2, name="b2_skip")(x)
+    x = layers.Activation("relu", name="b2_out")(layers.Add(name="b2_add")([skip, y]))
+    x = layers.Flatten(name="flatten")(layers.AveragePooling2D(2, name="pool")(x))
+    return image, layers.Dense(10, name="fc")(x)
+
+
+def separable_block(layers=L, separable: bool = False):
+    """A depthwise-separable block as MobileNet writes it (Conv2D + BN + ReLU, DepthwiseConv2D + BN + ReLU, 1x1
+    Conv2D + BN + ReLU), average pooling and a Dense; `separable`: the middle two as one SeparableConv2D + BN."""
+    image = layers.Input((8, 8, 1), name="image")
+
+    def bn_relu(x, name):
+        return layers.Activation("relu", name=f"{name}_relu")(layers.BatchNormalization(name=f"{name}_bn")(x))
+
+    x = bn_relu(layers.Conv2D(8, 3, padding="same", use_bias=False, name="conv")(image), "conv")
+    if separable:
+        x = bn_relu(layers.SeparableConv2D(12, 3, padding="same", depth_multiplier=1, name="sep")(x), "sep")
+    else:
+        x = bn_relu(layers.DepthwiseConv2D(3, padding="same", use_bias=False, name="dw")(x), "dw")
+        x = bn_relu(layers.Conv2D(12, 1, use_bias=False, name="pw")(x), "pw")
+    x = layers.Flatten(name="flatten")(layers.AveragePooling2D(2, name="pool")(x))
+    return image, layers.Dense(10, name="fc")(x)

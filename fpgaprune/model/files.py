@@ -18,6 +18,8 @@ from fpgaprune.errors import FpgapruneError, ModelFileError, first_line
 from fpgaprune.support.atomic import atomic_target
 
 FORMATS = (".keras", ".h5")
+# every model file fpgaprune reads, as its messages name them
+READABLE = ".keras or .h5 (Keras), or .pt or .pth (a PyTorch state dict, its class named by model.module)"
 # Files of a framework whose front end is not installed: the install that reads them
 OTHER_FRAMEWORKS = {
     suffix: "a PyTorch state dict; the PyTorch front end reads it: "
@@ -187,9 +189,9 @@ def check_model_file(path) -> Path:
     if not path.exists():
         raise ModelFileError(f"{path}: no such model file")
     if path.is_dir():
-        raise ModelFileError(f"{path}: is a directory; expected a .keras or .h5 model file")
+        raise ModelFileError(f"{path}: is a directory; expected a model file: {READABLE}")
     if path.suffix not in FORMATS:
-        raise ModelFileError(f"{path}: model files must end in {' or '.join(FORMATS)}")
+        raise ModelFileError(f"{path}: model files must end in {READABLE}")
     if path.stat().st_size == 0:
         raise ModelFileError(f"{path}: the file is empty")
     return path

@@ -6,15 +6,17 @@ import importlib
 
 from fpgaprune.framework import front_end_of, quantizing_front_end
 from fpgaprune.quantize.fixed_types import FixedType, input_type
-from fpgaprune.quantize.spec import QuantizationSpec, check_quantizer_text
+from fpgaprune.quantize.spec import DEFAULT_QUANTIZERS, QuantizationSpec, check_quantizer_text
 
 _HERE = {"QuantizationReport": "report", "quantization_report": "report"}
 
 
-def to_qkeras(model, spec, batchnorm: str = "fold"):
+def to_qkeras(model, spec=None, batchnorm: str = "fold"):
     """The quantized twin of `model` that QAT trains and hls4ml exports: same layer names, holds carried over
     (BatchNormalization folded unless batchnorm="quantize"). A tf_keras model becomes its QKeras model; a Keras 3
-    model its tf_keras twin's (`frontends/keras3/twin.py`)."""
+    model its tf_keras twin's (`frontends/keras3/twin.py`). `spec`: {"default": {role: quantizer text}, "layers":
+    ...}; None: the built-in default (`DEFAULT_QUANTIZERS`) for float layers, a quantized layer's own kept."""
+    spec = {"default": dict(DEFAULT_QUANTIZERS)} if spec is None else spec
     return front_end_of(model).quantized_twin(model, spec, batchnorm=batchnorm)
 
 

@@ -276,8 +276,9 @@ def test_a_recurrent_module_has_no_exact_route_and_says_so_in_one_line(tmp_path,
     exporting or holding one is one line naming the module, what has no route, and what to use instead."""
     from fpgaprune.errors import UnsupportedLayerError
     from fpgaprune.framework import front_end_of
+    from fpgaprune.training.guards import check_finite_weights
 
-    model, name = _Recurrent(cell), cell.__name__
+    model, name = _Recurrent(cell), cell.__name__  # bias=True, PyTorch's default
     for call in (
         lambda: fp.quantized_twin(model, SPEC),
         lambda: fp.export(model, x=np.zeros((4, 5, 4), np.float32), output_dir=tmp_path / "prj"),
@@ -286,6 +287,7 @@ def test_a_recurrent_module_has_no_exact_route_and_says_so_in_one_line(tmp_path,
             call()
         assert "\n" not in str(refused.value)
     assert f"module 'rnn' ({name})" in front_end_of(model).conversion_problem(model)
+    check_finite_weights(model, "validate")  # what validate reads first: `bias` here is the constructor's flag
     with pytest.raises(UnsupportedLayerError, match=rf"'rnn' is a {name}, .*maskable classes: Conv1d, Conv2d, Linear$"):
         fp.hold(model, prune=["rnn[0, :]"])
     assert not (tmp_path / "prj").exists()

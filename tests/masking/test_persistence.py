@@ -106,3 +106,6 @@ def test_missing_files_are_named(tmp_path):
         fp.load_model(tmp_path / "nope.keras")
     with pytest.raises(fp.FpgapruneError, match="must end in .keras or .h5"):
         fp.save_model(build("Dense")[0], tmp_path / "model.pb")
+    (tmp_path / "model.bin").write_bytes(b"weights")
+    with pytest.raises(fp.FpgapruneError, match=r"end in .keras or .h5 \(Keras\), or .pt or .pth \(a PyTorch state"):
+        fp.load_model(tmp_path / "model.bin")  # every format read is named, the state dicts of model.module too

@@ -130,6 +130,16 @@ def test_batchnorm_can_become_qbatchnormalization():
     assert np.count_nonzero(quantized.get_layer("conv1").kernel.numpy()[..., 0]) == 0
 
 
+def test_a_twin_asked_for_with_no_spec_takes_the_built_in_default():
+    """`fp.quantized_twin(model)`, as the refusals that send users there write it, needs no spec."""
+    from fpgaprune.quantize.spec import DEFAULT_QUANTIZERS
+
+    model = fp.hold(digits_cnn())
+    default = fp.quantized_twin(model)
+    assert str(default.get_layer("conv1").kernel_quantizer) == DEFAULT_QUANTIZERS["kernel"]
+    assert default.get_config() == fp.quantized_twin(model, {"default": DEFAULT_QUANTIZERS}).get_config()
+
+
 def tanh_sigmoid_mlp():
     keras.utils.set_random_seed(0)
     return keras.Sequential(

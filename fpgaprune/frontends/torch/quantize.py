@@ -277,8 +277,12 @@ def quantizer_sources(model, spec, default_given: bool = True) -> dict:
     default."""
     spec = spec if isinstance(spec, QuantizationSpec) else QuantizationSpec.from_dict(spec)
     default = "quantization.default" if default_given else "the built-in default (quantization.default unset)"
-    sources = {}
+    sources, inside = {}, ()
     for name, module in as_modules(model, LayerTracer).named_modules():
+        if name.startswith(inside):  # a Brevitas layer's own parts (its quantizer's nn.ReLU) are not layers
+            continue
+        if type(module).__module__.startswith("brevitas.nn"):
+            inside = (*inside, f"{name}.")
         named = sorted(spec.layers.get(name, {}))
         if type(module).__module__.startswith("brevitas.nn") and not named:
             sources[name] = "its own quantizers, kept"
