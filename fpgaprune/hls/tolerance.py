@@ -162,9 +162,25 @@ def layer_tolerances(model, types: dict, input_type: FixedType | None = None, ta
         front_end = front_end_of(model)
         own = front_end.layer_tolerances(model, types, input_type)
         if own is not None:
-            return own
+            return useful_tolerances(front_end.describe(model), own, types)
         model = front_end.describe(model)
     return record_tolerances(model, types, input_type, tables)
+
+
+def useful_tolerances(record: ModelRecord, tolerances: dict, types: dict) -> dict:
+    """A front end's own bounds, with the rule every bound keeps: past USEFUL_SHARE of what its layer's type can
+    reach, a layer and every layer after it is unbounded."""
+    out = dict(tolerances)
+    for name in record.topological():
+        unbounded = next((out[s] for s in record.layers[name].inbound if isinstance(out.get(s), Unbounded)), None)
+        found = out.get(name)
+        if unbounded is not None:
+            out[name] = unbounded
+        elif isinstance(found, Tolerance) and not found.relative and found.modulus is None:
+            error = _Error(found.absolute, 0.0, (found.reason,), (found.advice,) if found.advice else ())
+            useful = _useful(name, error, types.get(name, {}).get("result"))
+            out[name] = useful if isinstance(useful, Unbounded) else found
+    return out
 
 
 def record_tolerances(record: ModelRecord, types: dict, input_type=None, tables: dict | None = None) -> dict:

@@ -127,3 +127,65 @@ def test_an_hgq2_model_whose_datalanes_saturate_is_judged_against_the_clipped_va
     assert check.bit_exact and check.passed, check.format()
     judged = "\n".join(check.judged)
     assert "'conv2'" in judged and "saturating (judged against the value clipped to [0, 1.9375])" in judged, judged
+
+
+def _residual_hgq2(x, y):
+    """A residual block as an HGQ2 user writes it (HGQ2's README scopes): QConv2D with relu inside, a QAdd skip, a
+    Keras ReLU layer after it, QDense; trained one epoch, `trace_minmax`."""
+    from hgq.layers import QAdd
+
+    keras.utils.set_random_seed(0)
+    with (
+        QuantizerConfigScope(place="all", default_q_type="kbi", overflow_mode="SAT_SYM"),
+        QuantizerConfigScope(place="datalane", default_q_type="kif", overflow_mode="WRAP"),
+        LayerConfigScope(enable_ebops=True, beta0=1e-7),
+    ):
+        image = keras.Input((8, 8, 1))
+        first = QConv2D(8, 3, padding="same", activation="relu", name="conv1")(image)
+        second = QConv2D(8, 3, padding="same", name="conv2")(
+            QConv2D(8, 3, padding="same", activation="relu", name="conv1b")(first)
+        )
+        merged = keras.layers.ReLU(name="relu")(QAdd(name="add")([first, second]))
+        model = keras.Model(image, QDense(10, name="fc")(keras.layers.Flatten(name="flatten")(merged)))
+    model.compile(keras.optimizers.Adam(1e-2), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x, y, epochs=1, verbose=0)
+    trace_minmax(model, x, verbose=False)
+    return model
+
+
+@pytest.mark.csim
+def test_an_hgq2_residual_network_is_bit_exact_and_one_shipped_weight_one_step_off_is_caught(tmp_path):
+    """hls4ml 1.3 converts a Keras ReLU layer of an HGQ2 model to a thresholded ReLU that C-sim shows differs
+    (argmax agreement 9% on a digits CNN): its export is one line, and its quantized twin (a ReLU layer written as
+    Activation('relu')) is bit-exact. One fc weight of the shipped `weights/*.txt` one step of its type off is
+    caught at fc (issue 68's property, for HGQ2)."""
+    from fpgaprune.hls import shipped
+    from fpgaprune.hls.csim import compare_with_qkeras
+    from fpgaprune.hls.tolerance import export_layer_tolerances, parse_type
+
+    data = load_digits()
+    x = (np.minimum(data.images, 15) / 16).astype("float32")[..., None]
+    model = _residual_hgq2(x[:1400], data.target[:1400])
+    with pytest.raises(ModelTypeError, match=r"layer 'relu' is a ReLU layer, .* export fp.quantized_twin\(model\)"):
+        fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "refused", x=x[1400:])
+    twin = fp.quantized_twin(model, {"library": "hgq2"})
+    assert type(twin.get_layer("relu")).__name__ == "Activation"
+    assert np.array_equal(twin.predict(x[1400:], verbose=0), model.predict(x[1400:], verbose=0))
+    exported = fp.export(twin, "latency_parallel", "pynq-z2", tmp_path / "prj", x=x[1400:])
+    build = shipped.build_shipped(exported.path, tmp_path / "scratch")
+    sizes = exported.manifest["traced_outputs"]
+    result = compare_with_qkeras(shipped.runner(build, twin, sizes), twin, x[1400:], exported.input_type)
+    assert result.bit_exact, result.format()
+    array = next(a for a in exported.manifest["hls_nodes"]["fc"]["weight_headers_sha256"] if a.startswith("w"))
+    weights = build.directory / "firmware" / "weights" / f"{array}.txt"
+    values = np.array([float(v) for v in weights.read_text().split(",")])
+    step = 2.0 ** -max(0, parse_type(exported.config["LayerName"]["fc"]["Precision"]["weight"]).frac)
+    index = int(np.argmax(np.abs(values)))
+    values[index] -= np.sign(values[index]) * step
+    weights.write_text(", ".join(repr(float(v)) for v in values))
+    tolerances = export_layer_tolerances(twin, exported.config, exported.manifest.get("names"), exported.input_type)
+    changed = compare_with_qkeras(
+        shipped.runner(build, twin, sizes), twin, x[1400:], exported.input_type, tolerances=tolerances
+    )
+    assert not changed.passed and not changed.bit_exact and changed.layer == "fc", changed.format()
+    assert not changed.beyond and changed.mismatches <= changed.samples  # one weight: one logit of a sample at most

@@ -77,8 +77,9 @@ def test_one_weight_one_step_off_in_the_shipped_weights_is_caught_at_its_layer(s
     step = 2.0**-fixed.frac
     index = int(np.argmax(np.abs(values)))  # a live weight: the sparse array holds live ones only
     values[index] += -step if values[index] + step > fixed.hi else step
-    weights.write_text(", ".join(repr(v) for v in values))
+    weights.write_text(", ".join(repr(float(v)) for v in values))
     run = shipped.runner(build, quantized, exported.manifest["traced_outputs"])
     result = compare_with_qkeras(run, quantized, data.x_test, exported.input_type)
     assert not result.passed and not result.bit_exact and result.max_abs_diff > 0, result.format()
     assert result.first_difference.startswith("the first layer that differs is 'fc'"), result.first_difference
+    assert result.mismatches <= result.samples  # one weight: one logit of a sample at most

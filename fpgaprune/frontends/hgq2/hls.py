@@ -29,6 +29,7 @@ def conversion_problem(model) -> str | None:
             f"layer '{layer.name}' is a {type(layer).__name__}, which hls4ml {hls4ml.__version__}'s Keras 3 "
             "converter cannot convert; replace it"
         )
+
     try:
         hls4ml.utils.config_from_keras_model(model, granularity="name")
     except Exception as error:  # noqa: BLE001 - hls4ml's handlers raise bare Exceptions and asserts
@@ -41,8 +42,24 @@ def conversion_problem(model) -> str | None:
 HLS4ML_HGQ_BACKENDS = ("oneapi", "quartus", "vivado", "vitis")
 
 
+def relu_layer_problem(model) -> str | None:
+    """One line naming a Keras ReLU layer of an HGQ2 model (its quantized twin writes each as Activation('relu')),
+    or None: hls4ml 1.3 converts it to a thresholded ReLU that BitExact types unsigned without clamping its
+    negative inputs, so C-sim differs (by up to its input's range, measured on digits CNNs)."""
+    import hls4ml
+
+    relu = next((layer for layer in model.layers if type(layer).__name__ == "ReLU"), None)
+    if relu is None:
+        return None
+    return (
+        f"layer '{relu.name}' is a ReLU layer, which hls4ml {hls4ml.__version__} converts from an HGQ2 model to a "
+        "thresholded ReLU that C-sim shows differs; export fp.quantized_twin(model) (it writes each as "
+        "Activation('relu')), or write keras.layers.Activation('relu')"
+    )
+
+
 def require_convertible(model) -> None:
-    problem = conversion_problem(model)
+    problem = conversion_problem(model) or relu_layer_problem(model)
     if problem:
         raise ModelTypeError(f"model '{model.name}': {problem}")
 

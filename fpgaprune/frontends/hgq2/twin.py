@@ -38,6 +38,13 @@ def _quantized_layer(layer, settings: Hgq2Settings):
     )
 
 
+def _relu_as_activation(layer):
+    """A copy of the layer; a plain ReLU layer as Activation('relu'), which hls4ml 1.3 converts exactly."""
+    if type(layer).__name__ == "ReLU" and _plain_relu(layer):
+        return keras.layers.Activation("relu", name=layer.name)
+    return layer.__class__.from_config(layer.get_config())
+
+
 def _plain_relu(layer) -> bool:
     config = layer.get_config()
     return config.get("max_value") is None and not config.get("negative_slope") and not config.get("threshold")
@@ -47,7 +54,7 @@ def hgq2_twin(model, settings: Hgq2Settings):
     """The HGQ2 model of a Keras 3 `model` (its holds' constraints travel in the layers' configs); a model with
     HGQ2 layers already: a copy, its quantizers' trained widths included."""
     if any(map(is_hgq2, model.layers)):
-        twin = keras.models.clone_model(model)
+        twin = keras.models.clone_model(model, clone_function=_relu_as_activation)
         twin.set_weights(model.get_weights())
         return twin
     twin = keras.models.clone_model(model, clone_function=lambda layer: _quantized_layer(layer, settings))

@@ -38,9 +38,9 @@ def hardware_types(model) -> PrecisionPlan:
 
 def input_kif(layer) -> tuple | None:
     """(k, i, f) per input value (the batch axis dropped) of the layer's input quantizer, a value it keeps no bit
-    of at (0, 0, 0); None where the layer has none."""
+    of at (0, 0, 0); None where the layer has none, or one per input."""
     iq = getattr(layer, "iq", None) if getattr(layer, "enable_iq", False) else None
-    if iq is None:
+    if iq is None or isinstance(layer.input, (list, tuple)):  # a merge (QAdd): a quantizer per input
         return None
     shape = tuple(layer.input.shape[1:])
     k, i, f = (np.broadcast_to(np.asarray(v, np.float64), (1, *shape))[0] for v in iq.quantizer.kif)
