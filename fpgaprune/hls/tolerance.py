@@ -186,7 +186,8 @@ def useful_tolerances(record: ModelRecord, tolerances: dict, types: dict) -> dic
 def record_tolerances(record: ModelRecord, types: dict, input_type=None, tables: dict | None = None) -> dict:
     """`layer_tolerances` of a model's record."""
     bits = FLOAT32_BITS if record.float32 else FLOAT64_BITS
-    context = _Nodes(types, tables or {}, record.quantizer_library, bits)
+    inputs = frozenset(name for name, layer in record.layers.items() if layer.role == "InputLayer")
+    context = _Nodes(types, tables or {}, record.quantizer_library, bits, inputs)
     errors, peaks, out = {}, {}, {}
     for name in record.topological():
         layer = record.layers[name]
@@ -285,6 +286,7 @@ class _Nodes:
     tables: dict
     library: str = "the quantized model"
     reference_bits: int = FLOAT32_BITS
+    inputs: frozenset = frozenset()  # the model's input layers
 
     @property
     def unit(self) -> float:
@@ -457,8 +459,18 @@ def _through_batchnorm(layer: LayerRecord, error: _Error, nodes: _Nodes, peak_in
         f"'{layer.name}' (a batch normalization that cannot fold) keeps its scale to 2^-"
         f"{scale_type.frac} and its bias to 2^-{bias_type.frac} in the export; {nodes.library} computes it in "
         f"{nodes.float_name}",
-        f"fold '{layer.name}' into the Conv/Dense before it (quantization.batchnorm: fold), or move it after one",
+        _batchnorm_advice(layer, nodes),
     )
+
+
+def _batchnorm_advice(layer: LayerRecord, nodes: _Nodes) -> str:
+    """What makes a batch normalization exact: folding it where a Conv/Dense stands before it, else moving it after
+    one, or (on the input) normalizing the data instead."""
+    if set(layer.inbound) <= nodes.inputs:
+        return (
+            f"normalize the data instead of '{layer.name}' (a batch normalization of the input is an affine map of it)"
+        )
+    return f"fold '{layer.name}' into the Conv/Dense before it (quantization.batchnorm: fold), or move it after one"
 
 
 def _rounded(layer: LayerRecord, error: _Error, quantizer: ActivationRecord) -> _Error:

@@ -114,10 +114,10 @@ def test_export_of_a_keras3_model_csimulates_bit_exactly(digits, tmp_path):
     assert not quantized.get_layer("conv2").kernel.numpy()[:, :, 1, :].any()
 
 
-def test_a_keras3_layer_whose_sums_pass_24_bits_is_judged_by_the_float32_bound(tmp_path):
+def test_a_keras3_layer_whose_sums_pass_24_bits_is_bit_exact_against_the_exact_reference(tmp_path):
     """Inputs on a 2^-16 grid into a Dense of 64 inputs: 8 + 19 + 7 bits of products, past float32's 24, so the
-    QKeras twin's float32 sums may differ from hls4ml's exact ones; that layer gets the stated bound, which C-sim
-    is judged by."""
+    QKeras twin's float32 sums may differ from hls4ml's exact ones. C-sim compares with the twin computed exactly
+    (float64): no bound is needed, and the design is bit-exact (before issue 68: judged by the float32 bound)."""
     from fpgaprune.hls.tolerance import export_layer_tolerances
 
     keras.utils.set_random_seed(0)
@@ -130,10 +130,9 @@ def test_a_keras3_layer_whose_sums_pass_24_bits_is_judged_by_the_float32_bound(t
     tolerances = export_layer_tolerances(
         quantized, exported.config, exported.manifest.get("names"), exported.input_type
     )
-    assert tolerances["fc1"] is not None and tolerances["fc1"].absolute > 0
-    assert "QKeras accumulates 'fc1' in float32, not exactly" in tolerances["fc1"].reason
+    assert tolerances["fc1"] is None and tolerances["fc2"] is None  # exact in float64: no bound needed
     result = fp.csim(exported, quantized, x)
-    assert result.passed, result.format()
+    assert result.passed and result.bit_exact, result.format()
 
 
 def test_strip_removes_dead_filters_of_a_keras3_model_and_keeps_its_outputs(digits):

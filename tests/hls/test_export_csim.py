@@ -83,7 +83,7 @@ def test_dense_mlp_is_bit_exact_at_the_logits_before_its_softmax(tmp_path, datas
     assert check.table_activation and check.layer == "fc2"
     assert check.bit_exact, check.format()
     # the decisions after the softmax agree but where its rounded outputs tie at the top (QKeras' exact ones do not)
-    assert (1 - check.argmax_agreement) * check.samples <= check.ties, check.format()
+    assert check.samples - round(check.argmax_agreement * check.samples) <= check.ties, check.format()
     estimate = estimate_resources(result)
     _the_fit_is_judged_by_the_vendor_checked_model(estimate)
     _the_budget_prices_as_the_checked_model_reads(model, result, estimate.csynth, "Vitis", "io_parallel")

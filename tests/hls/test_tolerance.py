@@ -152,7 +152,7 @@ def test_a_bound_larger_than_a_sixteenth_of_its_types_range_is_no_bound():
     reach = FixedType(8, 2).hi - FixedType(8, 2).lo
     assert f"more than 1/16 of what its type fixed<8,2> can reach ({reach:.3g})" in bn.reason
     assert "'bn' (a batch normalization that cannot fold)" in bn.reason
-    assert "fold 'bn' into the Conv/Dense before it" in bn.advice and "hls.config LayerName" in bn.advice
+    assert "normalize the data instead of 'bn'" in bn.advice and "hls.config LayerName" in bn.advice
     fine = {"scale": FixedType(16, 2, False), "bias": FixedType(20, 2), "result": FixedType(22, 4)}
     assert not isinstance(layer_tolerances(quantized, {"bn": fine}, fixed_in)["bn"], Unbounded)
 

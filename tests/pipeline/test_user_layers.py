@@ -45,4 +45,4 @@ def test_global_average_pooling_over_36_values_is_judged_by_the_tolerance_of_its
     text = (root / "runs" / "global_average_pooling" / "csim" / "csim.txt").read_text()
     assert "to be exact: use a power-of-2 pooling window" in text
     table = next(line for line in result.stdout.splitlines() if line.startswith("csim "))
-    assert table.rstrip().endswith("argmax agreement 100.00%") and len(table) < 160, table  # the reasons: below
+    assert "argmax agreement" in table and "averaging" not in table and len(table) < 160, table  # reasons: below

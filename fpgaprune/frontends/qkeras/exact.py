@@ -4,7 +4,8 @@ QKeras computes in float32, so a sum of products wider than 24 bits rounds, and 
 it may round the other way than hls4ml's exact accumulator: differences that are the reference's, not the
 design's. The exact copy is the same model in float64 (every sum of up to 53 bits exact):
 - each weight is the value its quantizer gives, computed once by QKeras as the layer computes with it (a fused
-  layer's folded kernel and bias included), and the layer then has no weight quantizer;
+  layer's folded kernel and bias, a QBatchNormalization's parameters included), and the layer then has no weight
+  quantizer;
 - each activation quantizer is QKeras' own, applied to the two float32 neighbours of the exact value (QKeras'
   `quantized_relu` casts its input to float32). Where both give the same output, which is everywhere but within
   a float32 step of a rounding boundary, that is the exact output; where they part, the value's rounding onto
@@ -24,8 +25,17 @@ from fpgaprune.frontends.qkeras.keras2 import keras, qkeras_objects
 
 # QKeras' fused layers, computed as the plain layer of their folded weights
 _UNFUSED = {"QConv2DBatchnorm": "QConv2D", "QDepthwiseConv2DBatchnorm": "QDepthwiseConv2D"}
-# a weight variable's short name -> its quantizer's role
-_ROLES = {"kernel": "kernel", "bias": "bias", "depthwise_kernel": "depthwise", "pointwise_kernel": "pointwise"}
+# a weight variable's short name -> its quantizer's role (a QBatchNormalization's parameters included)
+_ROLES = {
+    "kernel": "kernel",
+    "bias": "bias",
+    "depthwise_kernel": "depthwise",
+    "pointwise_kernel": "pointwise",
+    "gamma": "gamma",
+    "beta": "beta",
+    "moving_mean": "mean",
+    "moving_variance": "variance",
+}
 _RECURRENT = ("QLSTM", "QGRU", "QSimpleRNN")
 
 
@@ -73,6 +83,8 @@ def _exact_entry(entry: dict) -> None:
         return
     if class_name in _UNFUSED:
         entry["class_name"] = _UNFUSED[class_name]
+        entry.pop("module", None)
+        entry.pop("registered_name", None)
         accepted = _arguments(entry["class_name"])
         entry["config"] = config = {key: value for key, value in config.items() if key in accepted}
         config["use_bias"] = True
