@@ -148,7 +148,7 @@ def random_model(kind, seed):
                 keras.Input((8, 8, 1)),
                 L.Conv2D(4, 3, strides=2, padding="same", name="a"),
                 L.ReLU(name="r"),
-                L.Conv2D(5, 1, name="b"),
+                L.Conv2D(5, 1, strides=2, name="b"),  # a strided 1x1 (a ResNet skip): every other row
                 L.Flatten(name="f"),
                 L.Dense(3, name="c"),
             ]

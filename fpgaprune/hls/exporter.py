@@ -228,11 +228,11 @@ def export(
     return Export(output_dir, hls_model, manifest, config, fixed, board, notes)
 
 
-def preset_problems(model, hls_config, x, *, overrides=None, backend=DEFAULT_BACKEND) -> list:
+def preset_problems(model, hls_config, x, *, overrides=None, backend=DEFAULT_BACKEND, front=None) -> list:
     """What hls4ml cannot build of `model` at the preset `hls_config` (`buildable.build_problems`), from its IR
-    converted in a scratch directory and never written: `fpgaprune validate` asks it of the starting model."""
-    front = front_end_of(model)
-    model = front.exported_model(model, input_shape=tuple(np.shape(x)[1:]))
+    converted in a scratch directory and never written: `fpgaprune validate` asks it of the starting model
+    (`front`: its front end, where the caller holds it)."""
+    model = (front or front_end_of(model)).exported_model(model, input_shape=tuple(np.shape(x)[1:]))
     front = front_end_of(model)
     config, io_type, _ = export_config(model, hls_config, input_type(x), overrides, front=front)
     with tempfile.TemporaryDirectory(prefix="fpgaprune-validate-") as scratch:
