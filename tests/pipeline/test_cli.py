@@ -59,6 +59,7 @@ def test_default_run_end_to_end(tmp_path):
     assert not list(run.glob(".*"))  # no temporary stage left
     _the_sample_was_measured_beside_csim_within_the_budgets(run, result.stdout, headline[4])
     _a_weight_changed_in_a_header_fails_the_csim_rerun(run)
+    _an_assert_that_stops_the_design_is_one_line_and_the_stages_before_stay(run)
 
 
 def _the_sample_was_measured_beside_csim_within_the_budgets(run: Path, stdout: str, measured: str):
@@ -92,6 +93,25 @@ def _a_weight_changed_in_a_header_fails_the_csim_rerun(run: Path):
     assert "stage csim failed" in errors[0] and f"layer 'fc': {array}[0]" in errors[0], errors
     assert tree_hash(run / "hls" / "project") == before
     assert not list(run.glob(".synth.tmp-*"))  # the synth stage that had started beside csim was stopped
+
+
+def _an_assert_that_stops_the_design_is_one_line_and_the_stages_before_stay(run: Path):
+    """Should one of hls4ml's headers assert in the design (one injected into the shipped project's ReLU), C-sim's
+    worker stops, not the CLI: exit 1 and one line naming the layer and the header (issue 68: exit 134, no
+    message); the stages before csim stay as they were."""
+    header = run / "hls" / "project" / "firmware" / "nnet_utils" / "nnet_activation.h"
+    text = header.read_text()
+    body = text.index("{", text.index("void relu(data_T data")) + 1
+    header.write_text(text[:body] + '\n    assert(CONFIG_T::n_in == 0 && "injected");' + text[body:])
+    before = {stage: (run / stage / "stage.json").read_text() for stage in ("train", "quantize", "hls")}
+    result = cli("run", "--out", str(run), "--from", "csim")
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error")]
+    assert result.returncode == 1 and len(errors) == 1, result.stderr[-3000:]
+    assert (
+        "stage csim failed: C-sim of " in errors[0]
+        and "stopped in layer 'relu1': hls4ml's nnet_activation.h:" in errors[0]
+    )
+    assert {stage: (run / stage / "stage.json").read_text() for stage in before} == before
 
 
 @pytest.fixture
