@@ -11,16 +11,16 @@ Where they part, each layer's own error:
   hls4ml's accumulator is exact: at most gamma_n = n u / (1 - n u) of |x| |W| (u its unit roundoff, n the
   fan-in and the bias), with |x| from its input type.
 - A batch normalization whose scale and bias are not on a short grid (one that follows no Conv/Dense, so it
-  cannot fold) is computed by QKeras in float32 and by the export with its scale truncated to the scale type
-  and its bias to the bias type (`precision/batchnorm.py`): |x| (one scale step + 4u |scale|) + one bias step
-  + 4u (|beta| + |mean scale|) + 2u |y|, from its input, scale, bias and result types.
+  cannot fold) is computed by the reference in floating point and by the export with its scale truncated to the
+  scale type and its bias to the bias type (`precision/batchnorm.py`): |x| (one scale step + 4u |scale|) + one
+  bias step + 4u (|beta| + |mean scale|) + 2u |y|, from its input, scale, bias and result types.
 - A table activation (sigmoid, tanh, hard sigmoid, softmax; `Activation` layers, or inside a Conv/Dense) is read
   from hls4ml's table: its own error follows from the table's size and entry type, the input's type and the
   result's type (`table_error.py`), and an incoming error grows by the function's largest slope.
 - Recurrent layers (LSTM, GRU) compute sigmoid and tanh by tables in hls4ml: no bound follows from the types.
-  The logits after one are judged by the tolerance their tests use, 2% of the largest |logit|
-  (tests/hls/test_hls_adapter.py); the layers between (the recurrent layer itself included) are listed with
-  their differences and judged there, at the logits.
+  The logits after one (or the recurrent layer, where its output is the model's) are judged by the tolerance
+  their tests use, 2% of the largest |logit| (tests/hls/test_hls_adapter.py), a heuristic the verdict names; the
+  layers between are listed with their differences and judged there, at the logits.
 Errors then run through the layers: a Conv/Dense (depthwise and separable ones too) multiplies them by its
 largest column sum of |weights|, a batch normalization by its largest |scale|, a quantizer adds at most one of
 its steps, ReLU, max pooling, reshapes and identities pass them on, Add/Subtract/Average add them.

@@ -132,7 +132,9 @@ def _with_conversions(model, spec: QuantizationSpec) -> QuantizationSpec:
         if isinstance(found.get("bias"), ScaledQuantizer) and found["bias"].input_scaled:
             layers[name]["bias"] = _input_scaled_bias(model, name, found["bias"], layers)
         changed = ", ".join(f"{role} {found[role] or 'float'} -> {layers[name][role]}" for role in layers[name])
-        warnings.warn(f"{name}: {changed} (converted to an exact fixed-point quantizer)", FpgapruneNote, 2)
+        scaled = any(isinstance(q, ScaledQuantizer) and not q.input_scaled for q in found.values())
+        why = "nearest power-of-two scale; QAT recovers the rest" if scaled else "the fixed-point type it computes"
+        warnings.warn(f"{name}: {changed} ({why})", FpgapruneNote, 2)
     return QuantizationSpec(spec.default, layers, spec.origin)
 
 
