@@ -168,8 +168,8 @@ def layer_tolerances(model, types: dict, input_type: FixedType | None = None, ta
 
 
 def useful_tolerances(record: ModelRecord, tolerances: dict, types: dict) -> dict:
-    """A front end's own bounds, with the rule every bound keeps: past USEFUL_SHARE of what its layer's type can
-    reach, a layer and every layer after it is unbounded."""
+    """The bounds (derived, or a front end's own) with the rule every bound keeps: past USEFUL_SHARE of what its
+    layer's type can reach, a layer and every layer after it is unbounded, for that reason."""
     out = dict(tolerances)
     for name in record.topological():
         unbounded = next((out[s] for s in record.layers[name].inbound if isinstance(out.get(s), Unbounded)), None)
@@ -192,20 +192,16 @@ def record_tolerances(record: ModelRecord, types: dict, input_type=None, tables:
     for name in record.topological():
         layer = record.layers[name]
         inbound = [errors[source] for source in layer.inbound if source in errors]
-        unbounded = next((e for e in inbound if isinstance(e, Unbounded)), None)
-        if unbounded is not None:  # what follows an unbounded layer is unbounded, for the same reason
-            errors[name] = out[name] = unbounded
+        if any(isinstance(e, Unbounded) for e in inbound):
+            errors[name] = out[name] = UNBOUNDED
             continue
         peak_in = max([peaks.get(s, 0.0) for s in layer.inbound] or [_peak(input_type)])
         peaks[name] = _peak(types.get(name, {}).get("result")) or peak_in
         fixed_in = _input_type(record, name, types, input_type)
         found = _propagated(layer, inbound, context, peak_in, fixed_in)
         compared, errors[name] = found if isinstance(found, tuple) else (found, found)
-        compared = _useful(name, compared, types.get(name, {}).get("result"))
-        if isinstance(compared, Unbounded):
-            errors[name] = compared
         out[name] = compared if isinstance(compared, Unbounded) else None if _zero(compared) else _tolerance(compared)
-    return out
+    return useful_tolerances(record, out, types)
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,8 @@ def _quantized_layer(layer, settings: Hgq2Settings):
             f"layer '{layer.name}' is a {name}, which fpgaprune does not yet quantize with HGQ2 "
             "(Conv1D, Conv2D and Dense are; fold a BatchNormalization into the layer before it first)"
         )
-    if name == "ReLU" and _plain_relu(layer):  # hls4ml 1.3 types a ReLU layer unsigned without clamping
-        return keras.layers.Activation("relu", name=layer.name)  # its negative inputs (BitExact): a plain relu
     if name not in _QUANTIZED:
-        return layer.__class__.from_config(layer.get_config())
+        return _relu_as_activation(layer)
     config = {k: v for k, v in layer.get_config().items() if k not in _DROPPED_KEYS}
     rank = len(layer.kernel.shape)
     quantized = getattr(hgq.layers, _QUANTIZED[name])
@@ -39,7 +37,8 @@ def _quantized_layer(layer, settings: Hgq2Settings):
 
 
 def _relu_as_activation(layer):
-    """A copy of the layer; a plain ReLU layer as Activation('relu'), which hls4ml 1.3 converts exactly."""
+    """A copy of the layer; a plain ReLU layer as Activation('relu'): hls4ml 1.3 types a ReLU layer unsigned
+    without clamping its negative inputs (BitExact), and converts Activation('relu') exactly."""
     if type(layer).__name__ == "ReLU" and _plain_relu(layer):
         return keras.layers.Activation("relu", name=layer.name)
     return layer.__class__.from_config(layer.get_config())
