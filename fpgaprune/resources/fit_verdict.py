@@ -84,12 +84,12 @@ def checked_usage(estimate) -> tuple[dict, dict]:
 
 
 def fit_verdicts(estimate, backend: str) -> list[ResourceVerdict]:
-    """LUT and DSP (and the rest from the rules), each from its checked source where one exists. A design of
-    which no layer with weights is estimated cannot be judged: its figures would count those layers as zero."""
+    """LUT and DSP (and the rest from the rules), each from its checked source where one exists. A design with a
+    layer that runs stock code (not estimated) cannot be judged, naming it: its figures would count that layer as
+    zero. Only where the estimated layers alone exceed the board does it not fit."""
     rules = estimate.board_fraction(estimate.total("pruned"))
-    if estimate.unestimated and not estimate.layers:
-        source = f"no layer estimated: {', '.join(estimate.unestimated)} run hls4ml's stock {backend} code"
-        return [ResourceVerdict(resource, fraction, source, None, CANNOT_JUDGE) for resource, fraction in rules.items()]
+    if estimate.unestimated:
+        return [_partial(resource, fraction, estimate, backend) for resource, fraction in rules.items()]
     verdicts = []
     for resource, fraction in rules.items():
         model = checked_model(estimate, backend, resource) if resource in ("LUT", "DSP") else None
@@ -111,6 +111,17 @@ def fit_verdicts(estimate, backend: str) -> list[ResourceVerdict]:
             ResourceVerdict(resource, share, f"the {model.tool} C-synthesis model", error, verdict_of(share, error))
         )
     return verdicts
+
+
+def _partial(resource: str, fraction: float, estimate, backend: str) -> ResourceVerdict:
+    """A resource of a design some of whose layers are not estimated: the estimated layers' share is a floor."""
+    stock = ", ".join(estimate.unestimated)
+    stock += f" run{'s' if len(estimate.unestimated) == 1 else ''} hls4ml's stock {backend} code"
+    if not estimate.layers:
+        source = f"no layer estimated: {stock}"
+        return ResourceVerdict(resource, fraction, source, None, CANNOT_JUDGE)
+    source = f"rule estimate of the estimated layers only, a floor: {stock}, not estimated"
+    return ResourceVerdict(resource, fraction, source, None, DOES_NOT_FIT if fraction > 1 else CANNOT_JUDGE)
 
 
 def _no_model(backend: str) -> str:

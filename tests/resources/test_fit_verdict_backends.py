@@ -1,7 +1,7 @@
 """The fit verdict is judged by the export's own backend: a C-synthesis model of Vitis HLS or Vivado HLS judges
 only that tool's designs, another backend gets the rules (said so: a kernel-sparse Catapult design), and a design
-of which no layer is estimated (hls4ml's stock Catapult code) cannot be judged: its layers are never counted as
-zero."""
+with a layer that is not estimated (hls4ml's stock code: all of a Catapult design's, or an LSTM or GRU beside
+kernel-sparse layers) cannot be judged: its layers are never counted as zero."""
 
 import shutil
 from dataclasses import replace
@@ -12,7 +12,7 @@ import qkeras
 
 import fpgaprune as fp
 from fpgaprune.hls import csynth
-from fpgaprune.resources.fit_verdict import CANNOT_JUDGE, FITS, cost_models
+from fpgaprune.resources.fit_verdict import CANNOT_JUDGE, DOES_NOT_FIT, FITS, cost_models
 from fpgaprune.tfk import keras
 
 BITS = "quantized_bits(6,0,alpha=1)"
@@ -81,3 +81,41 @@ def test_a_stock_catapult_export_cannot_be_judged(mlp_and_inputs, tmp_path):
     if shutil.which("catapult") is None:  # the backend's own tool, not Vitis': skipped, saying which
         skipped = csynth(exported)
         assert not skipped.ran and skipped.reason == "skipped: catapult not found on PATH"
+
+
+Q6 = {"default": {"kernel": BITS, "bias": BITS, "activation": "quantized_relu(6,2)"}}
+
+
+def _stock_beside_sparse():
+    """An LSTM beside a kernel-sparse Dense, and a GRU beside a kernel-sparse Conv2D (their QKeras twins)."""
+    keras.utils.set_random_seed(0)
+    L = keras.layers
+    lstm = keras.Sequential([keras.Input((8, 8)), L.LSTM(8, name="lstm"), L.Dense(4, name="fc")])
+    gru = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            L.Conv2D(4, 3, name="conv"),
+            L.ReLU(name="relu"),
+            L.Reshape((36, 4), name="rows"),
+            L.GRU(8, name="gru"),
+        ]
+    )
+    x = np.random.default_rng(0).random((20, 8, 8, 1)).astype(np.float32)
+    return {"lstm": (lstm, x[..., 0], "fc"), "gru": (gru, x, "conv")}
+
+
+@pytest.mark.parametrize("stock", ["lstm", "gru"])
+def test_a_design_with_a_stock_layer_beside_kernel_sparse_ones_is_not_said_to_fit(stock, tmp_path):
+    model, x, sparse = _stock_beside_sparse()[stock]
+    estimate = fp.estimate(
+        fp.export(fp.quantized_twin(model, Q6), "latency_parallel", "pynq-z2", tmp_path / "hls", x=x)
+    )
+    assert [layer.name for layer in estimate.layers] == [sparse] and estimate.unestimated == [stock]
+    assert estimate.verdict() == CANNOT_JUDGE and not estimate.fits()  # the estimated layers alone would fit
+    for verdict in estimate.fit_verdicts():
+        assert verdict.verdict == CANNOT_JUDGE and verdict.fraction < 1, verdict.text()
+        assert f"the estimated layers only, a floor: {stock} runs hls4ml's stock Vitis code" in verdict.text()
+    assert "it cannot be judged on PYNQ-Z2" in estimate.format()
+    tiny = replace(estimate.board, resources={name: 1 for name in estimate.board.resources})
+    over = replace(estimate, board=tiny)  # the estimated layers alone exceed the board: that much is known
+    assert over.verdict() == DOES_NOT_FIT and not over.fits()

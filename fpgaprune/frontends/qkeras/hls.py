@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import tf_keras
 
-from fpgaprune.errors import ModelTypeError
+from fpgaprune.errors import ExportError, FpgapruneError, ModelTypeError
 from fpgaprune.framework import front_end_of
 from fpgaprune.frontends.qkeras.files import model_objects
 from fpgaprune.frontends.qkeras.keras2 import keras, require_tf_keras_model
@@ -151,15 +151,31 @@ def conversion_problem(model) -> str | None:
         model = front_end_of(model).exported_model(model)  # a Keras 3 model: its tf_keras twin
     except ModelTypeError as error:
         return str(error)
+    try:
+        with _one_line_conversion_errors():
+            hls4ml.utils.config_from_keras_model(inference_model(model), granularity="name")
+    except ExportError as error:
+        return str(error)
+    return None
+
+
+@contextmanager
+def _one_line_conversion_errors():
+    """hls4ml's Keras-2 converter, whose handlers raise bare Exceptions (an AssertionError for a QGRU with a hard
+    activation): one ExportError line naming the layer at work."""
+    import hls4ml
+
     current = {}
     try:
         with _naming_the_layer_at_work(current), _keras2_for_hls4ml():
-            hls4ml.utils.config_from_keras_model(inference_model(model), granularity="name")
+            yield
+    except FpgapruneError:
+        raise
     except Exception as error:  # noqa: BLE001 - hls4ml's handlers raise bare Exceptions
         where = f"layer {current['name']!r}: " if "name" in current else ""
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        return f"{where}hls4ml {hls4ml.__version__} cannot convert {'it' if where else 'the model'}: {message}"
-    return None
+        text = f"{where}hls4ml {hls4ml.__version__} cannot convert {'it' if where else 'the model'}: {message}"
+        raise ExportError(text) from None
 
 
 def require_convertible_layers(model) -> None:
@@ -186,7 +202,7 @@ def config_from_model(model, granularity: str = "name", **kwargs) -> dict:
 
     model = _exported(model)
     register_convert_passes()
-    with _keras2_for_hls4ml():
+    with _one_line_conversion_errors():
         return hls4ml.utils.config_from_keras_model(inference_model(model), granularity=granularity, **kwargs)
 
 
