@@ -1,11 +1,13 @@
-"""tf_keras (Keras 2) and QKeras' custom objects, for your own scripts: `from fpgaprune.tfk import keras`. They
-belong to the tf_keras + QKeras front end (`user_module("tfk")`), imported on first use here; nothing in fpgaprune
-outside its front ends uses this module."""
+"""tf_keras (Keras 2), for your own scripts: `from fpgaprune.tfk import keras`. It belongs to the tf_keras + QKeras
+front end (`user_module("tfk")`), which sets `TF_USE_LEGACY_KERAS` before TensorFlow loads; imported on first use
+here. Nothing in fpgaprune outside its front ends uses this module."""
 
 from fpgaprune.framework import keras_front_end
 
+NAMES = ("keras",)  # what it holds, imported on first use
+
 
 def __getattr__(name: str):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    return getattr(keras_front_end(2).user_module("tfk"), name)
+    if name not in NAMES:
+        raise AttributeError(f"module 'fpgaprune.tfk' has no attribute {name!r} (it holds: {', '.join(NAMES)})")
+    return keras_front_end(2).user_module("tfk").keras

@@ -6,7 +6,6 @@ from pathlib import Path
 import fpgaprune as fp
 from fpgaprune import data
 from fpgaprune.framework import library_front_end
-from fpgaprune.model import architectures
 from fpgaprune.model.task import Task, infer_task
 from fpgaprune.pipeline.progress import EpochBar
 from fpgaprune.training.guards import StopOnNonFiniteLoss, check_data_fits_model, check_finite_weights
@@ -87,17 +86,12 @@ def build_model(config, dataset):
 
 
 def _built_in(config, dataset):
-    """The built-in network the config names (a Keras model: its architectures import tf_keras)."""
-    keras, shape = _built_in_keras(config), dataset.x_train.shape[1:]
-    if config.model.architecture == "original_question_cnn":
-        return architectures.original_question_cnn(shape, dataset.classes, keras=keras)
-    return architectures.small_cnn(shape, tuple(config.model.filters), dataset.classes, keras=keras)
-
-
-def _built_in_keras(config):
-    """The Keras a built-in network is built in: the run's quantizer library's (tf_keras for QKeras, Keras 3 for
-    HGQ2)."""
-    return library_front_end(config.quantization.library).keras()
+    """The built-in network the config names, in the Keras of the run's quantizer library (tf_keras for QKeras,
+    Keras 3 for HGQ2)."""
+    arguments = {"input_shape": dataset.x_train.shape[1:], "classes": dataset.classes}
+    if config.model.architecture != "original_question_cnn":
+        arguments["filters"] = tuple(config.model.filters)
+    return library_front_end(config.quantization.library).build(config.model.architecture, arguments)
 
 
 def stage_file(config, name: str = "model") -> str:

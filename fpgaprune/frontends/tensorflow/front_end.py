@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from fpgaprune.errors import ModelFileError
 from fpgaprune.frontends.qkeras.reference import LayerValuesProbe
 from fpgaprune.frontends.tensorflow.graph import graph_edges, input_name
 from fpgaprune.frontends.tensorflow.quiet import quiet_logs, quiet_start
@@ -22,6 +23,18 @@ class TensorFlowKeras:
         from fpgaprune.frontends.tensorflow.holds import with_holds
 
         return with_holds(self.keras(), self.hold_constraint(), model, groups, keep_holds, self.layer_from_config)
+
+    def build(self, architecture: str, arguments=None, trust_code: bool = False):
+        """A built-in example network (`small_cnn`, `original_question_cnn`) in this front end's Keras, with
+        `arguments` (input_shape, classes, filters)."""
+        from fpgaprune.frontends.qkeras import architectures
+
+        arguments = dict(arguments or {})
+        if architecture == "original_question_cnn":
+            return architectures.original_question_cnn(keras=self.keras(), **arguments)
+        if architecture == "small_cnn":
+            return architectures.small_cnn(keras=self.keras(), **arguments)
+        raise ModelFileError(f"{architecture}: {self.name} builds small_cnn or original_question_cnn only")
 
     @staticmethod
     def layer_from_config(layer, config: dict):
