@@ -19,6 +19,7 @@ import numpy as np
 
 import fpgaprune as fp
 from fpgaprune import data
+from fpgaprune.record import resolved
 from fpgaprune.support.text_table import format_rows
 from fpgaprune.tfk import keras
 
@@ -82,7 +83,7 @@ def hls4ml_optimized(model, dataset, epochs, rtol):
     _serializable_regularizers()
     copy = keras.models.clone_model(model)
     copy.set_weights(model.get_weights())
-    hls_config = config_from_model(copy, granularity="name", default_precision=f"ap_fixed<{BITS},4>")
+    hls_config = config_from_model(resolved(copy), granularity="name", default_precision=f"ap_fixed<{BITS},4>")
     hls_config["IOType"] = "io_parallel"
     for layer in hls_config["LayerName"].values():  # its objective reads explicit types, not 'auto'
         if isinstance(layer.get("Precision"), dict):

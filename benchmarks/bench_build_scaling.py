@@ -21,6 +21,7 @@ from fpgaprune.hls import convert_model, export_config
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.pruning import Pruner
 from fpgaprune.quantize import to_qkeras
+from fpgaprune.record import layer_record_of, resolved
 from fpgaprune.support.text_table import format_rows
 from fpgaprune.tfk import keras
 
@@ -49,8 +50,8 @@ def model_for(channels: int):
 
 
 def written(model, x, directory: Path, kernel_sparse: bool) -> Path:
-    config, io_type, _ = export_config(model, "latency_parallel", x, kernel_sparse=kernel_sparse)
-    hls_model = convert_model(model, config, directory, io_type=io_type, backend="Vitis")
+    config, io_type, _ = export_config(resolved(model), "latency_parallel", x, kernel_sparse=kernel_sparse)
+    hls_model = convert_model(resolved(model), config, directory, io_type=io_type, backend="Vitis")
     hls_model.write()
     return directory
 
@@ -85,9 +86,9 @@ def main():
         model = model_for(channels)
         x = np.random.default_rng(0).integers(0, 16, (32, 8, 8, channels)) / 16.0
         live = sum(
-            int(np.count_nonzero(quantized_kernel(layer)))
+            int(np.count_nonzero(quantized_kernel(layer_record_of(layer))))
             for layer in model.layers
-            if quantized_kernel(layer) is not None
+            if quantized_kernel(layer_record_of(layer)) is not None
         )
         with tempfile.TemporaryDirectory() as scratch:
             sparse, stock = measured(

@@ -30,6 +30,7 @@ from fpgaprune.hls import convert_model, count_products, csim_check, export_conf
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.quantize import input_type
+from fpgaprune.record import layer_record_of, record_of, resolved
 from fpgaprune.resources.estimator import Cost, LayerTypes, layer_cost
 from fpgaprune.support.text_table import format_rows
 from fpgaprune.tfk import keras
@@ -66,7 +67,7 @@ def estimate(model, node_types: dict, strategy: str, reuse: int) -> Cost:
     """The rules' price of the products a design executes: the nonzero weights, or (Resource) every weight."""
     total = Cost()
     for layer in model.layers:
-        kernel = quantized_kernel(layer)
+        kernel = quantized_kernel(layer_record_of(layer))
         if kernel is None or layer.name not in node_types:
             continue
         weight_bits, frac, input_bits, accum_bits = node_types[layer.name]
@@ -105,11 +106,11 @@ def da_luts(model, x, family: str) -> str:
     from fpgaprune.hls.precision import derive_precisions
     from fpgaprune.resources.yosys import fixed_kif, synthesize_all
 
-    plan = derive_precisions(model, input_type(x))
+    plan = derive_precisions(record_of(model), input_type(x))
     circuits = {
         layer.name: (kernel.reshape(-1, kernel.shape[-1]), fixed_kif(_input_of(model, layer, plan, x)))
         for layer in model.layers
-        if (kernel := quantized_kernel(layer)) is not None
+        if (kernel := quantized_kernel(layer_record_of(layer))) is not None
     }
     layers = dict(synthesize_all(circuits, family))
     # a layer in parts: its parts' da4ml cost against the whole layer's says how far the sum may be from one circuit
@@ -140,12 +141,12 @@ def _measured_da(model, x) -> str:
 
 
 def measure(model, x, label, preset, sparse, workdir: Path, yosys: bool) -> tuple:
-    config, io_type, _ = export_config(model, preset, x, kernel_sparse=sparse)
-    hls_model = convert_model(model, config, workdir / label.split()[0], io_type=io_type, backend="Vitis")
+    config, io_type, _ = export_config(resolved(model), preset, x, kernel_sparse=sparse)
+    hls_model = convert_model(resolved(model), config, workdir / label.split()[0], io_type=io_type, backend="Vitis")
     started = time.perf_counter()
     hls_model.compile()
     build = time.perf_counter() - started
-    check = csim_check(hls_model, model, x, input_type(x))
+    check = csim_check(hls_model, resolved(model), x, input_type(x))
     strategy = str(preset["HLSConfig"]["Model"]["Strategy"]).lower()
     if strategy == "distributed_arithmetic":
         products = "none (adder graphs)"

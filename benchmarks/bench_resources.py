@@ -17,6 +17,7 @@ import fpgaprune as fp
 from fpgaprune import data
 from fpgaprune.pruning import Pruner
 from fpgaprune.quantize import to_qkeras
+from fpgaprune.record import record_of
 from fpgaprune.resources import estimate_resources
 from fpgaprune.resources.calibration import fit, held_out_errors
 from fpgaprune.resources.measure import kernel_removal, live_matrix
@@ -66,7 +67,7 @@ def main():
             exported = fp.export(
                 model, "latency_parallel", "zcu102", Path(scratch) / f"s{sparsity}", x=dataset.x_test[:200]
             )
-            estimate = estimate_resources(exported, dense)
+            estimate = estimate_resources(exported, record_of(dense))
             for layer in estimate.layers:
                 record = exported.nodes[layer.node]
                 circuits[f"{layer.name}@{sparsity}"] = (live_matrix(record), fixed_kif(record.input), None, record.bias)
@@ -76,7 +77,7 @@ def main():
         log, started = [], time.perf_counter()
         measured = dict(synthesize_all(circuits, "UltraScale+", budget=budget, log=log))
         removal = kernel_removal(
-            last.nodes["conv2"], dense.get_layer("conv2"), *_a_pruned_kernel(last_estimate), last.board.family
+            last.nodes["conv2"], record_of(dense).layers["conv2"], *_a_pruned_kernel(last_estimate), last.board.family
         )
     seconds = {entry["circuit"]: entry["seconds"] for entry in log}
     for name, synthesis in measured.items():

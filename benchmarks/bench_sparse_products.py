@@ -20,6 +20,7 @@ from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.pruning import Pruner
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.quantize import input_type, to_qkeras
+from fpgaprune.record import layer_record_of, resolved
 from fpgaprune.support.text_table import format_rows
 from fpgaprune.tfk import keras
 
@@ -55,9 +56,9 @@ def pruned_qkeras(pretrained, dataset, sparsity):
 
 def live_products(model) -> int:
     return sum(
-        int(np.count_nonzero(quantized_kernel(layer))) * output_positions(layer)
+        int(np.count_nonzero(quantized_kernel(layer_record_of(layer)))) * output_positions(layer)
         for layer in model.layers
-        if quantized_kernel(layer) is not None
+        if quantized_kernel(layer_record_of(layer)) is not None
     )
 
 
@@ -70,12 +71,14 @@ def timed_compile(hls_model) -> float:
 def measure(model, x, preset, workdir: Path, compile_times: bool) -> dict:
     row = {}
     for label, sparse in (("fpgaprune", True), ("hls4ml", False)):
-        config, io_type, _ = export_config(model, preset, x, kernel_sparse=sparse)
-        hls_model = convert_model(model, config, workdir / f"{preset}_{label}", io_type=io_type, backend="Vitis")
+        config, io_type, _ = export_config(resolved(model), preset, x, kernel_sparse=sparse)
+        hls_model = convert_model(
+            resolved(model), config, workdir / f"{preset}_{label}", io_type=io_type, backend="Vitis"
+        )
         if compile_times:
             row[f"{label} compile s"] = f"{timed_compile(hls_model):.1f}"
         if sparse:
-            check = csim_check(hls_model, model, x, input_type(x))
+            check = csim_check(hls_model, resolved(model), x, input_type(x))
             row["C-sim"] = "bit-exact" if check.bit_exact else f"{check.mismatches} differ"
         row[label] = sum(count_products(hls_model, x[:2]).values()) / live_products(model)
     return row

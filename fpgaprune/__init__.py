@@ -39,6 +39,7 @@ from fpgaprune.model.loading import load_model, save_model  # noqa: E402
 from fpgaprune.pruning import Pruner  # noqa: E402
 from fpgaprune.quantize import to_qkeras as _quantized_twin  # noqa: E402
 from fpgaprune.quantize.profile import ProfileCollector  # noqa: E402
+from fpgaprune.record import resolved  # noqa: E402
 from fpgaprune.report import write_report as _write_report  # noqa: E402
 from fpgaprune.resources import estimate_resources  # noqa: E402
 from fpgaprune.strip import strip as _strip  # noqa: E402
@@ -90,30 +91,36 @@ def csim(exported, model, x, task=None):
     at the logits (a `CsimResult`): bit-exact, or within the tolerance its types give where hls4ml is not exact,
     and every layer before them too;
     the decisions of `task` (`fpgaprune.model.task.Task`; default: the argmax); the numerical profile of the pass."""
-    names = exported.manifest.get("names", {})
-    collector = ProfileCollector(model, map_keys(node_types(exported.config), names), exported.input_type)
-    tolerances = export_layer_tolerances(model, exported.config, names, exported.input_type)
+    bound, names = resolved(model), exported.manifest.get("names", {})
+    collector = ProfileCollector(bound, map_keys(node_types(exported.config), names), exported.input_type)
+    tolerances = export_layer_tolerances(bound, exported.config, names, exported.input_type)
     return csim_check(
         exported.hls_model,
-        model,
+        bound,
         x,
         exported.input_type,
         task=task,
         names=names,
-        tolerance=logits_tolerance_of(model, tolerances, collector.front),
+        tolerance=logits_tolerance_of(bound.record, tolerances),
         collector=collector,
         tolerances=tolerances,
     )
 
 
 def estimate(exported, dense_model=None):
-    """`fpgaprune.resources.estimate_resources`: per-layer and per-kernel resource estimates."""
-    return estimate_resources(exported, dense_model)
+    """`fpgaprune.resources.estimate_resources`: per-layer and per-kernel resource estimates (`dense_model`: the
+    quantized model before pruning, for the dense figures and the savings)."""
+    return estimate_resources(exported, _record(dense_model))
 
 
-def write_report(out_dir, exported, estimate, model, **options):
+def write_report(out_dir, exported, estimate, model, dense_model=None, **options):
     """`fpgaprune.report.write_report`: report.html, report.md and resources.csv."""
-    return _write_report(out_dir, exported, estimate, model, **options)
+    return _write_report(out_dir, exported, estimate, _record(model), dense_model=_record(dense_model), **options)
+
+
+def _record(model):
+    """The model's record (`record.resolved`), None for None."""
+    return resolved(model).record if model is not None else None
 
 
 def boards() -> list:

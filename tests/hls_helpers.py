@@ -12,6 +12,7 @@ from fpgaprune import data
 from fpgaprune.hls import convert_model, export_config
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.quantize import to_qkeras
+from fpgaprune.record import layer_record_of, resolved
 from fpgaprune.tfk import keras
 
 L = keras.layers
@@ -61,9 +62,9 @@ def digits():
 def live_weights(model) -> dict:
     """{layer: nonzero quantized kernel entries} for layers with a kernel."""
     return {
-        layer.name: int(np.count_nonzero(quantized_kernel(layer)))
+        layer.name: int(np.count_nonzero(quantized_kernel(layer_record_of(layer))))
         for layer in model.layers
-        if quantized_kernel(layer) is not None
+        if quantized_kernel(layer_record_of(layer)) is not None
     }
 
 
@@ -162,10 +163,13 @@ def random_model(kind, seed):
 
 def written(model, tmp_path, io_type, strategy="Latency", reuse=1, backend="Vitis", sparse=True):
     config, _, _ = export_config(
-        model, {"HLSConfig": {"Model": {"Strategy": strategy, "ReuseFactor": reuse}}}, RNG_X, kernel_sparse=sparse
+        resolved(model),
+        {"HLSConfig": {"Model": {"Strategy": strategy, "ReuseFactor": reuse}}},
+        RNG_X,
+        kernel_sparse=sparse,
     )
     hls_model = convert_model(
-        model, config, tmp_path / f"{io_type}_{strategy}_{backend}_{sparse}", io_type=io_type, backend=backend
+        resolved(model), config, tmp_path / f"{io_type}_{strategy}_{backend}_{sparse}", io_type=io_type, backend=backend
     )
     hls_model.write()
     return hls_model

@@ -12,6 +12,7 @@ import pytest
 
 import fpgaprune as fp
 from fpgaprune.quantize.fixed_types import FixedType, input_type
+from fpgaprune.record import resolved
 from fpgaprune.tfk import keras
 from fpgaprune.training.guards import StopOnNonFiniteLoss, check_finite_weights
 
@@ -40,7 +41,7 @@ def _model_with(value):
 @pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
 def test_non_finite_weights_are_named_by_layer(value):
     with pytest.raises(fp.NonFiniteError, match=r"export: layer 'out' weight 'kernel:0' holds 1 non-finite"):
-        check_finite_weights(_model_with(value), "export")
+        check_finite_weights(resolved(_model_with(value)), "export")
 
 
 def test_export_refuses_a_nan_weight_at_once(tmp_path):

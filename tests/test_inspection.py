@@ -1,7 +1,7 @@
 import numpy as np
 
 import fpgaprune as fp
-from fpgaprune.framework import front_end_of
+from fpgaprune.record import record_of
 from fpgaprune.report.inspection import format_table, kernel_heatmaps, sparsity_table
 from fpgaprune.tfk import keras
 
@@ -49,7 +49,7 @@ def test_the_kernel_maps_tick_channels_as_integers():
     from fpgaprune.report.inspection import kernel_figure
 
     built = model()
-    figure = kernel_figure(built.get_layer("conv"), front_end_of(built))  # 2 input x 3 output channels
+    figure = kernel_figure(record_of(built).layers["conv"])  # 2 input x 3 output channels
     for axis in figure.axes[:2]:  # the two maps (then the colour bar)
         figure.canvas.draw()
         low, high = sorted(axis.get_xlim()), sorted(axis.get_ylim())

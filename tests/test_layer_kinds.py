@@ -104,11 +104,11 @@ def test_a_subclass_that_changes_the_computation_is_one_line_when_quantized():
 
 def test_the_modules_along_the_data_path_ask_the_table():
     from fpgaprune.framework import front_end_of
+    from fpgaprune.frontends.tensorflow.strip_graph import produces_channels
     from fpgaprune.pruning.structures import allowed_structures, prunable
     from fpgaprune.report.inspection import _has_kernels
     from fpgaprune.resources.entry_costs import is_hardware_layer
     from fpgaprune.selection import maskable_weights
-    from fpgaprune.strip.graph import produces_channels
 
     for kind in QKERAS_KINDS:
         float_class, quantized_class = CLASSES[kind.name]

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fpgaprune.budget.spec import Budget, BudgetError
-from fpgaprune.framework import front_end_of
 from fpgaprune.hls.backend import DEFAULT_BACKEND
 from fpgaprune.pruning import Pruner
 from fpgaprune.pruning.hybrid import FIRST_SHARE as HYBRID_FIRST_SHARE
 from fpgaprune.pruning.hybrid import HybridPruner
 from fpgaprune.pruning.knapsack import BudgetInfeasible
+from fpgaprune.record import resolved
 from fpgaprune.resources.entry_costs import EntryCosts, entry_costs, is_hardware_layer, layer_hardware
 from fpgaprune.training.hooks import TrainingHook
 
@@ -53,26 +53,22 @@ class HardwareCosts:
         self.types, self.notes, self.sources = None, [], {}
 
     def __call__(self, model) -> EntryCosts:
-        front = front_end_of(model)
-        quantized = any(is_hardware_layer(layer, front) for layer in front.layers(model))
-        qmodel, qfront = (model, front) if quantized else self._twin(model, front)
-        record = qfront.describe(qmodel)
-        self.types, self.notes = layer_hardware(
-            qmodel, qfront, record, self.hls_config, self.input_fixed, self.board, self.io_type
-        )
-        priced = entry_costs(record, self.types, self.notes, self.backend)
+        bound = resolved(model)
+        front = bound.front
+        quantized = any(is_hardware_layer(layer, front) for layer in front.layers(bound.model))
+        priced = bound if quantized else self._twin(bound)
+        self.types, self.notes = layer_hardware(priced, self.hls_config, self.input_fixed, self.board, self.io_type)
+        priced = entry_costs(priced.record, self.types, self.notes, self.backend)
         self.sources = priced.sources
         return priced
 
-    def _twin(self, model, front):
-        """(the float model's quantized twin, its front end); its activation ranges set from `calibration`
-        (inputs) where its quantizers learn them from data (HGQ2's `trace_minmax`), as the run's QAT will before
-        export."""
-        twin = front.quantized_twin(model, self.spec, self.batchnorm)
-        twin_front = front_end_of(twin)  # another library's (HGQ2's twin of a Keras 3 model)
+    def _twin(self, bound):
+        """The float model's quantized twin, bound; its activation ranges set from `calibration` (inputs) where its
+        quantizers learn them from data (HGQ2's `trace_minmax`), as the run's QAT will before export."""
+        twin = resolved(bound.front.quantized_twin(bound.model, self.spec, self.batchnorm))  # HGQ2's, of Keras 3
         if self.calibration is not None:
-            twin_front.calibrate(twin, self.calibration)
-        return twin, twin_front
+            twin.front.calibrate(twin.model, self.calibration)
+        return twin
 
 
 @dataclass
@@ -153,7 +149,7 @@ def _entry_rows(priced: EntryCosts, budget: Budget):
 
     def entry_rows(target):
         if target.layer not in priced.dsp:  # not a layer the export generates products for
-            return np.zeros((len(budget.constraints), *target.variable.shape))
+            return np.zeros((len(budget.constraints), *target.record.shape))
         return budget.rows({"DSP": priced.dsp[target.layer], "LUT": priced.lut[target.layer]})
 
     return entry_rows

@@ -3,9 +3,10 @@ answers to the contract: what each layer's quantizers are and compute, read here
 
 import numpy as np
 
+from fpgaprune.frontends.layer_graph import input_shape, output_shape
 from fpgaprune.masking.held import HeldEntries
-from fpgaprune.model.layer_graph import input_shape, output_shape
 from fpgaprune.model.layer_kinds import MaskableWeight, kind_of, role_of
+from fpgaprune.quantize.layer_values import has_inner_activation
 from fpgaprune.record.model_record import (
     ActivationRecord,
     BatchNormRecord,
@@ -43,10 +44,15 @@ def describe_layer(front_end, layer, inbound) -> LayerRecord:
             weights[weight.name] = _weight(front_end, layer, weight, variable)
     if "kernel" not in weights and getattr(layer, "kernel", None) is not None:
         weights["kernel"] = _weight(front_end, layer, _KERNEL, layer.kernel)
+    if kind is None:  # a layer of no kind: its kernels too (their zeros are reported, not held)
+        for variable in getattr(layer, "weights", ()) or ():
+            name = str(getattr(variable, "name", "")).split("/")[-1].split(":")[0]
+            if "kernel" in name and name not in weights:
+                weights[name] = _weight(front_end, layer, MaskableWeight(name, name, "", "kernel"), variable)
     return LayerRecord(
         name=layer.name,
         role=role_of(layer),
-        class_name=type(layer).__name__,
+        class_name=getattr(layer, "kind_class", type(layer)).__name__,  # a view's: its module's
         inbound=tuple(inbound),
         kind=kind.name if kind is not None else None,
         precision=kind.precision if kind is not None else None,
@@ -60,6 +66,10 @@ def describe_layer(front_end, layer, inbound) -> LayerRecord:
         options=_options(front_end, layer, kind),
         quantizer_texts=dict(front_end.quantizer_texts(layer)),
         input_types=front_end.kernel_input_types(layer) if "kernel" in weights else None,
+        layout=front_end.index_layout(layer) if "kernel" in weights else None,
+        inner_activation=has_inner_activation(layer),
+        params=sum(int(np.size(front_end.array(weight))) for weight in layer.weights),
+        package=layer.kind_class.__module__.split(".")[0] if hasattr(layer, "kind_class") else None,
     )
 
 
@@ -71,6 +81,9 @@ def _weight(front_end, layer, weight, variable) -> WeightRecord:
     grid, scale = front_end.factor_scales(quantizer, raw) if scaled else (None, None)
     typed = front_end.unit_quantizer(quantizer) if scaled else quantizer
     hold = front_end.hold_of(variable)
+    held, targets = hold.compiled(values.shape) if isinstance(hold, HeldEntries) else (None, None)
+    folded = np.asarray(front_end.folded(layer, weight.role, raw), np.float64)
+    layout = front_end.index_layout(layer) if weight.name == "kernel" else None
     return WeightRecord(
         name=weight.name,
         role=weight.role,
@@ -81,8 +94,32 @@ def _weight(front_end, layer, weight, variable) -> WeightRecord:
         bits=int(front_end.quantizer_bits(layer, weight.role)),
         grid=np.asarray(grid, np.float64) if scaled else None,
         scale=np.asarray(scale, np.float64) if scaled else None,
-        held=hold.compiled(values.shape)[0] if isinstance(hold, HeldEntries) else None,
+        held=held,
+        folded=None if np.array_equal(folded, values) else folded,
+        range=quantizer_range(quantizer, front_end) if quantizer is not None and not scaled else None,
+        targets=targets,
+        entries=tuple(hold.entries) if isinstance(hold, HeldEntries) else (),
+        own_shape=_own_shape(front_end, layer, weight, values),
+        layout=None if layout is None or tuple(layout) == tuple(range(len(layout))) else tuple(layout),
+        zero=front_end.zero_of(quantizer) if quantizer is not None and not values.all() else 0.0,
+        pruned_to=_pruned_to(front_end, quantizer, values, held, targets),
     )
+
+
+def _own_shape(front_end, layer, weight, values) -> tuple:
+    """The weight's shape in the framework's own layout (a selection's index addresses it); a weight of a layer of
+    no kind, which no selection names, keeps fpgaprune's."""
+    try:
+        return tuple(int(n) for n in front_end.index_shape(layer, weight))
+    except AttributeError:
+        return tuple(values.shape)
+
+
+def _pruned_to(front_end, quantizer, values, held, targets):
+    """What the quantizer makes of the entries a hold keeps at 0, as training sees them; None where none is."""
+    if quantizer is None or held is None or not (pruned := held & (targets == 0)).any():
+        return None
+    return np.asarray(front_end.pruned_values(quantizer, np.asarray(values, np.float32), pruned), np.float64)
 
 
 def _applied(front_end, layer) -> ActivationRecord | None:
@@ -97,6 +134,7 @@ def _applied(front_end, layer) -> ActivationRecord | None:
         quantizer=hasattr(quantizer, "get_config"),
         fixed=front_end.quantizer_type(quantizer, activation=True),
         table=front_end.table_function(layer),
+        **_limits(front_end, quantizer),
     )
 
 
@@ -111,7 +149,31 @@ def _activation(front_end, activation) -> ActivationRecord | None:
         described=str(activation),
         quantizer=quantizer,
         fixed=front_end.quantizer_type(activation, activation=True) if quantizer else None,
+        **_limits(front_end, activation),
     )
+
+
+def _limits(front_end, quantizer) -> dict:
+    """An activation quantizer's range and whether it is a ReLU one (below 0 is its function), for the profile."""
+    if not hasattr(quantizer, "get_config"):
+        return {}
+    fixed = front_end.quantizer_type(quantizer)
+    relu = "relu" in type(quantizer).__name__ or (fixed is not None and not fixed.signed)
+    return {"range": quantizer_range(quantizer, front_end), "relu": relu}
+
+
+def quantizer_range(quantizer, front_end) -> tuple[float, float] | None:
+    """[lo, hi] of what a quantizer outputs: its fixed-point type's, or else what it makes of a wide ramp (None
+    when that is not finite)."""
+    fixed = front_end.quantizer_type(quantizer)
+    if fixed is not None:
+        return fixed.lo, fixed.hi
+    own = front_end.quantizer_range(quantizer)
+    if own is not None:
+        return own
+    ramp = np.concatenate([-np.logspace(-6, 6, 400)[::-1], [0.0], np.logspace(-6, 6, 400)]).astype(np.float32)
+    out = front_end.quantize_array(quantizer, ramp)
+    return (float(out.min()), float(out.max())) if np.all(np.isfinite(out)) else None
 
 
 def _batchnorm(front_end, layer) -> BatchNormRecord:

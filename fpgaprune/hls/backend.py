@@ -6,8 +6,9 @@ hls4ml's own backend does the export; `hls/extension/` adds fpgaprune's code to 
 codegen seam this builds on).
 
 Built in: Vitis and Vivado (the Vivado family: ap_types, Vivado HLS / Vitis HLS models) and Catapult (ac_types,
-rules only), each with fpgaprune's kernel-sparse code and how g++ builds its shipped projects. `register_backend`
-adds another.
+rules only), each with fpgaprune's kernel-sparse code and how g++ builds its shipped projects. Backends come in
+through the `fpgaprune.backends` entry point group, as front ends do (the built-in ones are declared in
+pyproject.toml), so a CLI process sees a user's package's; `register_backend` adds one at run time.
 """
 
 import contextlib
@@ -15,6 +16,7 @@ import io
 import json
 import shutil
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import yaml
@@ -35,7 +37,9 @@ AC_TYPES_FLAGS = (
 )
 # hls4ml's build options: C-synthesis only (no C-sim: fpgaprune's own C-sim builds the same files with g++).
 SYNTH_ONLY = {"reset": 0, "csim": 0, "synth": 1, "cosim": 0, "validation": 0, "export": 0, "vsynth": 0, "fifo_opt": 0}
-_BACKENDS: dict = {}
+ENTRY_POINTS = "fpgaprune.backends"  # each names a module's `Backend` object
+_BACKENDS: dict = {}  # {lower-case name: backend}: the entry points', then those registered at run time
+_LOADED: list = []  # [True] once the entry points are read
 
 
 @dataclass(frozen=True)
@@ -211,27 +215,49 @@ def _utilization_rows(report: str) -> dict:
 
 def register_backend(backend: Backend) -> None:
     """Add `backend` (or replace the one of its name)."""
-    _BACKENDS[backend.name.lower()] = backend
+    _backends()[backend.name.lower()] = backend
+
+
+def _backends() -> dict:
+    """{lower-case name: backend}: the built-in ones, each `fpgaprune.backends` entry point's (read once; one whose
+    package fails to import is left out), and those registered since."""
+    if not _LOADED:
+        _LOADED.append(True)
+        for backend in BUILT_IN_BACKENDS:
+            _BACKENDS.setdefault(backend.name.lower(), backend)
+        for entry in entry_points(group=ENTRY_POINTS):
+            try:
+                backend = entry.load()
+            except ImportError:
+                continue
+            if isinstance(backend, Backend):
+                _BACKENDS.setdefault(backend.name.lower(), backend)
+    return _BACKENDS
+
+
+def backend_names() -> list:
+    """The names of every backend fpgaprune knows (built in, installed, registered)."""
+    return [backend.name for backend in _backends().values()]
 
 
 def registered_cost_models() -> list:
     """The built-in cost models, then each other registered backend's, each once."""
     found = list(BUILT_IN.values())
-    for backend in _BACKENDS.values():
+    for backend in _backends().values():
         found += [model for model in backend.cost_models if not any(model is seen for seen in found)]
     return found
 
 
 def known_backend(name: str) -> Backend | None:
     """The backend hls4ml calls `name` (any case), or None where fpgaprune knows none of that name."""
-    return _BACKENDS.get(str(name).lower())
+    return _backends().get(str(name).lower())
 
 
 def backend_named(name: str) -> Backend:
     """The backend hls4ml calls `name` (any case); one line naming the known ones otherwise."""
     found = known_backend(name)
     if found is None:
-        known = ", ".join(backend.name for backend in _BACKENDS.values())
+        known = ", ".join(backend_names())
         raise HlsConfigError(f"hls backend {name!r}: fpgaprune knows {known}")
     return found
 
@@ -244,21 +270,19 @@ def backend_of_project(project) -> Backend:
 
 VITIS_MODELS = (BUILT_IN["vitis 2024.1"],)
 VIVADO_MODELS = (BUILT_IN["vivado_hls 2019.2"], BUILT_IN["vivado_hls 2020.1 io_stream"])
-for _backend in (
-    VivadoFamily("Vitis", ("vitis_hls", "vivado_hls"), "Vitis HLS", True, VITIS_MODELS),
-    VivadoFamily("Vivado", ("vivado_hls", "vitis_hls"), "Vivado HLS", True, VIVADO_MODELS),
-    VivadoFamily("VivadoAccelerator", ("vivado_hls", "vitis_hls"), "Vivado HLS", True, VIVADO_MODELS),
-    CatapultBackend(
-        "Catapult",
-        ("catapult",),
-        None,
-        kernel_sparse=True,
-        compile_flags=AC_TYPES_FLAGS,
-        synthesis_headers=("ac_fixed.h", "ac_int.h", "ac_channel.h"),
-        unbounded_activations={
-            function: "by AC Math's piecewise-linear approximation (hls4ml's USE_AC_MATH)"
-            for function in ("softmax", "sigmoid", "tanh")
-        },
-    ),
-):
-    register_backend(_backend)
+VITIS = VivadoFamily("Vitis", ("vitis_hls", "vivado_hls"), "Vitis HLS", True, VITIS_MODELS)
+VIVADO = VivadoFamily("Vivado", ("vivado_hls", "vitis_hls"), "Vivado HLS", True, VIVADO_MODELS)
+VIVADO_ACCELERATOR = VivadoFamily("VivadoAccelerator", ("vivado_hls", "vitis_hls"), "Vivado HLS", True, VIVADO_MODELS)
+CATAPULT = CatapultBackend(
+    "Catapult",
+    ("catapult",),
+    None,
+    kernel_sparse=True,
+    compile_flags=AC_TYPES_FLAGS,
+    synthesis_headers=("ac_fixed.h", "ac_int.h", "ac_channel.h"),
+    unbounded_activations={
+        function: "by AC Math's piecewise-linear approximation (hls4ml's USE_AC_MATH)"
+        for function in ("softmax", "sigmoid", "tanh")
+    },
+)
+BUILT_IN_BACKENDS = (VITIS, VIVADO, VIVADO_ACCELERATOR, CATAPULT)  # also declared as entry points (pyproject.toml)

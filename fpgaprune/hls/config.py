@@ -2,7 +2,6 @@
 
 import copy
 
-from fpgaprune.framework import front_end_of
 from fpgaprune.hls.adapter import config_from_model
 from fpgaprune.quantize.fixed_types import FixedType, input_type
 
@@ -19,18 +18,17 @@ def merge_config(base: dict, override: dict) -> dict:
 
 
 def derived_hls_config(
-    model, data_or_type, overrides: dict | None = None, preset: dict | None = None, *, front=None, **config_kwargs
+    bound, data_or_type, overrides: dict | None = None, preset: dict | None = None, **config_kwargs
 ) -> tuple[dict, list]:
-    """(HLSConfig with granularity='name', notes on nodes whose precisions were left to hls4ml).
+    """(HLSConfig with granularity='name', notes on nodes whose precisions were left to hls4ml) of a bound model
+    (`record.resolved`).
 
     Merged in this order, later winning: hls4ml's own config for the model, `preset` (an HLSConfig-shaped
     dict), the precisions derived from the quantizers, then `overrides`. `data_or_type` is sample input
-    data (its exact grid and range give the input type) or a FixedType. `front`: the model's front end, where
-    the caller holds it.
+    data (its exact grid and range give the input type) or a FixedType.
     """
     fixed = data_or_type if isinstance(data_or_type, FixedType) else input_type(data_or_type)
-    front = front or front_end_of(model)
-    plan = front.derive_types(model, fixed)
-    config = merge_config(config_from_model(model, granularity="name", front=front, **config_kwargs), preset or {})
+    plan = bound.front.derive_types(bound, fixed)
+    config = merge_config(config_from_model(bound, granularity="name", **config_kwargs), preset or {})
     config = merge_config(config, {"LayerName": plan.hls_layer_config()})
     return merge_config(config, overrides or {}), plan.notes

@@ -20,13 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.framework import front_end_of
 from fpgaprune.hls.names import map_keys
 from fpgaprune.hls.tolerance import Tolerance, Unbounded, export_layer_tolerances
-from fpgaprune.model.layer_kinds import kind_of
 from fpgaprune.quantize.fixed_types import FixedType
-from fpgaprune.quantize.layer_values import activation_name
-from fpgaprune.record import layer_record_of
 from fpgaprune.support.text_table import format_rows
 from fpgaprune.support.tools import GXX_TIMEOUT_S, cores, run_tool
 from fpgaprune.workers.csim_chunks import ChunkPool, WorkerStopped, traced_runner
@@ -147,20 +143,25 @@ def hardware_input(x: np.ndarray, fixed: FixedType) -> np.ndarray:
     return (steps / 2.0**fixed.frac).astype(np.float32)
 
 
-def logits_layer(model, front):
-    """The last layer with weights (a Conv/Dense, depthwise, separable or recurrent one), and whether a
-    table-based activation follows (inside it or after it); `front`: the model's front end."""
-    layers = front.layers(model)
-    last = [layer for layer in layers if kind_of(layer) is not None][-1]
-    after = layers[layers.index(last) + 1 :]
-    names = [activation_name(last)] + [activation_name(layer) for layer in after]
+def logits_layer(record):
+    """The last layer with weights (a Conv/Dense, depthwise, separable or recurrent one) of a model's record, and
+    whether a table-based activation follows (inside it or after it)."""
+    layers = list(record.layers.values())
+    last = record.weighted()[-1]
+    names = [_activation_text(layer) for layer in layers[layers.index(last) :]]
     return last, any(table in name for name in names for table in TABLE_ACTIVATIONS)
+
+
+def _activation_text(layer) -> str:
+    """The layer's activation as its function's or its quantizer's name, lower case ("" for none)."""
+    activation = layer.activation
+    return str(activation.function or activation.class_name).lower() if activation is not None else ""
 
 
 def exactness_bound(layer, fixed_bits: int) -> int:
     """weight bits + input bits + log2(fan-in): float32 accumulation is exact when this is at most 24 (from the
     layer's record)."""
-    weights = layer_record_of(layer).weights
+    weights = layer.weights
     kernel = weights.get("kernel") or next(iter(weights.values()))
     fan_in = int(np.prod(kernel.quantized.shape[:-1]))
     return kernel.bits + fixed_bits + math.ceil(math.log2(max(fan_in, 2)))
@@ -366,12 +367,12 @@ class _LayerDiff:
 class _Comparison:
     """The logits, the decisions and the per-layer diff, accumulated chunk by chunk."""
 
-    def __init__(self, model, front, task, tolerances: dict | None = None):
-        self.model, self.front, self.task = model, front, task
-        self.logits, self.table = logits_layer(model, front)
+    def __init__(self, bound, task, tolerances: dict | None = None):
+        self.record, self.task = bound.record, task
+        self.logits, self.table = logits_layer(self.record)
         self.samples = self.mismatches = self.agree = self.decided = self.logits_agree = self.ties = 0
         self.largest_diff = self.largest_logit = 0.0
-        self.reference = front.quantizer_library
+        self.reference = bound.front.quantizer_library
         self.layers = _LayerDiff(self.reference, tolerances)
 
     def add(self, start: int, outputs: np.ndarray, traces: dict, values, ids=None) -> None:
@@ -389,9 +390,9 @@ class _Comparison:
         self.largest_diff = max(self.largest_diff, float(np.abs(hardware_logits - reference_logits).max()))
         self.largest_logit = max(self.largest_logit, float(np.abs(reference_logits).max()))
         self._decisions(final, reference, hardware_logits, reference_logits)
-        for layer in self.front.layers(self.model):
-            if layer.name in (traces or {}) and layer.name in values.layer_outputs:
-                self.layers.add(layer.name, start, np.asarray(traces[layer.name]), values.traced(layer.name), ids)
+        for name in self.record.layers:
+            if name in (traces or {}) and name in values.layer_outputs:
+                self.layers.add(name, start, np.asarray(traces[name]), values.traced(name), ids)
 
     def _decisions(self, final, reference, hardware_logits, reference_logits) -> None:
         """Classes: how many argmaxes agree (and ties of a table); 0/1 outputs: how many decisions agree."""
@@ -411,7 +412,7 @@ class _Comparison:
         """`tolerances`: each layer's (`tolerance.layer_tolerances`); without them, every layer before the logits
         must be bit-exact, and the logits within `tolerance`."""
         agreement = self.agree / self.decided if self.decided else None
-        order = [layer.name for layer in self.front.layers(self.model)]
+        order = list(self.record.layers)
         rows = self.layers.rows(order)
         judged_layers = order[: order.index(self.logits.name)]  # after the logits only the decisions count
         if isinstance((tolerances or {}).get(self.logits.name), Unbounded):  # the logits too: with the reason why
@@ -446,23 +447,21 @@ class _Comparison:
         return result
 
 
-def layer_diff(trace: dict, model, x, limit: int = 3) -> list:
+def layer_diff(trace: dict, bound, x, limit: int = 3) -> list:
     """Readable lines (a table with its header) for the first layers whose C-sim trace ({layer: outputs})
-    differs from the quantized model's values for the same inputs `x`."""
-    front = front_end_of(model)
-    values, reference = front.reference_probe(model)(x), front.quantizer_library
-    diff = _LayerDiff(reference)
-    layers = front.layers(model)
-    for layer in layers:
-        if layer.name in trace and layer.name in values.layer_outputs:
-            diff.add(layer.name, 0, np.asarray(trace[layer.name]), values.traced(layer.name))
-    rows = diff.rows([layer.name for layer in layers], limit)
+    differs from the bound quantized model's values (`record.resolved`) for the same inputs `x`."""
+    values, reference = bound.front.reference_probe(bound.model)(x), bound.front.quantizer_library
+    diff, order = _LayerDiff(reference), list(bound.record.layers)
+    for name in order:
+        if name in trace and name in values.layer_outputs:
+            diff.add(name, 0, np.asarray(trace[name]), values.traced(name))
+    rows = diff.rows(order, limit)
     return format_rows(diff_header(reference), rows) if rows else ["no traced layer differs"]
 
 
 def compare_with_qkeras(
     run,
-    model,
+    bound,
     x,
     fixed: FixedType,
     *,
@@ -473,9 +472,9 @@ def compare_with_qkeras(
     workers: int | None = None,
     ids: np.ndarray | None = None,
     tolerances: dict | None = None,
-    front=None,
 ) -> CsimResult:
-    """Compare a C-simulation with the QKeras model at the logits, bit for bit, over all of `x`.
+    """Compare a C-simulation with the bound quantized model (`record.resolved`) at the logits, bit for bit, over
+    all of `x`.
 
     `run(xq)` returns (outputs, {traced layer: outputs}) of the C-simulation for the hardware inputs `xq`; a
     `BridgeRun` also spreads long sets over `workers` processes (default: one per core). `task`
@@ -483,10 +482,10 @@ def compare_with_qkeras(
     is not exact at the logits, `tolerances` at each layer before them (`tolerance.layer_tolerances`: a layer
     that differs beyond its own, or with none, fails the result); `collector`
     (`quantize.profile.ProfileCollector`) reads the same pass; `ids`: the sample numbers of `x` in a larger set
-    (`simulated_subset`), for the per-layer diff; `front`: the model's front end, where the caller holds it.
+    (`simulated_subset`), for the per-layer diff.
     """
-    front = front or front_end_of(model)
-    probe, comparison = front.reference_probe(model), _Comparison(model, front, task, tolerances)
+    front, model = bound.front, bound.model
+    probe, comparison = front.reference_probe(model), _Comparison(bound, task, tolerances)
     starts = list(range(0, len(x), chunk))
     inputs = [hardware_input(np.asarray(x[start : start + chunk]), fixed) for start in starts]
     hardware = [np.ascontiguousarray(front.hardware_layout(model, xq)) for xq in inputs]  # hls4ml: channels-last
@@ -520,7 +519,7 @@ def compile_library(hls_model) -> None:
 
 def csim_check(
     hls_model,
-    model,
+    bound,
     x,
     fixed: FixedType,
     task=None,
@@ -529,14 +528,14 @@ def csim_check(
     names: dict | None = None,
     tolerances: dict | None = None,
 ) -> CsimResult:
-    """Compile `hls_model` with hls4ml's trace calls (if needed) and compare its C-simulation with the QKeras
-    model on `x` (`compare_with_qkeras`); `names`: the export's {hls4ml node: user's layer name}. Unless given,
-    the tolerances are derived from the hls_model's own types (`tolerance.export_layer_tolerances`)."""
-    front = front_end_of(model)
+    """Compile `hls_model` with hls4ml's trace calls (if needed) and compare its C-simulation with the bound
+    quantized model (`record.resolved`) on `x` (`compare_with_qkeras`); `names`: the export's {hls4ml node: user's
+    layer name}. Unless given, the tolerances are derived from the hls_model's own types
+    (`tolerance.export_layer_tolerances`)."""
     if tolerances is None:
         hls_config = hls_model.config.config.get("HLSConfig", {})
-        tolerances = export_layer_tolerances(model, hls_config, names, fixed)
-        tolerance = tolerance or logits_tolerance_of(model, tolerances, front)
+        tolerances = export_layer_tolerances(bound, hls_config, names, fixed)
+        tolerance = tolerance or logits_tolerance_of(bound.record, tolerances)
     if not hls_model.config.trace_output:
         hls_model.config.trace_output, hls_model._top_function_lib = True, None
     if hls_model._top_function_lib is None:
@@ -549,24 +548,27 @@ def csim_check(
     run = BridgeRun(
         Path(hls_model._top_function_lib._name),
         hls_model.config.get_project_name(),
-        output_size(model, x, front),
+        output_size(bound, x),
         sizes,
         names or {},
     )
     return compare_with_qkeras(
-        run, model, x, fixed, task=task, tolerance=tolerance, collector=collector, tolerances=tolerances, front=front
+        run, bound, x, fixed, task=task, tolerance=tolerance, collector=collector, tolerances=tolerances
     )
 
 
-def output_size(model, x, front) -> int:
-    """The number of values the model gives per sample (a PyTorch module does not record it: one forward)."""
-    shape = getattr(model, "output_shape", None)
-    if shape is None:
-        shape = np.shape(front.predict(model, np.asarray(x[:1])))
+def output_size(bound, x=None) -> int:
+    """The number of values the bound model gives per sample: its output layer's, from its record (a PyTorch
+    module that has not run records none: one forward of `x[:1]`, or its front end's answer)."""
+    record = bound.record
+    shape = record.layers[record.outputs[-1]].output_shape if record.outputs else ()
+    if not shape:
+        front = bound.front
+        shape = front.output_shape(bound.model) if x is None else np.shape(front.predict(bound.model, x[:1]))
     return int(np.prod(shape[1:]))
 
 
-def logits_tolerance_of(model, tolerances: dict, front) -> Tolerance | None:
-    """The tolerance at the logits layer, where one is known (`front`: the model's front end)."""
-    found = tolerances.get(logits_layer(model, front)[0].name)
+def logits_tolerance_of(record, tolerances: dict) -> Tolerance | None:
+    """The tolerance at the logits layer of a model's record, where one is known."""
+    found = tolerances.get(logits_layer(record)[0].name)
     return found if isinstance(found, Tolerance) else None

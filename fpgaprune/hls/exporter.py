@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 
 from fpgaprune.errors import ExportError
-from fpgaprune.framework import front_end_of
 from fpgaprune.hls.adapter import convert_model
 from fpgaprune.hls.attribute_keys import PLAN
 from fpgaprune.hls.backend import DEFAULT_BACKEND, known_backend
@@ -28,6 +27,7 @@ from fpgaprune.hls.names import cpp_names, map_keys
 from fpgaprune.hls.node_record import record_from_json
 from fpgaprune.hls.presets import load_preset
 from fpgaprune.quantize.fixed_types import FixedType, input_type
+from fpgaprune.record import resolved
 from fpgaprune.support.atomic import replace_directory
 from fpgaprune.support.text_table import format_rows
 from fpgaprune.training.guards import check_finite_array, check_finite_weights
@@ -78,18 +78,17 @@ class Export:
 
 
 def export_config(
-    model, preset, x, overrides=None, index_map=None, kernel_sparse=True, origins=None, *, front=None
+    bound, preset, x, overrides=None, index_map=None, kernel_sparse=True, origins=None
 ) -> tuple[dict, str, list]:
-    """(HLSConfig, io_type, notes): hls4ml defaults < preset < derived precisions < overrides. `index_map`: a
-    strip's {layer: {"in", "out"}}; `origins`: {layer: the user's name} where the export renamed it; `front`:
-    the model's front end, where the caller holds it."""
-    front = front or front_end_of(model)
+    """(HLSConfig, io_type, notes) of a bound model (`record.resolved`): hls4ml defaults < preset < derived
+    precisions < overrides. `index_map`: a strip's {layer: {"in", "out"}}; `origins`: {layer: the user's name}
+    where the export renamed it."""
     preset = load_preset(preset)
     hls = preset.get("HLSConfig", {})
     reuse = int(hls.get("Model", {}).get("ReuseFactor", 1))
-    config, notes = derived_hls_config(model, x, overrides, preset=hls, default_reuse_factor=reuse, front=front)
+    config, notes = derived_hls_config(bound, x, overrides, preset=hls, default_reuse_factor=reuse)
     config["Model"].setdefault("KernelSparse", kernel_sparse)
-    layouts = {layer.name: front.index_layout(layer) for layer in front.layers(model)}
+    layouts = {name: layer.layout for name, layer in bound.record.layers.items()}
     for name, layer_config in config["LayerName"].items():
         layer_config["Trace"] = True  # C-sim only (`#ifndef __SYNTHESIS__`): per-layer outputs from the shipped code
         if name in (index_map or {}) or name in (origins or {}) or layouts.get(name) is not None:
@@ -150,13 +149,12 @@ def export(
     hls4ml's Keras-2 converter takes the model: a tf_keras/QKeras model as it is, a Keras 3 model as its tf_keras
     twin (`frontends/keras3/twin.py`).
     """
-    model = front_end_of(model).exported_model(model, input_shape=tuple(np.shape(x)[1:]))
-    front = front_end_of(model)  # the exported model's: a Keras 3 model's tf_keras twin is tf_keras's
-    record = front.describe(model)
+    bound = resolved(model).exported(tuple(np.shape(x)[1:]))  # a Keras 3 model: its tf_keras twin's
+    model, front, record = bound.model, bound.front, bound.record
     checked = known_backend(backend)  # None: an hls4ml backend registered with the codegen seam alone, unchecked
     if checked is not None:
         checked.check_activations(record)
-    check_finite_weights(model, "export")
+    check_finite_weights(bound, "export")
     check_finite_array(np.asarray(x), "export: x")
     output_dir = Path(output_dir)
     if output_dir.exists() and not overwrite:
@@ -167,7 +165,7 @@ def export(
     index_map = getattr(strip, "index_map", strip) or {}
     fixed = input_fixed or input_type(x)
     names = cpp_names(list(record.layers), record.name)  # {user's name: C++ identifier}, where not identifiers
-    named, layer_overrides = front.renamed(model, names) if names else model, dict(overrides or {})
+    named, layer_overrides = bound.renamed(names), dict(overrides or {})
     if names and "LayerName" in layer_overrides:
         layer_overrides["LayerName"] = map_keys(layer_overrides["LayerName"], names)
     config, io_type, notes = export_config(
@@ -178,7 +176,6 @@ def export(
         map_keys(index_map, names),
         kernel_sparse,
         {new: old for old, new in names.items()},
-        front=front,
     )
     output_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = output_dir.with_name(f".{output_dir.name}.tmp-{uuid.uuid4().hex[:8]}")
@@ -189,7 +186,6 @@ def export(
             named,
             config,
             tmp,
-            front=front,
             io_type=io_type,
             backend=backend,
             part=board.part,
@@ -228,15 +224,13 @@ def export(
     return Export(output_dir, hls_model, manifest, config, fixed, board, notes)
 
 
-def preset_problems(model, hls_config, x, *, overrides=None, backend=DEFAULT_BACKEND, front=None) -> list:
-    """What hls4ml cannot build of `model` at the preset `hls_config` (`buildable.build_problems`), from its IR
-    converted in a scratch directory and never written: `fpgaprune validate` asks it of the starting model
-    (`front`: its front end, where the caller holds it)."""
-    model = (front or front_end_of(model)).exported_model(model, input_shape=tuple(np.shape(x)[1:]))
-    front = front_end_of(model)
-    config, io_type, _ = export_config(model, hls_config, input_type(x), overrides, front=front)
+def preset_problems(bound, hls_config, x, *, overrides=None, backend=DEFAULT_BACKEND) -> list:
+    """What hls4ml cannot build of a bound model at the preset `hls_config` (`buildable.build_problems`), from its
+    IR converted in a scratch directory and never written: `fpgaprune validate` asks it of the starting model."""
+    bound = bound.exported(tuple(np.shape(x)[1:]))
+    config, io_type, _ = export_config(bound, hls_config, input_type(x), overrides)
     with tempfile.TemporaryDirectory(prefix="fpgaprune-validate-") as scratch:
-        hls_model = convert_model(model, config, scratch, front=front, io_type=io_type, backend=backend)
+        hls_model = convert_model(bound, config, scratch, io_type=io_type, backend=backend)
         return build_problems(ir_nodes(hls_model), io_type, backend)
 
 

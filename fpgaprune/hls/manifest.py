@@ -11,7 +11,6 @@ import numpy as np
 
 from fpgaprune.hls.attribute_keys import PLAN, SPARSE_SOURCE
 from fpgaprune.hls.node_record import node_record, record_json
-from fpgaprune.record import layer_record_of, record_of
 
 FORMAT = "fpgaprune.export/4"  # 2: each kernel-sparse node's hardware record and the board's spec; 3: the
 # shipped code carries hls4ml's trace calls, and `traced_outputs` gives each traced layer's output size; 4: the
@@ -34,10 +33,10 @@ def versions() -> dict:
 
 
 def quantized_kernel(layer):
-    """The kernel as the hardware holds it (after the layer's quantizer, if any), or None, from the layer's record
-    (or a layer's, as its front end describes it). Per-channel scales (alpha='auto'/'auto_po2') are factored out
-    into `<layer>_alpha`: the kernel is on the alpha=1 grid."""
-    kernel = layer_record_of(layer).kernel
+    """The kernel as the hardware holds it (after the layer's quantizer, if any), or None, from the layer's record.
+    Per-channel scales (alpha='auto'/'auto_po2') are factored out into `<layer>_alpha`: the kernel is on the alpha=1
+    grid."""
+    kernel = layer.kernel
     if kernel is None:
         return None
     return kernel.grid if kernel.scaled else kernel.quantized
@@ -100,10 +99,10 @@ def node_entry(node, project: Path) -> dict:
     return entry
 
 
-def build_manifest(model, hls_model, project: Path, index_map: dict, extra: dict) -> dict:
-    """The manifest of an exported project (JSON-ready)."""
+def build_manifest(record, hls_model, project: Path, index_map: dict, extra: dict) -> dict:
+    """The manifest of an exported project (JSON-ready), from the model's record."""
     layers = {}
-    for layer in record_of(model).layers.values():
+    for layer in record.layers.values():
         if quantized_kernel(layer) is None or quantized_kernel(layer).ndim not in (2, 3, 4):
             continue
         layers[layer.name] = {"quantizers": layer.quantizer_texts, **_kernels(layer, index_map.get(layer.name, {}))}

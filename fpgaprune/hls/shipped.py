@@ -25,8 +25,7 @@ import numpy as np
 
 from fpgaprune.errors import ExportError
 from fpgaprune.hls.backend import Backend, backend_of_project
-from fpgaprune.hls.csim import BridgeRun
-from fpgaprune.model.layer_graph import output_shape
+from fpgaprune.hls.csim import BridgeRun, output_size
 from fpgaprune.support.tools import GXX_TIMEOUT_S, cores, run_tool
 
 CXX = ["g++", "-O3", "-fPIC", "-fno-gnu-unique"]
@@ -82,10 +81,11 @@ def build_shipped(project: Path, scratch: Path, project_name: str = "myproject")
     return shipped
 
 
-def runner(build: ShippedBuild, model, sizes: dict, names: dict | None = None):
+def runner(build: ShippedBuild, bound, sizes: dict, names: dict | None = None, x=None):
     """`run(xq)` for `csim.compare_with_qkeras`: the shipped project's bridge, outputs and traces in one pass (in
-    this process, or in worker processes for a long set); `names` maps traced nodes to the user's names."""
-    return BridgeRun(build.library, build.project_name, int(np.prod(output_shape(model)[1:])), dict(sizes), names or {})
+    this process, or in worker processes for a long set), for a bound model (`record.resolved`; `x`: an input,
+    where its record has no output shape); `names` maps traced nodes to the user's names."""
+    return BridgeRun(build.library, build.project_name, output_size(bound, x), dict(sizes), names or {})
 
 
 @dataclass

@@ -36,12 +36,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fpgaprune.framework import front_end_of, layers_of
 from fpgaprune.hls import table_error
 from fpgaprune.hls.names import map_keys
 from fpgaprune.hls.precision.batchnorm import batchnorm_affine
 from fpgaprune.model.layer_kinds import AVERAGE_POOLING as _AVERAGING
-from fpgaprune.model.layer_kinds import MAX_POOLING, MERGES, MOVES, PADDINGS, VALUES_PASS, kind_of
+from fpgaprune.model.layer_kinds import MAX_POOLING, MERGES, MOVES, PADDINGS, VALUES_PASS
 from fpgaprune.quantize.fixed_types import FixedType, exact_frac
 from fpgaprune.record.model_record import ActivationRecord, LayerRecord, ModelRecord
 
@@ -101,14 +100,18 @@ class Tolerance:
         return self.absolute + self.relative * largest
 
 
-def export_tolerance(model, hls_config: dict, names: dict | None = None, input_type=None) -> Tolerance | None:
-    """The tolerance at the model's logits (the last layer with weights), from an export's HLSConfig (`names`:
-    the export's {hls4ml node: user's layer name})."""
-    weighted = [layer for layer in layers_of(model) if kind_of(layer) is not None]
+def export_tolerance(bound, hls_config: dict, names: dict | None = None, input_type=None) -> Tolerance | None:
+    """The tolerance at the logits (the last layer with weights) of a bound model (`record.resolved`) or a
+    record, from an export's HLSConfig (`names`: the export's {hls4ml node: user's layer name})."""
+    weighted = _record(bound).weighted()
     if not weighted:
         return None
-    found = export_layer_tolerances(model, hls_config, names, input_type).get(weighted[-1].name)
+    found = export_layer_tolerances(bound, hls_config, names, input_type).get(weighted[-1].name)
     return found if isinstance(found, Tolerance) else None
+
+
+def _record(bound_or_record) -> ModelRecord:
+    return bound_or_record if isinstance(bound_or_record, ModelRecord) else bound_or_record.record
 
 
 def node_tables(hls_config: dict) -> dict:
@@ -152,19 +155,18 @@ class _Error:
         )
 
 
-def layer_tolerances(model, types: dict, input_type: FixedType | None = None, tables: dict | None = None) -> dict:
+def layer_tolerances(bound, types: dict, input_type: FixedType | None = None, tables: dict | None = None) -> dict:
     """{layer: its Tolerance; None where it must be bit-exact; `UNBOUNDED` where an error reaches it and no bound
     follows from the types}, for every layer. `types`: {layer: {variable: FixedType}} as the export's HLSConfig
     gives them; `input_type`: the network input's; `tables`: {node: table_error.Table} where the config sets one
     (hls4ml's defaults elsewhere). A front end whose export types come from its own library (HGQ2's, through
-    hls4ml's BitExact pass) gives its own bounds. `model`: the model, or its record."""
-    if not isinstance(model, ModelRecord):
-        front_end = front_end_of(model)
-        own = front_end.layer_tolerances(model, types, input_type)
-        if own is not None:
-            return useful_tolerances(front_end.describe(model), own, types)
-        model = front_end.describe(model)
-    return record_tolerances(model, types, input_type, tables)
+    hls4ml's BitExact pass) gives its own bounds. `bound`: a bound model (`record.resolved`), or a record."""
+    if isinstance(bound, ModelRecord):
+        return record_tolerances(bound, types, input_type, tables)
+    own = bound.front.layer_tolerances(bound.model, types, input_type)
+    if own is not None:
+        return useful_tolerances(bound.record, own, types)
+    return record_tolerances(bound.record, types, input_type, tables)
 
 
 def useful_tolerances(record: ModelRecord, tolerances: dict, types: dict) -> dict:

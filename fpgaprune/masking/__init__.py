@@ -2,7 +2,15 @@
 
 from fpgaprune.framework import keras_front_end
 from fpgaprune.masking.held import HeldEntries, is_hold
-from fpgaprune.masking.hold import check_quantizers_keep_zero, enforce, finalize, held_variables, hold, manifest_of
+from fpgaprune.masking.hold import (
+    check_quantizers_keep_zero,
+    enforce,
+    finalize,
+    held_groups,
+    hold,
+    manifest_of,
+    maskable_records,
+)
 from fpgaprune.masking.manifest import FREEZE, PRUNE, HoldEntry, MaskManifest, compile_entries
 
 __all__ = [
@@ -15,7 +23,8 @@ __all__ = [
     "enforce",
     "finalize",
     "HeldEntries",
-    "held_variables",
+    "held_groups",
+    "maskable_records",
     "hold",
     "is_hold",
     "manifest_of",

@@ -8,115 +8,102 @@ from collections import defaultdict
 import numpy as np
 
 from fpgaprune.errors import QuantizerZeroError
-from fpgaprune.framework import front_end_of
 from fpgaprune.masking.manifest import FREEZE, HoldEntry, MaskManifest
+from fpgaprune.record import resolved
 from fpgaprune.selection import maskable_weights, parse_selector, resolve
 
 
 def hold(model, masks: MaskManifest | None = None, *, prune=(), freeze=()):
-    """Return a copy of `model` in which the entries named by `masks`, `prune` and `freeze` are held.
+    """Return a copy of `model` (or of a bound model's, `record.resolved`) in which the entries named by `masks`,
+    `prune` and `freeze` are held.
 
     `prune` and `freeze` take selection strings such as "conv2[:, :, 29, 13]". Holds already on the model stay
     and the new ones are applied after them. Compile and fit the returned model as usual. A tf_keras model gives a
     tf_keras model, a Keras 3 model a Keras 3 model.
     """
-    front = front_end_of(model)
-    front.check_model(model)
+    bound = _bound(model)
+    bound.front.check_model(bound.model)
     requested = MaskManifest(list(masks or ()))
     for selection in [prune] if isinstance(prune, str) else prune:
         requested.prune(selection)
     for selection in [freeze] if isinstance(freeze, str) else freeze:
         requested.freeze(selection)
-    groups = _held_groups(model, front)
+    record = bound.record
+    groups = held_groups(record)
     for entry in requested:
-        key, resolved_entry = _resolve_entry(model, entry, front)
+        key, resolved_entry = _resolve_entry(record, entry, bound.front)
         groups[key].append(resolved_entry)
-    held = front.with_holds(model, groups, keep_holds=True)
-    check_quantizers_keep_zero(held, front)
+    held = bound.front.with_holds(bound.model, groups, keep_holds=True)
+    check_quantizers_keep_zero(bound.made(held).record)
     return held
 
 
 def finalize(model):
     """Return (plain model with the held values baked in and no fpgaprune constraint, the mask manifest)."""
-    front = front_end_of(model)
-    front.check_model(model)
-    groups = _held_groups(model, front)
+    bound = _bound(model)
+    bound.front.check_model(bound.model)
+    groups = held_groups(bound.record)
     manifest = MaskManifest(entry for entries in groups.values() for entry in entries)
-    return front.with_holds(model, groups, keep_holds=False), manifest
+    return bound.front.with_holds(bound.model, groups, keep_holds=False), manifest
 
 
 def manifest_of(model) -> MaskManifest:
     """The manifest of every hold on `model`, in layer order."""
-    return MaskManifest(entry for entries in _held_groups(model, front_end_of(model)).values() for entry in entries)
+    return MaskManifest(entry for entries in held_groups(_bound(model).record).values() for entry in entries)
 
 
 def enforce(model) -> None:
     """Re-assign every held entry now (after `set_weights`, `load_weights` or an EMA swap, for example)."""
-    front_end_of(model).enforce(model)
+    bound = _bound(model)
+    bound.front.enforce(bound.model)
 
 
-def held_variables(model, front):
-    """(layer name, weight name, variable) of every variable of `model` (read by its front end) that carries a
-    hold."""
-    return [
-        (layer.name, weight.name, variable)
-        for layer, weight, variable in maskable_variables(model, front)
-        if front.hold_of(variable) is not None
-    ]
+def _bound(model):
+    """The model bound to its front end (`record.resolved`): the one lookup of the holds' entry points."""
+    return resolved(model)
 
 
-def check_quantizers_keep_zero(model, front) -> None:
-    """A pruned weight must stay 0 after its quantizer; refuse quantizers that map 0 elsewhere."""
-    for layer, weight, variable in maskable_variables(model, front):
-        constraint = front.hold_of(variable)
-        if constraint is None:
-            continue
-        mask, target = constraint.compiled(tuple(variable.shape))
-        pruned = mask & (target == 0)
-        quantizer = front.weight_quantizer(layer, weight.role)
-        if quantizer is None or not pruned.any():
-            continue
-        values = np.asarray(front.array(variable), np.float32)
-        quantized = front.pruned_values(quantizer, values, pruned)  # the weights as training will see them
-        if np.any(quantized != 0):
+def check_quantizers_keep_zero(record) -> None:
+    """A pruned weight must stay 0 after its quantizer; refuse quantizers that map 0 elsewhere (from the model's
+    record: what each held weight's quantizer makes of its pruned entries)."""
+    for layer, weight in maskable_records(record):
+        if weight.pruned_to is not None and np.any(weight.pruned_to != 0):
+            value = weight.pruned_to[weight.pruned_to != 0][0]
             raise QuantizerZeroError(
-                f"layer '{layer.name}' ({type(layer).__name__}): {weight.name} quantizer {quantizer} maps 0 to "
-                f"{quantized[quantized != 0][0]:g}, so pruned weights would not be 0 after quantization; use one "
-                "that represents 0, e.g. quantized_bits(4,0,alpha=1) or ternary()"
+                f"layer '{layer.name}' ({layer.class_name}): {weight.name} quantizer {weight.quantizer} maps 0 to "
+                f"{value:g}, so pruned weights would not be 0 after quantization; use one that represents 0, e.g. "
+                "quantized_bits(4,0,alpha=1) or ternary()"
             )
 
 
-def maskable_variables(model, front):
-    """(layer, MaskableWeight, variable) of every weight a hold can mask, in layer order (`front`: the model's
-    front end)."""
-    for layer in front.layers(model):
+def maskable_records(record):
+    """(layer record, weight record) of every weight a hold can mask, in layer order."""
+    for layer in record.layers.values():
         for weight in maskable_weights(layer) or ():
-            variable = weight.variable(layer)
-            if variable is not None:
-                yield layer, weight, variable
+            if weight.name in layer.weights:
+                yield layer, layer.weights[weight.name]
 
 
-def _held_groups(model, front) -> dict:
+def held_groups(record) -> dict:
+    """{(layer, weight): its hold's entries} of every held weight of a model's record."""
     groups = defaultdict(list)
-    for layer, weight, variable in maskable_variables(model, front):
-        held = front.hold_of(variable)
-        if held is not None:
-            groups[(layer.name, weight.name)].extend(held.entries)
+    for layer, weight in maskable_records(record):
+        if weight.entries:
+            groups[(layer.name, weight.name)].extend(weight.entries)
     return groups
 
 
-def _resolve_entry(model, entry: HoldEntry, front):
-    """Bind an entry to its variable: explicit variable name, checked index, freeze values made concrete."""
+def _resolve_entry(record, entry: HoldEntry, front):
+    """Bind an entry to its weight: explicit variable name, checked index, freeze values made concrete."""
     selector = parse_selector(entry.path + (entry.index or ""), where=entry.where)
-    resolved = resolve(model, selector, front)
+    found = resolve(record, selector, front)
     index, where = entry.index, entry.where
     if index is not None and front.indexes_own_layout:  # kept as the mask it selects
-        index, where = None, resolved.mask
-    bound = HoldEntry(resolved.layer.name, resolved.weight.name, entry.mode, index, where, entry.value)
+        index, where = None, found.mask
+    bound = HoldEntry(found.layer.name, found.weight.name, entry.mode, index, where, entry.value)
     if entry.mode == FREEZE:
         if entry.value is None:
-            current = np.asarray(front.array(resolved.variable), np.float32)
-            bound = bound.with_value(current[resolved.mask])
+            bound = bound.with_value(np.asarray(found.record.values, np.float32)[found.mask])
         else:
-            bound.targets(resolved.mask)  # checks that the value fits before anything is built
-    return (resolved.layer.name, resolved.weight.name), bound
+            bound.targets(found.mask)  # checks that the value fits before anything is built
+    return (found.layer.name, found.weight.name), bound

@@ -18,9 +18,9 @@ passed over: fine-tuning may train them back.
 
 from dataclasses import dataclass, field
 
-from fpgaprune.framework import front_end_of
-from fpgaprune.masking.hold import maskable_variables
+from fpgaprune.masking.hold import maskable_records
 from fpgaprune.masking.manifest import PRUNE, HoldEntry, MaskManifest
+from fpgaprune.record import resolved
 from fpgaprune.selection import maskable_weights
 
 MIN_SHARE = 0.05  # of a weight's entries: fewer exact zeros than this are chance, and stay free
@@ -55,47 +55,42 @@ class InputZeros:
 
 
 def input_zeros(model, min_share: float = MIN_SHARE) -> tuple[MaskManifest, InputZeros]:
-    """(the holds that keep `model`'s exact zeros at 0, what was found) by the rules of this module."""
-    front = front_end_of(model)
+    """(the holds that keep the exact zeros of `model` (or a bound model's, `record.resolved`) at 0, what was
+    found) by the rules of this module."""
+    record = resolved(model).record
     found, entries = InputZeros(), []
-    for key, line in unheld_zeros(model, front, min_share).items():
+    for key, line in unheld_zeros(record, min_share).items():
         found.unheld[key] = found.left[key] = line
-    for layer, weight, variable in maskable_variables(model, front):
-        if weight.role == "bias" or front.hold_of(variable) is not None:
+    for layer, weight in maskable_records(record):
+        if weight.role == "bias" or weight.entries:
             continue
-        zero = front.array(variable) == 0
+        zero = weight.values == 0
         key, count = (layer.name, weight.name), int(zero.sum())
         if count == 0:
             continue
-        quantizer = front.weight_quantizer(layer, weight.role)
-        zero_to = front.zero_of(quantizer) if quantizer is not None else 0.0
         if count < min_share * zero.size:
             found.left[key] = f"{count} zeros, {count / zero.size:.1%}: under {min_share:.0%}, by chance"
-        elif zero_to != 0.0:
-            found.left[key] = f"its quantizer {quantizer} maps 0 to {zero_to:g}"
+        elif weight.zero != 0.0:
+            found.left[key] = f"its quantizer {weight.quantizer} maps 0 to {weight.zero:g}"
         else:
             found.held[key] = (count, int(zero.size))
             entries.append(HoldEntry(layer.name, weight.name, PRUNE, where=zero))
     return MaskManifest(entries), found
 
 
-def unheld_zeros(model, front, min_share: float = MIN_SHARE) -> dict:
+def unheld_zeros(record, min_share: float = MIN_SHARE) -> dict:
     """{(layer, weight): one line} for each kernel of a layer no hold can mask that holds exact zeros (at least
-    `min_share` of its entries); `front`: the model's front end."""
+    `min_share` of its entries), from the model's record."""
     found = {}
-    for layer in front.layers(model):
+    for layer in record.layers.values():
         if maskable_weights(layer) is not None:
             continue
-        kernels = [w for w in getattr(layer, "weights", ()) or () if "kernel" in str(getattr(w, "name", ""))]
-        if not kernels and getattr(layer, "kernel", None) is not None:
-            kernels = [layer.kernel]
-        for kernel in kernels:
-            zero = front.array(kernel) == 0
-            if zero.size and zero.sum() >= min_share * zero.size:
-                name = str(getattr(kernel, "name", "kernel")).split("/")[-1].split(":")[0]
-                kind = getattr(layer, "kind_class", type(layer)).__name__
-                found[(layer.name, name)] = (
-                    f"{kind}, which fpgaprune cannot hold: {int(zero.sum())} exact zeros ({zero.mean():.0%}) that "
-                    "fine-tuning may train back"
-                )
+        for name in (name for name in layer.weights if "kernel" in name):
+            zero = layer.weights[name].values == 0
+            if not (zero.size and zero.sum() >= min_share * zero.size):
+                continue
+            found[(layer.name, name)] = (
+                f"{layer.class_name}, which fpgaprune cannot hold: {int(zero.sum())} exact zeros "
+                f"({zero.mean():.0%}) that fine-tuning may train back"
+            )
     return found

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from fpgaprune.errors import FpgapruneError, ModelFileError, first_line
-from fpgaprune.support.atomic import atomic_target
+from fpgaprune.errors import ModelFileError, first_line
 
 FORMATS = (".keras", ".h5")
 # every model file fpgaprune reads, as its messages name them
@@ -234,19 +233,3 @@ def _archive_keras_version(path: Path):
         _check_size(path, "metadata.json", archive.getinfo("metadata.json").file_size)
         with archive.open("metadata.json") as member:
             return parse_json(path, member.read(), "metadata.json").get("keras_version")
-
-
-def write_model_file(model, path) -> Path:
-    """`model.save` to a `.keras` or `.h5` file, atomically (each front end's `save`)."""
-    import os
-
-    path = Path(path)
-    if path.suffix not in FORMATS:
-        raise FpgapruneError(f"{path}: model files must end in {' or '.join(FORMATS)}")
-    tmp, final = atomic_target(path)
-    try:
-        model.save(tmp)
-        os.replace(tmp, final)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return final

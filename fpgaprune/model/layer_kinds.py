@@ -195,8 +195,10 @@ def _front_ends_bound(of=None) -> None:
 
 
 def kind_of(layer_or_name) -> LayerKind | None:
-    """The kind of a layer (by the classes in its MRO: a subclass of Conv2D is a Conv2D), of a layer class, or of
-    a class name as configs write it; None when fpgaprune does not handle it."""
+    """The kind of a layer (by the classes in its MRO: a subclass of Conv2D is a Conv2D), of a layer's record (its
+    `kind`), of a layer class, or of a class name as configs write it; None when fpgaprune does not handle it."""
+    if getattr(type(layer_or_name), "RECORDED", False):  # a `record.LayerRecord`
+        return BY_NAME.get(layer_or_name.kind) if layer_or_name.kind else None
     if isinstance(layer_or_name, str):
         _front_ends_bound()
         return _NAMES.get(layer_or_name)

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgaprune.errors import DataError
-from fpgaprune.framework import front_end_of, model_name
-from fpgaprune.model.layer_graph import LayerGraph, output_shape
 from fpgaprune.model.layer_kinds import OUTPUT_PASS
+from fpgaprune.record import resolved
 
 TASKS = ("classification", "binary", "multilabel", "regression")
 LOSSES = {
@@ -124,30 +123,27 @@ class Task:
         return f"{value:.2%}" if self.higher_is_better else f"{value:.4g}"
 
 
-def output_layer(model, front):
-    """The layer whose function gives the model's output (passing over reshapes and dropouts at the end);
-    `front`: the model's front end."""
-    graph = LayerGraph(model, front)
-    names = sorted(graph.outputs)
+def output_layer(record):
+    """The layer record whose function gives the model's output (passing over reshapes and dropouts at the end),
+    from the model's record."""
+    names = sorted(record.outputs)
     if len(names) != 1:
         raise DataError(
-            f"model '{model_name(model)}' has {len(names)} outputs ({', '.join(names)}); fpgaprune trains "
+            f"model '{record.name}' has {len(names)} outputs ({', '.join(names)}); fpgaprune trains "
             "models with one output"
         )
     name = names[0]
-    while graph.class_of(name) in OUTPUT_PASS and len(graph.inbound[name]) == 1:  # leave its function alone
-        name = graph.inbound[name][0]
-    return graph.layers[name]
+    while record.layers[name].role in OUTPUT_PASS and len(record.layers[name].inbound) == 1:  # its function stays
+        name = record.layers[name].inbound[0]
+    return record.layers[name]
 
 
-def output_activation(model, front) -> tuple[str, str]:
+def output_activation(record) -> tuple[str, str]:
     """(the output layer's name, its activation: softmax, sigmoid, linear, or the function's own name)."""
-    layer = output_layer(model, front)
-    kind = type(layer).__name__
-    if kind == "Softmax":
+    layer = output_layer(record)
+    if layer.class_name == "Softmax":
         return layer.name, "softmax"
-    record = front.describe_layer(layer)
-    function = record.applies or record.activation  # the quantizer an activation layer applies, or its function
+    function = layer.applies or layer.activation  # the quantizer an activation layer applies, or its function
     name = str((function.function or function.class_name) if function is not None else "linear").lower()
     if "softmax" in name:
         return layer.name, "softmax"
@@ -183,10 +179,10 @@ def infer_task(
 ) -> Task:
     """The task of `model` trained on these labels; DataError (one line naming `source`, the array or the layer,
     and what to change) when they contradict each other or the explicit `task`/`loss`. `x_sample`: an input, for
-    a model that records no output shape (a PyTorch module)."""
-    front = front_end_of(model)
-    layer, output = output_activation(model, front)
-    units = _output_units(model, x_sample, front)
+    a model that records no output shape (a PyTorch module). `model`: a model, or a bound one (`record.resolved`)."""
+    bound = resolved(model)
+    layer, output = output_activation(bound.record)
+    units = _output_units(bound, x_sample)
     forms = {name: label_form(y, units) for name, y in (("y_train", y_train), ("y_test", y_test))}
     form = forms["y_train"] if len(set(forms.values())) == 1 else _mixed(forms, source)
     kind = _kind(output, units, form, layer, source) if task == "auto" else task
@@ -199,13 +195,15 @@ def infer_task(
     return Task(kind, output if output in ("softmax", "sigmoid") else "linear", units, form, chosen)
 
 
-def _output_units(model, x_sample, front) -> int:
-    try:
-        return int(np.prod(output_shape(model)[1:]))
-    except AttributeError:
+def _output_units(bound, x_sample) -> int:
+    record = bound.record
+    shape = record.layers[record.outputs[-1]].output_shape if record.outputs else ()
+    if not shape:
         if x_sample is None:
-            raise
-    return int(np.prod(np.shape(front.predict(model, np.asarray(x_sample[:1])))[1:]))
+            shape = bound.front.output_shape(bound.model)
+        else:
+            shape = np.shape(bound.front.predict(bound.model, np.asarray(x_sample[:1])))
+    return int(np.prod(shape[1:]))
 
 
 def _mixed(forms: dict, source: str) -> str:

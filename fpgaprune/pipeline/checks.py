@@ -4,17 +4,17 @@ from pathlib import Path
 
 from fpgaprune.budget import parse_budget
 from fpgaprune.errors import FpgapruneError, FpgapruneNote
-from fpgaprune.framework import front_end_of, front_end_of_suffix, library_front_end
+from fpgaprune.framework import front_end_of_suffix, library_front_end
 from fpgaprune.hls import load_board, load_preset
 from fpgaprune.hls.exporter import preset_problems
 from fpgaprune.masking.input_zeros import unheld_zeros
 from fpgaprune.model.files import OTHER_FRAMEWORKS
-from fpgaprune.model.layer_graph import LayerGraph
 from fpgaprune.pipeline.schema import ConfigError, Located, RunConfig
 from fpgaprune.pipeline.settings import hls_preset
 from fpgaprune.pruning.structures import parse_structure
+from fpgaprune.record import resolved
 from fpgaprune.selection import parse_selector, resolve
-from fpgaprune.strip.strip import STRIP_KERAS_ONLY
+from fpgaprune.strip import STRIP_KERAS_ONLY
 
 
 def _fail(where: str, message: str):
@@ -104,11 +104,13 @@ def check_quantizers(config: RunConfig, at: Located) -> None:
             )
 
 
-def check_pruning(config: RunConfig, at: Located, model, front) -> None:
-    names = {layer.name for layer in front.layers(model)}
+def check_pruning(config: RunConfig, at: Located, bound) -> None:
+    """Selections, structures and the layers pruning names fit the bound model's record."""
+    record = bound.record
+    names = set(record.layers)
     for i, text in enumerate(config.pruning.selections):
         try:
-            resolve(model, parse_selector(text), front)
+            resolve(record, parse_selector(text), bound.front)
         except FpgapruneError as error:
             _fail(at.at("pruning", "selections", i), f"found {text!r}; {error}")
     structure = config.pruning.structure
@@ -150,13 +152,13 @@ def check_budget(config: RunConfig, at: Located) -> None:
         raise ConfigError(str(error)) from None
 
 
-def check_quantized_layers(config: RunConfig, at: Located, model, model_front) -> None:
+def check_quantized_layers(config: RunConfig, at: Located, record) -> None:
     """Per-layer quantizers name layers of the model's graph (a PyTorch forward's functional activations
-    included), and an activation quantizer computes its layer's function."""
+    included), and an activation quantizer computes its layer's function (`record`: the model's)."""
     front = texts_front_end(config, at)
     if front is None:
         return
-    layers = LayerGraph(model, model_front).layers
+    layers = record.layers
     for layer, roles in config.quantization.layers.items():
         if layer not in layers:
             _fail(
@@ -180,22 +182,23 @@ def check_against_model(config: RunConfig, at: Located, model, x=None) -> None:
     """The checks that need the run's starting model: its layers, selections, pruning keys, quantizers; with
     held-out inputs `x`, what hls4ml cannot build of it at the run's preset; and a note naming each layer whose
     exact zeros no hold can keep. The model's front end is resolved here, once."""
-    front = front_end_of(model)
-    note_unheld_zeros(config, model, front)
+    bound = resolved(model)
+    front = bound.front
+    note_unheld_zeros(config, bound.record)
     check_layers(config, at, model, front)
     if x is not None:
-        check_buildable(config, at, model, front, x)
-    check_pruning(config, at, model, front)
-    check_quantized_layers(config, at, model, front)
+        check_buildable(config, at, bound, x)
+    check_pruning(config, at, bound)
+    check_quantized_layers(config, at, bound.record)
 
 
-def check_buildable(config: RunConfig, at: Located, model, front, x) -> None:
+def check_buildable(config: RunConfig, at: Located, bound, x) -> None:
     """hls4ml can build the model at the run's preset and backend: none of its headers' preconditions fails, and
     nothing it would compute wrongly (`hls/buildable.py`), before any training. A model this environment exports
     only once quantized (a Keras 3 model beside HGQ2: its HGQ2 twin) is checked by the export instead."""
     try:
         problems = preset_problems(
-            model, hls_preset(config), x, overrides=config.hls.config or None, backend=config.hls.backend, front=front
+            bound, hls_preset(config), x, overrides=config.hls.config or None, backend=config.hls.backend
         )
     except FpgapruneError:
         return
@@ -203,14 +206,14 @@ def check_buildable(config: RunConfig, at: Located, model, front, x) -> None:
         _fail(at.at("hls", "preset"), problems[0])
 
 
-def note_unheld_zeros(config: RunConfig, model, front) -> None:
+def note_unheld_zeros(config: RunConfig, record) -> None:
     """One note per kernel whose exact zeros fpgaprune cannot hold (a layer of a kind it does not know), where the
-    run keeps the model's own zeros."""
+    run keeps the model's own zeros (`record`: the model's)."""
     import warnings
 
     if not (config.model.given() and config.pruning.keep_input_zeros):
         return
-    for (layer, weight), line in unheld_zeros(model, front).items():
+    for (layer, weight), line in unheld_zeros(record).items():
         warnings.warn(f"{layer}/{weight}: {line}", FpgapruneNote, stacklevel=2)
 
 

@@ -7,9 +7,10 @@ import warnings
 from pathlib import Path
 from typing import Literal, Optional, Union
 
-from pydantic import Field, PositiveInt, PrivateAttr
+from pydantic import Field, PositiveInt, PrivateAttr, field_validator
 
 from fpgaprune.errors import FpgapruneError
+from fpgaprune.hls.backend import backend_names, known_backend
 from fpgaprune.quantize.spec import DEFAULT_QUANTIZERS
 from fpgaprune.support.yaml_schema import Located, Strict, load_yaml_file, parse_yaml
 
@@ -179,7 +180,17 @@ class HlsSection(Strict):
     io_type: Optional[Literal["io_parallel", "io_stream"]] = None  # over the preset's
     strategy: Optional[Literal["Latency", "Resource", "latency", "resource"]] = None  # over the preset's
     reuse_factor: Optional[PositiveInt] = None  # over the preset's
-    backend: Literal["Vitis", "Vivado", "Catapult"] = "Vitis"  # hls4ml backend: its code, build and C-synthesis
+    backend: str = "Vitis"  # a registered backend (Vitis, Vivado, Catapult, a user's): its code, build, C-synthesis
+
+    @field_validator("backend")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        """A backend fpgaprune knows (built in, installed through the `fpgaprune.backends` entry points, or
+        registered), by its own name."""
+        found = known_backend(value)
+        if found is None:
+            raise ValueError(f"expected a backend fpgaprune knows: {', '.join(backend_names())}")
+        return found.name
 
 
 class OutputsSection(Strict):

@@ -40,7 +40,7 @@ from fpgaprune.pipeline.training import (
 )
 from fpgaprune.quantize import quantization_report, to_qkeras
 from fpgaprune.quantize.profile import Profile, ProfileCollector
-from fpgaprune.quantize.reference import dense_reference
+from fpgaprune.record import resolved
 from fpgaprune.report import write_report
 from fpgaprune.report.inspection import format_table, pruned_fractions, sparsity_table
 from fpgaprune.resources import estimate_resources
@@ -124,7 +124,7 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
     dataset = dataset_of(config)
     spec, batchnorm = quantization_spec(config), config.quantization.batchnorm
     finetuned = stage_model(config, run_dir, "finetune")
-    check_finite_weights(finetuned, "quantize")
+    check_finite_weights(resolved(finetuned), "quantize")
     quantized = to_qkeras(finetuned, spec, batchnorm=batchnorm)
     front = front_end_of(quantized)  # the twin's: HGQ2's for an HGQ2 run
     sources = front.quantizer_sources(finetuned, spec, config.quantization.default is not None)
@@ -134,7 +134,7 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
     budget = repaired(config, quantized, dataset, front) if config.pruning.budget else None
     fp.save_model(quantized, out / stage_file(config))
     trained = stage_model(config, run_dir, "train")
-    fp.save_model(dense_reference(quantized, trained, spec, batchnorm), out / stage_file(config, "dense"))
+    fp.save_model(front.dense_reference(quantized, trained, spec, batchnorm), out / stage_file(config, "dense"))
     report = quantization_report(
         quantized, finetuned, dataset.x_test, dataset.y_test, task_of(config, quantized, dataset)
     )
@@ -192,10 +192,9 @@ def csim(config, run_dir: Path, out: Path) -> dict:
     shipped.simulate_synthesized_weights(build)
     with ThreadPoolExecutor(max_workers=1) as side:  # the __SYNTHESIS__ branch compiles beside the simulation
         syntax = side.submit(shipped.check_synthesis_branch, build)
-        quantized, dataset = stage_model(config, run_dir, "quantize"), dataset_of(config)
-        front = front_end_of(quantized)
+        quantized, dataset = resolved(stage_model(config, run_dir, "quantize")), dataset_of(config)
         with elapsed(
-            f"C-sim of hls/project against {front.quantizer_library} over the held-out set "
+            f"C-sim of hls/project against {quantized.front.quantizer_library} over the held-out set "
             f"(outputs.csim_samples: {config.outputs.csim_samples})"
         ):
             result = simulated(
@@ -228,7 +227,7 @@ def csim(config, run_dir: Path, out: Path) -> dict:
 
 
 def simulated(config, quantized, dataset, exported, run):
-    """C-sim through `run` against the QKeras model over the held-out set (a seeded sample of
+    """C-sim through `run` against the bound quantized model over the held-out set (a seeded sample of
     `outputs.csim_samples` of it when larger): its task's decisions, the tolerance its types give, and the
     profile of the same pass."""
     hls_config, names = exported.manifest["hls_config"], exported.manifest.get("names", {})
@@ -242,12 +241,11 @@ def simulated(config, quantized, dataset, exported, run):
         quantized,
         x,
         exported.input_type,
-        task=task_of(config, quantized, dataset),
-        tolerance=logits_tolerance_of(quantized, tolerances, collector.front),
+        task=task_of(config, quantized.model, dataset),
+        tolerance=logits_tolerance_of(quantized.record, tolerances),
         collector=collector,
         ids=ids,
         tolerances=tolerances,
-        front=collector.front,
     )
     result.held_out = len(dataset.x_test)
     return result
@@ -323,8 +321,8 @@ def _measured_metrics(record) -> dict:
 
 
 def report(config, run_dir: Path, out: Path) -> dict:
-    exported, quantized = shipped_export(run_dir), stage_model(config, run_dir, "quantize")
-    dense = stage_model(config, run_dir, "quantize", "dense")
+    exported, quantized = shipped_export(run_dir), resolved(stage_model(config, run_dir, "quantize"))
+    dense = resolved(stage_model(config, run_dir, "quantize", "dense")).record
     estimate = estimate_resources(exported, dense)
     scores = {
         label: stage_score(stage_metrics(run_dir, stage))
@@ -336,12 +334,12 @@ def report(config, run_dir: Path, out: Path) -> dict:
         out,
         exported,
         estimate,
-        quantized,
+        quantized.record,
         dense_model=dense,
         measurements=measurements(run_dir),
         accuracies={label: value for label, (_, value) in scores.items()},
         metric=scores["quantized"][0],
-        task=task_of(config, quantized, dataset_of(config)),
+        task=task_of(config, quantized.model, dataset_of(config)),
         title=f"fpgaprune report: {config.name}",
         csim=csim_metrics,
         budget=budget,

@@ -8,6 +8,7 @@ from fpgaprune import data
 from fpgaprune.framework import library_front_end
 from fpgaprune.model.task import Task, infer_task
 from fpgaprune.pipeline.progress import EpochBar
+from fpgaprune.record import resolved
 from fpgaprune.training.guards import StopOnNonFiniteLoss, check_data_fits_model, check_finite_weights
 
 
@@ -77,7 +78,7 @@ def build_model(config, dataset):
             weights=section.weights,
             **({"architecture": section.module, "arguments": section.arguments} if section.module else {}),
         )
-        check_finite_weights(model, section.describe())
+        check_finite_weights(resolved(model), section.describe())
         check_data_fits_model(dataset, model, str(config.data.file or config.data.dataset))
     else:
         model = _built_in(config, dataset)

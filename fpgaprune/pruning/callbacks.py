@@ -21,7 +21,7 @@ class GradualPruning(TrainingHook):
 
     def begin(self, run):
         for target in self.pruner.targets(run.model):
-            if target.held is None:
+            if target.record.held is None:
                 raise FpgapruneError(
                     f"GradualPruning: layer '{target.layer}' has no hold; build the model with pruner.attach(model)"
                 )

@@ -2,10 +2,9 @@
 
 import numpy as np
 
-from fpgaprune.model.layer_graph import output_shape
-
 
 def output_positions(layer) -> int:
-    """How many times each weight is used per inference: the output's spatial size (1 for a Dense on vectors)."""
-    shape = output_shape(layer)
+    """How many times each weight is used per inference: the output's spatial size (1 for a Dense on vectors),
+    from a layer's record (its `output_shape`, batch first)."""
+    shape = tuple(layer.output_shape)
     return int(np.prod(shape[1:-1])) if len(shape) > 2 else 1

@@ -10,12 +10,12 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.framework import front_end_of
 from fpgaprune.masking import PRUNE, HoldEntry, MaskManifest, check_quantizers_keep_zero, hold
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.knapsack import KnapsackResult, solve
 from fpgaprune.pruning.scores import NORMS, group_scores, lamp_scores
 from fpgaprune.pruning.structures import Structure, parse_structure, prunable, structure_for
+from fpgaprune.record import resolved
 from fpgaprune.selection import parse_selector, resolve
 
 MIN_KEPT_FRACTION = 0.1  # by default a budget fit keeps at least this share of each layer's groups (its strongest)
@@ -25,18 +25,17 @@ MIN_KEPT_FRACTION = 0.1  # by default a budget fit keeps at least this share of 
 class PruneTarget:
     layer: str
     weight: str
-    variable: object
+    record: object  # the weight's record (`record.WeightRecord`)
     structure: Structure
-    owner: object = None  # the layer object
-    front: object = None  # the model's front end, which reads the variable
+    owner: object = None  # the layer's record
 
     @property
-    def held(self):
-        """The hold the variable carries, or None."""
-        return self.front.hold_of(self.variable)
+    def held(self) -> tuple:
+        """The entries of the weight's hold (none where it has none)."""
+        return self.record.entries
 
     def values(self) -> np.ndarray:
-        return self.front.array(self.variable)
+        return np.asarray(self.record.values, np.float32)  # as the framework holds them (float32)
 
 
 @dataclass
@@ -67,23 +66,22 @@ class Pruner:
             raise FpgapruneError(f"pruning min_kept {self.min_kept!r} is not a fraction in (0, 1]")
 
     def targets(self, model) -> list[PruneTarget]:
-        """The weights this pruner prunes, with their structures; unknown names are one-line errors. The model's
-        front end is resolved here, once, and each target carries it."""
-        front = front_end_of(model)
+        """The weights this pruner prunes, with their structures, read from the record of `model` (or of a bound
+        model, `record.resolved`); unknown names are one-line errors."""
+        bound = resolved(model)
+        record, front = bound.record, bound.front
         names = self.layers
         if names is None:
-            names = [layer.name for layer in front.layers(model) if prunable(layer)]
+            names = [name for name, layer in record.layers.items() if prunable(layer)]
         for name in self.do_not_prune:
-            resolve(model, parse_selector(name.split("/")[0]), front)  # the name must exist
+            resolve(record, parse_selector(name.split("/")[0]), front)  # the name must exist
         targets = []
         for name in names:
             if name.split("/")[0] in self.do_not_prune:
                 continue
-            bound = resolve(model, parse_selector(name), front)
-            structure = self._structure_for(bound.layer)
-            targets.append(
-                PruneTarget(bound.layer.name, bound.weight.name, bound.variable, structure, bound.layer, front)
-            )
+            found = resolve(record, parse_selector(name), front)
+            structure = self._structure_for(found.layer)
+            targets.append(PruneTarget(found.layer.name, found.weight.name, found.record, structure, found.layer))
         return targets
 
     def select(
@@ -181,24 +179,25 @@ class Pruner:
         """A copy of `model` with an (empty) hold on every target weight, ready for `apply` and the callbacks."""
         manifest = MaskManifest()
         for target in self.targets(model):
-            manifest.prune(f"{target.layer}/{target.weight}", where=np.zeros(target.variable.shape, bool))
+            manifest.prune(f"{target.layer}/{target.weight}", where=np.zeros(target.record.shape, bool))
         return hold(model, manifest)
 
     def apply(self, model, masks: dict) -> None:
         """Set the pruned entries of an attached model in place (weights zeroed now and held from then on)."""
-        targets = self.targets(model)
+        bound = resolved(model)
+        targets = self.targets(bound)
         for target in targets:
-            constraint = target.held
-            if constraint is None:
+            if target.record.held is None:
                 raise FpgapruneError(f"layer '{target.layer}' is not attached: call pruner.attach(model) first")
             mask = masks.get((target.layer, target.weight))
             if mask is None:
                 continue
-            kept = [e for e in constraint.entries if not (e.mode == PRUNE and e.where is not None)]
-            constraint.set_entries(kept + [HoldEntry(target.layer, target.weight, PRUNE, where=mask)])
+            kept = [e for e in target.held if not (e.mode == PRUNE and e.where is not None)]
+            entries = kept + [HoldEntry(target.layer, target.weight, PRUNE, where=mask)]
+            bound.front.set_hold_entries(bound.model, target.layer, target.weight, entries)
         if targets:
-            check_quantizers_keep_zero(model, targets[0].front)  # pruning during QAT: zeros must stay zeros
-            targets[0].front.enforce(model)
+            bound.front.enforce(bound.model)
+            check_quantizers_keep_zero(bound.forget().record)  # pruning during QAT: zeros must stay zeros
 
     def prune(self, model, sparsity=None, threshold=None):
         """One-shot: a held copy of `model` with the lowest-scoring groups pruned."""
@@ -260,7 +259,7 @@ def _held_state(held, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
     """(entries held at 0 by prune entries, entries held by freeze entries), later entries winning."""
     pruned = np.zeros(shape, bool)
     frozen = np.zeros(shape, bool)
-    for entry in held.entries if held is not None else ():
+    for entry in held:
         selected = entry.mask(tuple(shape))
         if entry.mode == PRUNE:
             pruned |= selected

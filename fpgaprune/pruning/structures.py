@@ -86,7 +86,13 @@ def parse_structure(spec) -> Structure | None:
 def structure_for(spec, layer_name: str, layer_or_class, strict: bool = True) -> Structure:
     """The structure to prune a layer with. Strict: it must fit the layer's kind; otherwise the kind's default."""
     allowed = allowed_structures(layer_or_class)
-    class_name = layer_or_class if isinstance(layer_or_class, str) else type(layer_or_class).__name__
+    class_name = (
+        layer_or_class
+        if isinstance(layer_or_class, str)
+        else layer_or_class.class_name
+        if getattr(type(layer_or_class), "RECORDED", False)
+        else type(layer_or_class).__name__
+    )
     structure = parse_structure(spec)
     if structure is None or structure.name in allowed:
         return structure or Structure(allowed[0])

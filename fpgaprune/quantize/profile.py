@@ -11,10 +11,6 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from fpgaprune.framework import front_end_of
-from fpgaprune.quantize.layer_values import has_inner_activation
-from fpgaprune.selection import maskable_weights
-
 SAMPLE = 20_000  # values kept per row for its quantiles; the counts are exact
 QUANTILES = (0.0, 0.01, 0.25, 0.5, 0.75, 0.99, 1.0)
 
@@ -88,20 +84,6 @@ def _merged_sample(sample: np.ndarray, represented: int, values: np.ndarray, rng
     return np.concatenate([rng.choice(sample, keep_old, replace=False), rng.choice(values, keep_new, replace=False)])
 
 
-def quantizer_range(quantizer, front) -> tuple[float, float] | None:
-    """[lo, hi] of what a quantizer outputs: its fixed-point type's, or else what it makes of a wide ramp (None
-    when that is not finite); `front`: the front end of the quantizer's model."""
-    fixed = front.quantizer_type(quantizer)
-    if fixed is not None:
-        return fixed.lo, fixed.hi
-    own = front.quantizer_range(quantizer)
-    if own is not None:
-        return own
-    ramp = np.concatenate([-np.logspace(-6, 6, 400)[::-1], [0.0], np.logspace(-6, 6, 400)]).astype(np.float32)
-    out = front.quantize_array(quantizer, ramp)
-    return (float(out.min()), float(out.max())) if np.all(np.isfinite(out)) else None
-
-
 @dataclass
 class Profile:
     """The rows of one model's profile, in layer order."""
@@ -120,24 +102,13 @@ class Profile:
         return cls([ProfileRow.from_json(row) for row in rows])
 
 
-def _is_relu(quantizer, front) -> bool:
-    """A ReLU quantizer (QKeras' quantized_relu, or any unsigned activation quantizer: below 0 is its function)."""
-    fixed = front.quantizer_type(quantizer)
-    return "relu" in type(quantizer).__name__ or (fixed is not None and not fixed.signed)
-
-
-def _arriving(quantizer, values: np.ndarray, front) -> np.ndarray:
-    """What a quantizer limits: for a ReLU quantizer the positive part (below 0 is its function, not a clip)."""
-    return np.maximum(values, 0.0) if _is_relu(quantizer, front) else values
-
-
 class ProfileCollector:
-    """Builds a model's profile chunk by chunk from `LayerValues`: after QAT (each QKeras quantizer's range)
-    and, given the export's types ({hls4ml node: {variable: FixedType}}), after export."""
+    """Builds a model's profile chunk by chunk from `LayerValues`, from the record of a bound model
+    (`record.resolved`): after QAT (each quantizer's range) and, given the export's types ({hls4ml node:
+    {variable: FixedType}}), after export."""
 
-    def __init__(self, model, hls_types: dict | None = None, input_type=None):
-        self.model, self.types, self.input_type = model, hls_types or {}, input_type
-        self.front = front_end_of(model)
+    def __init__(self, bound, hls_types: dict | None = None, input_type=None):
+        self.record, self.types, self.input_type = bound.record, hls_types or {}, input_type
         self.rows: dict = {}
         self._weights()
 
@@ -153,68 +124,53 @@ class ProfileCollector:
         return (fixed.hls(), (fixed.lo, fixed.hi)) if fixed is not None else (None, None)
 
     def _weights(self) -> None:
-        front = self.front
-        for layer in front.layers(self.model):
-            for weight in maskable_weights(layer) or ():
-                variable, quantizer = weight.variable(layer), front.weight_quantizer(layer, weight.role)
-                if variable is None or quantizer is None or front.has_channel_scale(quantizer):
+        for layer in self.record.layers.values():
+            for weight in layer.weights.values():
+                if weight.quantizer is None or weight.scaled:
                     continue
-                name, values = f"{layer.name}/{weight.name}", np.asarray(front.folded(layer, weight.role, variable))
-                row = self._row(
-                    ("qat", name), name, "weights", quantizer, "after QAT", quantizer_range(quantizer, front)
-                )
+                name = f"{layer.name}/{weight.name}"
+                row = self._row(("qat", name), name, "weights", weight.quantizer, "after QAT", weight.range)
                 if row is not None:
-                    row.add(values)
+                    row.add(weight.received)
                 limit, lo_hi = self._hls(layer.name, {"kernel": "weight"}.get(weight.name, weight.name))
                 row = self._row(("hls", name), name, "weights", limit, "after export", lo_hi)
                 if row is not None:
-                    row.add(front.quantized(layer, weight.role, variable))
+                    row.add(weight.quantized)
 
     def add(self, x: np.ndarray, values) -> None:
         """One chunk: the raw inputs `x` and the model's LayerValues for them."""
         if self.input_type is not None:
             fixed = self.input_type
             self._row(("hls", "input"), "input", "input", fixed.hls(), "after export", (fixed.lo, fixed.hi)).add(x)
-        for layer in self.front.layers(self.model):
-            if has_inner_activation(layer) and layer.name in values.pre_activations:
-                self._activation(
-                    layer,
-                    layer.activation,
-                    values.pre_activations[layer.name],
-                    f"{layer.name}_{type(layer.activation).__name__}",
-                )
-                limit, lo_hi = self._hls(layer.name, "accum")
-                row = self._row(("hls", layer.name, "accum"), layer.name, "accumulator", limit, "after export", lo_hi)
+        for name, layer in self.record.layers.items():
+            if layer.inner_activation and name in values.pre_activations:
+                activation = layer.activation
+                self._activation(name, activation, values.pre_activations[name], f"{name}_{activation.class_name}")
+                limit, lo_hi = self._hls(name, "accum")
+                row = self._row(("hls", name, "accum"), name, "accumulator", limit, "after export", lo_hi)
                 if row is not None:
-                    row.add(values.pre_activations[layer.name])
-            elif layer.name in values.layer_inputs:
-                quantizer = self.front.activation_quantizer(layer)
-                self._activation(layer, quantizer, values.layer_inputs[layer.name], layer.name)
-            elif getattr(layer, "kernel", None) is not None and layer.name in values.layer_outputs:
-                limit, lo_hi = self._hls(layer.name, "accum")
-                row = self._row(("hls", layer.name, "accum"), layer.name, "accumulator", limit, "after export", lo_hi)
+                    row.add(values.pre_activations[name])
+            elif name in values.layer_inputs:
+                self._activation(name, layer.applies, values.layer_inputs[name], name)
+            elif layer.kernel is not None and name in values.layer_outputs:
+                limit, lo_hi = self._hls(name, "accum")
+                row = self._row(("hls", name, "accum"), name, "accumulator", limit, "after export", lo_hi)
                 if row is not None:
-                    row.add(values.layer_outputs[layer.name])
+                    row.add(values.layer_outputs[name])
 
-    def _activation(self, layer, quantizer, values: np.ndarray, node: str) -> None:
-        """The values an activation quantizer receives, against its range and its hls4ml node's type."""
-        if not hasattr(quantizer, "get_config"):  # a float activation (softmax, tanh): nothing limits it
+    def _activation(self, name: str, quantizer, values: np.ndarray, node: str) -> None:
+        """The values an activation quantizer (its `record.ActivationRecord`) receives, against its range and its
+        hls4ml node's type."""
+        if quantizer is None or not quantizer.quantizer:  # a float activation (softmax, tanh): nothing limits it
             return
-        if any(function in type(quantizer).__name__ for function in ("tanh", "sigmoid")):
+        if any(function in quantizer.class_name for function in ("tanh", "sigmoid")):
             return  # a tanh or sigmoid quantizer's range is its function's: beyond it, the function saturates
-        arriving = _arriving(quantizer, values, self.front)
-        row = self._row(
-            ("qat", layer.name, "act"),
-            layer.name,
-            "pre-activation",
-            quantizer,
-            "after QAT",
-            quantizer_range(quantizer, self.front),
-        )
+        arriving = np.maximum(values, 0.0) if quantizer.relu else values  # below 0 is a ReLU's function
+        row = self._row(("qat", name, "act"), name, "pre-activation", quantizer.described, "after QAT", quantizer.range)
         if row is not None:
             row.add(arriving)
         limit, lo_hi = self._hls(node, "result")
-        row = self._row(("hls", layer.name, "act"), layer.name, "pre-activation", limit, "after export", lo_hi)
+        row = self._row(("hls", name, "act"), name, "pre-activation", limit, "after export", lo_hi)
         if row is not None:
             row.add(arriving)
 

@@ -4,8 +4,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.framework import front_end_of
-from fpgaprune.selection import maskable_weights
+from fpgaprune.masking import maskable_records
+from fpgaprune.record import resolved
 from fpgaprune.support.text_table import format_rows
 
 _COLUMNS = ("layer", "weight", "quantizer", "bits", "entries", "pruned", "quantized_to_zero", "nonzero")
@@ -32,44 +32,32 @@ def quantization_report(quantized, float_model=None, x=None, y=None, task=None) 
     """Per quantized weight: its quantizer and bits, and how many entries are pruned (held at 0), quantized to
     0 though not pruned, and nonzero. With data, the metric of the float and the quantized model: the `task`'s
     (`fpgaprune.model.task.Task`), or the argmax accuracy of integer labels."""
-    report = QuantizationReport()
-    front = front_end_of(quantized)
-    for layer in front.layers(quantized):
-        if not front.is_quantized(layer):
+    report, bound = QuantizationReport(), resolved(quantized)
+    for layer, weight in maskable_records(bound.record):
+        if not layer.quantized or weight.quantizer is None:
             continue
-        for weight in maskable_weights(layer) or ():
-            variable, quantizer = weight.variable(layer), front.weight_quantizer(layer, weight.role)
-            if variable is None or quantizer is None:
-                continue
-            values = np.asarray(quantizer(variable))
-            pruned = _pruned_mask(front.hold_of(variable), values.shape)
-            zero = values == 0
-            report.rows.append(
-                {
-                    "layer": layer.name,
-                    "weight": weight.name,
-                    "quantizer": str(quantizer),
-                    "bits": getattr(quantizer, "bits", "?"),
-                    "entries": int(values.size),
-                    "pruned": int(pruned.sum()),
-                    "quantized_to_zero": int((zero & ~pruned).sum()),
-                    "nonzero": int((~zero).sum()),
-                }
-            )
+        pruned = weight.pruned if weight.pruned is not None else np.zeros(weight.shape, bool)
+        zero = weight.quantized == 0
+        report.rows.append(
+            {
+                "layer": layer.name,
+                "weight": weight.name,
+                "quantizer": weight.quantizer,
+                "bits": weight.bits,
+                "entries": int(zero.size),
+                "pruned": int(pruned.sum()),
+                "quantized_to_zero": int((zero & ~pruned).sum()),
+                "nonzero": int((~zero).sum()),
+            }
+        )
     if x is not None and y is not None:
         score = task.score if task is not None else _accuracy
         report.metric, report.task = (task.metric if task is not None else "accuracy"), task
-        report.quantized_score = score(front.predict(quantized, x, batch_size=512), y)
+        report.quantized_score = score(bound.front.predict(bound.model, x, batch_size=512), y)
         if float_model is not None:
-            report.float_score = score(front_end_of(float_model).predict(float_model, x, batch_size=512), y)
+            reference = resolved(float_model)
+            report.float_score = score(reference.front.predict(reference.model, x, batch_size=512), y)
     return report
-
-
-def _pruned_mask(held, shape: tuple) -> np.ndarray:
-    if held is None:
-        return np.zeros(shape, bool)
-    mask, target = held.compiled(tuple(shape))
-    return mask & (target == 0)
 
 
 def _accuracy(outputs, y) -> float:

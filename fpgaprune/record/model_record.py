@@ -7,7 +7,7 @@ Every array is numpy, in fpgaprune's layout (a kernel's input axes first, its ou
 `quantize.fixed_types.FixedType`.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from graphlib import TopologicalSorter
 
 import numpy as np
@@ -29,6 +29,28 @@ class WeightRecord:
     grid: np.ndarray | None = None  # with a per-output-channel scale (hls4ml's `<layer>_alpha`): the unscaled values
     scale: np.ndarray | None = None  # ... and the scales
     held: np.ndarray | None = None  # the entries a hold keeps at their targets (a pruned one's is 0), if any
+    folded: np.ndarray | None = None  # what its quantizer receives, where not `values` (a fused layer's folded kernel)
+    range: tuple | None = None  # (lo, hi) of what its quantizer outputs, where finite
+    targets: np.ndarray | None = None  # where held: the values the hold keeps (0 where pruned)
+    entries: tuple = ()  # the hold's entries (`masking.HoldEntry`), in the order they apply
+    own_shape: tuple = ()  # its shape in the framework's own layout, which a selection's index addresses
+    layout: tuple | None = None  # the axes of the framework's layout in fpgaprune's order, where they differ
+    zero: float = 0.0  # what its quantizer makes of a weight that is 0 with all its neighbours
+    pruned_to: np.ndarray | None = None  # where a hold prunes entries: what its quantizer makes of them
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(np.shape(self.values))
+
+    @property
+    def pruned(self) -> np.ndarray | None:
+        """The entries a hold keeps at 0, or None."""
+        return None if self.held is None else self.held & (self.targets == 0)
+
+    @property
+    def received(self) -> np.ndarray:
+        """What the weight's quantizer receives: `values`, or a fused layer's folded kernel."""
+        return self.values if self.folded is None else self.folded
 
     @property
     def scaled(self) -> bool:
@@ -49,6 +71,8 @@ class ActivationRecord:
     quantizer: bool = False  # it is a quantizer (it has a config): it rounds
     fixed: FixedType | None = None  # a quantizer's output type, where it has one
     table: str | None = None  # the function hls4ml reads from a table for it ("sigmoid", "tanh"), if any
+    range: tuple | None = None  # a quantizer's (lo, hi), where finite
+    relu: bool = False  # a ReLU quantizer (below 0 is its function, not a clip)
 
     @property
     def name(self) -> str:
@@ -72,6 +96,8 @@ class BatchNormRecord:
 class LayerRecord:
     """One layer."""
 
+    RECORDED = True  # `layer_kinds.kind_of` reads a record's kind by name
+
     name: str
     role: str  # its Keras class name through its MRO (`layer_kinds.role_of`): Conv2D, Activation, MaxPooling2D, ...
     class_name: str  # its own class name (QConv2D, QuantLinear)
@@ -88,6 +114,10 @@ class LayerRecord:
     options: dict = field(default_factory=dict)  # padding, pool_size, units, reset_after, max_value, ...
     quantizer_texts: dict = field(default_factory=dict)  # {weight role: its quantizer as the model's config writes it}
     input_types: tuple | None = None  # (k, i, f) per kernel row where its library types inputs value by value (HGQ2)
+    layout: tuple | None = None  # how the framework's layout of its kernel maps to fpgaprune's, axis by axis
+    inner_activation: bool = False  # it applies a non-linear activation inside it (the reference swaps it out)
+    params: int = 0  # how many numbers its weights hold, every weight counted (a batch normalization's statistics too)
+    package: str | None = None  # where a front end names its classes otherwise (PyTorch): its class's package
 
     def weight(self, role: str) -> WeightRecord | None:
         """The layer's weight whose quantizer has `role`."""
@@ -117,6 +147,19 @@ class ModelRecord:
     input_name: str  # the input node's name in hls4ml's IR
     layers: dict  # {name: LayerRecord}, in the model's order
     outputs: tuple  # the output layers' names
+
+    def renamed(self, names: dict) -> "ModelRecord":
+        """The record of a copy whose layers named in `names` ({original: new}) carry their new names."""
+        new = lambda name: names.get(name, name)  # noqa: E731
+        layers = {
+            new(name): replace(layer, name=new(name), inbound=tuple(map(new, layer.inbound)))
+            for name, layer in self.layers.items()
+        }
+        return replace(self, layers=layers, outputs=tuple(map(new, self.outputs)))
+
+    def weighted(self) -> list:
+        """The layers with weights of a kind fpgaprune knows (Conv, Dense, depthwise, recurrent), in order."""
+        return [layer for layer in self.layers.values() if layer.kind is not None]
 
     def topological(self) -> list:
         """Every layer after the layers it reads (ties in the model's own order)."""

@@ -4,12 +4,12 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.framework import front_end_of
+from fpgaprune.masking import maskable_records
 from fpgaprune.model.layer_kinds import kind_of
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.pruning.scores import kernel_scores
 from fpgaprune.pruning.structures import prunable, structure_for
-from fpgaprune.selection import maskable_weights
+from fpgaprune.record import resolved
 from fpgaprune.support.atomic import atomic_target
 from fpgaprune.support.text_table import format_rows
 
@@ -22,22 +22,21 @@ def _has_kernels(layer) -> bool:
     return kind is not None and "kernel" in kind.structures
 
 
-def _weight_matrices(model, front):
-    """(layer, weight name, values) of every kernel fpgaprune can prune (biases left out), recurrent ones too;
-    `front`: the model's front end."""
-    for layer in front.layers(model):
-        for weight in maskable_weights(layer) or ():
-            variable = weight.variable(layer)
-            if weight.name != "bias" and variable is not None:
-                yield layer, weight, np.asarray(variable)
+def _weight_matrices(record):
+    """(layer, weight, values) of every kernel fpgaprune can prune (biases left out), recurrent ones too, from a
+    model's record (values as the framework holds them, float32)."""
+    for layer, weight in maskable_records(record):
+        if weight.name != "bias":
+            yield layer, weight, np.asarray(weight.values, np.float32)
 
 
 def sparsity_table(model, structures=None) -> list[dict]:
-    """One row per prunable weight: groups and pruned groups of its structure (recurrent weights: elements),
-    and its products per inference dense -> now (one per weight and output position; a 0 weight needs none)."""
-    rows, front = [], front_end_of(model)
-    for layer, weight, kernel in _weight_matrices(model, front):
-        name, class_name = weight.name, getattr(layer, "kind_class", type(layer)).__name__
+    """One row per prunable weight of `model` (or of a bound model, `record.resolved`): groups and pruned groups of
+    its structure (recurrent weights: elements), and its products per inference dense -> now (one per weight and
+    output position; a 0 weight needs none)."""
+    rows = []
+    for layer, weight, kernel in _weight_matrices(resolved(model).record):
+        name, class_name = weight.name, layer.class_name
         if not prunable(layer):
             structure = structure_for(None, layer.name, layer)
         elif isinstance(structures, dict):
@@ -51,7 +50,7 @@ def sparsity_table(model, structures=None) -> list[dict]:
             {
                 "layer": layer.name if name in ("kernel", "depthwise_kernel") else f"{layer.name}/{name}",
                 "class": class_name,
-                "shape": "x".join(map(str, front.index_shape(layer, weight))),  # the user's layout
+                "shape": "x".join(map(str, weight.own_shape)),  # the user's layout
                 "structure": str(structure),
                 "groups": int(count),
                 "pruned": int(count - live.sum()),
@@ -75,7 +74,7 @@ def pruned_fractions(model) -> dict:
     """What pruning removed: the fraction of prunable weights that are 0, and, when the model has conv layers,
     the fraction of conv (ci, co) kernels that are 0 as a whole (partly pruned kernels are not counted)."""
     zero = total = dead = kernels = 0
-    for layer, weight, kernel in _weight_matrices(model, front_end_of(model)):
+    for layer, weight, kernel in _weight_matrices(resolved(model).record):
         zero, total = zero + int(np.sum(kernel == 0)), total + kernel.size
         if _has_kernels(layer) and weight.name == "kernel":
             whole = ~kernel.reshape(-1, *kernel.shape[-2:]).any(axis=0)
@@ -90,11 +89,11 @@ def kernel_heatmaps(model, out_dir) -> list[Path]:
     """For each Conv1D/Conv2D, a PNG of its kernel L1 norms and its kernel mask on the (ci, co) grid."""
     import matplotlib.pyplot as plt
 
-    paths, front = [], front_end_of(model)
-    for layer in front.layers(model):
+    paths = []
+    for layer in resolved(model).record.layers.values():
         if not _has_kernels(layer):
             continue
-        figure = kernel_figure(layer, front)
+        figure = kernel_figure(layer)
         tmp, final = atomic_target(Path(out_dir) / f"{layer.name}_kernels.png")
         figure.savefig(tmp, dpi=90)
         plt.close(figure)
@@ -103,16 +102,16 @@ def kernel_heatmaps(model, out_dir) -> list[Path]:
     return paths
 
 
-def kernel_figure(layer, front):
-    """One conv layer's kernel L1 norms and kept kernels on the (ci, co) grid, channels ticked as integers
-    (`front`: its model's front end)."""
+def kernel_figure(layer):
+    """One conv layer's kernel L1 norms and kept kernels on the (ci, co) grid, channels ticked as integers (from
+    the layer's record)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    kernel = front.array(layer.kernel)
+    kernel = np.asarray(layer.kernel.values, np.float32)
     norms = kernel_scores(kernel, "l1")
     alive = kernel_scores(kernel, "max") > 0
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2), constrained_layout=True)

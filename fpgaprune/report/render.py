@@ -6,12 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from fpgaprune.framework import layers_of
 from fpgaprune.hls.csim import CsimResult
 from fpgaprune.hls.manifest import quantized_kernel
-from fpgaprune.model.layer_graph import output_shape
 from fpgaprune.model.task import METRICS
-from fpgaprune.record import record_of
 from fpgaprune.report import figures
 from fpgaprune.resources.estimate import COLUMN_SOURCES, CSYNTH_SOURCE
 from fpgaprune.resources.estimate import SOURCE as ESTIMATE_SOURCE
@@ -42,32 +39,25 @@ def _b64(png: bytes) -> str:
     return base64.b64encode(png).decode("ascii")
 
 
-def _model_summary(model, quantizer_sources: dict | None = None) -> list:
-    """Per layer: its class, output shape, parameters and where its quantizers came from (the quantize stage's
-    record: its own, kept, or the config's)."""
+def _model_summary(record, quantizer_sources: dict | None = None) -> list:
+    """Per layer of a model's record: its class, output shape, parameters and where its quantizers came from (the
+    quantize stage's record: its own, kept, or the config's)."""
     return [
         {
             "name": layer.name,
-            "cls": getattr(layer, "kind_class", type(layer)).__name__,
-            "shape": _shape(layer),
-            "params": layer.count_params(),
+            "cls": layer.class_name,
+            "shape": str(layer.output_shape) if layer.output_shape else "",  # a PyTorch module records none
+            "params": layer.params,
             "quantizers": (quantizer_sources or {}).get(layer.name, ""),
         }
-        for layer in layers_of(model)
+        for layer in record.layers.values()
     ]
 
 
-def _shape(layer) -> str:
-    """The layer's output shape, where its framework records it (a PyTorch module does not)."""
-    try:
-        return str(output_shape(layer))
-    except AttributeError:
-        return ""
-
-
-def _heatmaps(exported, estimate, dense_model) -> dict:
-    """{original layer: [(part, PNG)]}: each conv layer's kernel map, split into tiles beyond 64 x 64."""
-    maps, dense = {}, record_of(dense_model).layers if dense_model is not None else {}
+def _heatmaps(exported, estimate, dense) -> dict:
+    """{original layer: [(part, PNG)]}: each conv layer's kernel map, split into tiles beyond 64 x 64 (`dense`: the
+    dense model's record, where given)."""
+    maps, dense = {}, dense.layers if dense is not None else {}
     for layer in estimate.layers:
         record = exported.nodes[layer.node]
         if layer.kind != "conv2d":
@@ -226,7 +216,7 @@ def _scores(accuracies: dict | None, metric: str, task) -> dict:
 def report_context(
     exported,
     estimate,
-    model,
+    record,
     *,
     dense_model=None,
     accuracies=None,
@@ -252,7 +242,7 @@ def report_context(
         "title": title,
         "board": exported.board,
         "project": str(exported.path),
-        "model_summary": _model_summary(model, quantizer_sources),
+        "model_summary": _model_summary(record, quantizer_sources),
         "quantizer_sources": quantizer_sources or {},
         "accuracies": accuracies or {},
         "scores": _scores(accuracies, metric, task),
@@ -336,11 +326,12 @@ def _profile_section(profile, saturation: list | None, threshold: float | None) 
     }
 
 
-def write_report(out_dir, exported, estimate, model, **options) -> dict:
-    """Write report.html, report.md, resources.csv and savings.csv into `out_dir`; returns their paths.
+def write_report(out_dir, exported, estimate, record, **options) -> dict:
+    """Write report.html, report.md, resources.csv and savings.csv into `out_dir`, from the quantized model's
+    record; returns their paths.
 
-    Options: `dense_model` (the model before pruning: dense figures and savings), `accuracies` ({stage: the
-    task's metric}) with `metric` ("accuracy", "label_accuracy", "rmse", "mae") and `task`
+    Options: `dense_model` (the record of the model before pruning: dense figures and savings), `accuracies`
+    ({stage: the task's metric}) with `metric` ("accuracy", "label_accuracy", "rmse", "mae") and `task`
     (`fpgaprune.model.task.Task`), `csim` (what `fp.csim` returns, or the csim stage's metrics), `measurements`,
     `budget`, `profile` (`quantize.profile.Profile`) with `saturation` (its console lines) and
     `saturation_threshold`, `quantizer_sources` ({layer: where its quantizers came from}), `ebops` ({layer: HGQ2's
@@ -353,7 +344,7 @@ def write_report(out_dir, exported, estimate, model, **options) -> dict:
         keep_trailing_newline=True,
     )
     environment.filters["removed"] = removed
-    context = report_context(exported, estimate, model, **options)
+    context = report_context(exported, estimate, record, **options)
     out_dir = Path(out_dir)
     return {
         "html": write_text_atomic(out_dir / "report.html", environment.get_template("report.html.j2").render(context)),

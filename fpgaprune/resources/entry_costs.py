@@ -18,7 +18,6 @@ from fpgaprune.hls.backend import DEFAULT_BACKEND
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.model.layer_kinds import BY_NAME, kind_of
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange
-from fpgaprune.record import record_of
 from fpgaprune.record.model_record import LayerRecord
 from fpgaprune.resources import csynth, rules
 from fpgaprune.resources.estimator import LayerTypes, product_cost
@@ -65,13 +64,13 @@ def _setting(hls_config: dict, layer: str, key: str, default):
 
 
 def layer_hardware(
-    qmodel, front, record, hls_config: dict, input_fixed: FixedType, board, io_type: str = "io_parallel"
+    bound, hls_config: dict, input_fixed: FixedType, board, io_type: str = "io_parallel"
 ) -> tuple[dict, list]:
-    """({layer: LayerTypes} for the quantized model's hardware layers, notes on layers left out), from the
-    types its front end `front` derives for each layer (`FrontEnd.derive_types`: bits and fixed-point types per
-    role; the input's from its source's range, or the layer's own "input" type where the front end gives one);
-    `record`: the model's record, as `front` describes it."""
-    plan = front.derive_types(qmodel, input_fixed)
+    """({layer: LayerTypes} for the hardware layers of a bound quantized model (`record.resolved`), notes on
+    layers left out), from the types its front end derives for each layer (`FrontEnd.derive_types`: bits and
+    fixed-point types per role; the input's from its source's range, or the layer's own "input" type where the
+    front end gives one)."""
+    plan, record = bound.front.derive_types(bound, input_fixed), bound.record
     types, notes = {}, []
     for layer in record.layers.values():
         if not is_hardware_layer(layer):
@@ -98,19 +97,16 @@ def layer_hardware(
     return types, notes
 
 
-def pricing(qmodel, types: dict, backend: str) -> dict:
-    """{resource: the C-synthesis model that prices it, or None for the rules} (`fit_verdict.design_model`);
-    `qmodel`: the quantized model, or its record."""
-    record = record_of(qmodel)
+def pricing(record, types: dict, backend: str) -> dict:
+    """{resource: the C-synthesis model that prices it, or None for the rules} (`fit_verdict.design_model`), from
+    the quantized model's record."""
     layers = [(record.layers[name].kind.lower(), t.io_type, t.strategy) for name, t in types.items()]
     return {resource: design_model(layers, backend, resource) for resource in ("DSP", "LUT")}
 
 
-def entry_costs(qmodel, types: dict, notes=(), backend: str = DEFAULT_BACKEND) -> EntryCosts:
-    """Each kernel entry's (DSP, LUT) under `types` (from `layer_hardware`), from the quantized kernel, priced
-    per resource as the fit verdict of `backend`'s export reads it (`pricing`); `qmodel`: the quantized model, or
-    its record."""
-    record = record_of(qmodel)
+def entry_costs(record, types: dict, notes=(), backend: str = DEFAULT_BACKEND) -> EntryCosts:
+    """Each kernel entry's (DSP, LUT) under `types` (from `layer_hardware`), from the quantized kernel of the
+    model's record, priced per resource as the fit verdict of `backend`'s export reads it (`pricing`)."""
     models = pricing(record, types, backend)
     dsp, lut = {}, {}
     for name, t in types.items():

@@ -44,7 +44,7 @@ def restored_kernel(record, dense_layer, ci: int, co: int) -> tuple[str, np.ndar
     if ci not in inputs or co not in outputs:
         raise ValueError(f"{plan.origin.layer}: kernel ({ci}, {co}) was stripped; its channels are not in the layer")
     restored = live_matrix(record).reshape(*plan.window, plan.n_out)
-    kernel = quantized_kernel(dense_layer)  # a layer, or its record
+    kernel = quantized_kernel(dense_layer)  # its record
     dense = kernel.reshape(*plan.window[:2], -1, kernel.shape[-1])
     restored[:, :, inputs.index(ci), outputs.index(co)] = dense[:, :, ci, co]
     name = plan.origin.named(":", ":", ci, co) if plan.kind == "conv2d" else plan.origin.named(ci, co)

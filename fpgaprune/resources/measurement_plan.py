@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.record import record_of
 from fpgaprune.record.model_record import ModelRecord
 from fpgaprune.resources.calibration import checked, fit, held_out_errors, recorded
 from fpgaprune.resources.circuit_parts import Part
@@ -151,9 +150,8 @@ def measure_export(
     cancel=None,
 ) -> Measured:
     """Measure the export's DA circuits (`scope`) within `budget`; `progress(iterator, label, total)` wraps
-    the measurement's results (a progress bar) when given. `dense`: the dense model, or its record."""
+    the measurement's results (a progress bar) when given. `dense`: the dense model's record (None: no removal)."""
     budget = budget or MeasurementBudget()
-    dense = record_of(dense) if dense is not None else None
     removed = removed_kernel(exported, dense, estimate, cheapest=scope == "sample") if dense is not None else None
     measured = Measured(scope)
     if scope == "sample":

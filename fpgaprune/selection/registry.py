@@ -26,9 +26,10 @@ def default_weight(layer_or_name) -> str | None:
 def supported_classes(layer=None) -> str:
     """The kinds fpgaprune handles (their float classes, their quantized twins and subclasses too); for a layer of
     a framework whose classes are named otherwise (PyTorch), that framework's classes bound to them."""
+    package = layer.package if getattr(type(layer), "RECORDED", False) else None
     cls = getattr(layer, "kind_class", None)
-    if cls is not None:
-        package = cls.__module__.split(".")[0]
+    if package is not None or cls is not None:
+        package = package or cls.__module__.split(".")[0]
         names = sorted({c.__name__ for c, kind in bound_classes().items() if kind and c.__module__.startswith(package)})
         return ", ".join(names) if names else ", ".join(BY_NAME)
     return ", ".join(BY_NAME)

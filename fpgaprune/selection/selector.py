@@ -31,11 +31,12 @@ class Selector:
 
 @dataclass(frozen=True)
 class ResolvedSelection:
-    """A selector bound to one variable of one layer: the layer, the weight's registry entry, the variable, the mask."""
+    """A selector bound to one weight of one layer of a model's record: the layer's record, the weight's registry
+    entry, the weight's record, the mask (in fpgaprune's layout)."""
 
     layer: object
     weight: MaskableWeight
-    variable: object
+    record: object
     mask: np.ndarray
 
 
@@ -55,19 +56,18 @@ def parse_selector(text: str, where: Optional[np.ndarray] = None) -> Selector:
     return Selector(match["layer"], match["variable"], index, where)
 
 
-def resolve(model, selector: Selector, front) -> ResolvedSelection:
-    """Bind a selector to the variable of `model` (read by its front end `front`) and compute its boolean mask;
-    one-line errors otherwise."""
-    names = {layer.name for layer in front.layers(model)}
+def resolve(record, selector: Selector, front) -> ResolvedSelection:
+    """Bind a selector to a weight of a model's record and compute its boolean mask (`front`: the model's front
+    end, which names its weights its own way); one-line errors otherwise."""
     joined = f"{selector.layer}/{selector.variable}"
-    if selector.variable and selector.layer not in names and joined in names:  # a layer named `head/fc`
+    if selector.variable and selector.layer not in record.layers and joined in record.layers:  # a layer `head/fc`
         selector = Selector(joined, None, selector.index, selector.where)
-    layer = _find_layer(model, selector.layer, front)
+    layer = _find_layer(record, selector.layer)
     weight = _find_weight(layer, selector, front)
-    variable = weight.variable(layer)
-    if variable is None:
+    recorded = layer.weights.get(weight.name)
+    if recorded is None:
         raise SelectionError(f"selection '{selector}': layer '{layer.name}' has no {weight.name} (use_bias=False?)")
-    shape = tuple(variable.shape)
+    shape = recorded.shape
     if selector.where is not None:  # a boolean array is in fpgaprune's layout
         mask = np.asarray(selector.where)
         if mask.dtype != bool or mask.shape != shape:
@@ -76,27 +76,27 @@ def resolve(model, selector: Selector, front) -> ResolvedSelection:
                 f"boolean array has {mask.dtype} {mask.shape}"
             )
     elif selector.index is not None:  # an index is in the framework's own layout, and so are its messages
-        own = front.index_shape(layer, weight)
+        own = recorded.own_shape
         try:
-            mask = front.to_fpgaprune_layout(layer, weight, index_to_mask(parse_index(selector.index), own))
+            mask = index_to_mask(parse_index(selector.index), own)
         except (IndexSyntaxError, ValueError) as exc:
             raise SelectionError(f"selection '{selector}': {layer.name}/{weight.name} has shape {own}; {exc}") from None
+        mask = mask.transpose(recorded.layout) if recorded.layout else mask
     else:
         mask = np.ones(shape, dtype=bool)
-    return ResolvedSelection(layer, weight, variable, mask)
+    return ResolvedSelection(layer, weight, recorded, mask)
 
 
-def _find_layer(model, name: str, front):
-    layers = {layer.name: layer for layer in front.layers(model)}
-    if name not in layers:
-        close = difflib.get_close_matches(name, list(layers), n=3, cutoff=0.5)
-        hint = f"; close names: {', '.join(close)}" if close else f"; layers: {', '.join(layers)}"
-        raise SelectionError(f"no layer named '{name}' in model '{getattr(model, 'name', type(model).__name__)}'{hint}")
-    return layers[name]
+def _find_layer(record, name: str):
+    if name not in record.layers:
+        close = difflib.get_close_matches(name, list(record.layers), n=3, cutoff=0.5)
+        hint = f"; close names: {', '.join(close)}" if close else f"; layers: {', '.join(record.layers)}"
+        raise SelectionError(f"no layer named '{name}' in model '{record.name}'{hint}")
+    return record.layers[name]
 
 
 def _find_weight(layer, selector: Selector, front) -> MaskableWeight:
-    class_name = getattr(layer, "kind_class", type(layer)).__name__  # a PyTorch view names its module's class
+    class_name = layer.class_name
     weights = maskable_weights(layer)
     if weights is None:
         raise UnsupportedLayerError(

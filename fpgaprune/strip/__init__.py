@@ -1,6 +1,17 @@
-"""Strip: physically remove dead channels, folding constant channels into the next layer's bias."""
+"""Strip: physically remove dead channels, folding constant channels into the next layer's bias. The rebuild is
+the model's front end's (`FrontEnd.strip`: Keras models); a PyTorch module keeps its dead channels."""
 
-from fpgaprune.strip.graph import ChannelGraph, StripError
-from fpgaprune.strip.strip import StripResult, strip
+from fpgaprune.record import resolved
+from fpgaprune.strip.result import STRIP_KERAS_ONLY, StripError, StripResult
 
-__all__ = ["ChannelGraph", "StripError", "StripResult", "strip"]
+__all__ = ["STRIP_KERAS_ONLY", "StripError", "StripResult", "strip"]
+
+
+def strip(model, on_unsafe: str = "raise") -> StripResult:
+    """Remove dead channels of `model` (or of a bound model's, `record.resolved`); `on_unsafe="keep"` leaves
+    channels at a disagreeing merge instead of refusing."""
+    bound = resolved(model)
+    bound.front.check_model(bound.model)
+    if not bound.front.strips:
+        raise StripError(f"{type(bound.model).__name__}: {STRIP_KERAS_ONLY}")
+    return bound.front.strip(bound.model, on_unsafe)

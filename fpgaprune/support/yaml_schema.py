@@ -112,6 +112,8 @@ def _message(error: dict, schema, located: Located) -> str:
         return f"{where}: unknown key; {hint}allowed: {', '.join(allowed)}"
     if error["type"] == "missing":
         return f"{where}: missing; this key is required"
+    if error["type"] == "value_error":  # a validator's own words, names as they are spelt
+        return f"{where}: found {error.get('input')!r}; {str(error['ctx']['error'])}"
     return f"{where}: found {error.get('input')!r}; {error['msg'].lower()}"
 
 

@@ -8,18 +8,16 @@ from fpgaprune.framework import front_end_of
 from fpgaprune.training.hooks import TrainingHook
 
 
-def check_finite_weights(model, when: str) -> None:
-    """Raise a one-line NonFiniteError naming the first layer and weight holding a NaN or Inf."""
-    front = front_end_of(model)
-    for layer in front.layers(model):
-        for weight in layer.weights:
-            values = front.array(weight)
-            if values.dtype.kind == "f" and not np.isfinite(values).all():
-                bad = int(values.size - np.isfinite(values).sum())
-                raise NonFiniteError(
-                    f"{when}: layer {layer.name!r} weight {weight.name.split('/')[-1]!r} holds "
-                    f"{bad} non-finite value(s) (NaN/Inf); every weight must be finite"
-                )
+def check_finite_weights(bound, when: str) -> None:
+    """Raise a one-line NonFiniteError naming the first layer and weight of a bound model (`record.resolved`)
+    holding a NaN or Inf."""
+    for (layer, weight), values in bound.front.named_arrays(bound.model).items():
+        if values.dtype.kind == "f" and not np.isfinite(values).all():
+            bad = int(values.size - np.isfinite(values).sum())
+            raise NonFiniteError(
+                f"{when}: layer {layer!r} weight {weight!r} holds {bad} non-finite value(s) (NaN/Inf); every "
+                "weight must be finite"
+            )
 
 
 def check_finite_array(values: np.ndarray, where: str) -> None:

@@ -266,7 +266,7 @@ def test_the_floor_keeps_each_layers_cheapest_share_protected_groups_and_nothing
     rng = np.random.default_rng(seed)
     pruner = Pruner(structure=structure, min_kept=min_kept)
     attached = pruner.prune(fp.hold(model, freeze="conv2[:, :, 0, 0]"), sparsity=0.5)
-    prices = {t.layer: rng.integers(0, 50, (2, *t.variable.shape)).astype(float) for t in pruner.targets(model)}
+    prices = {t.layer: rng.integers(0, 50, (2, *t.record.shape)).astype(float) for t in pruner.targets(model)}
     floor = pruner.floor(attached, lambda target: prices[target.layer])
     for view in (_GroupView(t, "l1") for t in pruner.targets(attached)):
         mask = floor[(view.target.layer, view.target.weight)]
@@ -365,7 +365,7 @@ def test_each_layer_keeps_its_strongest_min_kept_share_and_a_lower_share_reaches
     """The per-layer floor is a setting: at the floor's own cost a fit keeps exactly each layer's strongest
     `min_kept` share of groups (at least one); below it the fit is infeasible, and a lower share fits there."""
     model, _ = trained
-    ones = lambda target: np.ones((1, *target.variable.shape))  # noqa: E731  every entry costs 1
+    ones = lambda target: np.ones((1, *target.record.shape))  # noqa: E731  every entry costs 1
     floors = {}
     for min_kept in (0.02, 0.1, 0.5):
         pruner = Pruner(structure="kernel", min_kept=min_kept)

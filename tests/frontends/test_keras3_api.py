@@ -15,7 +15,7 @@ from fpgaprune.hls import load_board, load_preset
 from fpgaprune.pruning import GradualPruning, LotteryTicket, PolynomialDecay, Pruner
 from fpgaprune.pruning.lottery import survivors_match
 from fpgaprune.quantize import input_type
-from fpgaprune.record import record_of
+from fpgaprune.record import record_of, resolved
 
 SPEC = {
     "default": {
@@ -128,7 +128,7 @@ def test_a_keras3_layer_whose_sums_pass_24_bits_is_bit_exact_against_the_exact_r
     quantized = fp.to_qkeras(fp.prune(model, 0.5, structure="element", layers=["fc1"]), SPEC)
     exported = fp.export(quantized, output_dir=tmp_path / "project", x=x)
     tolerances = export_layer_tolerances(
-        quantized, exported.config, exported.manifest.get("names"), exported.input_type
+        resolved(quantized), exported.config, exported.manifest.get("names"), exported.input_type
     )
     assert tolerances["fc1"] is None and tolerances["fc2"] is None  # exact in float64: no bound needed
     result = fp.csim(exported, quantized, x)

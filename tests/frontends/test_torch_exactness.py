@@ -26,6 +26,7 @@ from fpgaprune.hls import shipped  # noqa: E402
 from fpgaprune.hls.csim import compare_with_qkeras  # noqa: E402
 from fpgaprune.hls.exporter import preset_problems  # noqa: E402
 from fpgaprune.hls.tolerance import parse_type  # noqa: E402
+from fpgaprune.record import resolved  # noqa: E402
 
 pytestmark = pytest.mark.csim
 WIDE = {  # 16-bit weights and activations: the residual network's sums pass float32's 24 bits
@@ -84,8 +85,8 @@ def test_a_residual_module_is_bit_exact_against_the_module_computed_exactly(resi
     assert not any(isinstance(m, nn.BatchNorm2d) for m in quantized.modules())  # each folded into its conv
     build = shipped.build_shipped(exported.path, root / "exact")
     shipped.simulate_synthesized_weights(build)
-    run = shipped.runner(build, quantized, exported.manifest["traced_outputs"])
-    result = compare_with_qkeras(run, quantized, x, exported.input_type)
+    run = shipped.runner(build, resolved(quantized), exported.manifest["traced_outputs"])
+    result = compare_with_qkeras(run, resolved(quantized), x, exported.input_type)
     assert result.passed and result.bit_exact and result.reference == "Brevitas", result.format()
 
 
@@ -101,8 +102,10 @@ def test_one_shipped_weight_one_step_off_is_caught(residual):
     index = int(np.argmax(np.abs(values)))
     values[index] += -(2.0**-fixed.frac) if values[index] > 0 else 2.0**-fixed.frac
     weights.write_text(", ".join(repr(float(v)) for v in values))
-    run = shipped.runner(build, quantized, exported.manifest["traced_outputs"], exported.manifest.get("names"))
-    result = compare_with_qkeras(run, quantized, x, exported.input_type)
+    run = shipped.runner(
+        build, resolved(quantized), exported.manifest["traced_outputs"], exported.manifest.get("names")
+    )
+    result = compare_with_qkeras(run, resolved(quantized), x, exported.input_type)
     assert not result.passed and result.first_difference.startswith("the first layer that differs is 'head'")
     assert result.mismatches <= result.samples  # one weight: one logit of a sample at most
 
@@ -200,7 +203,7 @@ class PaddedPool(nn.Module):
 def test_padded_pooling_after_a_relu_is_refused_at_validate_in_both_io_types(preset, start):
     """Issue 68: MaxPool2d(2, padding=1) passed validate, then an hls4ml assert killed the CLI (io_stream), or
     C-sim failed at the pooling by 2 (io_parallel: its padding read as the unsigned type's largest value)."""
-    problems = preset_problems(PaddedPool(padding=1), preset, _x((1, 8, 8), 8))
+    problems = preset_problems(resolved(PaddedPool(padding=1)), preset, _x((1, 8, 8), 8))
     assert problems and problems[0].startswith(start), problems
 
 

@@ -17,6 +17,7 @@ from fpgaprune.errors import QuantizationConfigError  # noqa: E402
 from fpgaprune.frontends.torch.brevitas_quants import FixedRelu, FixedSignedAct  # noqa: E402
 from fpgaprune.frontends.torch.quantizers import brevitas_quant, from_text  # noqa: E402
 from fpgaprune.hls import count_products  # noqa: E402
+from fpgaprune.record import resolved  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -287,7 +288,9 @@ def test_a_recurrent_module_has_no_exact_route_and_says_so_in_one_line(tmp_path,
             call()
         assert "\n" not in str(refused.value)
     assert f"module 'rnn' ({name})" in front_end_of(model).conversion_problem(model)
-    check_finite_weights(model, "validate")  # what validate reads first: `bias` here is the constructor's flag
+    check_finite_weights(
+        resolved(model), "validate"
+    )  # what validate reads first: `bias` here is the constructor's flag
     with pytest.raises(UnsupportedLayerError, match=rf"'rnn' is a {name}, .*maskable classes: Conv1d, Conv2d, Linear$"):
         fp.hold(model, prune=["rnn[0, :]"])
     assert not (tmp_path / "prj").exists()

@@ -20,6 +20,7 @@ from watch_imports import KERAS, run_watched  # noqa: E402
 
 import fpgaprune as fp  # noqa: E402
 from fpgaprune.errors import FpgapruneNote, QuantizationConfigError  # noqa: E402
+from fpgaprune.record import resolved  # noqa: E402
 
 # The user's script: two models in the styles of hls4ml's PyTorch tutorial, each held, pruned, trained in the
 # user's own loop, quantized, QAT-trained, exported and C-simulated; what it found is printed as JSON.
@@ -293,7 +294,7 @@ def test_a_sequential_from_a_state_dict_whose_sums_pass_24_bits_is_bit_exact_aga
     quantized = fp.quantized_twin(fp.prune(model, 0.5, structure="element", layers=["0"]), SPEC)
     exported = fp.export(quantized, "latency_parallel", "pynq-z2", tmp_path / "prj", x=x[1000:])
     names = exported.manifest.get("names", {})
-    tolerances = export_layer_tolerances(quantized, exported.config, names, exported.input_type)
+    tolerances = export_layer_tolerances(resolved(quantized), exported.config, names, exported.input_type)
     assert all(tolerances[name] is None for name in ("0", "2", "4", "6")), tolerances
     check = fp.csim(exported, quantized, x[1000:])
     assert check.passed and check.bit_exact, check.format()

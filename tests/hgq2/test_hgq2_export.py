@@ -16,6 +16,7 @@ from fpgaprune.errors import ExportError  # noqa: E402
 from fpgaprune.framework import front_end_of  # noqa: E402
 from fpgaprune.hls import count_products  # noqa: E402
 from fpgaprune.model.task import infer_task  # noqa: E402
+from fpgaprune.record import record_of, resolved
 
 CHOSEN = "conv2[:, :, 3, 5]"
 POSITIONS = {"conv1": 36, "conv2": 16, "fc": 1}  # output positions per inference (8x8 -> 6x6 -> 4x4)
@@ -170,7 +171,7 @@ def _measured_as_built(quantized, da_model, tmp_path, x_test):
     from fpgaprune.resources.measurement_plan import measure_export
 
     exported = fp.export(quantized, "latency_parallel", "pynq-z2", tmp_path / "lp", x=x_test[:100])
-    measured = measure_export(exported, quantized, fp.estimate(exported), "sample")
+    measured = measure_export(exported, record_of(quantized), fp.estimate(exported), "sample")
     assert measured.samples and not measured.unmeasured, measured.unmeasured
     assert {name: measured.traced[name] for name in POSITIONS} == {
         name: da_model.graph[name].get_attr("da_kernel_cost") for name in POSITIONS
@@ -198,7 +199,9 @@ def test_a_layer_whose_sums_pass_24_bits_is_judged_by_the_float32_bound(tmp_path
     front.fit(quantized, x[:500], y[:500], task=task, optimizer="adamw", learning_rate=5e-3, epochs=2, batch_size=64)
     front.calibrate(quantized, x[:500])
     exported = fp.export(quantized, "latency_parallel", "pynq-z2", tmp_path / "prj", x=x[500:])
-    bounds = export_layer_tolerances(quantized, exported.config, exported.manifest.get("names"), exported.input_type)
+    bounds = export_layer_tolerances(
+        resolved(quantized), exported.config, exported.manifest.get("names"), exported.input_type
+    )
     assert "HGQ2 accumulates 'fc1' in float32, not exactly" in bounds["fc1"].reason, bounds["fc1"]
     assert bounds["fc2"] is not None and "HGQ2 accumulates 'fc1'" in bounds["fc2"].reason  # carried to the logits
     check = fp.csim(exported, quantized, x[500:])

@@ -16,6 +16,7 @@ import fpgaprune as fp  # noqa: E402
 from fpgaprune.errors import ModelTypeError  # noqa: E402
 from fpgaprune.framework import front_end_of, library_front_end  # noqa: E402
 from fpgaprune.hls import count_products  # noqa: E402
+from fpgaprune.record import resolved
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +175,9 @@ def test_an_hgq2_residual_network_is_bit_exact_and_one_shipped_weight_one_step_o
     exported = fp.export(twin, "latency_parallel", "pynq-z2", tmp_path / "prj", x=x[1400:])
     build = shipped.build_shipped(exported.path, tmp_path / "scratch")
     sizes = exported.manifest["traced_outputs"]
-    result = compare_with_qkeras(shipped.runner(build, twin, sizes), twin, x[1400:], exported.input_type)
+    result = compare_with_qkeras(
+        shipped.runner(build, resolved(twin), sizes), resolved(twin), x[1400:], exported.input_type
+    )
     assert result.bit_exact, result.format()
     array = next(a for a in exported.manifest["hls_nodes"]["fc"]["weight_headers_sha256"] if a.startswith("w"))
     weights = build.directory / "firmware" / "weights" / f"{array}.txt"
@@ -183,9 +186,15 @@ def test_an_hgq2_residual_network_is_bit_exact_and_one_shipped_weight_one_step_o
     index = int(np.argmax(np.abs(values)))
     values[index] -= np.sign(values[index]) * step
     weights.write_text(", ".join(repr(float(v)) for v in values))
-    tolerances = export_layer_tolerances(twin, exported.config, exported.manifest.get("names"), exported.input_type)
+    tolerances = export_layer_tolerances(
+        resolved(twin), exported.config, exported.manifest.get("names"), exported.input_type
+    )
     changed = compare_with_qkeras(
-        shipped.runner(build, twin, sizes), twin, x[1400:], exported.input_type, tolerances=tolerances
+        shipped.runner(build, resolved(twin), sizes),
+        resolved(twin),
+        x[1400:],
+        exported.input_type,
+        tolerances=tolerances,
     )
     assert not changed.passed and not changed.bit_exact and changed.layer == "fc", changed.format()
     assert not changed.beyond and changed.mismatches <= changed.samples  # one weight: one logit of a sample at most

@@ -2,7 +2,10 @@
 its C-synthesis tools and command, its report reader, the tool whose checked models may judge it (or the rules
 only), its resource names and board families. A backend fpgaprune does not know is one line."""
 
+import os
 import shutil
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
@@ -71,3 +74,48 @@ def test_a_registered_backend_is_judged_by_its_own_cost_models_and_no_other(monk
     assert design_model(dense, "Vivado", "LUT") is BUILT_IN["vivado_hls 2019.2"]
     assert backend_named("ToyUncosted").judged_by() == "rules only"
     assert design_model(dense, "ToyUncosted", "LUT") is None and design_model(dense, "Catapult", "LUT") is None
+
+
+def test_the_run_config_takes_every_registered_backend_by_name_and_names_them_when_it_refuses(monkeypatch):
+    from fpgaprune.pipeline.schema import ConfigError, parse_config
+
+    monkeypatch.setattr(backend_registry, "_BACKENDS", dict(backend_registry._BACKENDS))  # registered for this test
+    assert parse_config("hls: {backend: catapult}")[0].hls.backend == "Catapult"  # its own spelling
+    register_backend(Backend("ToyRegistered", ("toy_registered_hls",), None, kernel_sparse=False))
+    assert parse_config("hls: {backend: ToyRegistered}")[0].hls.backend == "ToyRegistered"
+    with pytest.raises(ConfigError) as refused:
+        parse_config("hls:\n  backend: Nope\n", "run.yaml")
+    known = backend_registry.backend_names()
+    assert {"Vitis", "Vivado", "VivadoAccelerator", "Catapult", "ToyRegistered"} <= set(known)
+    assert (
+        str(refused.value)
+        == f"run.yaml:2: hls.backend: found 'Nope'; expected a backend fpgaprune knows: {', '.join(known)}"
+    )
+
+
+USER_PACKAGE = """
+from fpgaprune.hls.backend import Backend
+
+TOY = Backend("ToyInstalled", ("toy_installed_hls",), None, kernel_sparse=False)
+"""
+CHECK = """
+from fpgaprune.hls.backend import backend_named
+from fpgaprune.pipeline.schema import parse_config
+
+print(parse_config("hls: {backend: toyinstalled}")[0].hls.backend, backend_named("ToyInstalled").judged_by())
+"""
+
+
+def test_a_backend_installed_through_the_entry_point_group_is_seen_by_a_fresh_process(tmp_path):
+    """As a user's package declares it (`[project.entry-points."fpgaprune.backends"]`): a process that never
+    registered it at run time knows it, and its run config may name it."""
+    (tmp_path / "toy_backend").mkdir()
+    (tmp_path / "toy_backend" / "__init__.py").write_text(USER_PACKAGE)
+    info = tmp_path / "toy_backend-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-backend\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[fpgaprune.backends]\ntoy = toy_backend:TOY\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", CHECK], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["ToyInstalled", "rules", "only"]

@@ -13,6 +13,7 @@ from outside_models import separable_block
 import fpgaprune as fp
 from fpgaprune.frontends.qkeras.convert import folded_weights
 from fpgaprune.hls.tolerance import Tolerance, export_layer_tolerances
+from fpgaprune.record import resolved
 from fpgaprune.tfk import keras
 
 SPEC = {
@@ -73,7 +74,7 @@ def test_a_quantized_batchnorm_after_a_depthwise_conv_is_bounded_through_the_dep
     quantized = fp.quantized_twin(model, SPEC, batchnorm="quantize")
     exported = fp.export(quantized, "latency_stream", "pynq-z2", tmp_path / "prj", x=data.x_test)
     names = exported.manifest.get("names")
-    bounds = export_layer_tolerances(quantized, exported.config, names, exported.input_type)
+    bounds = export_layer_tolerances(resolved(quantized), exported.config, names, exported.input_type)
     assert (
         isinstance(bounds["dw"], Tolerance)
         and "'conv_bn' (a batch normalization that cannot fold)" in bounds["dw"].reason

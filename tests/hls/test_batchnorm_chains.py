@@ -11,6 +11,7 @@ from hls_helpers import SPEC8, digits
 
 import fpgaprune as fp
 from fpgaprune.hls.tolerance import export_layer_tolerances
+from fpgaprune.record import resolved
 from fpgaprune.tfk import keras
 
 L = keras.layers
@@ -78,7 +79,9 @@ def test_unfoldable_batchnorms_are_within_the_stated_bound_or_named_where_no_bou
     batchnorms = [name for name, kept in (("bn_input", input_batchnorm), ("bn_middle", middle_batchnorm)) if kept]
     assert all(type(quantized.get_layer(name)).__name__ == "QBatchNormalization" for name in batchnorms)
     exported = fp.export(quantized, preset, "pynq-z2", tmp_path / "prj", x=x_test)
-    bounds = export_layer_tolerances(quantized, exported.config, exported.manifest.get("names"), exported.input_type)
+    bounds = export_layer_tolerances(
+        resolved(quantized), exported.config, exported.manifest.get("names"), exported.input_type
+    )
     for name in batchnorms:
         assert isinstance(bounds[name], Tolerance) and "cannot fold" in bounds[name].reason, bounds[name]
     check = fp.csim(exported, quantized, x_test)

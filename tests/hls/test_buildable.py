@@ -17,6 +17,7 @@ from fpgaprune.hls import shipped
 from fpgaprune.hls.csim import CsimAborted, compare_with_qkeras
 from fpgaprune.hls.exporter import preset_problems
 from fpgaprune.quantize import to_qkeras
+from fpgaprune.record import resolved
 from fpgaprune.tfk import keras
 
 L = keras.layers
@@ -66,7 +67,7 @@ CASES = {  # (layers after the conv, preset, the line's start, what it names)
 @pytest.mark.parametrize("case", CASES)
 def test_validate_names_the_layer_the_header_and_the_way_out(case):
     middle, preset, start, detail = CASES[case]
-    problems = preset_problems(_model(*middle), preset, X)
+    problems = preset_problems(resolved(_model(*middle)), preset, X)
     assert len(problems) == 1 and problems[0].startswith(start) and detail in problems[0], problems
 
 
@@ -79,13 +80,13 @@ def test_what_hls4ml_builds_right_is_not_refused():
     softmax = keras.Sequential([keras.Input((9, 9, 1)), L.Flatten(), L.Dense(10), L.Softmax(axis=-1, name="s")])
     for model, preset in ((signed, "latency_parallel"), (tiling, "latency_stream"), (depthwise, "latency_stream")):
         x = X if model.input_shape[1] == 9 else np.zeros((4, 10, 10, 1))
-        assert preset_problems(model, preset, x) == [], model.layers
-    assert preset_problems(softmax, "latency_stream", X) == []
+        assert preset_problems(resolved(model), preset, x) == [], model.layers
+    assert preset_problems(resolved(softmax), "latency_stream", X) == []
 
 
 def test_a_softmax_on_a_named_axis_in_io_stream_is_refused():
     model = keras.Sequential([keras.Input((9, 9, 1)), L.Conv2D(3, 3), L.Reshape((49, 3)), L.Softmax(axis=2, name="s")])
-    problems = preset_problems(model, "latency_stream", X)
+    problems = preset_problems(resolved(model), "latency_stream", X)
     assert problems and problems[0].startswith("layer 's': hls4ml's io_stream softmax takes axis=-1 only"), problems
 
 
@@ -111,9 +112,9 @@ def test_an_assert_that_stops_the_design_is_one_line_naming_its_layer_and_header
     body = text.index("{", relu) + 1
     header.write_text(text[:body] + '\n    assert(CONFIG_T::n_in == 0 && "injected");' + text[body:])
     build = shipped.build_shipped(project, tmp_path / "scratch")
-    run = shipped.runner(build, model, exported.manifest["traced_outputs"])
+    run = shipped.runner(build, resolved(model), exported.manifest["traced_outputs"])
     with pytest.raises(CsimAborted) as stopped:
-        compare_with_qkeras(run, model, data.x_test[:20], exported.input_type)
+        compare_with_qkeras(run, resolved(model), data.x_test[:20], exported.input_type)
     line = str(stopped.value)
     assert "\n" not in line and "stopped in layer 'relu': hls4ml's nnet_activation.h:" in line, line
     assert 'asserts `CONFIG_T::n_in == 0 && "injected"`' in line, line

@@ -15,6 +15,7 @@ from fpgaprune.hls import count_products
 from fpgaprune.hls.attribute_keys import PLAN
 from fpgaprune.hls.csim import csim_check
 from fpgaprune.quantize.fixed_types import input_type
+from fpgaprune.record import resolved
 from fpgaprune.tfk import keras
 
 BITS = "quantized_bits(6,0,alpha=1)"
@@ -41,7 +42,7 @@ def test_catapult_is_bit_exact_and_runs_one_product_per_live_weight(tmp_path, ki
     hls_model = written(
         model, tmp_path, io_type, strategy, reuse=2 if strategy == "Resource" else 1, backend="Catapult"
     )
-    check = csim_check(hls_model, model, RNG_X, input_type(RNG_X))
+    check = csim_check(hls_model, resolved(model), RNG_X, input_type(RNG_X))
     assert check.bit_exact, check.format()
     live = live_weights(model)
     expected = {name: live[name] * output_positions(model.get_layer(name)) for name in live}

@@ -11,6 +11,7 @@ from hls_helpers import digits, digits_cnn, trained, tree_hash
 import fpgaprune as fp
 from fpgaprune.hls import shipped
 from fpgaprune.hls.csim import CsimResult, compare_with_qkeras, hardware_input, layer_diff, simulated_subset
+from fpgaprune.record import resolved
 from fpgaprune.support.tools import ToolError
 
 
@@ -37,8 +38,8 @@ def test_the_shipped_project_simulates_bit_exact_and_stays_unchanged(exported, t
     assert shipped.check_weight_files(export.path, _owners(export)) == []
     shipped.simulate_synthesized_weights(build)
     shipped.check_synthesis_branch(build)
-    run = shipped.runner(build, model, export.manifest["traced_outputs"])
-    result = compare_with_qkeras(run, model, dataset.x_test, export.input_type)
+    run = shipped.runner(build, resolved(model), export.manifest["traced_outputs"])
+    result = compare_with_qkeras(run, resolved(model), dataset.x_test, export.input_type)
     assert result.bit_exact and result.argmax_agreement == 1.0, result.format()
     assert result.samples == len(dataset.x_test) and result.diff == []
     _the_same_build_traces_every_layer(export, model, build, dataset.x_test[:40])
@@ -54,9 +55,9 @@ def _the_same_build_traces_every_layer(export, model, build, x):
     sizes = export.manifest["traced_outputs"]
     assert {"conv1", "conv2", "fc"} <= set(sizes)
     xq = hardware_input(x, export.input_type)
-    outputs, traced = shipped.runner(build, model, sizes)(xq)  # one pass: the outputs and every traced layer
+    outputs, traced = shipped.runner(build, resolved(model), sizes)(xq)  # one pass: the outputs and every traced layer
     assert set(traced) == set(sizes) and all(v.shape == (len(x), sizes[k]) for k, v in traced.items())
-    assert layer_diff(traced, model, xq) == ["no traced layer differs"]
+    assert layer_diff(traced, resolved(model), xq) == ["no traced layer differs"]
     logits = model.predict(xq, verbose=0).reshape(len(x), -1)
     assert np.array_equal(traced["fc"], logits) and np.array_equal(outputs, logits)
 
@@ -84,7 +85,10 @@ def test_a_weight_changed_in_the_header_only_is_found_and_simulated(exported, tm
     build = shipped.build_shipped(project, tmp_path / "scratch")
     shipped.simulate_synthesized_weights(build)
     result = compare_with_qkeras(
-        shipped.runner(build, model, export.manifest["traced_outputs"]), model, dataset.x_test, export.input_type
+        shipped.runner(build, resolved(model), export.manifest["traced_outputs"]),
+        resolved(model),
+        dataset.x_test,
+        export.input_type,
     )
     assert not result.bit_exact and result.float32_exact and result.mismatches > 0
     assert result.diff[0].startswith("layer ") and "values differing" in result.diff[0]  # a table with its header
@@ -102,8 +106,8 @@ def _a_seeded_sample_names_held_out_samples(build, export, model, dataset):
     assert np.all(np.diff(ids) > 0) and ids[-1] < held_out and ids[-1] > 60  # in order, drawn from all of them
     assert simulated_subset(held_out, held_out, 3) is None and simulated_subset(held_out, "all", 3) is None
     result = compare_with_qkeras(
-        shipped.runner(build, model, export.manifest["traced_outputs"]),
-        model,
+        shipped.runner(build, resolved(model), export.manifest["traced_outputs"]),
+        resolved(model),
         dataset.x_test[ids],
         export.input_type,
         ids=ids,
@@ -138,15 +142,25 @@ def test_c_sim_in_worker_processes_gives_what_one_process_gives(exported, tmp_pa
     xq = hardware_input(dataset.x_test[:200], export.input_type)
     chunks = [xq[i : i + 50] for i in range(0, 200, 50)]
     monkeypatch.setattr(csim, "PARALLEL_ABOVE_S", 0.0)  # always spread, however short
-    apart = list(shipped.runner(build, model, sizes).map(chunks, workers=2))
-    together = [shipped.runner(build, model, sizes)(chunk) for chunk in chunks]
+    apart = list(shipped.runner(build, resolved(model), sizes).map(chunks, workers=2))
+    together = [shipped.runner(build, resolved(model), sizes)(chunk) for chunk in chunks]
     for (a_out, a_traces), (b_out, b_traces) in zip(apart, together):
         assert np.array_equal(a_out, b_out) and a_traces.keys() == b_traces.keys()
         assert all(np.array_equal(a_traces[k], b_traces[k]) for k in a_traces)
     spread = compare_with_qkeras(
-        shipped.runner(build, model, sizes), model, dataset.x_test, export.input_type, chunk=64, workers=2
+        shipped.runner(build, resolved(model), sizes),
+        resolved(model),
+        dataset.x_test,
+        export.input_type,
+        chunk=64,
+        workers=2,
     )
     alone = compare_with_qkeras(
-        shipped.runner(build, model, sizes), model, dataset.x_test, export.input_type, chunk=64, workers=1
+        shipped.runner(build, resolved(model), sizes),
+        resolved(model),
+        dataset.x_test,
+        export.input_type,
+        chunk=64,
+        workers=1,
     )
     assert spread.metrics() == alone.metrics() and spread.bit_exact and spread.samples == len(dataset.x_test)

@@ -20,7 +20,7 @@ from fpgaprune.hls import shipped
 from fpgaprune.hls.csim import compare_with_qkeras, hardware_input
 from fpgaprune.hls.names import map_keys
 from fpgaprune.hls.tolerance import Unbounded, node_types, parse_type, record_tolerances
-from fpgaprune.record import record_of
+from fpgaprune.record import record_of, resolved
 from fpgaprune.tfk import keras
 
 pytestmark = pytest.mark.csim
@@ -48,8 +48,8 @@ def test_the_shipped_residual_project_is_bit_exact_where_qkeras_float32_forward_
     quantized, data, exported, root = shipped_resnet
     build = shipped.build_shipped(exported.path, root / "exact")
     shipped.simulate_synthesized_weights(build)
-    run = shipped.runner(build, quantized, exported.manifest["traced_outputs"])
-    result = compare_with_qkeras(run, quantized, data.x_test, exported.input_type)
+    run = shipped.runner(build, resolved(quantized), exported.manifest["traced_outputs"])
+    result = compare_with_qkeras(run, resolved(quantized), data.x_test, exported.input_type)
     assert result.passed and result.bit_exact and not result.judged, result.format()
     # QKeras' own float32 forward rounds: the same design differs from it (the reason for the exact reference)
     xq = hardware_input(data.x_test[:200], exported.input_type)
@@ -78,8 +78,8 @@ def test_one_weight_one_step_off_in_the_shipped_weights_is_caught_at_its_layer(s
     index = int(np.argmax(np.abs(values)))  # a live weight: the sparse array holds live ones only
     values[index] += -step if values[index] + step > fixed.hi else step
     weights.write_text(", ".join(repr(float(v)) for v in values))
-    run = shipped.runner(build, quantized, exported.manifest["traced_outputs"])
-    result = compare_with_qkeras(run, quantized, data.x_test, exported.input_type)
+    run = shipped.runner(build, resolved(quantized), exported.manifest["traced_outputs"])
+    result = compare_with_qkeras(run, resolved(quantized), data.x_test, exported.input_type)
     assert not result.passed and not result.bit_exact and result.max_abs_diff > 0, result.format()
     assert result.first_difference.startswith("the first layer that differs is 'fc'"), result.first_difference
     assert result.mismatches <= result.samples  # one weight: one logit of a sample at most

@@ -7,6 +7,7 @@ from hls_helpers import L, branching_model, digits, digits_cnn, live_weights, ou
 import fpgaprune as fp
 from fpgaprune.hls import convert_model, count_products, csim_check, export_config
 from fpgaprune.hls.precision import SOFTMAX_TYPES
+from fpgaprune.record import layer_record_of, resolved
 from fpgaprune.resources import estimate_resources
 from fpgaprune.tfk import keras
 
@@ -21,7 +22,7 @@ def dataset():
 def test_stream_same_padding_cnn_is_bit_exact_and_runs_only_live_products(tmp_path, dataset):
     model = trained(digits_cnn(padding="same"), ["conv2[:, :, 1, :]", "conv2[:, :, 3, 2]", "fc[10:60, :]"], dataset)
     result = fp.export(model, "latency_stream", "pynq-z2", tmp_path / "prj", x=dataset.x_test)
-    check = csim_check(result.hls_model, model, dataset.x_test[:150], result.input_type)
+    check = csim_check(result.hls_model, resolved(model), dataset.x_test[:150], result.input_type)
     assert check.bit_exact and check.float32_exact, check.format()
 
     x = dataset.x_test[:3]
@@ -30,8 +31,8 @@ def test_stream_same_padding_cnn_is_bit_exact_and_runs_only_live_products(tmp_pa
     assert count_products(result.hls_model, x) == expected
     assert not (result.path / "firmware" / "nnet_utils" / "fpgaprune_counter.h").exists()  # export untouched
 
-    config, io_type, _ = export_config(model, "latency_stream", dataset.x_test, kernel_sparse=False)
-    stock = convert_model(model, config, tmp_path / "stock", io_type=io_type, backend="Vitis")
+    config, io_type, _ = export_config(resolved(model), "latency_stream", dataset.x_test, kernel_sparse=False)
+    stock = convert_model(resolved(model), config, tmp_path / "stock", io_type=io_type, backend="Vitis")
     every = {
         layer.name: int(np.prod(layer.kernel.shape)) * output_positions(layer)
         for layer in model.layers
@@ -50,7 +51,7 @@ def test_resource_conv_with_reuse_factor_is_bit_exact(tmp_path, dataset):
     preset = {"IOType": "io_parallel", "HLSConfig": {"Model": {"Strategy": "Resource", "ReuseFactor": 3}}}
     result = fp.export(model, preset, "arty-a7-100t", tmp_path / "prj", x=dataset.x_test)
     assert result.hls_model.graph["conv2"].get_attr("reuse_factor") == 3
-    check = csim_check(result.hls_model, model, dataset.x_test, result.input_type)
+    check = csim_check(result.hls_model, resolved(model), dataset.x_test, result.input_type)
     assert check.bit_exact, check.format()
     live = live_weights(model)
     expected = {name: live[name] * output_positions(model.get_layer(name)) for name in live}
@@ -79,7 +80,7 @@ def test_dense_mlp_is_bit_exact_at_the_logits_before_its_softmax(tmp_path, datas
     softmax = next(layer for layer in result.hls_model.get_layers() if layer.name == "softmax")
     for table in ("exp_table_t", "inv_table_t"):  # the derived table types reach hls4ml
         assert str(softmax.get_attr(table).precision) == SOFTMAX_TYPES[table].hls().replace(">", ",0>")
-    check = csim_check(result.hls_model, model, dataset.x_test, result.input_type)
+    check = csim_check(result.hls_model, resolved(model), dataset.x_test, result.input_type)
     assert check.table_activation and check.layer == "fc2"
     assert check.bit_exact, check.format()
     # the decisions after the softmax agree but where its rounded outputs tie at the top (QKeras' exact ones do not)
@@ -144,7 +145,7 @@ def test_a_disagreement_is_shown_layer_by_layer(tmp_path, dataset):
     model = trained(digits_cnn(padding="valid"), ["conv2[:, :, 1, :]"], dataset, epochs=1)
     narrow = {"LayerName": {"conv1": {"Precision": {"result": "fixed<5,2>"}}}}  # too narrow on purpose
     result = fp.export(model, "latency_stream", "pynq-z2", tmp_path / "prj", x=dataset.x_test, overrides=narrow)
-    check = csim_check(result.hls_model, model, dataset.x_test[:40], result.input_type)
+    check = csim_check(result.hls_model, resolved(model), dataset.x_test[:40], result.input_type)
     assert not check.bit_exact
     table = check.format()
     assert "conv1" in check.diff[2] and "first (sample, index)" in check.diff[0], table
@@ -157,7 +158,7 @@ def test_distributed_arithmetic_export_is_bit_exact(tmp_path, dataset):
     result = fp.export(model, "distributed_arithmetic", "kv260", tmp_path / "prj", x=dataset.x_test)
     codes = {node["code"] for node in result.manifest["hls_nodes"].values()}
     assert codes == {"distributed arithmetic (da4ml): zero weights make no logic"}
-    check = csim_check(result.hls_model, model, dataset.x_test, result.input_type)
+    check = csim_check(result.hls_model, resolved(model), dataset.x_test, result.input_type)
     assert check.bit_exact, check.format()
     _the_measured_da_circuit_is_the_one_hls4ml_builds(result.hls_model, model)
 
@@ -174,7 +175,7 @@ def _the_measured_da_circuit_is_the_one_hls4ml_builds(hls_model, model):
     front = front_end_of(model)
     for node in nodes:
         layer = model.get_layer(node.name)
-        kernel = quantized_kernel(layer)
+        kernel = quantized_kernel(layer_record_of(layer))
         bias = front.quantized(layer, "bias", layer.bias) if layer.use_bias else None
         kif = fixed_kif(node.get_input_variable().type.precision)
         ours = adder_graph(kernel.reshape(-1, kernel.shape[-1]), kif, bias)
@@ -199,7 +200,7 @@ def test_average_pooling_is_bit_exact_when_its_window_is_a_power_of_two(tmp_path
     layers = result.config["LayerName"]
     assert layers["avg"]["Precision"]["result"] == "ufixed<8,2>"  # relu1 ufixed<6,2> + log2(4) fraction bits
     assert layers["gap"]["Precision"]["accum"].startswith("ufixed<") and not result.notes
-    check = csim_check(result.hls_model, quantized, dataset.x_test, result.input_type)
+    check = csim_check(result.hls_model, resolved(quantized), dataset.x_test, result.input_type)
     assert check.bit_exact, check.format()
 
 
@@ -225,9 +226,9 @@ def test_one_dimensional_averages_are_exact_over_a_power_of_two_and_within_the_t
     )
     quantized = trained(model, ["conv1[:, 0, 2]"], rows)
     result = fp.export(quantized, "latency_parallel", "pynq-z2", tmp_path / "prj", x=rows.x_test)
-    tolerance = export_tolerance(quantized, result.config)
+    tolerance = export_tolerance(resolved(quantized), result.config)
     assert "'gap' (3 values)" in tolerance.reason and "'avg'" not in tolerance.reason
-    check = csim_check(result.hls_model, quantized, rows.x_test, result.input_type, tolerance=tolerance)
+    check = csim_check(result.hls_model, resolved(quantized), rows.x_test, result.input_type, tolerance=tolerance)
     assert check.within_tolerance and check.passed, check.format()
     assert check.max_abs_diff <= tolerance.absolute and check.argmax_agreement > 0.97
     traced_avg = [line for line in check.diff if line.startswith("avg ")]
@@ -239,7 +240,7 @@ def test_branching_model_with_merges_is_bit_exact_in_io_stream(tmp_path, dataset
     model = trained(branching_model(), ["conv2[:, :, 1, :]", "conv3[:, :, 2, 0]"], dataset)
     result = fp.export(model, "latency_stream", "pynq-z2", tmp_path / "prj", x=dataset.x_test)
     assert result.notes == []
-    check = csim_check(result.hls_model, model, dataset.x_test[:150], result.input_type)
+    check = csim_check(result.hls_model, resolved(model), dataset.x_test[:150], result.input_type)
     assert check.bit_exact, check.format()
     assert product_sites(result.path) == live_weights(model)  # one multiplication site per live weight
 
@@ -262,6 +263,6 @@ def test_training_only_layers_are_left_out_and_the_project_stays_bit_exact(tmp_p
         "flatten",
         "fc",
     ]
-    check = csim_check(result.hls_model, model, dataset.x_test[:150], result.input_type)
+    check = csim_check(result.hls_model, resolved(model), dataset.x_test[:150], result.input_type)
     assert check.bit_exact, check.format()
     assert product_sites(result.path) == live_weights(model)

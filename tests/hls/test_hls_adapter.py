@@ -11,6 +11,7 @@ from fpgaprune import data
 from fpgaprune.hls import config_from_model, convert_model
 from fpgaprune.hls.precision import derive_precisions
 from fpgaprune.quantize import input_type, quantization_report, to_qkeras
+from fpgaprune.record import record_of, resolved
 from fpgaprune.tfk import keras
 
 L = keras.layers
@@ -48,23 +49,25 @@ def test_config_routes_to_the_keras2_parser_and_restores_keras():
     import keras as keras3
 
     quantized, _ = trained_qkeras_cnn()
-    config = config_from_model(quantized)
+    config = config_from_model(resolved(quantized))
     assert {"conv1", "relu1", "conv2", "fc"} <= set(config["LayerName"])
     assert config["LayerName"]["conv1"]["Precision"]["weight"].startswith("fixed<6,1")
     assert sys.modules["keras"] is keras3 and keras3.__version__.startswith("3.")
     # a Keras 3 model goes through its tf_keras twin, with its own layer names
-    config = config_from_model(keras3.Sequential([keras3.Input((3,)), keras3.layers.Dense(2, name="k3_dense")]))
+    config = config_from_model(
+        resolved(keras3.Sequential([keras3.Input((3,)), keras3.layers.Dense(2, name="k3_dense")]))
+    )
     assert "k3_dense" in config["LayerName"]
     assert sys.modules["keras"] is keras3
 
 
 def test_csim_with_derived_precisions_is_bit_exact(tmp_path):
     quantized, dataset = trained_qkeras_cnn()
-    plan = derive_precisions(quantized, input_type(dataset.x_train))
-    config = config_from_model(quantized)
+    plan = derive_precisions(record_of(quantized), input_type(dataset.x_train))
+    config = config_from_model(resolved(quantized))
     for name, layer_config in plan.hls_layer_config().items():
         config["LayerName"].setdefault(name, {}).setdefault("Precision", {}).update(layer_config["Precision"])
-    hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
+    hls_model = convert_model(resolved(quantized), config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
     assert_csim_bit_exact(hls_model, quantized, dataset.x_test[:200])
     report = quantization_report(quantized, None, dataset.x_test, dataset.y_test)
     conv2 = next(r for r in report.rows if r["layer"] == "conv2" and r["weight"] == "kernel")
@@ -83,9 +86,9 @@ def test_dead_channel_with_auto_alpha_exports_without_nan(tmp_path):
     quantized.get_layer("fc").kernel_quantizer_internal(quantized.get_layer("fc").kernel)
     assert float(np.asarray(quantized.get_layer("fc").kernel_quantizer_internal.scale).ravel()[2]) == 0.0  # the trap
     x = np.random.default_rng(0).random((32, 6), dtype=np.float32)
-    config, notes = derived_hls_config(quantized, x)
+    config, notes = derived_hls_config(resolved(quantized), x)
     assert any(note.startswith("fc_alpha: alpha='auto' scales are not powers of 2") for note in notes)
-    hls_model = convert_model(quantized, config, tmp_path / "prj", backend="Vitis")
+    hls_model = convert_model(resolved(quantized), config, tmp_path / "prj", backend="Vitis")
     for layer in hls_model.get_layers():
         for name, variable in layer.weights.items():
             assert not np.isnan(variable.data).any(), f"{layer.name}/{name} has NaN"
@@ -102,10 +105,10 @@ def test_auto_po2_scales_factor_into_exact_alpha_nodes(tmp_path):
 
     po2 = {"default": {**SPEC["default"], "kernel": "quantized_bits(6,0,alpha='auto_po2')"}}
     quantized, dataset = trained_qkeras_cnn(po2, ["conv2[:, :, :, 4]", "conv2[:, :, 3, 2]", "fc[:, 7]"], epochs=2)
-    config, notes = derived_hls_config(quantized, dataset.x_train)
+    config, notes = derived_hls_config(resolved(quantized), dataset.x_train)
     assert notes == []
     assert {"conv1_alpha", "conv2_alpha", "fc_alpha"} <= set(config["LayerName"])
-    hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
+    hls_model = convert_model(resolved(quantized), config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
     alpha = {layer.name: layer for layer in hls_model.get_layers() if layer.class_name == "ApplyAlpha"}
     assert set(alpha) == {"conv1_alpha", "conv2_alpha", "fc_alpha"}
     assert alpha["conv2_alpha"].weights["scale"].data.ravel()[4] == 1.0  # the dead channel
@@ -133,11 +136,11 @@ def test_separable_and_depthwise_csim_is_bit_exact_in_io_stream(tmp_path):
     quantized = to_qkeras(held, SPEC)
     quantized.compile(keras.optimizers.Adam(3e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     quantized.fit(dataset.x_train, dataset.y_train, epochs=2, verbose=0)
-    config, notes = derived_hls_config(quantized, dataset.x_train)
+    config, notes = derived_hls_config(resolved(quantized), dataset.x_train)
     assert notes == []
     assert {"depthwise_accum", "pointwise_accum"} <= set(config["LayerName"]["sep"]["Precision"])
     assert "zp2d_conv1" in config["LayerName"]
-    hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_stream", backend="Vitis")
+    hls_model = convert_model(resolved(quantized), config, tmp_path / "prj", io_type="io_stream", backend="Vitis")
     assert_csim_bit_exact(hls_model, quantized, dataset.x_test[:100])
 
 
@@ -156,9 +159,9 @@ def test_recurrent_csim_is_close_with_derived_types(tmp_path, kind):
     quantized = to_qkeras(fp.hold(model, prune=["rnn/kernel[0, :]", "rnn/recurrent_kernel[:, 0:3]"]), spec)
     quantized.compile(keras.optimizers.Adam(1e-2), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     quantized.fit(rows(dataset.x_train), dataset.y_train, epochs=6, verbose=0)
-    config, notes = derived_hls_config(quantized, rows(dataset.x_train))
+    config, notes = derived_hls_config(resolved(quantized), rows(dataset.x_train))
     assert [note.split(":")[0] for note in notes] == ["rnn"]
-    hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
+    hls_model = convert_model(resolved(quantized), config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
     rnn = quantized.get_layer("rnn")
     for name, weight, quantizer in (
         ("weight", rnn.cell.kernel, rnn.kernel_quantizer_internal),
@@ -192,9 +195,9 @@ def test_quantized_batchnorm_csim_is_close_with_derived_types(tmp_path):
     model.compile(keras.optimizers.Adam(3e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     model.fit(dataset.x_train, dataset.y_train, epochs=2, verbose=0)
     quantized = to_qkeras(fp.hold(model, prune=["conv1[:, :, 0, 2]"]), SPEC, batchnorm="quantize")
-    config, notes = derived_hls_config(quantized, dataset.x_train)
+    config, notes = derived_hls_config(resolved(quantized), dataset.x_train)
     assert [note.split(":")[0] for note in notes] == ["bn1"]
-    hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
+    hls_model = convert_model(resolved(quantized), config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
     hls_model.compile()
     x = np.ascontiguousarray(dataset.x_test[:200])
     reference = quantized.predict(x, verbose=0)
@@ -220,10 +223,10 @@ def test_sigmoid_and_tanh_tables_are_derived_and_close(tmp_path):
     quantized.compile(keras.optimizers.Adam(3e-3), keras.losses.BinaryCrossentropy())
     targets = np.eye(10)[dataset.y_train]
     quantized.fit(dataset.x_train.reshape(-1, 64), targets, epochs=3, verbose=0)
-    config, notes = derived_hls_config(quantized, dataset.x_train.reshape(-1, 64))
+    config, notes = derived_hls_config(resolved(quantized), dataset.x_train.reshape(-1, 64))
     assert sorted(note.split(":")[0] for note in notes) == ["fc1_tanh", "sigmoid"]
     assert config["LayerName"]["sigmoid"]["table_size"] == 4096
-    hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
+    hls_model = convert_model(resolved(quantized), config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
     tables = {
         layer.name: str(layer.get_attr("table_t").precision)
         for layer in hls_model.get_layers()
@@ -259,10 +262,10 @@ def test_hard_tanh_and_sigmoid_quantizers_are_bit_exact(tmp_path):
     quantized = to_qkeras(fp.hold(model, prune=["fc1[0:16, :]"]), spec)
     quantized.compile(keras.optimizers.Adam(3e-3), keras.losses.BinaryCrossentropy())
     quantized.fit(dataset.x_train.reshape(-1, 64), np.eye(10)[dataset.y_train], epochs=2, verbose=0)
-    config, notes = derived_hls_config(quantized, dataset.x_train.reshape(-1, 64))
+    config, notes = derived_hls_config(resolved(quantized), dataset.x_train.reshape(-1, 64))
     assert notes == []
     assert config["LayerName"]["fc1_quantized_tanh"]["Precision"]["result"] == "fixed<8,1,RND_CONV,SAT>"
-    hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
+    hls_model = convert_model(resolved(quantized), config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
     hard = {layer.name for layer in hls_model.get_layers() if layer.class_name == "HardActivation"}
     assert hard == {"fc1_quantized_tanh", "sigmoid"}
     x = dataset.x_test[:200].reshape(-1, 64)
@@ -304,7 +307,7 @@ def test_layer_names_that_are_no_cpp_identifiers_are_mapped_and_shown_as_the_use
     assert check.bit_exact and check.samples == 120, check.format()
     summary = exported.summary()
     assert "head/fc" in summary and "1conv" in summary and "head_fc" not in summary
-    estimate = estimate_resources(exported, to_qkeras(model, SPEC))  # the unpruned twin: what pruning saved
+    estimate = estimate_resources(exported, record_of(to_qkeras(model, SPEC)))  # the unpruned twin: what pruning saved
     assert {layer.name for layer in estimate.layers} == {"block1.conv", "1conv", "head/fc"}
     assert {saving.name for saving in estimate.savings()} >= {"1conv[:, :, 0, 1]"}
     assert "defines.h" not in "".join(check.diff)
@@ -327,9 +330,9 @@ def test_layer_names_that_clash_as_cpp_identifiers_are_one_line_naming_every_pai
         r"'conv_1' would both be 'conv_1'; 'b-2' and 'b/2' would both be 'b_2'; rename one of each pair$"
     )
     with pytest.raises(fp.FpgapruneError, match=expected):
-        config_from_model(model)
+        config_from_model(resolved(model))
     with pytest.raises(fp.FpgapruneError, match=expected):
-        convert_model(model, {"Model": {"Precision": "ap_fixed<16,6>", "ReuseFactor": 1}}, tmp_path / "prj")
+        convert_model(resolved(model), {"Model": {"Precision": "ap_fixed<16,6>", "ReuseFactor": 1}}, tmp_path / "prj")
     assert not (tmp_path / "prj").exists()
 
 
@@ -339,7 +342,7 @@ def test_a_layer_class_hls4ml_cannot_convert_is_one_line_before_hls4ml(tmp_path)
     )
     expected = rf"^model '{model.name}': layer 'up' is a Conv2DTranspose, which hls4ml [0-9.]+ cannot convert"
     with pytest.raises(fp.FpgapruneError, match=expected):
-        convert_model(model, {"Model": {"Precision": "ap_fixed<16,6>", "ReuseFactor": 1}}, tmp_path / "prj")
+        convert_model(resolved(model), {"Model": {"Precision": "ap_fixed<16,6>", "ReuseFactor": 1}}, tmp_path / "prj")
     assert not (tmp_path / "prj").exists()
 
 
@@ -373,7 +376,7 @@ def test_layers_that_act_only_in_training_are_left_out_for_hls4ml_and_the_output
     )
     x = np.random.default_rng(0).random((16, 8, 8, 1)).astype(np.float32)
     assert np.array_equal(twin.predict(x, verbose=0), model.predict(x, verbose=0))
-    names = set(config_from_model(model)["LayerName"])
+    names = set(config_from_model(resolved(model))["LayerName"])
     assert {"conv1", "fc"} <= names and not names & {"flip", "noise", "sdrop", "contrast", "gdrop", "drop", "same"}
     plain = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(2, 3, name="conv1"), L.Flatten(), L.Dense(3)])
     assert inference_model(plain) is plain
@@ -396,10 +399,10 @@ def test_a_shape_only_hls4mls_handlers_refuse_is_named_by_layer_and_the_handlers
             L.Dense(3, name="fc"),
         ]
     )
-    problem = conversion_problem(four_d)
+    problem = conversion_problem(resolved(four_d))
     assert problem.startswith("layer 'norm': hls4ml ") and "only three-dimensional input" in problem, problem
     assert "\n" not in problem and handlers == before
     three_d = keras.Sequential(
         [keras.Input((6, 4)), L.LayerNormalization(name="norm"), L.Flatten(name="flatten"), L.Dense(3, name="fc")]
     )
-    assert conversion_problem(three_d) is None and handlers == before
+    assert conversion_problem(resolved(three_d)) is None and handlers == before

@@ -20,6 +20,7 @@ from hls_helpers import (
 import fpgaprune as fp
 from fpgaprune.hls import convert_model, export_config
 from fpgaprune.hls.manifest import quantized_kernel
+from fpgaprune.record import layer_record_of, resolved
 from fpgaprune.strip import strip
 from fpgaprune.tfk import keras
 
@@ -102,7 +103,7 @@ def test_one_pruned_kernel_removes_exactly_its_products(tmp_path):
     }
     dense_model = trained(build(), [], None, epochs=0, spec=spec)
     pruned_model = trained(build(), ["conv2[:, :, 29, 13]"], None, epochs=0, spec=spec)
-    kernel = quantized_kernel(dense_model.get_layer("conv2"))
+    kernel = quantized_kernel(layer_record_of(dense_model.get_layer("conv2")))
     assert kernel.shape == (3, 3, 32, 32)
     expected = int(np.count_nonzero(kernel[:, :, 29, 13]))
     assert expected == 9  # none of its weights was already zero
@@ -122,8 +123,8 @@ def test_stripped_channels_do_not_exist_and_comments_use_original_indices(tmp_pa
     held = fp.hold(model, prune=["conv1[..., 2]"])  # conv1's output channel 2 dies
     result = strip(held)
     quantized = trained(result.model, [], None, epochs=0)
-    config, _, _ = export_config(quantized, "latency_parallel", RNG_X, index_map=result.index_map)
-    hls_model = convert_model(quantized, config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
+    config, _, _ = export_config(resolved(quantized), "latency_parallel", RNG_X, index_map=result.index_map)
+    hls_model = convert_model(resolved(quantized), config, tmp_path / "prj", io_type="io_parallel", backend="Vitis")
     hls_model.write()
     text = open(hls_model.config.get_output_dir() + "/firmware/nnet_utils/nnet_code_gen.h").read()
     assert list(result.index_map["conv1"]["out"]) == [0, 1, 3]
@@ -135,7 +136,7 @@ def test_stripped_channels_do_not_exist_and_comments_use_original_indices(tmp_pa
     assert kept and any(3 in inputs for inputs in kept)  # its input 2 is the original 3
     assert not any(2 in inputs for inputs in kept)  # the original input 2 is gone
     sites = product_sites(hls_model.config.get_output_dir())
-    assert sites["conv1"] == np.count_nonzero(quantized_kernel(quantized.get_layer("conv1")))
+    assert sites["conv1"] == np.count_nonzero(quantized_kernel(layer_record_of(quantized.get_layer("conv1"))))
 
 
 def test_other_maskable_layers_keep_stock_code_and_say_so(tmp_path):

@@ -13,6 +13,7 @@ import fpgaprune as fp
 from fpgaprune.hls import table_error
 from fpgaprune.hls.table_error import Table, own_error
 from fpgaprune.quantize.fixed_types import FixedType
+from fpgaprune.record import resolved
 from fpgaprune.tfk import keras
 
 qkeras = pytest.importorskip("qkeras")
@@ -101,7 +102,9 @@ def test_a_cnn_with_tables_inside_is_within_each_layers_stated_bound(tmp_path, t
     defaults = {name: {"table_size": 1024, "table_t": "ap_fixed<18,8>"} for name in ("tanh", "fc1_sigmoid")}
     overrides = {"LayerName": defaults} if tables == "hls4ml_defaults" else None
     exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "prj", x=x[1000:1300], overrides=overrides)
-    bounds = export_layer_tolerances(model, exported.config, exported.manifest.get("names"), exported.input_type)
+    bounds = export_layer_tolerances(
+        resolved(model), exported.config, exported.manifest.get("names"), exported.input_type
+    )
     assert (
         "1024-entry table" in bounds["tanh"].reason
         if tables == "hls4ml_defaults"

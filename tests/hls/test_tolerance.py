@@ -8,7 +8,7 @@ import pytest
 import fpgaprune as fp
 from fpgaprune.hls.tolerance import RECURRENT_RELATIVE, UNBOUNDED, export_type, logits_tolerance, parse_type
 from fpgaprune.quantize import FixedType, to_qkeras
-from fpgaprune.record import record_of
+from fpgaprune.record import record_of, resolved
 from fpgaprune.tfk import keras
 
 L = keras.layers
@@ -55,7 +55,7 @@ def _pooled(size):
 )
 def test_averaging_a_non_power_of_two_is_bounded_by_one_step_of_each_type_times_the_next_layer(accum, result):
     quantized = _pooled(8)  # 6 x 6 = 36 values averaged
-    tolerance = logits_tolerance(quantized, "fc", {"gap": {"accum": accum, "result": result}})
+    tolerance = logits_tolerance(resolved(quantized), "fc", {"gap": {"accum": accum, "result": result}})
     kernel = np.asarray(quantized.get_layer("fc").kernel_quantizer_internal(quantized.get_layer("fc").kernel))
     # and one rounding of the mean in the reference, which computes QKeras' model exactly (float64: 53 bits)
     steps = 2.0**-accum.frac + 2.0**-result.frac + 2.0**-52 * result.hi
@@ -65,17 +65,19 @@ def test_averaging_a_non_power_of_two_is_bounded_by_one_step_of_each_type_times_
 
 
 def test_a_power_of_two_average_and_a_model_without_one_need_no_tolerance():
-    assert logits_tolerance(_pooled(6), "fc", {}) is None  # 4 x 4 = 16 values: exact with the derived types
+    assert logits_tolerance(resolved(_pooled(6)), "fc", {}) is None  # 4 x 4 = 16 values: exact with the derived types
     plain = keras.Sequential([keras.Input((4,)), L.Dense(3, name="fc")])
-    assert logits_tolerance(to_qkeras(fp.hold(plain), SPEC), "fc", {}) is None
+    assert logits_tolerance(resolved(to_qkeras(fp.hold(plain), SPEC)), "fc", {}) is None
 
 
 def test_recurrent_layers_take_the_recurrent_tolerance():
     model = keras.Sequential([keras.Input((5, 3)), L.GRU(4, name="rnn"), L.Dense(3, name="fc")])
     tolerance = logits_tolerance(
-        to_qkeras(
-            fp.hold(model),
-            {"default": {"kernel": "quantized_bits(8,1,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)"}},
+        resolved(
+            to_qkeras(
+                fp.hold(model),
+                {"default": {"kernel": "quantized_bits(8,1,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)"}},
+            )
         ),
         "fc",
         {},
@@ -107,8 +109,8 @@ def test_a_batchnorm_that_cannot_fold_is_bounded_by_its_scale_bias_and_result_ty
     quantized, fixed_in = _input_batchnorm(), FixedType(5, 1, False)
     unit = 2.0**-24 if float32 else 2.0**-53  # the reference's unit roundoff: float32, or QKeras' exact float64
     types = {"bn": {"scale": FixedType(16, 2, False), "bias": FixedType(20, 2), "result": FixedType(22, 4)}}
-    tolerances = layer_tolerances(_float32(quantized) if float32 else quantized, types, fixed_in)
-    scale, bias = batchnorm_affine(quantized.get_layer("bn"), quantized=True)
+    tolerances = layer_tolerances(_float32(quantized) if float32 else resolved(quantized), types, fixed_in)
+    scale, bias = batchnorm_affine(record_of(quantized).layers["bn"], quantized=True)
     expected = (
         fixed_in.hi * (2.0**-14 + 4 * unit * scale.max()) + 2.0**-18 + 4 * unit * np.abs(bias).max() + 2 * unit * 8.0
     )
@@ -119,7 +121,7 @@ def test_a_batchnorm_that_cannot_fold_is_bounded_by_its_scale_bias_and_result_ty
     colsum = np.abs(kernel).sum(axis=0).max()
     own = 7 * unit / (1 - 7 * unit) * 8.0 * colsum if float32 else 0.0  # fc's float32 rounding: 6 + 22 + 3 bits
     assert tolerances["fc"].absolute == pytest.approx(expected * colsum + own, rel=1e-6)
-    assert layer_tolerances(quantized, {}, fixed_in)["bn"] is UNBOUNDED  # no types: no bound, not a pass
+    assert layer_tolerances(resolved(quantized), {}, fixed_in)["bn"] is UNBOUNDED  # no types: no bound, not a pass
 
 
 def test_an_accumulation_past_the_references_float_is_bounded_by_gamma_n_and_an_exact_one_needs_none():
@@ -136,7 +138,7 @@ def test_an_accumulation_past_the_references_float_is_bounded_by_gamma_n_and_an_
     assert bound.absolute == pytest.approx(gamma * wide.hi * np.abs(kernel).sum(axis=0).max(), rel=1e-6)
     assert "QKeras accumulates 'fc' in float32, not exactly (31 bits of products > 24)" in bound.reason
     assert layer_tolerances(_float32(model), {}, narrow)["fc"] is None
-    assert layer_tolerances(model, {}, wide)["fc"] is None  # exact in float64: bit-exact, no tolerance
+    assert layer_tolerances(resolved(model), {}, wide)["fc"] is None  # exact in float64: bit-exact, no tolerance
 
 
 def test_a_bound_larger_than_a_sixteenth_of_its_types_range_is_no_bound():
@@ -146,7 +148,7 @@ def test_a_bound_larger_than_a_sixteenth_of_its_types_range_is_no_bound():
 
     quantized, fixed_in = _input_batchnorm(), FixedType(5, 1, False)
     coarse = {"scale": FixedType(4, 2, False), "bias": FixedType(4, 2), "result": FixedType(8, 2)}
-    tolerances = layer_tolerances(quantized, {"bn": coarse, "fc": {"result": FixedType(10, 5)}}, fixed_in)
+    tolerances = layer_tolerances(resolved(quantized), {"bn": coarse, "fc": {"result": FixedType(10, 5)}}, fixed_in)
     bn, fc = tolerances["bn"], tolerances["fc"]
     assert isinstance(bn, Unbounded) and fc is bn  # what follows an unbounded layer is unbounded too
     reach = FixedType(8, 2).hi - FixedType(8, 2).lo
@@ -154,7 +156,7 @@ def test_a_bound_larger_than_a_sixteenth_of_its_types_range_is_no_bound():
     assert "'bn' (a batch normalization that cannot fold)" in bn.reason
     assert "normalize the data instead of 'bn'" in bn.advice and "hls.config LayerName" in bn.advice
     fine = {"scale": FixedType(16, 2, False), "bias": FixedType(20, 2), "result": FixedType(22, 4)}
-    assert not isinstance(layer_tolerances(quantized, {"bn": fine}, fixed_in)["bn"], Unbounded)
+    assert not isinstance(layer_tolerances(resolved(quantized), {"bn": fine}, fixed_in)["bn"], Unbounded)
 
 
 def test_a_layer_that_differs_beyond_its_bound_or_with_none_is_named():

@@ -223,8 +223,8 @@ def test_a_fit_at_equal_prices_keeps_lamps_global_ranking():
     model = small_cnn()
     pruner = Pruner(structure="kernel", layers=["conv1", "conv2"])
     views = [_GroupView(target, "l1") for target in pruner.targets(model)]
-    capacity = 0.3 * sum(v.target.variable.numpy().size for v in views)
-    masks, result = pruner.select_to_fit(model, lambda t: np.ones((1, *t.variable.shape)), [capacity])
+    capacity = 0.3 * sum(v.target.record.values.size for v in views)
+    masks, result = pruner.select_to_fit(model, lambda t: np.ones((1, *t.record.shape)), [capacity])
     assert result.optimal and result.cost[0] <= capacity
     lamp = np.concatenate([lamp_scores(v.scores, np.ones(v.scores.size, bool)) for v in views])
     forced = np.concatenate([v.strongest(MIN_KEPT_FRACTION) for v in views])  # each layer's strongest 10%

@@ -24,6 +24,7 @@ from fpgaprune.errors import ModelFileError
 from fpgaprune.framework import front_end_of
 from fpgaprune.frontends.qkeras.files import model_objects
 from fpgaprune.masking.input_zeros import input_zeros, unheld_zeros
+from fpgaprune.record import record_of
 from fpgaprune.tfk import keras
 
 qkeras = pytest.importorskip("qkeras")
@@ -190,7 +191,7 @@ def test_a_fused_depthwise_layer_is_one_line_at_validate_and_its_zeros_are_named
     )
     kernel = model.get_layer("qdwbn").depthwise_kernel
     kernel.assign(np.where(np.arange(9).reshape(3, 3, 1, 1) < 3, 0.0, kernel.numpy()))
-    found = unheld_zeros(model, front_end_of(model))
+    found = unheld_zeros(record_of(model))
     line = found[("qdwbn", "depthwise_kernel")]
     assert "QDepthwiseConv2DBatchnorm, which fpgaprune cannot hold: 3 exact zeros (33%)" in line
     assert "qdwbn/depthwise_kernel (QDepthwiseConv2DBatchnorm" in input_zeros(model)[1].line()

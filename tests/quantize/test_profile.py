@@ -5,9 +5,11 @@ import numpy as np
 import pytest
 
 import fpgaprune as fp
+from fpgaprune.frontends.describe import quantizer_range
 from fpgaprune.frontends.qkeras.reference import LayerValuesProbe
 from fpgaprune.quantize import to_qkeras
-from fpgaprune.quantize.profile import SAMPLE, Profile, ProfileCollector, ProfileRow, quantizer_range
+from fpgaprune.quantize.profile import SAMPLE, Profile, ProfileCollector, ProfileRow
+from fpgaprune.record import resolved
 from fpgaprune.tfk import keras
 
 L = keras.layers
@@ -66,7 +68,7 @@ def _quantized_cnn():
 def test_the_share_clipped_at_an_activation_quantizer_is_that_of_its_inputs_above_its_range(scale):
     quantized = _quantized_cnn()
     x = np.round(np.random.default_rng(1).random((64, 6, 6, 1)) * 16) / 16 * scale
-    collector = ProfileCollector(quantized)
+    collector = ProfileCollector(resolved(quantized))
     values = LayerValuesProbe(quantized, batch_size=16)(x[:40])
     collector.add(x[:40], values)
     collector.add(x[40:], LayerValuesProbe(quantized)(x[40:]))

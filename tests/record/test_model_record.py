@@ -19,7 +19,7 @@ import fpgaprune as fp
 from fpgaprune.hls.precision import derive_precisions
 from fpgaprune.hls.tolerance import layer_tolerances
 from fpgaprune.quantize import FixedType, to_qkeras
-from fpgaprune.record import ModelRecord, record_of
+from fpgaprune.record import ModelRecord, record_of, resolved
 
 ROOT = Path(__file__).resolve().parents[2]
 INPUT = FixedType(8, 3, True)
@@ -95,9 +95,9 @@ def test_derivation_and_tolerances_on_the_record_in_a_process_without_frameworks
     )
     assert done.returncode == 0, done.stderr.decode()[-3000:]
     types, notes, tolerances = pickle.loads(done.stdout)
-    plan = derive_precisions(quantized, INPUT)
+    plan = derive_precisions(record_of(quantized), INPUT)
     assert types == plan.types and notes == plan.notes and plan.types
-    assert tolerances == layer_tolerances(quantized, plan.types, INPUT)
+    assert tolerances == layer_tolerances(resolved(quantized), plan.types, INPUT)
 
 
 def test_a_layer_record_answers_what_the_model_record_does():

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from matplotlib.text import Text
 
+from fpgaprune.record import record_of
 from fpgaprune.report import figures
 
 
@@ -68,7 +69,7 @@ def report_estimate(digits_cnn_and_dense, tmp_path_factory):
     base, dense = digits_cnn_and_dense
     pruned = trained(base, ["conv2[:, :, 1, :]", "fc[0:30, 4]"], None, epochs=0)
     exported = fp.export(pruned, "latency_parallel", "pynq-z2", tmp_path_factory.mktemp("figures") / "prj", x=X8)
-    return estimate_resources(exported, dense)
+    return estimate_resources(exported, record_of(dense))
 
 
 @pytest.mark.parametrize("shape", [(64, 64), (1, 64), (64, 3)])

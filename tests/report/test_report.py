@@ -13,6 +13,7 @@ from text_helpers import negative_zeros
 
 import fpgaprune as fp
 from fpgaprune.hls import find_hls_tool
+from fpgaprune.record import record_of
 from fpgaprune.report import write_report
 from fpgaprune.resources import estimate_resources
 from fpgaprune.resources.estimate import COLUMN_SOURCES
@@ -26,13 +27,13 @@ def report(tmp_path_factory, digits_cnn_and_dense):
     pruned = trained(base, ["conv2[:, :, 1, :]", "conv2[:, :, 3, 2]", "fc[0:30, 4]"], None, epochs=0)
     root = tmp_path_factory.mktemp("report")
     exported = fp.export(pruned, "resource_parallel", "pynq-z2", root / "prj", x=X)
-    estimate = estimate_resources(exported, dense)
+    estimate = estimate_resources(exported, record_of(dense))
     paths = write_report(
         root / "report",
         exported,
         estimate,
-        pruned,
-        dense_model=dense,
+        record_of(pruned),
+        dense_model=record_of(dense),
         accuracies={"dense": 0.95, "pruned": 0.94, "quantized": 0.93},
     )
     return paths, estimate

@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+from fpgaprune.record import record_of
 from fpgaprune.resources.yosys import (
     MeasurementBudget,
     Synthesis,
@@ -140,7 +141,7 @@ def test_the_sample_measures_one_kernels_removal_on_its_output_column_and_checks
     base, dense = digits_cnn_and_dense
     pruned = trained(base, ["conv2[:, :, 1, 0]", "conv2[:, :, 3, 2]"], None, epochs=0)
     exported = fp.export(pruned, "latency_parallel", "pynq-z2", tmp_path / "prj", x=X8)
-    measured = measure_export(exported, dense, estimate_resources(exported, dense), "sample")
+    measured = measure_export(exported, record_of(dense), estimate_resources(exported, record_of(dense)), "sample")
     removal = measured.removal
     assert removal.kernel in ("conv2[:, :, 1, 0]", "conv2[:, :, 3, 2]")  # the cheaper column of the two removed
     output = int(removal.kernel.rstrip("]").split(", ")[-1])

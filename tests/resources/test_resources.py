@@ -14,6 +14,7 @@ import fpgaprune as fp
 from fpgaprune.hls import load_export
 from fpgaprune.hls.attribute_keys import PLAN
 from fpgaprune.hls.node_record import node_record
+from fpgaprune.record import record_of
 from fpgaprune.resources import estimate_resources, rules
 from fpgaprune.resources.calibration import TARGET, fit, held_out_errors
 from fpgaprune.resources.estimator import KernelSaving, LayerTypes, kernel_savings, layer_cost, layer_types
@@ -124,7 +125,7 @@ def exported_pair(tmp_path_factory, digits_cnn_and_dense):
 
 def test_estimate_names_every_pruned_kernel_by_original_index(exported_pair):
     dense, pruned, exported = exported_pair
-    estimate = estimate_resources(exported, dense)
+    estimate = estimate_resources(exported, record_of(dense))
     names = [s.name for s in estimate.savings()]
     assert names == [f"conv2[:, :, 1, {co}]" for co in range(2)] + ["conv2[:, :, 1, 2]", "conv2[:, :, 3, 2]"] + [
         f"conv2[:, :, 1, {co}]" for co in range(3, 6)
@@ -143,7 +144,7 @@ def test_the_csynth_view_prices_the_zeros_stock_hls4ml_leaves_to_the_compiler(ex
     from fpgaprune.resources.csynth import MODELS, models_for
 
     dense, pruned, exported = exported_pair
-    estimate = estimate_resources(exported, dense)
+    estimate = estimate_resources(exported, record_of(dense))
     checked = models_for("dense", "io_parallel", "latency")
     assert [m.tool for m in checked] == [MODELS["vivado_hls 2019.2"].tool, MODELS["vitis 2024.1"].tool]
     assert [(r["layer"], r["tool"]) for r in estimate.csynth] == [("fc", m.tool) for m in checked]
@@ -153,8 +154,10 @@ def test_the_csynth_view_prices_the_zeros_stock_hls4ml_leaves_to_the_compiler(ex
     for row, model in zip(estimate.csynth, checked):
         assert abs(row["stock_LUT"] - row["fpgaprune_LUT"] - model.lut_per_site * zeros) <= 1
         assert row["stock_DSP"] == row["fpgaprune_DSP"] and (row["stock_DSP"] is None) != model.dsp_modelled
-    assert estimate_resources(load_export(exported.path), dense).csynth == estimate.csynth
-    md = write_report(tmp_path / "report", exported, estimate, pruned, dense_model=dense)["md"].read_text()
+    assert estimate_resources(load_export(exported.path), record_of(dense)).csynth == estimate.csynth
+    md = write_report(tmp_path / "report", exported, estimate, record_of(pruned), dense_model=record_of(dense))[
+        "md"
+    ].read_text()
     assert "What C-synthesis would report, per tool checked on the layer's kind" in md
     first = estimate.csynth[0]
     assert f"| fc | Vivado HLS 2019.2 | {first['stock_LUT']} | {first['fpgaprune_LUT']} |" in md
@@ -173,7 +176,7 @@ def test_a_reloaded_export_holds_what_the_fresh_one_prices(exported_pair, tmp_pa
         assert layer_types(record, exported.board) == layer_types(
             node_record(exported.hls_model.graph[name]), exported.board
         )
-    fresh, again = estimate_resources(exported, dense), estimate_resources(reloaded, dense)
+    fresh, again = estimate_resources(exported, record_of(dense)), estimate_resources(reloaded, record_of(dense))
     assert again.rows() == fresh.rows() and again.savings() == fresh.savings() and again.notes == fresh.notes
     broken = tmp_path / "prj"
     shutil.copytree(exported.path, broken)
@@ -193,13 +196,18 @@ def test_yosys_measures_a_removed_kernel_and_the_report_shows_it(exported_pair, 
     from fpgaprune.resources.measure import kernel_removal, measure_node
 
     dense, pruned, exported = exported_pair
-    removal = kernel_removal(exported.nodes["conv2"], dense.get_layer("conv2"), 3, 2, "UltraScale+")
+    removal = kernel_removal(exported.nodes["conv2"], record_of(dense).layers["conv2"], 3, 2, "UltraScale+")
     assert removal.without_kernel.luts < removal.with_kernel.luts  # the kernel's logic is gone
     measured = {"conv2": measure_node(exported.nodes["conv2"], "UltraScale+")}
     assert measured["conv2"] == removal.without_kernel
-    estimate = estimate_resources(exported, dense)
+    estimate = estimate_resources(exported, record_of(dense))
     paths = write_report(
-        tmp_path, exported, estimate, pruned, dense_model=dense, measurements=Measurements(measured, [removal])
+        tmp_path,
+        exported,
+        estimate,
+        record_of(pruned),
+        dense_model=record_of(dense),
+        measurements=Measurements(measured, [removal]),
     )
     html = paths["html"].read_text()
     assert (
@@ -442,9 +450,9 @@ def test_a_large_layer_is_measured_in_parts_and_the_report_says_so(exported_pair
     paths = write_report(
         tmp_path,
         exported,
-        estimate_resources(exported, dense),
-        pruned,
-        dense_model=dense,
+        estimate_resources(exported, record_of(dense)),
+        record_of(pruned),
+        dense_model=record_of(dense),
         measurements=Measurements(measured, []),
     )
     for text in (paths["html"].read_text(), paths["md"].read_text()):

@@ -20,10 +20,10 @@ class HlsExport(ABC):
         """One layer as fpgaprune's record (`record.LayerRecord`), its place in the graph left out."""
         return describe_layer(self, layer, ())
 
-    def derive_types(self, model, input_type):
-        """The hls4ml types of each node (`hls.precision.PrecisionPlan`) that make C-sim equal the quantized model;
-        an empty plan leaves every node at the config's precisions."""
-        return PrecisionPlan(self.input_name(model))
+    def derive_types(self, bound, input_type):
+        """The hls4ml types of each node (`hls.precision.PrecisionPlan`) of a bound model (`record.Bound`) that
+        make C-sim equal the quantized model; an empty plan leaves every node at the config's precisions."""
+        return PrecisionPlan(bound.record.input_name)
 
     @abstractmethod
     def reference_probe(self, model, batch_size: int = 512):

@@ -1,6 +1,9 @@
 """A model as fpgaprune reads it: its layers, their graph, and its weights in fpgaprune's layout."""
 
+import hashlib
 from abc import ABC, abstractmethod
+
+import numpy as np
 
 
 class GraphAndWeights(ABC):
@@ -33,6 +36,23 @@ class GraphAndWeights(ABC):
         """A boolean mask in the framework's layout (`index_shape`) in fpgaprune's (a kernel's outputs last)."""
         return mask
 
+    def strip(self, model, on_unsafe: str = "raise"):
+        """`model` without its dead channels (`strip.StripResult`), where `strips`."""
+        raise NotImplementedError(f"{self.name} does not strip")
+
+    def named_arrays(self, model) -> dict:
+        """{(layer name, weight name): its values}, every weight of every layer, as numpy arrays."""
+        return {
+            (layer.name, str(getattr(weight, "name", index)).split("/")[-1]): np.asarray(self.array(weight))
+            for layer in self.layers(model)
+            for index, weight in enumerate(layer.weights)
+        }
+
+    def state_token(self, model) -> bytes:
+        """A fingerprint of every weight of every layer: a binding describes the model again when it changes
+        (`record/binding.py`)."""
+        return fingerprint(self.array(weight) for layer in self.layers(model) for weight in layer.weights)
+
     @abstractmethod
     def graph_edges(self, model) -> tuple:
         """The model as a graph of layers: (its layers in order, each with a `name` and its weights as the
@@ -41,3 +61,13 @@ class GraphAndWeights(ABC):
     @abstractmethod
     def array(self, variable):
         """A weight as a numpy array, in fpgaprune's layout (a kernel's input axes first, its outputs last)."""
+
+
+def fingerprint(arrays) -> bytes:
+    """A hash of the arrays' types, shapes and bytes, in order."""
+    digest = hashlib.blake2b(digest_size=16)
+    for array in arrays:
+        array = np.ascontiguousarray(array)
+        digest.update(f"{array.dtype}{array.shape}".encode())
+        digest.update(array.tobytes())
+    return digest.digest()

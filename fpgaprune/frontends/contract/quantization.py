@@ -22,6 +22,13 @@ class Quantization(ABC):
     def quantizer_sources(self, model, quantization, default_given: bool = True) -> dict:
         """{layer: where its quantizers come from}: its own, or the config's."""
 
+    def dense_reference(self, quantized, trained, spec, batchnorm: str = "fold"):
+        """The quantized model with every pruned entry given back its trained value: what "what pruning saved"
+        is measured against (`frontends/dense_reference.py`)."""
+        from fpgaprune.frontends.dense_reference import dense_reference
+
+        return dense_reference(self, quantized, trained, spec, batchnorm)
+
     def calibrate(self, model, x) -> None:
         """Set the ranges the model's quantizers learn from data (inputs `x`), after QAT and before pricing or
         export; nothing for quantizers that keep their ranges (HGQ2's activation quantizers wrap: `trace_minmax`)."""
@@ -31,7 +38,8 @@ class Quantization(ABC):
         raise QuantizationConfigError(f"{where}: {self.name} takes no quantizer texts")
 
     def activation_mismatch(self, layer, text: str) -> str | None:
-        """Why the activation quantizer `text` cannot stand for the layer's own activation (one line), or None."""
+        """Why the activation quantizer `text` cannot stand for the activation of a layer (its record, of any
+        framework) in one line, or None."""
         return None
 
     def restore_quantizer(self, layer, restored) -> None:

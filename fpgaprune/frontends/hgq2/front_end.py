@@ -135,10 +135,10 @@ class Hgq2FrontEnd(Keras3FrontEnd):
         return model
 
     @staticmethod
-    def derive_types(model, input_type):
+    def derive_types(bound, input_type):
         """The kernel layers' types as BitExact will give them, for pricing (`types.py`); the export leaves the
         typing to BitExact."""
-        return hardware_types(model)
+        return hardware_types(bound.model)
 
     hls_config = staticmethod(hls.config_from_model)
     to_hls4ml = staticmethod(hls.convert_model)  # the types BitExact gave written into the export's config

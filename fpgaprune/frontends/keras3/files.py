@@ -11,8 +11,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from fpgaprune.errors import ModelFileError, first_line
+from fpgaprune.frontends.tensorflow.saving import write_model_file
 from fpgaprune.masking import enforce
-from fpgaprune.model.files import FilePolicy, check_model_configs, check_model_file, write_model_file
+from fpgaprune.model.files import FilePolicy, check_model_configs, check_model_file
 from fpgaprune.model.keras_json import built_from_json
 
 CODE_LAYERS = frozenset({"Lambda", "TorchModuleWrapper", "JaxLayer", "FlaxLayer", "TFSMLayer"})

@@ -20,6 +20,7 @@ import copy
 import numpy as np
 
 from fpgaprune.errors import QuantizationConfigError
+from fpgaprune.frontends.layer_graph import LayerGraph
 from fpgaprune.frontends.qkeras import quantizers as front
 from fpgaprune.frontends.qkeras.keras2 import keras, qkeras_objects, require_tf_keras_model
 from fpgaprune.frontends.qkeras.layers import FLOAT_CLASSES, QUANTIZED_CLASS
@@ -27,7 +28,6 @@ from fpgaprune.frontends.qkeras.spec import QuantizationSpec
 from fpgaprune.frontends.tensorflow.front_end import TensorFlowKeras
 from fpgaprune.frontends.tensorflow.graph import drop_from_config
 from fpgaprune.masking import FREEZE, HoldEntry, MaskManifest, finalize, hold
-from fpgaprune.model.layer_graph import LayerGraph
 from fpgaprune.model.layer_kinds import kind_of
 
 # The float activation that each QKeras activation quantizer stands for.
@@ -208,6 +208,26 @@ def activation_mismatch(layer, text: str) -> str | None:
     """Why the activation quantizer `text` cannot stand for `layer`'s activation; None when it can (or the
     layer has no activation that a quantizer replaces)."""
     function = _function_of(layer, layer.get_config())
+    if function is None or _COMPUTES.get(text.split("(")[0].strip()) == function:
+        return None
+    return _mismatch(layer.name, function, text)
+
+
+def recorded_activation_mismatch(layer, text: str) -> str | None:
+    """`activation_mismatch` of a layer's record (`record.LayerRecord`), of whichever framework: a QActivation's
+    quantizer, a plain ReLU, or the activation a Conv/Dense or Activation layer applies."""
+    if layer.class_name == front.ACTIVATION:
+        function = _COMPUTES.get(layer.applies.class_name) if layer.applies is not None else None
+    elif layer.role == "ReLU":
+        plain = not any(layer.options.get(key) for key in ("max_value", "negative_slope", "threshold"))
+        function = "relu" if plain else None
+    elif layer.role == "Activation" or (layer.kind is not None and layer.precision != "recurrent"):
+        activation = layer.activation
+        function = (activation.function or activation.class_name) if activation is not None else None
+        function = _COMPUTES.get(function.split("(")[0].strip(), function) if isinstance(function, str) else None
+        function = function if function != "linear" else None
+    else:
+        function = None
     if function is None or _COMPUTES.get(text.split("(")[0].strip()) == function:
         return None
     return _mismatch(layer.name, function, text)

@@ -15,7 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from fpgaprune.errors import ModelFileError, first_line
-from fpgaprune.model.files import FilePolicy, check_model_configs, check_model_file, write_model_file
+from fpgaprune.frontends.tensorflow.saving import write_model_file
+from fpgaprune.model.files import FilePolicy, check_model_configs, check_model_file
 from fpgaprune.model.keras_json import built_from_json
 
 CODE_LAYERS = frozenset({"Lambda", "TFOpLambda", "SlicingOpLambda"})

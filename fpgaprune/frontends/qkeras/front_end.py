@@ -138,9 +138,9 @@ class QKerasFrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
 
     @staticmethod
     def activation_mismatch(layer, text: str):
-        from fpgaprune.frontends.qkeras.convert import activation_mismatch
+        from fpgaprune.frontends.qkeras.convert import recorded_activation_mismatch
 
-        return activation_mismatch(layer, text)
+        return recorded_activation_mismatch(layer, text)
 
 
 FRONT_END = QKerasFrontEnd()

@@ -25,6 +25,9 @@ class KerasRun(TrainingRun):
 class HookCallback(tf_keras.callbacks.Callback):
     """Mixed into every TrainingHook (`hooks._with_callback`): Keras' callback events call the hook's."""
 
+    def __init__(self):
+        tf_keras.callbacks.Callback.__init__(self)  # the hook's `super().__init__()` lands here
+
     def _run(self) -> KerasRun:
         return KerasRun(self.model)
 

@@ -36,6 +36,12 @@ class TensorFlowKeras:
             return architectures.small_cnn(keras=self.keras(), **arguments)
         raise ModelFileError(f"{architecture}: {self.name} builds small_cnn or original_question_cnn only")
 
+    def strip(self, model, on_unsafe: str = "raise"):
+        """`model` rebuilt without its dead channels (`frontends/tensorflow/strip.py`)."""
+        from fpgaprune.frontends.tensorflow.strip import strip_model
+
+        return strip_model(model, self, on_unsafe)
+
     @staticmethod
     def layer_from_config(layer, config: dict):
         """A layer of `layer`'s class built from `config`, whose constraints may be live objects (holds)."""
@@ -53,9 +59,9 @@ class TensorFlowKeras:
         return graph_edges(model)
 
     @staticmethod
-    def derive_types(model, input_type):
+    def derive_types(bound, input_type):
         """The hls4ml types derived from the QKeras quantizers and the input type (`hls.precision`)."""
-        return derive_precisions(model, input_type)
+        return derive_precisions(bound.record, input_type)
 
     @staticmethod
     def input_name(model) -> str:

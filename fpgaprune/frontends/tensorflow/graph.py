@@ -1,7 +1,7 @@
 """A Keras model's graph from its config: each layer's inbound layers and the outputs (`FrontEnd.graph_edges`),
 and editing a config (`drop_from_config`) for the rebuilds the Keras front ends make."""
 
-from fpgaprune.model.layer_graph import SharedLayerError
+from fpgaprune.frontends.layer_graph import SharedLayerError
 
 
 def input_name(model) -> str:

@@ -125,6 +125,15 @@ class TorchFrontEnd(FrontEnd):
         fit(model, x, y, **settings)
 
     @staticmethod
+    def state_token(model) -> bytes:
+        """A fingerprint of the module's whole state (parameters and buffers: running statistics, Brevitas'
+        scales), the holds' own arrays left out."""
+        from fpgaprune.frontends.contract.graph import fingerprint
+        from fpgaprune.frontends.torch.training import model_weights
+
+        return fingerprint(model_weights(model).values())
+
+    @staticmethod
     def model_weights(model) -> dict:
         from fpgaprune.frontends.torch.training import model_weights
 
@@ -232,9 +241,9 @@ class TorchFrontEnd(FrontEnd):
         return quantizer.bits if quantizer is not None else default
 
     @staticmethod
-    def derive_types(model, input_type):
+    def derive_types(bound, input_type):
         """The hls4ml types derived from the quantizers and the input type (`hls.precision`)."""
-        return derive_precisions(model, input_type)
+        return derive_precisions(bound.record, input_type)
 
     def reference_probe(self, model, batch_size: int = 512):
         from fpgaprune.frontends.torch.reference import ModuleProbe

@@ -99,6 +99,10 @@ class TorchWeight:
         self.module, self.parameter = module, parameter
         self.layout = layout_of(module, parameter)
 
+    @property
+    def name(self) -> str:
+        return self.parameter
+
     def tensor(self):
         """The parameter as the module computes with it (a held one: through its parametrization)."""
         return getattr(self.module, self.parameter)

@@ -4,7 +4,6 @@ import numpy as np
 
 from fpgaprune.hls.precision.plan import PrecisionPlan
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, exact_frac
-from fpgaprune.record import layer_record_of
 from fpgaprune.record.model_record import LayerRecord
 
 # Significant bits kept for a scale that is not on a short grid (QKeras computes it in float).
@@ -45,7 +44,7 @@ def batchnorm_types(plan: PrecisionPlan, layer: LayerRecord, current: ValueRange
 
 
 def batchnorm_affine(layer, quantized: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(scale, bias) of a batch normalization (its record, or a layer's as its front end describes it), from its
-    float or (as the quantizing library uses them) quantized parameters."""
-    batchnorm = (layer if isinstance(layer, LayerRecord) else layer_record_of(layer)).batchnorm
+    """(scale, bias) of a batch normalization, from its layer's record: its float or (as the quantizing library
+    uses them) quantized parameters."""
+    batchnorm = layer.batchnorm
     return (batchnorm.quantized_scale, batchnorm.quantized_bias) if quantized else (batchnorm.scale, batchnorm.bias)

@@ -7,6 +7,7 @@ import fpgaprune as fp
 from fpgaprune.hls.precision import derive_precisions
 from fpgaprune.quantize import quantizer_type, to_qkeras
 from fpgaprune.quantize.fixed_types import FixedType, input_type
+from fpgaprune.record import record_of, resolved
 from fpgaprune.tfk import keras
 
 L = keras.layers
@@ -85,7 +86,7 @@ def test_accumulators_hold_the_worst_case_input(seed):
     padding = ["valid", "same"][seed % 2]
     model = random_model(seed, padding, prune_fraction=0.3)
     source = FixedType(5, 1, False)
-    plan = derive_precisions(model, source)
+    plan = derive_precisions(record_of(model), source)
     assert plan.notes == []
     lo, hi, frac = source.lo, source.hi, source.frac
     for name in ("conv1", "conv2", "fc"):
@@ -107,13 +108,13 @@ def test_pruning_narrows_the_accumulator():
     dense = random_model(7, "valid", prune_fraction=0.0)
     pruned = random_model(7, "valid", prune_fraction=0.8)
     source = FixedType(5, 1, False)
-    widths = [derive_precisions(m, source).types["conv1"]["accum"].integer for m in (dense, pruned)]
+    widths = [derive_precisions(record_of(m), source).types["conv1"]["accum"].integer for m in (dense, pruned)]
     assert widths[1] < widths[0]
 
 
 def test_hls_config_names_every_inserted_node():
     model = random_model(1, "same", prune_fraction=0.3)
-    plan = derive_precisions(model, FixedType(5, 1, False))
+    plan = derive_precisions(record_of(model), FixedType(5, 1, False))
     config = plan.hls_layer_config()
     assert plan.input_name.startswith("input") and config[plan.input_name]["Precision"]["result"] == "ufixed<5,1>"
     assert set(config) == {
@@ -146,7 +147,7 @@ def test_depthwise_accumulator_holds_the_worst_case_input():
     spec = {"default": {"kernel": "quantized_bits(5,0,alpha=1)", "bias": "quantized_bits(8,3,alpha=1)"}}
     quantized = to_qkeras(fp.hold(model, fp.MaskManifest().prune("dw", where=where)), spec)
     source = FixedType(5, 1, False)
-    plan = derive_precisions(quantized, source)
+    plan = derive_precisions(record_of(quantized), source)
     assert plan.notes == []
     layer = quantized.get_layer("dw")
     types = plan.types["dw"]
@@ -166,8 +167,8 @@ def test_derived_hls_config_merges_in_order():
 
     model = random_model(2, "valid", prune_fraction=0.3)
     overrides = {"LayerName": {"fc": {"Precision": {"result": "fixed<24,12>"}}}, "Model": {"ReuseFactor": 4}}
-    config, notes = derived_hls_config(model, FixedType(5, 1, False), overrides)
-    derived = derive_precisions(model, FixedType(5, 1, False)).types
+    config, notes = derived_hls_config(resolved(model), FixedType(5, 1, False), overrides)
+    derived = derive_precisions(record_of(model), FixedType(5, 1, False)).types
     assert notes == []
     assert config["Model"]["ReuseFactor"] == 4
     assert config["LayerName"]["fc"]["Precision"]["result"] == "fixed<24,12>"  # the user's override wins

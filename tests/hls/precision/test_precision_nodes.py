@@ -11,6 +11,7 @@ from fpgaprune.frontends.qkeras.alpha import factor_scales
 from fpgaprune.hls.precision import derive_precisions
 from fpgaprune.quantize import to_qkeras
 from fpgaprune.quantize.fixed_types import FixedType
+from fpgaprune.record import layer_record_of, record_of
 from fpgaprune.tfk import keras
 
 L = keras.layers
@@ -45,7 +46,7 @@ def test_auto_po2_alpha_nodes_are_exact_and_hold_every_channel(seed):
     seeded_weights(model, seed)
     spec = {"default": {"kernel": "quantized_bits(5,0,alpha='auto_po2')", "bias": "quantized_bits(8,3,alpha=1)"}}
     quantized = to_qkeras(fp.hold(model, prune=["conv[:, :, :, 1]", "fc[:, 2]"]), spec)
-    plan = derive_precisions(quantized, SOURCE)
+    plan = derive_precisions(record_of(quantized), SOURCE)
     assert plan.notes == []
     lo, hi = SOURCE.lo, SOURCE.hi
     for name in ("conv", "fc"):
@@ -67,7 +68,7 @@ def test_auto_alpha_scales_are_noted_as_rounded():
     model = keras.Sequential([keras.Input((6,)), L.Dense(4, name="fc")])
     seeded_weights(model, 0)
     spec = {"default": {"kernel": "quantized_bits(5,0,alpha='auto')", "bias": "quantized_bits(8,3,alpha=1)"}}
-    plan = derive_precisions(to_qkeras(model, spec), SOURCE)
+    plan = derive_precisions(record_of(to_qkeras(model, spec)), SOURCE)
     assert [note.split(":")[0] for note in plan.notes] == ["fc_alpha"]
     assert plan.types["fc_alpha"]["scale"].width >= 16
 
@@ -93,7 +94,7 @@ def test_batchnorm_result_holds_every_channel(seed):
     layer = quantized.get_layer("bn")
     assert type(layer).__name__ == "QBatchNormalization"
     assert all(getattr(layer, f"{p}_quantizer") is None for p in ("gamma", "beta", "mean", "variance"))
-    plan = derive_precisions(quantized, SOURCE)
+    plan = derive_precisions(record_of(quantized), SOURCE)
     assert [note.split(":")[0] for note in plan.notes] == ["bn"]  # float scales: kept to 16 bits, noted
     conv = quantized.get_layer("conv")
     kernel = np.asarray(conv.kernel_quantizer_internal(conv.kernel), np.float64).reshape(-1, 3)
@@ -127,7 +128,7 @@ def recurrent_model(kind, seed, prune_fraction):
 @pytest.mark.parametrize("seed", range(3))
 def test_recurrent_accumulators_hold_the_worst_case(kind, seed):
     quantized = recurrent_model(kind, seed, prune_fraction=0.3)
-    plan = derive_precisions(quantized, SOURCE)
+    plan = derive_precisions(record_of(quantized), SOURCE)
     assert [note.split(":")[0] for note in plan.notes] == ["rnn"]  # close to QKeras, not bit-exact: said
     layer, types = quantized.get_layer("rnn"), plan.types["rnn"]
     kernel = np.asarray(layer.kernel_quantizer_internal(layer.cell.kernel), np.float64)
@@ -149,7 +150,10 @@ def test_recurrent_accumulators_hold_the_worst_case(kind, seed):
 
 
 def test_pruning_narrows_the_recurrent_accumulator():
-    widths = [derive_precisions(recurrent_model("GRU", 4, p), SOURCE).types["rnn"]["accum"].integer for p in (0, 0.9)]
+    widths = [
+        derive_precisions(record_of(recurrent_model("GRU", 4, p)), SOURCE).types["rnn"]["accum"].integer
+        for p in (0, 0.9)
+    ]
     assert widths[1] < widths[0]
 
 
@@ -162,10 +166,10 @@ def test_lstm_input_is_retyped_through_a_reshape_but_never_a_quantizer():
         }
     }
     reshaped = keras.Sequential([keras.Input((18,)), L.Reshape((6, 3), name="rows"), L.LSTM(4, name="rnn")])
-    plan = derive_precisions(to_qkeras(reshaped, spec), SOURCE)
+    plan = derive_precisions(record_of(to_qkeras(reshaped, spec)), SOURCE)
     assert plan.types[plan.input_name]["result"] == plan.types["rnn"]["result"] == plan.types["rnn"]["accum"]
     quantized_input = keras.Sequential([keras.Input((6, 3)), L.ReLU(name="relu"), L.LSTM(4, name="rnn")])
-    plan = derive_precisions(to_qkeras(quantized_input, spec), SOURCE)
+    plan = derive_precisions(record_of(to_qkeras(quantized_input, spec)), SOURCE)
     assert "rnn" not in plan.types and plan.types["relu"]["result"].hls() == "ufixed<6,2,RND_CONV,SAT>"
     assert any(note.startswith("rnn: hls4ml 1.3's LSTM needs its input typed like its state") for note in plan.notes)
 
@@ -178,7 +182,7 @@ def test_kernels_with_channel_scales_are_counted_on_their_grid():
     seeded_weights(model, 3)
     spec = {"default": {"kernel": "quantized_bits(5,0,alpha='auto_po2')", "bias": "quantized_bits(8,3,alpha=1)"}}
     layer = to_qkeras(fp.hold(model, prune=["conv[:, :, 1, 2]"]), spec).get_layer("conv")
-    held = quantized_kernel(layer)
+    held = quantized_kernel(layer_record_of(layer))
     scaled = np.asarray(layer.kernel_quantizer_internal(layer.kernel))
     assert on_grid(held, FixedType(5, 1, True)) and not on_grid(scaled, FixedType(5, 1, True))
     np.testing.assert_array_equal(held == 0, scaled == 0)
@@ -244,7 +248,7 @@ def test_merges_are_derived_in_a_branching_model():
 
     keras.utils.set_random_seed(1)
     quantized = to_qkeras(fp.hold(branching_model(), prune=["conv2[:, :, 1, :]"]), spec)
-    plan = derive_precisions(quantized, SOURCE)
+    plan = derive_precisions(record_of(quantized), SOURCE)
     assert plan.notes == []
     relu, conv2 = plan.ranges["conv1"], plan.ranges["conv2"]
     add = plan.types["add"]["result"]
@@ -256,5 +260,5 @@ def test_merges_are_derived_in_a_branching_model():
 
     three = keras.Input((4,))
     model = keras.Model(three, L.Add(name="add3")([L.Dense(2, name=f"d{i}")(three) for i in range(3)]))
-    plan = derive_precisions(to_qkeras(model, spec), SOURCE)
+    plan = derive_precisions(record_of(to_qkeras(model, spec)), SOURCE)
     assert [note.split(":")[0] for note in plan.notes] == ["add3"] and "add3" not in plan.types

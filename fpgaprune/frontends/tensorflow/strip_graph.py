@@ -8,10 +8,10 @@ removed without rewiring more than we check.
 
 from dataclasses import dataclass, field
 
-from fpgaprune.errors import FpgapruneError
-from fpgaprune.model.layer_graph import LayerGraph, SharedLayerError, input_shape
+from fpgaprune.frontends.layer_graph import LayerGraph, SharedLayerError, input_shape
 from fpgaprune.model.layer_kinds import CHANNELS_PASS as PASSTHROUGH
 from fpgaprune.model.layer_kinds import MERGES, kind_of
+from fpgaprune.strip.result import StripError
 
 
 # Layers whose output channels strip can remove: the float kinds with a channel-count argument (layer_kinds).
@@ -19,10 +19,6 @@ def produces_channels(layer) -> str:
     """The config key that sizes the layer's output channels when its kind lets strip remove them ('' if not)."""
     kind = kind_of(layer)
     return kind.channels if kind is not None else ""
-
-
-class StripError(FpgapruneError):
-    """The model cannot be stripped safely; the message names the layer and why."""
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """A model's layers as a graph: inbound and outbound layer names, and a topological order.
 
-Strip (where channels flow), the QKeras conversion (BatchNormalization folding) and the hls4ml precision walk
-all read models through it.
+The front ends' own: strip (where channels flow), the QKeras conversion (BatchNormalization folding) and
+`describe` read framework models through it; every stage after reads the record's graph.
 """
 
 from graphlib import TopologicalSorter

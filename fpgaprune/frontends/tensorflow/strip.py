@@ -9,45 +9,19 @@ A channel of a Conv/Dense producer goes when
 Constants are computed by running the model's own pass-through layers on a constant input.
 """
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
-from fpgaprune.framework import front_end_of
-from fpgaprune.masking import MaskManifest, finalize, held_variables, hold
-from fpgaprune.model.layer_graph import output_shape
+from fpgaprune.frontends.layer_graph import output_shape
+from fpgaprune.frontends.tensorflow.strip_graph import PASSTHROUGH, ChannelGraph, Region, produces_channels
+from fpgaprune.masking import MaskManifest, finalize, hold, maskable_records
 from fpgaprune.model.layer_kinds import MERGES, role_of
-from fpgaprune.strip.graph import PASSTHROUGH, ChannelGraph, Region, StripError, produces_channels
+from fpgaprune.record import resolved
+from fpgaprune.strip.result import StripError, StripResult
 
 
-@dataclass
-class StripResult:
-    """`index_map[layer]["in"|"out"]`: the original index of each new input/output channel (or Dense row)."""
-
-    model: object
-    index_map: dict
-    removed: dict = field(default_factory=dict)  # layer -> {original channel: reason}
-    notes: list = field(default_factory=list)
-
-    def new_index(self, layer: str, axis: str, original: int):
-        """The new index of an original channel of `layer` (axis "in" or "out"), or None if it was removed."""
-        kept = self.index_map[layer][axis]
-        hits = np.flatnonzero(kept == original)
-        return int(hits[0]) if hits.size else None
-
-
-STRIP_KERAS_ONLY = (
-    "strip rebuilds Keras models only; a PyTorch module keeps its dead channels, whose products the kernel-sparse "
-    "export drops anyway (Torch-Pruning removes channels from a module)"
-)
-
-
-def strip(model, on_unsafe: str = "raise") -> StripResult:
-    """Remove dead channels; `on_unsafe="keep"` leaves channels at a disagreeing merge instead of refusing."""
-    front = front_end_of(model)
-    front.check_model(model)
-    if not front.strips:
-        raise StripError(f"{type(model).__name__}: {STRIP_KERAS_ONLY}")
+def strip_model(model, front, on_unsafe: str = "raise") -> StripResult:
+    """Remove dead channels of a Keras model (`front`: its front end); `on_unsafe="keep"` leaves channels at a
+    disagreeing merge instead of refusing."""
     if on_unsafe not in ("raise", "keep"):
         raise StripError(f"on_unsafe must be 'raise' or 'keep', got {on_unsafe!r}")
     plain, manifest = finalize(model)
@@ -64,7 +38,7 @@ def strip(model, on_unsafe: str = "raise") -> StripResult:
         if not changed:
             break
         current = work.rebuild()
-    result.model = _rehold(current, model, maps, front) if len(manifest) else current
+    result.model = _rehold(current, model, maps) if len(manifest) else current
     return result
 
 
@@ -243,14 +217,17 @@ def _check_merges(graph: ChannelGraph, work: _Work, on_unsafe: str, result: Stri
             result.notes.append(message + "; kept")
 
 
-def _rehold(stripped, original, maps: dict, front):
+def _rehold(stripped, original, maps: dict):
     """Hold, on the stripped model, the original holds that survive, sliced to the new shapes."""
     entries = MaskManifest()
-    for layer_name, weight_name, variable in held_variables(original, front):
-        layer = original.get_layer(layer_name)
-        mask, target = front.hold_of(variable).compiled(tuple(variable.shape))
-        mask, target = (_slice_like(a, layer, weight_name, maps[layer_name]) for a in (mask, target))
-        path = f"{layer_name}/{weight_name}"
+    for layer, weight in maskable_records(resolved(original).record):
+        if weight.held is None:
+            continue
+        keras_layer = original.get_layer(layer.name)
+        mask, target = (
+            _slice_like(a, keras_layer, weight.name, maps[layer.name]) for a in (weight.held, weight.targets)
+        )
+        path = f"{layer.name}/{weight.name}"
         if (mask & (target == 0)).any():
             entries.prune(path, where=mask & (target == 0))
         if (mask & (target != 0)).any():

@@ -2,17 +2,16 @@
 
 import numpy as np
 
-from fpgaprune.framework import front_end_of
 from fpgaprune.masking import hold
 from fpgaprune.quantize import to_qkeras
 
 
-def dense_reference(quantized, trained, spec, batchnorm="fold"):
+def dense_reference(front, quantized, trained, spec, batchnorm="fold"):
     """The reference for "what pruning saved": the final quantized weights, with every pruned entry (exactly
-    0 in the shadow weights) given back its value from before pruning. A stripped model's shapes differ
-    from the trained one; it is compared with the trained weights as they are."""
+    0 in the shadow weights) given back its value from before pruning (`front`: the quantized model's front
+    end, which the trained model's twin shares). A stripped model's shapes differ from the trained one; it is
+    compared with the trained weights as they are."""
     dense = to_qkeras(hold(trained), spec, batchnorm=batchnorm)
-    front = front_end_of(dense)  # the quantized twin's, as `quantized`'s
     names = {q.name for q in front.layers(quantized)}
     for layer in front.layers(dense):
         source = front.get_layer(quantized, layer.name) if layer.name in names else None
