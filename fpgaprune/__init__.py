@@ -110,17 +110,12 @@ def csim(exported, model, x, task=None):
 def estimate(exported, dense_model=None):
     """`fpgaprune.resources.estimate_resources`: per-layer and per-kernel resource estimates (`dense_model`: the
     quantized model before pruning, for the dense figures and the savings)."""
-    return estimate_resources(exported, _record(dense_model))
+    return estimate_resources(exported, dense_model)
 
 
-def write_report(out_dir, exported, estimate, model, dense_model=None, **options):
+def write_report(out_dir, exported, estimate, model, **options):
     """`fpgaprune.report.write_report`: report.html, report.md and resources.csv."""
-    return _write_report(out_dir, exported, estimate, _record(model), dense_model=_record(dense_model), **options)
-
-
-def _record(model):
-    """The model's record (`record.resolved`), None for None."""
-    return resolved(model).record if model is not None else None
+    return _write_report(out_dir, exported, estimate, model, **options)
 
 
 def boards() -> list:

@@ -14,18 +14,19 @@ import importlib
 from fpgaprune.frontends.contract import (
     PROTOCOLS,
     Files,
+    FrameworkReading,
     GraphAndWeights,
     HlsExport,
     Holds,
     Presence,
     Quantization,
-    Quantizers,
     Training,
 )
 
 
-class FrontEnd(Presence, GraphAndWeights, Holds, Training, Files, Quantization, Quantizers, HlsExport):
-    """What fpgaprune asks of a model framework and its quantization library: every protocol of the contract."""
+class FrontEnd(Presence, GraphAndWeights, Holds, Training, Files, Quantization, HlsExport, FrameworkReading):
+    """What fpgaprune asks of a model framework and its quantization library (every protocol of the contract),
+    and what the front end reads of its framework to describe a model (`FrameworkReading`)."""
 
 
 def declared_members() -> set:

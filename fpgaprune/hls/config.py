@@ -4,6 +4,7 @@ import copy
 
 from fpgaprune.hls.adapter import config_from_model
 from fpgaprune.quantize.fixed_types import FixedType, input_type
+from fpgaprune.record import resolved
 
 
 def merge_config(base: dict, override: dict) -> dict:
@@ -18,7 +19,7 @@ def merge_config(base: dict, override: dict) -> dict:
 
 
 def derived_hls_config(
-    bound, data_or_type, overrides: dict | None = None, preset: dict | None = None, **config_kwargs
+    model, data_or_type, overrides: dict | None = None, preset: dict | None = None, **config_kwargs
 ) -> tuple[dict, list]:
     """(HLSConfig with granularity='name', notes on nodes whose precisions were left to hls4ml) of a bound model
     (`record.resolved`).
@@ -28,6 +29,7 @@ def derived_hls_config(
     data (its exact grid and range give the input type) or a FixedType.
     """
     fixed = data_or_type if isinstance(data_or_type, FixedType) else input_type(data_or_type)
+    bound = resolved(model)
     plan = bound.front.derive_types(bound, fixed)
     config = merge_config(config_from_model(bound, granularity="name", **config_kwargs), preset or {})
     config = merge_config(config, {"LayerName": plan.hls_layer_config()})

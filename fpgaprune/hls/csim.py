@@ -23,6 +23,7 @@ from fpgaprune.errors import FpgapruneError
 from fpgaprune.hls.names import map_keys
 from fpgaprune.hls.tolerance import Tolerance, Unbounded, export_layer_tolerances
 from fpgaprune.quantize.fixed_types import FixedType
+from fpgaprune.record import resolved
 from fpgaprune.support.text_table import format_rows
 from fpgaprune.support.tools import GXX_TIMEOUT_S, cores, run_tool
 from fpgaprune.workers.csim_chunks import ChunkPool, WorkerStopped, traced_runner
@@ -519,7 +520,7 @@ def compile_library(hls_model) -> None:
 
 def csim_check(
     hls_model,
-    bound,
+    model,
     x,
     fixed: FixedType,
     task=None,
@@ -528,10 +529,10 @@ def csim_check(
     names: dict | None = None,
     tolerances: dict | None = None,
 ) -> CsimResult:
-    """Compile `hls_model` with hls4ml's trace calls (if needed) and compare its C-simulation with the bound
-    quantized model (`record.resolved`) on `x` (`compare_with_qkeras`); `names`: the export's {hls4ml node: user's
-    layer name}. Unless given, the tolerances are derived from the hls_model's own types
-    (`tolerance.export_layer_tolerances`)."""
+    """Compile `hls_model` with hls4ml's trace calls (if needed) and compare its C-simulation with the quantized
+    model (bound or bare) on `x` (`compare_with_qkeras`); `names`: the export's {hls4ml node: user's layer name}.
+    Unless given, the tolerances are derived from the hls_model's own types (`tolerance.export_layer_tolerances`)."""
+    bound = resolved(model)
     if tolerances is None:
         hls_config = hls_model.config.config.get("HLSConfig", {})
         tolerances = export_layer_tolerances(bound, hls_config, names, fixed)

@@ -78,11 +78,12 @@ class Export:
 
 
 def export_config(
-    bound, preset, x, overrides=None, index_map=None, kernel_sparse=True, origins=None
+    model, preset, x, overrides=None, index_map=None, kernel_sparse=True, origins=None
 ) -> tuple[dict, str, list]:
-    """(HLSConfig, io_type, notes) of a bound model (`record.resolved`): hls4ml defaults < preset < derived
-    precisions < overrides. `index_map`: a strip's {layer: {"in", "out"}}; `origins`: {layer: the user's name}
-    where the export renamed it."""
+    """(HLSConfig, io_type, notes) of a model (bound or bare): hls4ml defaults < preset < derived precisions <
+    overrides. `index_map`: a strip's {layer: {"in", "out"}}; `origins`: {layer: the user's name} where the
+    export renamed it."""
+    bound = resolved(model)
     preset = load_preset(preset)
     hls = preset.get("HLSConfig", {})
     reuse = int(hls.get("Model", {}).get("ReuseFactor", 1))
@@ -224,10 +225,11 @@ def export(
     return Export(output_dir, hls_model, manifest, config, fixed, board, notes)
 
 
-def preset_problems(bound, hls_config, x, *, overrides=None, backend=DEFAULT_BACKEND) -> list:
-    """What hls4ml cannot build of a bound model at the preset `hls_config` (`buildable.build_problems`), from its
-    IR converted in a scratch directory and never written: `fpgaprune validate` asks it of the starting model."""
-    bound = bound.exported(tuple(np.shape(x)[1:]))
+def preset_problems(model, hls_config, x, *, overrides=None, backend=DEFAULT_BACKEND) -> list:
+    """What hls4ml cannot build of a model (bound or bare) at the preset `hls_config` (`buildable.build_problems`),
+    from its IR converted in a scratch directory and never written: `fpgaprune validate` asks it of the starting
+    model."""
+    bound = resolved(model).exported(tuple(np.shape(x)[1:]))
     config, io_type, _ = export_config(bound, hls_config, input_type(x), overrides)
     with tempfile.TemporaryDirectory(prefix="fpgaprune-validate-") as scratch:
         hls_model = convert_model(bound, config, scratch, io_type=io_type, backend=backend)

@@ -14,12 +14,13 @@ class HeldEntries:
     """Hold the entries named by `entries` at their targets; `inner` is the weight's own constraint, if any."""
 
     def __init__(self, entries, inner=None):
-        self.entries = tuple(
-            e if isinstance(e, HoldEntry) else HoldEntry.from_json(e, "HoldConstraint") for e in entries
-        )
+        entries = tuple(e if isinstance(e, HoldEntry) else HoldEntry.from_json(e, "HoldConstraint") for e in entries)
         if isinstance(inner, dict):
             inner = self.deserialize_inner(inner)
-        self.inner = inner
+        # plain attributes, set as such: a front end's hold may be a framework object too (a PyTorch module),
+        # whose own `__setattr__` these need not pass through
+        object.__setattr__(self, "entries", entries)
+        object.__setattr__(self, "inner", inner)
 
     def deserialize_inner(self, config: dict):
         """The weight's own constraint from its saved config. Abstract: each front end's hold says how."""
@@ -36,7 +37,7 @@ class HeldEntries:
     def set_entries(self, entries) -> None:
         """Replace the held entries in place (a pruning schedule grows them); a front end whose hold keeps state
         in its framework updates it (`entries_changed`)."""
-        self.entries = tuple(entries)
+        object.__setattr__(self, "entries", tuple(entries))
         self.entries_changed()
 
     def entries_changed(self) -> None:

@@ -173,7 +173,10 @@ def _class_of(layer_or_class) -> type:
     (`kind_class`: a PyTorch layer is seen through a view of its module)."""
     if isinstance(layer_or_class, type):
         return layer_or_class
-    return getattr(layer_or_class, "kind_class", None) or type(layer_or_class)
+    try:  # the attribute itself: a framework layer's own `__getattr__` is not asked
+        return object.__getattribute__(layer_or_class, "kind_class") or type(layer_or_class)
+    except AttributeError:
+        return type(layer_or_class)
 
 
 def attribute_of(layer, weight_name: str) -> str:

@@ -9,6 +9,7 @@ import numpy as np
 from fpgaprune.hls.csim import CsimResult
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.model.task import METRICS
+from fpgaprune.record import record_of
 from fpgaprune.report import figures
 from fpgaprune.resources.estimate import COLUMN_SOURCES, CSYNTH_SOURCE
 from fpgaprune.resources.estimate import SOURCE as ESTIMATE_SOURCE
@@ -326,11 +327,11 @@ def _profile_section(profile, saturation: list | None, threshold: float | None) 
     }
 
 
-def write_report(out_dir, exported, estimate, record, **options) -> dict:
-    """Write report.html, report.md, resources.csv and savings.csv into `out_dir`, from the quantized model's
-    record; returns their paths.
+def write_report(out_dir, exported, estimate, model, **options) -> dict:
+    """Write report.html, report.md, resources.csv and savings.csv into `out_dir`, from the quantized model (bound,
+    bare or its record); returns their paths.
 
-    Options: `dense_model` (the record of the model before pruning: dense figures and savings), `accuracies`
+    Options: `dense_model` (the model before pruning, as `model`: dense figures and savings), `accuracies`
     ({stage: the task's metric}) with `metric` ("accuracy", "label_accuracy", "rmse", "mae") and `task`
     (`fpgaprune.model.task.Task`), `csim` (what `fp.csim` returns, or the csim stage's metrics), `measurements`,
     `budget`, `profile` (`quantize.profile.Profile`) with `saturation` (its console lines) and
@@ -344,7 +345,9 @@ def write_report(out_dir, exported, estimate, record, **options) -> dict:
         keep_trailing_newline=True,
     )
     environment.filters["removed"] = removed
-    context = report_context(exported, estimate, record, **options)
+    if options.get("dense_model") is not None:
+        options["dense_model"] = record_of(options["dense_model"])
+    context = report_context(exported, estimate, record_of(model), **options)
     out_dir = Path(out_dir)
     return {
         "html": write_text_atomic(out_dir / "report.html", environment.get_template("report.html.j2").render(context)),

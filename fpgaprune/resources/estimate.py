@@ -8,6 +8,7 @@ import numpy as np
 
 from fpgaprune.hls.backend import DEFAULT_BACKEND
 from fpgaprune.hls.names import original_name
+from fpgaprune.record import record_of
 from fpgaprune.resources import csynth, fit_verdict
 from fpgaprune.resources.estimator import (
     Cost,
@@ -213,10 +214,10 @@ class ResourceEstimate:
         return "\n".join(lines + [f"note: {note}" for note in self.notes])
 
 
-def estimate_resources(exported, dense=None) -> ResourceEstimate:
+def estimate_resources(exported, dense_model=None) -> ResourceEstimate:
     """Estimates for every kernel-sparse node of `exported` (an `Export`, fresh or reloaded: read from its
-    manifest); with `dense` (the record of the same quantized model before pruning, original layer names), the
-    dense figures and the per-kernel savings too."""
+    manifest); with `dense_model` (the same quantized model before pruning, original layer names: bound, bare or
+    its record), the dense figures and the per-kernel savings too."""
     layers = []
     stock = {
         original_name(name, exported.manifest): entry["class"]
@@ -224,7 +225,7 @@ def estimate_resources(exported, dense=None) -> ResourceEstimate:
         if name not in exported.nodes
     }
     notes = [f"{name}: {kind} runs hls4ml's stock code; not estimated" for name, kind in stock.items()]
-    dense = dense.layers if dense is not None else {}
+    dense = record_of(dense_model).layers if dense_model is not None else {}
     for record in exported.nodes.values():
         plan, types = record.plan, layer_types(record, exported.board)
         live = live_products(record)

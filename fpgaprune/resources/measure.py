@@ -5,6 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgaprune.hls.manifest import quantized_kernel
+from fpgaprune.record import layer_record_of
 from fpgaprune.resources.yosys import Synthesis, fixed_kif, layer_parts, synthesize
 
 
@@ -44,7 +45,7 @@ def restored_kernel(record, dense_layer, ci: int, co: int) -> tuple[str, np.ndar
     if ci not in inputs or co not in outputs:
         raise ValueError(f"{plan.origin.layer}: kernel ({ci}, {co}) was stripped; its channels are not in the layer")
     restored = live_matrix(record).reshape(*plan.window, plan.n_out)
-    kernel = quantized_kernel(dense_layer)  # its record
+    kernel = quantized_kernel(dense_layer)
     dense = kernel.reshape(*plan.window[:2], -1, kernel.shape[-1])
     restored[:, :, inputs.index(ci), outputs.index(co)] = dense[:, :, ci, co]
     name = plan.origin.named(":", ":", ci, co) if plan.kind == "conv2d" else plan.origin.named(ci, co)
@@ -52,8 +53,9 @@ def restored_kernel(record, dense_layer, ci: int, co: int) -> tuple[str, np.ndar
 
 
 def kernel_removal(record, dense_layer, ci: int, co: int, family: str) -> KernelRemoval:
-    """Synthesize the layer with the original kernel (ci, co) of `dense_layer` restored, and without it."""
-    name, restored = restored_kernel(record, dense_layer, ci, co)
+    """Synthesize the layer with the original kernel (ci, co) of `dense_layer` (the dense model's layer, or its
+    record) restored, and without it."""
+    name, restored = restored_kernel(record, layer_record_of(dense_layer), ci, co)
     matrix, kif = live_matrix(record), fixed_kif(record.input)
     parts = layer_parts(matrix, kif)  # both in the same parts, when the layer is large
     return KernelRemoval(

@@ -4,7 +4,7 @@ that does not fit the model, and a loss that turns NaN in training."""
 import numpy as np
 
 from fpgaprune.errors import DataError, NonFiniteError, first_line
-from fpgaprune.framework import front_end_of
+from fpgaprune.record import resolved
 from fpgaprune.training.hooks import TrainingHook
 
 
@@ -27,26 +27,33 @@ def check_finite_array(values: np.ndarray, where: str) -> None:
 
 
 def check_data_fits_model(dataset, model, source: str) -> None:
-    """One-line DataError unless the inputs match the model's input shape (the labels: `fpgaprune.model.task`); a model
-    that records none (a PyTorch module) is run on one sample of each."""
-    if not hasattr(model, "input_shape"):
-        _runs_on(dataset, model, source, front_end_of(model))
+    """One-line DataError unless the inputs match the input shape of `model` (or a bound model's,
+    `record.resolved`; the labels: `fpgaprune.model.task`); a model that records none (a PyTorch module) is run on
+    one sample of each."""
+    bound = resolved(model)
+    record = bound.record
+    sources = [layer.input_shape for layer in record.layers.values() if not layer.inbound]
+    if not any(sources):
+        _runs_on(dataset, bound, source)
         return
-    expected = tuple(model.input_shape[1:]) if not isinstance(model.input_shape, list) else None
+    shape = sources[0] if len(sources) == 1 else None  # several inputs: not checked here
+    if shape and isinstance(shape[0], tuple):  # an input layer's: one shape in a list
+        shape = shape[0] if len(shape) == 1 else None
+    expected = tuple(shape[1:]) if shape else None
     for name in ("x_train", "x_test"):
-        shape = tuple(getattr(dataset, name).shape[1:])
-        if expected is not None and not _fits(shape, expected):
+        found = tuple(getattr(dataset, name).shape[1:])
+        if expected is not None and not _fits(found, expected):
             raise DataError(
-                f"{source}: {name} has samples of shape {shape}; the model's input "
-                f"{model.inputs[0].name.split(':')[0]!r} expects {_shape_text(expected)}"
+                f"{source}: {name} has samples of shape {found}; the model's input {record.input_name!r} "
+                f"expects {_shape_text(expected)}"
             )
 
 
-def _runs_on(dataset, model, source: str, front) -> None:
+def _runs_on(dataset, bound, source: str) -> None:
     for name in ("x_train", "x_test"):
         sample = getattr(dataset, name)[:1]
         try:
-            front.predict(model, sample)
+            bound.front.predict(bound.model, sample)
         except Exception as error:  # noqa: BLE001 - the model's own forward may raise anything on a wrong shape
             raise DataError(
                 f"{source}: {name} has samples of shape {tuple(sample.shape[1:])}, and the model's forward fails "

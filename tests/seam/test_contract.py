@@ -109,6 +109,6 @@ def test_the_registry_forwards_nothing_undeclared():
 def test_the_contract_is_a_few_small_protocols():
     from fpgaprune.frontends.contract import PROTOCOLS
 
-    assert len(PROTOCOLS) == 8 and all(issubclass(FrontEnd, protocol) for protocol in PROTOCOLS)
+    assert len(PROTOCOLS) == 7 and all(issubclass(FrontEnd, protocol) for protocol in PROTOCOLS)
     sizes = {protocol.__name__: len([n for n in vars(protocol) if not n.startswith("_")]) for protocol in PROTOCOLS}
     assert max(sizes.values()) <= 30, sizes

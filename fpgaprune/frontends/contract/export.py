@@ -10,8 +10,6 @@ from fpgaprune.hls.precision.plan import PrecisionPlan
 class HlsExport(ABC):
     """Export."""
 
-    float32_reference: bool = True  # the quantized model computes in float32 (its sums round past 24 bits)
-
     def describe(self, model):
         """The model as fpgaprune's record (`record.ModelRecord`), which the stages after quantization read."""
         return describe(self, model)
@@ -28,10 +26,6 @@ class HlsExport(ABC):
     @abstractmethod
     def reference_probe(self, model, batch_size: int = 512):
         """`probe(x)`: every layer's values for inputs `x` (`quantize.layer_values.LayerValues`)."""
-
-    @abstractmethod
-    def input_name(self, model) -> str:
-        """The name of the model's input node in hls4ml's IR."""
 
     @abstractmethod
     def exported_model(self, model, input_shape: tuple | None = None):

@@ -7,10 +7,6 @@ class Holds(ABC):
     """The hold mechanism."""
 
     @abstractmethod
-    def hold_of(self, variable):
-        """The hold (`masking.held.HeldEntries`) a weight carries, or None."""
-
-    @abstractmethod
     def with_holds(self, model, groups: dict, keep_holds: bool):
         """A copy of `model` whose weights in `groups` ({(layer, weight): [HoldEntry]}) are held (keep_holds), or
         have the held values baked in and no hold (finalize)."""

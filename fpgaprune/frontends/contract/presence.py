@@ -54,11 +54,6 @@ class Presence(ABC):
     def check_model(self, model) -> None:
         """Raise one ModelTypeError line unless fpgaprune can read the model (its graph rebuildable)."""
 
-    def keras(self):
-        """The Keras module its models are built with (tf_keras, Keras 3), for the stages that rebuild Keras
-        models (strip, the built-in networks); one line where its models are not Keras models."""
-        raise ModelTypeError(f"{self.name} models are not Keras models")
-
     def user_module(self, name: str):
         """A module of its own that users import through fpgaprune (`fpgaprune.tfk`: "tfk",
         `fpgaprune.model.architectures`: "architectures"); one line where it has none."""

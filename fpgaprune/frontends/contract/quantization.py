@@ -1,4 +1,5 @@
-"""Quantization and QAT: the quantized twin, the quantizer texts a run names, and the library's own costs."""
+"""Quantization and QAT: the quantized twin, the quantizer texts a run names, the library's own costs, and the
+three questions of a quantizer the stages ask (its type, what it makes of 0, whether a layer is quantized)."""
 
 from abc import ABC, abstractmethod
 
@@ -10,7 +11,6 @@ class Quantization(ABC):
 
     quantizer_library: str = "the quantized model"  # what C-sim is compared with ("QKeras", "Brevitas")
     library_key: str | None = None  # the `quantization.library` it is ("qkeras", "hgq2"), if it is one
-    quantizes: bool = False  # whether its models train with quantizers themselves (else through a twin)
     WEIGHT_ROLES: tuple = ("kernel",)  # the weight roles whose pruned entries a quantizer must keep at 0
     DEFAULT_QUANTIZERS: dict = {}  # the quantizer texts a run uses unless its config names others
 
@@ -42,10 +42,18 @@ class Quantization(ABC):
         framework) in one line, or None."""
         return None
 
-    def restore_quantizer(self, layer, restored) -> None:
-        """Give the weights `restored` (a mask of the kernel) back their quantizer's bits (HGQ2 learns per-weight
-        bits, and a removed weight's are 0); nothing for quantizers of fixed width."""
-
     def ebops(self, model) -> dict | None:
         """The quantization library's own cost per layer (HGQ2's EBOPs), or None."""
         return None
+
+    def is_quantized(self, layer) -> bool:
+        """Whether the layer's weights or activations are quantized."""
+        return False
+
+    def quantizer_type(self, quantizer, activation: bool = False):
+        """The fixed-point type (`quantize.fixed_types.FixedType`) of a quantizer's outputs, or None."""
+        return None
+
+    def zero_of(self, quantizer) -> float:
+        """What the quantizer makes of a weight that is 0 (a pruned weight needs 0.0)."""
+        return 0.0

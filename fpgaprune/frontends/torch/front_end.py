@@ -9,7 +9,6 @@ from fpgaprune.errors import FpgapruneError, ModelTypeError, QuantizationConfigE
 from fpgaprune.frontends.base import FrontEnd
 from fpgaprune.frontends.torch.quantizers import ScaledQuantizer, from_text, read_proxy
 from fpgaprune.hls.precision import derive_precisions
-from fpgaprune.model.layer_kinds import role_of
 from fpgaprune.quantize.spec import DEFAULT_QUANTIZERS
 from fpgaprune.support.extras import require_extra
 
@@ -181,15 +180,29 @@ class TorchFrontEnd(FrontEnd):
 
     @staticmethod
     def activation_mismatch(layer, text: str) -> str | None:
-        """Why the activation quantizer `text` cannot stand for `layer`'s function: a ReLU needs quantized_relu,
-        a QuantIdentity quantized_bits; None for a fitting text or a layer of no such function."""
-        function = "relu" if role_of(layer) == "ReLU" or "ReLU" in type(layer.module).__name__ else None
-        if function is None and type(layer.module).__name__ == "QuantIdentity":
+        """Why the activation quantizer `text` cannot stand for the function of a layer (its record): a ReLU needs
+        quantized_relu, a QuantIdentity quantized_bits; None for a fitting text or a layer of no such function."""
+        function = "relu" if layer.role == "ReLU" or "ReLU" in layer.class_name else None
+        if function is None and layer.class_name == "QuantIdentity":
             function = "identity"
         expected = {"relu": "quantized_relu", "identity": "quantized_bits"}.get(function)
         if expected is None or text.split("(")[0].strip() == expected:
             return None
         return f"{text!r} does not compute {function!r}, the function of layer '{layer.name}'; expected {expected}"
+
+    def dense_reference(self, quantized, trained, spec, batchnorm: str = "fold"):
+        """The quantized module with its pruned entries given back (`frontends/dense_reference.py`), each
+        module's weight and bias read and written as PyTorch holds them."""
+        from fpgaprune.frontends.dense_reference import dense_reference
+        from fpgaprune.frontends.torch.layers import parameters_of, write_parameters
+
+        def read(layer):
+            return parameters_of(layer.module)
+
+        def write(layer, values):
+            write_parameters(layer.module, values)
+
+        return dense_reference(self, quantized, trained, spec, batchnorm, read, write)
 
     def quantized_twin(self, model, quantization, batchnorm: str = "fold"):
         from fpgaprune.frontends.torch.quantize import quantized_twin

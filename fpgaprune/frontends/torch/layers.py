@@ -58,9 +58,6 @@ class TorchFunction:
         """A table activation's function (as `TorchLayer.activation`); None for any other."""
         return TABLE_FUNCTIONS.get(self.kind_class)
 
-    def count_params(self) -> int:
-        return 0
-
     def __repr__(self) -> str:
         return f"TorchFunction({self.name!r}, {self.kind_class.__name__})"
 
@@ -163,21 +160,6 @@ class TorchLayer:
             )
         return shapes[self.name]
 
-    def get_weights(self) -> list:
-        """The module's own parameters (weight, then bias), in PyTorch's layout, as held."""
-        return [as_array(getattr(self.module, name)) for name in ("weight", "bias") if _has(self.module, name)]
-
-    def set_weights(self, values) -> None:
-        """Write `get_weights()`-ordered values into the parameters (a held one: into its original)."""
-        names = [name for name in ("weight", "bias") if _has(self.module, name)]
-        with torch.no_grad():
-            for name, value in zip(names, values, strict=True):
-                target = _stored(self.module, name)
-                target.copy_(torch.as_tensor(np.asarray(value), dtype=target.dtype))
-
-    def count_params(self) -> int:
-        return sum(parameter.numel() for parameter in self.module.parameters())
-
     # What the precision derivation reads of a layer, in Keras' terms
     @property
     def activation(self):
@@ -279,6 +261,20 @@ def _stored(module, name: str):
     if parametrizations is not None and name in parametrizations:
         return parametrizations[name].original
     return getattr(module, name)
+
+
+def parameters_of(module) -> list:
+    """The module's own weight and bias (those it has), in PyTorch's layout, as held."""
+    return [as_array(getattr(module, name)) for name in ("weight", "bias") if _has(module, name)]
+
+
+def write_parameters(module, values) -> None:
+    """Write `parameters_of`-ordered values into the module's weight and bias (a held one: into its original)."""
+    names = [name for name in ("weight", "bias") if _has(module, name)]
+    with torch.no_grad():
+        for name, value in zip(names, values, strict=True):
+            target = _stored(module, name)
+            target.copy_(torch.as_tensor(np.asarray(value), dtype=target.dtype))
 
 
 def as_array(tensor) -> np.ndarray:

@@ -17,6 +17,7 @@ from fpgaprune.hls.precision.recurrent import recurrent_types, retype_lstm_sourc
 from fpgaprune.model.layer_kinds import MERGES, MOVES, PADDINGS
 from fpgaprune.model.layer_kinds import POOLING as _POOLING
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange, is_power_of_two
+from fpgaprune.record import record_of
 from fpgaprune.record.model_record import LayerRecord, ModelRecord
 
 # Softmax (a table-based activation): probabilities with 16 fractional bits, exp and 1/sum tables of 4096
@@ -48,8 +49,10 @@ def _table_activation(plan: PrecisionPlan, node: str, function: str) -> None:
         )
 
 
-def derive_precisions(record: ModelRecord, input_fixed: FixedType) -> PrecisionPlan:
-    """Walk a model's record in order, giving every node the exact types for its live weights and input range."""
+def derive_precisions(model, input_fixed: FixedType) -> PrecisionPlan:
+    """Walk a model's record (or a model's, bound or bare: an entry point) in order, giving every node the exact
+    types for its live weights and input range."""
+    record = record_of(model)
     plan = PrecisionPlan(record.input_name)
     plan.types[record.input_name] = {"result": input_fixed}
     source_range = ValueRange(input_fixed.lo, input_fixed.hi, input_fixed.frac)

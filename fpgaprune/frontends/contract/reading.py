@@ -1,13 +1,62 @@
-"""What a layer's quantizers are and compute: the types, widths, scales and zeros the stages after quantization
-read."""
+"""What a front end reads of its framework for its own code: the graph, the weights, the holds and the quantizers
+that `describe` turns into fpgaprune's record (`frontends/describe.py`), strip and the reference copy. Nothing
+outside `frontends/` asks these: the rest of fpgaprune reads the record (`record/model_record.py`), so they are
+not the contract (`contract/__init__.PROTOCOLS`), and a front end may answer them as its framework needs.
+"""
 
 from abc import ABC, abstractmethod
 
-from fpgaprune.errors import QuantizationConfigError
+import numpy as np
+
+from fpgaprune.errors import ModelTypeError, QuantizationConfigError
 
 
-class Quantizers(ABC):
-    """What a layer's quantizers are and compute."""
+class FrameworkReading(ABC):
+    """What `describe` and the front ends' shared code read of a framework."""
+
+    float32_reference: bool = True  # the quantized model computes in float32 (its sums round past 24 bits)
+    quantizes: bool = False  # whether its models train with quantizers themselves (else through a twin)
+
+    @abstractmethod
+    def array(self, variable):
+        """A weight as a numpy array, in fpgaprune's layout (a kernel's input axes first, its outputs last)."""
+
+    def get_layer(self, model, name: str):
+        return next(layer for layer in self.layers(model) if layer.name == name)
+
+    @abstractmethod
+    def graph_edges(self, model) -> tuple:
+        """The model as a graph of layers: (its layers in order, each with a `name` and its weights as the
+        attributes its kind names; {layer name: the names of the layers it reads}; the output layers' names)."""
+
+    def index_shape(self, layer, weight) -> tuple:
+        """The shape a selection's index addresses: the weight in the framework's own layout."""
+        return tuple(weight.variable(layer).shape)
+
+    def index_layout(self, layer) -> tuple | None:
+        """How the user's layout of the layer's kernel maps to fpgaprune's, axis by axis; None: the same."""
+        return None
+
+    def to_fpgaprune_layout(self, layer, weight, mask):
+        """A boolean mask in the framework's layout (`index_shape`) in fpgaprune's (a kernel's outputs last)."""
+        return mask
+
+    @abstractmethod
+    def hold_of(self, variable):
+        """The hold (`masking.held.HeldEntries`) a weight carries, or None."""
+
+    @abstractmethod
+    def input_name(self, model) -> str:
+        """The name of the model's input node in hls4ml's IR."""
+
+    def keras(self):
+        """The Keras module its models are built with (tf_keras, Keras 3), for the stages that rebuild Keras
+        models (strip, the built-in networks); one line where its models are not Keras models."""
+        raise ModelTypeError(f"{self.name} models are not Keras models")
+
+    def restore_quantizer(self, layer, restored) -> None:
+        """Give the weights `restored` (a mask of the kernel) back their quantizer's bits (HGQ2 learns per-weight
+        bits, and a removed weight's are 0); nothing for quantizers of fixed width."""
 
     @abstractmethod
     def weight_quantizer(self, layer, role: str):
@@ -26,13 +75,8 @@ class Quantizers(ABC):
     def quantized(self, layer, role: str, values):
         """`values` through the layer's quantizer for `role` (unchanged without one), as float64; a fused
         layer's folded first (`folded`)."""
-        import numpy as np
 
         return np.asarray(values, np.float64)
-
-    def is_quantized(self, layer) -> bool:
-        """Whether the layer's weights or activations are quantized."""
-        return False
 
     def quantizer_texts(self, layer) -> dict:
         """{weight role: its quantizer as the model's config writes it}, for the manifest."""
@@ -48,10 +92,6 @@ class Quantizers(ABC):
     def table_function(self, layer) -> str | None:
         """The function hls4ml reads from a table for a quantized activation layer ("sigmoid", "tanh": QKeras'
         quantized_tanh with use_real_tanh, say), whose C-sim is then judged within the table's bound; None."""
-        return None
-
-    def quantizer_type(self, quantizer, activation: bool = False):
-        """The fixed-point type (`quantize.fixed_types.FixedType`) of a quantizer's outputs, or None."""
         return None
 
     def quantizer_range(self, quantizer) -> tuple[float, float] | None:
@@ -71,14 +111,9 @@ class Quantizers(ABC):
         """Whether the quantizer scales each output channel (hls4ml factors it into a `<layer>_alpha` node)."""
         return False
 
-    def zero_of(self, quantizer) -> float:
-        """What the quantizer makes of a weight that is 0 (a pruned weight needs 0.0)."""
-        return 0.0
-
     def pruned_values(self, quantizer, values, pruned):
         """What the quantizer makes of the `pruned` entries (set to 0) of a weight whose other entries are
         `values`."""
-        import numpy as np
 
         return np.zeros(int(np.count_nonzero(pruned)))
 
@@ -92,6 +127,5 @@ class Quantizers(ABC):
 
     def quantize_array(self, quantizer, values):
         """`values` through `quantizer`, as float64 (the numerical profile's ramp)."""
-        import numpy as np
 
         return np.asarray(values, np.float64)
