@@ -125,8 +125,11 @@ class Hgq2FrontEnd(Keras3FrontEnd):
 
     @staticmethod
     def kernel_input_types(layer):
-        """An HGQ2 layer's input types per kernel row, as hls4ml's DA pass computes them (`kernel_input_kif`)."""
-        return kernel_input_kif(layer) if quantizers.is_hgq2(layer) else None
+        """An HGQ2 layer's input types per kernel row, as hls4ml's DA pass computes them (`kernel_input_kif`), for
+        a layer whose products the export generates (a QConv3D or QEinsumDense runs stock code: None)."""
+        if not (quantizers.is_hgq2(layer) and getattr(kind_of(layer), "kernel_sparse", False)):
+            return None
+        return kernel_input_kif(layer)
 
     # Export: hls4ml's Keras 3 converter, with hls4ml's BitExact types
     @staticmethod
