@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from fpgaprune.errors import DataError
+from fpgaprune.frontends.tensorflow.training import keras_loss
 from fpgaprune.model.task import infer_task, label_form
 from fpgaprune.tfk import keras
 
@@ -67,7 +68,7 @@ def test_the_output_activation_and_the_labels_make_the_task(model, labels, kind,
     assert (task.kind, task.output, task.loss, task.metric) == (kind, output, loss, metric)
     assert task.from_logits == (output == "linear" and kind != "regression")
     trained = task.labels_for_training(labels)
-    model.compile("adam", task.keras_loss(keras))
+    model.compile("adam", keras_loss(task, keras))
     model.fit(np.zeros((60, 5), np.float32), trained, epochs=1, verbose=0)  # the loss takes these labels
 
 

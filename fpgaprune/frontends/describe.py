@@ -4,9 +4,9 @@ answers to the contract: what each layer's quantizers are and compute, read here
 import numpy as np
 
 from fpgaprune.frontends.layer_graph import input_shape, output_shape
+from fpgaprune.frontends.layer_reading import has_inner_activation, variable_of
 from fpgaprune.masking.held import HeldEntries
 from fpgaprune.model.layer_kinds import MaskableWeight, kind_of, role_of
-from fpgaprune.quantize.layer_values import has_inner_activation
 from fpgaprune.record.model_record import (
     ActivationRecord,
     BatchNormRecord,
@@ -39,7 +39,7 @@ def describe_layer(front_end, layer, inbound) -> LayerRecord:
     kind = kind_of(layer)
     weights = {}
     for weight in kind.weights if kind is not None else ():
-        variable = weight.variable(layer)
+        variable = variable_of(weight, layer)
         if variable is not None:
             weights[weight.name] = _weight(front_end, layer, weight, variable)
     if "kernel" not in weights and getattr(layer, "kernel", None) is not None:

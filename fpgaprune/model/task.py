@@ -73,18 +73,6 @@ class Task:
         output = "logits" if self.from_logits else f"{self.output} output"
         return f"{self.kind} ({output}, {labels}): {self.loss.replace('_', ' ')}, metric {METRICS[self.metric]}"
 
-    def keras_loss(self, keras):
-        """The tf_keras loss object."""
-        if self.loss == "sparse_categorical_crossentropy" or self.loss == "categorical_crossentropy":
-            return keras.losses.SparseCategoricalCrossentropy(from_logits=self.from_logits)  # labels are indices
-        if self.loss == "binary_crossentropy":
-            return keras.losses.BinaryCrossentropy(from_logits=self.from_logits)
-        return {
-            "mse": keras.losses.MeanSquaredError,
-            "mae": keras.losses.MeanAbsoluteError,
-            "huber": keras.losses.Huber,
-        }[self.loss]()
-
     def labels_for_training(self, y: np.ndarray) -> np.ndarray:
         """`y` in the form the loss takes: class indices, or float rows of the output's width."""
         y = np.asarray(y)

@@ -11,21 +11,6 @@ from dataclasses import dataclass
 import numpy as np
 
 
-def activation_name(layer) -> str:
-    activation = getattr(layer, "activation", None)
-    return str(
-        getattr(activation, "__name__", None) or type(activation).__name__ if activation is not None else ""
-    ).lower()
-
-
-def has_inner_activation(layer) -> bool:
-    """Whether the layer applies a non-linear activation inside it that can be swapped out for its linear
-    output (a recurrent layer's activations are internal: its `activation` is a read-only property)."""
-    if isinstance(getattr(type(layer), "activation", None), property) or getattr(layer, "kernel", None) is None:
-        return False
-    return activation_name(layer) not in ("", "linear", "none", "nonetype")
-
-
 @dataclass
 class LayerValues:
     """One chunk's values: the model's outputs, and per layer name its output, pre-activation or input."""

@@ -14,10 +14,11 @@ class Holds(ABC):
     def set_hold_entries(self, model, layer: str, weight: str, entries) -> None:
         """Replace in place the entries of the hold that the model's weight `layer/weight` carries (a pruning
         schedule grows them)."""
+        from fpgaprune.frontends.layer_reading import variable_of
         from fpgaprune.model.layer_kinds import kind_of
 
         found = next(candidate for candidate in self.layers(model) if candidate.name == layer)
-        variable = next(w for w in kind_of(found).weights if w.name == weight).variable(found)
+        variable = variable_of(next(w for w in kind_of(found).weights if w.name == weight), found)
         self.hold_of(variable).set_entries(entries)
 
     @abstractmethod

@@ -9,6 +9,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from fpgaprune.errors import ModelTypeError, QuantizationConfigError
+from fpgaprune.frontends.layer_reading import variable_of
 
 
 class FrameworkReading(ABC):
@@ -31,7 +32,7 @@ class FrameworkReading(ABC):
 
     def index_shape(self, layer, weight) -> tuple:
         """The shape a selection's index addresses: the weight in the framework's own layout."""
-        return tuple(weight.variable(layer).shape)
+        return tuple(variable_of(weight, layer).shape)
 
     def index_layout(self, layer) -> tuple | None:
         """How the user's layout of the layer's kernel maps to fpgaprune's, axis by axis; None: the same."""

@@ -3,7 +3,7 @@ bit-width variables kept out of weight decay (AdamW would otherwise shrink every
 
 import keras
 
-from fpgaprune.frontends.tensorflow.training import OPTIMIZERS
+from fpgaprune.frontends.tensorflow.training import OPTIMIZERS, keras_loss
 
 
 def fit(model, x, y, *, task, optimizer: str, learning_rate: float, epochs: int, batch_size: int, hooks=()) -> None:
@@ -11,7 +11,7 @@ def fit(model, x, y, *, task, optimizer: str, learning_rate: float, epochs: int,
     chosen = getattr(keras.optimizers, OPTIMIZERS[optimizer])(learning_rate)
     if hasattr(chosen, "exclude_from_weight_decay"):
         chosen.exclude_from_weight_decay(var_names=["fixed_point_quantizer"])
-    model.compile(chosen, task.keras_loss(keras))
+    model.compile(chosen, keras_loss(task, keras))
     callbacks = list(hooks)
     schedule = getattr(model, "beta_schedule", None)  # (beta0, beta_final), set by `twin.hgq2_twin`
     if schedule is not None and epochs > 1:

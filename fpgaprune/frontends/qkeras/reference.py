@@ -6,8 +6,9 @@ from contextlib import nullcontext
 
 import numpy as np
 
+from fpgaprune.frontends.layer_reading import has_inner_activation
 from fpgaprune.frontends.qkeras import quantizers as front
-from fpgaprune.quantize.layer_values import LayerValues, has_inner_activation
+from fpgaprune.quantize.layer_values import LayerValues
 
 
 class LayerValuesProbe:

@@ -20,6 +20,7 @@ import functools
 
 import tensorflow as tf
 
+from fpgaprune.frontends.layer_reading import variable_of
 from fpgaprune.masking.held import HeldEntries, is_hold
 from fpgaprune.selection import maskable_weights
 
@@ -117,7 +118,7 @@ def with_holds(keras, constraint_class, model, groups: dict, keep_holds: bool, f
         for weight in maskable_weights(layer) or ():
             if weight.name not in by_layer.get(layer.name, {}):
                 continue
-            current = weight.variable(layer).constraint
+            current = variable_of(weight, layer).constraint
             inner = current.inner if is_hold(current) else current
             entries = by_layer[layer.name][weight.name]
             config[weight.constraint_key] = constraint_class(entries, inner) if keep_holds else inner
@@ -127,7 +128,7 @@ def with_holds(keras, constraint_class, model, groups: dict, keep_holds: bool, f
     clone.set_weights(model.get_weights())
     for layer in clone.layers:
         for weight in maskable_weights(layer) or ():
-            variable, entries = weight.variable(layer), by_layer.get(layer.name, {}).get(weight.name)
+            variable, entries = variable_of(weight, layer), by_layer.get(layer.name, {}).get(weight.name)
             if variable is None or entries is None:  # empty holds are bound too: a schedule can grow them
                 continue
             holder = variable.constraint if keep_holds else constraint_class(entries)
@@ -141,6 +142,6 @@ def enforce(model) -> None:
     """Re-assign every held entry of a Keras model now, and guard its held variables."""
     for layer in model.layers:
         for weight in maskable_weights(layer) or ():
-            variable = weight.variable(layer)
+            variable = variable_of(weight, layer)
             if hold_of(variable) is not None:
                 enforce_variable(variable)

@@ -7,6 +7,7 @@ import numpy as np
 
 from fpgaprune.errors import FpgapruneError, ModelTypeError, QuantizationConfigError
 from fpgaprune.frontends.base import FrontEnd
+from fpgaprune.frontends.layer_reading import variable_of
 from fpgaprune.frontends.torch.quantizers import ScaledQuantizer, from_text, read_proxy
 from fpgaprune.hls.precision import derive_precisions
 from fpgaprune.quantize.spec import DEFAULT_QUANTIZERS
@@ -75,7 +76,7 @@ class TorchFrontEnd(FrontEnd):
 
     @staticmethod
     def index_shape(layer, weight) -> tuple:
-        return weight.variable(layer).torch_shape
+        return variable_of(weight, layer).torch_shape
 
     @staticmethod
     def weight_named(layer, name: str) -> str:
@@ -90,7 +91,7 @@ class TorchFrontEnd(FrontEnd):
 
     @staticmethod
     def to_fpgaprune_layout(layer, weight, mask):
-        return mask.transpose(weight.variable(layer).layout)
+        return mask.transpose(variable_of(weight, layer).layout)
 
     # -- weights and holds
     @staticmethod
