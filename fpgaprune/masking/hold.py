@@ -88,7 +88,7 @@ def held_groups(record) -> dict:
     """{(layer, weight): its hold's entries} of every held weight of a model's record."""
     groups = defaultdict(list)
     for layer, weight in maskable_records(record):
-        if weight.entries:
+        if weight.held is not None:  # a hold, even one with no entries yet, stays a hold
             groups[(layer.name, weight.name)].extend(weight.entries)
     return groups
 

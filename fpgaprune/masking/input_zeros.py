@@ -62,7 +62,7 @@ def input_zeros(model, min_share: float = MIN_SHARE) -> tuple[MaskManifest, Inpu
     for key, line in unheld_zeros(record, min_share).items():
         found.unheld[key] = found.left[key] = line
     for layer, weight in maskable_records(record):
-        if weight.role == "bias" or weight.entries:
+        if weight.role == "bias" or weight.held is not None:
             continue
         zero = weight.values == 0
         key, count = (layer.name, weight.name), int(zero.sum())
