@@ -559,14 +559,8 @@ def csim_check(
 
 
 def output_size(bound, x=None) -> int:
-    """The number of values the bound model gives per sample: its output layer's, from its record (a PyTorch
-    module that has not run records none: one forward of `x[:1]`, or its front end's answer)."""
-    record = bound.record
-    shape = record.layers[record.outputs[-1]].output_shape if record.outputs else ()
-    if not shape:
-        front = bound.front
-        shape = front.output_shape(bound.model) if x is None else np.shape(front.predict(bound.model, x[:1]))
-    return int(np.prod(shape[1:]))
+    """The number of values the bound model gives per sample (`Bound.output_shape`)."""
+    return int(np.prod(bound.output_shape(x)[1:]))
 
 
 def logits_tolerance_of(record, tolerances: dict) -> Tolerance | None:

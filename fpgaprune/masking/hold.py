@@ -21,7 +21,7 @@ def hold(model, masks: MaskManifest | None = None, *, prune=(), freeze=()):
     and the new ones are applied after them. Compile and fit the returned model as usual. A tf_keras model gives a
     tf_keras model, a Keras 3 model a Keras 3 model.
     """
-    bound = _bound(model)
+    bound = resolved(model)
     bound.front.check_model(bound.model)
     requested = MaskManifest(list(masks or ()))
     for selection in [prune] if isinstance(prune, str) else prune:
@@ -40,7 +40,7 @@ def hold(model, masks: MaskManifest | None = None, *, prune=(), freeze=()):
 
 def finalize(model):
     """Return (plain model with the held values baked in and no fpgaprune constraint, the mask manifest)."""
-    bound = _bound(model)
+    bound = resolved(model)
     bound.front.check_model(bound.model)
     groups = held_groups(bound.record)
     manifest = MaskManifest(entry for entries in groups.values() for entry in entries)
@@ -49,18 +49,13 @@ def finalize(model):
 
 def manifest_of(model) -> MaskManifest:
     """The manifest of every hold on `model`, in layer order."""
-    return MaskManifest(entry for entries in held_groups(_bound(model).record).values() for entry in entries)
+    return MaskManifest(entry for entries in held_groups(resolved(model).record).values() for entry in entries)
 
 
 def enforce(model) -> None:
     """Re-assign every held entry now (after `set_weights`, `load_weights` or an EMA swap, for example)."""
-    bound = _bound(model)
+    bound = resolved(model)
     bound.front.enforce(bound.model)
-
-
-def _bound(model):
-    """The model bound to its front end (`record.resolved`): the one lookup of the holds' entry points."""
-    return resolved(model)
 
 
 def check_quantizers_keep_zero(record) -> None:

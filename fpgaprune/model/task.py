@@ -184,14 +184,7 @@ def infer_task(
 
 
 def _output_units(bound, x_sample) -> int:
-    record = bound.record
-    shape = record.layers[record.outputs[-1]].output_shape if record.outputs else ()
-    if not shape:
-        if x_sample is None:
-            shape = bound.front.output_shape(bound.model)
-        else:
-            shape = np.shape(bound.front.predict(bound.model, np.asarray(x_sample[:1])))
-    return int(np.prod(shape[1:]))
+    return int(np.prod(bound.output_shape(x_sample)[1:]))
 
 
 def _mixed(forms: dict, source: str) -> str:

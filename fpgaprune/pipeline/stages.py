@@ -29,7 +29,6 @@ from fpgaprune.pipeline.pruning_policy import budgeted, repaired, scheduled
 from fpgaprune.pipeline.records import STAGE_NAMES, SynthRecord, stage_metrics, stage_score
 from fpgaprune.pipeline.settings import hls_preset, quantization_spec
 from fpgaprune.pipeline.training import (
-    bound_model,
     build_model,
     calibrated,
     dataset_of,
@@ -41,6 +40,7 @@ from fpgaprune.pipeline.training import (
 )
 from fpgaprune.quantize import quantization_report, to_qkeras
 from fpgaprune.quantize.profile import Profile, ProfileCollector
+from fpgaprune.record import resolved
 from fpgaprune.report import write_report
 from fpgaprune.report.inspection import format_table, pruned_fractions, sparsity_table
 from fpgaprune.resources import estimate_resources
@@ -55,7 +55,7 @@ def train(config, run_dir: Path, out: Path) -> dict:
     seed_frameworks(config.seed)  # the model's framework, whichever it is, as it loads
     dataset = dataset_of(config)
     model = build_model(config, dataset)
-    front = bound_model(model).front
+    front = resolved(model).front
     if not config.model.given():
         epochs, rate = config.training.epochs, config.training.learning_rate
         fit_model(model, dataset, epochs, rate, config, "train", front=front)
@@ -70,7 +70,7 @@ def train(config, run_dir: Path, out: Path) -> dict:
 def prune(config, run_dir: Path, out: Path) -> dict:
     dataset = dataset_of(config)
     start = stage_model(config, run_dir, "train")
-    front = bound_model(start).front
+    front = resolved(start).front
     zeros, found = kept_zeros(config, start)
     held = fp.hold(start, zeros, prune=list(config.pruning.selections))
     budget = None
@@ -111,7 +111,7 @@ def kept_zeros(config, model):
 def finetune(config, run_dir: Path, out: Path) -> dict:
     dataset = dataset_of(config)
     model = stage_model(config, run_dir, "prune")
-    front = bound_model(model).front
+    front = resolved(model).front
     fit_model(model, dataset, config.finetune.epochs, config.finetune.learning_rate, config, "finetune", front=front)
     fp.save_model(model, out / stage_file(config))
     fp.save_model(
@@ -124,9 +124,9 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
     dataset = dataset_of(config)
     spec, batchnorm = quantization_spec(config), config.quantization.batchnorm
     finetuned = stage_model(config, run_dir, "finetune")
-    check_finite_weights(bound_model(finetuned), "quantize")
+    check_finite_weights(resolved(finetuned), "quantize")
     quantized = to_qkeras(finetuned, spec, batchnorm=batchnorm)
-    front = bound_model(quantized).front  # the twin's: HGQ2's for an HGQ2 run
+    front = resolved(quantized).front  # the twin's: HGQ2's for an HGQ2 run
     sources = front.quantizer_sources(finetuned, spec, config.quantization.default is not None)
     epochs, rate = config.quantization.qat_epochs, config.quantization.learning_rate
     fit_model(quantized, dataset, epochs, rate, config, "QAT", front=front)
@@ -192,7 +192,7 @@ def csim(config, run_dir: Path, out: Path) -> dict:
     shipped.simulate_synthesized_weights(build)
     with ThreadPoolExecutor(max_workers=1) as side:  # the __SYNTHESIS__ branch compiles beside the simulation
         syntax = side.submit(shipped.check_synthesis_branch, build)
-        quantized, dataset = bound_model(stage_model(config, run_dir, "quantize")), dataset_of(config)
+        quantized, dataset = resolved(stage_model(config, run_dir, "quantize")), dataset_of(config)
         with elapsed(
             f"C-sim of hls/project against {quantized.front.quantizer_library} over the held-out set "
             f"(outputs.csim_samples: {config.outputs.csim_samples})"
@@ -321,8 +321,8 @@ def _measured_metrics(record) -> dict:
 
 
 def report(config, run_dir: Path, out: Path) -> dict:
-    exported, quantized = shipped_export(run_dir), bound_model(stage_model(config, run_dir, "quantize"))
-    dense = bound_model(stage_model(config, run_dir, "quantize", "dense")).record
+    exported, quantized = shipped_export(run_dir), resolved(stage_model(config, run_dir, "quantize"))
+    dense = resolved(stage_model(config, run_dir, "quantize", "dense")).record
     estimate = estimate_resources(exported, dense)
     scores = {
         label: stage_score(stage_metrics(run_dir, stage))

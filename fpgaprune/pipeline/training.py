@@ -78,7 +78,7 @@ def build_model(config, dataset):
             weights=section.weights,
             **({"architecture": section.module, "arguments": section.arguments} if section.module else {}),
         )
-        check_finite_weights(bound_model(model), section.describe())
+        check_finite_weights(resolved(model), section.describe())
         check_data_fits_model(dataset, model, str(config.data.file or config.data.dataset))
     else:
         model = _built_in(config, dataset)
@@ -98,12 +98,6 @@ def _built_in(config, dataset):
 def stage_file(config, name: str = "model") -> str:
     """The name of a model file a stage writes: `model.keras`, or `model.pt` in a PyTorch run."""
     return name + config.model.suffix
-
-
-def bound_model(model):
-    """`model` bound to its front end (`record.resolved`): where the pipeline's stages resolve a model, once each at
-    their start."""
-    return resolved(model)
 
 
 def stage_model(config, run_dir: Path, stage: str, name: str = "model"):

@@ -8,6 +8,8 @@ enforcement or weights set by hand between two calls make a new one, and the mod
 
 import weakref
 
+import numpy as np
+
 from fpgaprune.framework import front_end_of
 from fpgaprune.record.model_record import ModelRecord
 
@@ -38,6 +40,17 @@ class Bound:
         """This binding, with `record` kept as its model's (a renamed copy's record, made from the original's)."""
         _keep(self.model, self.front.state_token(self.model), record)
         return self
+
+    def output_shape(self, x=None) -> tuple:
+        """The model's output shape, batch first: its output layer's, from its record (a PyTorch module that has not
+        run records none: one forward of `x[:1]`, or its front end's answer)."""
+        record = self.record
+        shape = record.layers[record.outputs[-1]].output_shape if record.outputs else ()
+        if shape:
+            return tuple(shape)
+        if x is None:
+            return tuple(self.front.output_shape(self.model))
+        return tuple(np.shape(self.front.predict(self.model, np.asarray(x[:1]))))
 
     def forget(self) -> "Bound":
         """This binding, its model's record dropped: the next read describes it (its holds changed in place)."""

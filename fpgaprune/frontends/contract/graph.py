@@ -22,7 +22,8 @@ class GraphAndWeights(ABC):
         return name
 
     def strip(self, model, on_unsafe: str = "raise"):
-        """`model` without its dead channels (`strip.StripResult`), where `strips`."""
+        """`model` without its dead channels (`strip.StripResult`). Abstract: a front end whose `strips` is true gives
+        it (the Keras ones: `frontends/tensorflow/strip.py`); `fpgaprune.strip` asks no other."""
         raise NotImplementedError(f"{self.name} does not strip")
 
     def named_arrays(self, model) -> dict:
