@@ -21,7 +21,7 @@ from fpgaprune.hls import convert_model, export_config
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.pruning import Pruner
 from fpgaprune.quantize import to_qkeras
-from fpgaprune.record import layer_record_of, resolved
+from fpgaprune.record import record_of, resolved
 from fpgaprune.support.text_table import format_rows
 from fpgaprune.tfk import keras
 
@@ -86,9 +86,9 @@ def main():
         model = model_for(channels)
         x = np.random.default_rng(0).integers(0, 16, (32, 8, 8, channels)) / 16.0
         live = sum(
-            int(np.count_nonzero(quantized_kernel(layer_record_of(layer))))
+            int(np.count_nonzero(quantized_kernel(record_of(model).layers[layer.name])))
             for layer in model.layers
-            if quantized_kernel(layer_record_of(layer)) is not None
+            if quantized_kernel(record_of(model).layers[layer.name]) is not None
         )
         with tempfile.TemporaryDirectory() as scratch:
             sparse, stock = measured(

@@ -30,7 +30,7 @@ from fpgaprune.hls import convert_model, count_products, csim_check, export_conf
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.quantize import input_type
-from fpgaprune.record import layer_record_of, record_of, resolved
+from fpgaprune.record import record_of, resolved
 from fpgaprune.resources.estimator import Cost, LayerTypes, layer_cost
 from fpgaprune.support.text_table import format_rows
 from fpgaprune.tfk import keras
@@ -67,7 +67,7 @@ def estimate(model, node_types: dict, strategy: str, reuse: int) -> Cost:
     """The rules' price of the products a design executes: the nonzero weights, or (Resource) every weight."""
     total = Cost()
     for layer in model.layers:
-        kernel = quantized_kernel(layer_record_of(layer))
+        kernel = quantized_kernel(record_of(model).layers[layer.name])
         if kernel is None or layer.name not in node_types:
             continue
         weight_bits, frac, input_bits, accum_bits = node_types[layer.name]
@@ -110,7 +110,7 @@ def da_luts(model, x, family: str) -> str:
     circuits = {
         layer.name: (kernel.reshape(-1, kernel.shape[-1]), fixed_kif(_input_of(model, layer, plan, x)))
         for layer in model.layers
-        if (kernel := quantized_kernel(layer_record_of(layer))) is not None
+        if (kernel := quantized_kernel(record_of(model).layers[layer.name])) is not None
     }
     layers = dict(synthesize_all(circuits, family))
     # a layer in parts: its parts' da4ml cost against the whole layer's says how far the sum may be from one circuit

@@ -20,7 +20,7 @@ from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.pruning import Pruner
 from fpgaprune.pruning.costs import output_positions
 from fpgaprune.quantize import input_type, to_qkeras
-from fpgaprune.record import layer_record_of, resolved
+from fpgaprune.record import record_of, resolved
 from fpgaprune.support.text_table import format_rows
 from fpgaprune.tfk import keras
 
@@ -56,9 +56,9 @@ def pruned_qkeras(pretrained, dataset, sparsity):
 
 def live_products(model) -> int:
     return sum(
-        int(np.count_nonzero(quantized_kernel(layer_record_of(layer)))) * output_positions(layer)
+        int(np.count_nonzero(quantized_kernel(record_of(model).layers[layer.name]))) * output_positions(layer)
         for layer in model.layers
-        if quantized_kernel(layer_record_of(layer)) is not None
+        if quantized_kernel(record_of(model).layers[layer.name]) is not None
     )
 
 

@@ -6,11 +6,14 @@ entry point group (the built-in ones are declared in pyproject.toml) or `registe
 framework is not installed is left out. So a framework is one package, nothing outside `frontends/` imports
 TensorFlow, Keras, QKeras or PyTorch, and no module here names a front end's (tests/seam).
 
-A front end's framework is imported only when the front end is first handed out (`bound`): which one owns a
+A front end's framework is imported only when the front end is first handed out (`_bound`): which one owns a
 model is decided from class names, so a PyTorch process never imports TensorFlow and a Keras one never torch.
 """
 
+import importlib.util
+import sys
 from importlib.metadata import entry_points
+from pathlib import Path
 
 from fpgaprune.errors import ModelTypeError
 
@@ -28,7 +31,7 @@ def register_front_end(front_end) -> None:
     no-op."""
     if front_end not in _REGISTERED:
         _REGISTERED.insert(0, front_end)
-        bound(front_end)
+        _bound(front_end)
 
 
 def unregister_front_end(front_end) -> None:
@@ -47,13 +50,30 @@ def front_ends() -> tuple:
                 front_end = entry.load()
             except ImportError:
                 continue
-            if front_end.installed() and front_end not in found:
+            if _installed(front_end) and front_end not in found:
                 found.append(front_end)
         _LOADED.append(tuple(sorted(found, key=lambda front_end: front_end.asked_order)))
     return (*_REGISTERED, *_LOADED[0])
 
 
-def bound(front_end):
+def _installed(front_end) -> bool:
+    """Whether the front end's framework is installed, from the package index alone (`framework_modules`); one
+    that names none is bound to find out (ImportError: not installed)."""
+    if front_end.framework_modules:
+        return all(importlib.util.find_spec(module) is not None for module in front_end.framework_modules)
+    try:
+        front_end.bind_layers()
+    except ImportError:
+        return False
+    return True
+
+
+def _loaded(front_end) -> bool:
+    """Whether this process has imported the front end's framework."""
+    return any(module in sys.modules for module in front_end.framework_modules[:1])
+
+
+def _bound(front_end):
     """`front_end`, its layer classes bound to fpgaprune's kinds (`FrontEnd.bind_layers`, which imports its
     framework) on first use. Every front end the registry hands out goes through here."""
     if not any(front_end is done for done in _BOUND):
@@ -83,14 +103,18 @@ def bind_with(binder) -> None:
 def owner(model_or_layer):
     """The front end that owns `model_or_layer` (bound), or None; only its framework is imported."""
     found = next((front_end for front_end in front_ends() if front_end.owns(model_or_layer)), None)
-    return bound(found) if found is not None else None
+    return _bound(found) if found is not None else None
 
 
-def bind_all() -> None:
-    """Every installed front end's classes bound (a question about class names, which any framework may hold)."""
+def bind_all(of=None) -> None:
+    """The installed front ends' layer classes bound to fpgaprune's kinds: only the one that owns `of` (a layer or
+    a class; only its framework is imported), or every one where `of` is None or a class name."""
+    if of is not None and not isinstance(of, str):
+        owner(of if isinstance(of, type) else type(of))
+        return
     for front_end in front_ends():
         try:
-            bound(front_end)
+            _bound(front_end)
         except ImportError:
             continue
 
@@ -108,12 +132,31 @@ def front_end_of(model_or_layer):
     )
 
 
+def front_end_of_file(path, keras_major=None):
+    """The installed front end that reads the model file at `path` (bound): one that claims its suffix
+    (PyTorch's `.pt`), else the one that reads Keras files of the major version `keras_major(path)` gives (read
+    only when asked); None where none is installed."""
+    suffix = Path(str(path)).suffix
+    found = next((f for f in front_ends() if suffix and suffix in f.reads), None)
+    if found is None and keras_major is not None:
+        major = keras_major(path)
+        found = next((f for f in front_ends() if f"keras-{major}" in f.reads), None)
+    return _bound(found) if found is not None else None
+
+
+def architecture_builder():
+    """The installed front end that builds a model from an architecture a config names (PyTorch's
+    `models.py:ClassName`), bound; None where none is installed."""
+    found = next((f for f in front_ends() if "architectures" in f.reads), None)
+    return _bound(found) if found is not None else None
+
+
 def front_end_of_suffix(suffix: str):
     """The installed front end whose model files end in `suffix` (PyTorch's `.pt`), bound; one line naming the
     install that adds it where none is installed."""
     for front_end in front_ends():
-        if suffix in front_end.file_suffixes:
-            return bound(front_end)
+        if suffix in front_end.reads:
+            return _bound(front_end)
     raise ModelTypeError(
         f"a {suffix} model is read by the PyTorch front end, which this environment does not hold: "
         "pip install torch==2.13.0 && pip install -e '.[torch]'"
@@ -122,10 +165,10 @@ def front_end_of_suffix(suffix: str):
 
 def keras_front_end(major: int):
     """The installed front end that reads Keras `major` models (bound); one line naming the install where none is."""
-    found = next((f for f in front_ends() if f.keras_major == major), None)
+    found = next((f for f in front_ends() if f"keras-{major}" in f.reads), None)
     if found is None:
         raise ModelTypeError(f"no installed front end reads Keras {major} models (`pip install -e .`)")
-    return bound(found)
+    return _bound(found)
 
 
 def quantizing_front_end():
@@ -136,7 +179,7 @@ def quantizing_front_end():
         raise ModelTypeError(
             "quantization: the QKeras front end is not installed in this environment (`pip install -e .`)"
         )
-    front_end = bound(found)
+    front_end = _bound(found)
     front_end.check_available("quantization")
     return front_end
 
@@ -153,7 +196,7 @@ def library_front_end(library: str = "auto"):
         usable = [name for name in LIBRARIES if name in libraries and _problem(libraries[name]) is None]
         chosen = libraries.get(usable[0] if usable else "qkeras")
         if chosen is not None:
-            return bound(chosen)
+            return _bound(chosen)
         library = "qkeras"
     problem = _problem(libraries[library]) if library in libraries else "this environment does not hold it"
     if problem:
@@ -161,13 +204,13 @@ def library_front_end(library: str = "auto"):
             f"quantization.library {library!r}: {problem}; QKeras is the base install (`pip install -e .`), HGQ2 "
             "its own venv (requirements/hgq2.txt)"
         )
-    return bound(libraries[library])
+    return _bound(libraries[library])
 
 
 def _problem(front_end) -> str | None:
     """Why the front end cannot quantize in this process (its own one line), or None."""
     try:
-        bound(front_end).check_available("quantization")
+        _bound(front_end).check_available("quantization")
     except ModelTypeError as error:
         return str(error)
     return None
@@ -178,14 +221,10 @@ def hook_callback():
     one and whose framework this process has imported (None otherwise: hooks are driven by their front end's
     own loop, and a PyTorch process imports no Keras for them)."""
     for front_end in front_ends():
-        if front_end.makes_callbacks and front_end.loaded():
-            return bound(front_end).hook_callback()
+        callback = _bound(front_end).hook_callback() if _loaded(front_end) else None
+        if callback is not None:
+            return callback
     return None
-
-
-def layers_of(model) -> list:
-    """The model's layers in order, as its front end presents them (each with a `name`)."""
-    return front_end_of(model).layers(model)
 
 
 def model_name(model) -> str:

@@ -12,7 +12,7 @@ from fpgaprune import data
 from fpgaprune.hls import convert_model, export_config
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.quantize import to_qkeras
-from fpgaprune.record import layer_record_of, resolved
+from fpgaprune.record import record_of, resolved
 from fpgaprune.tfk import keras
 
 L = keras.layers
@@ -61,10 +61,11 @@ def digits():
 
 def live_weights(model) -> dict:
     """{layer: nonzero quantized kernel entries} for layers with a kernel."""
+    layers = record_of(model).layers
     return {
-        layer.name: int(np.count_nonzero(quantized_kernel(layer_record_of(layer))))
-        for layer in model.layers
-        if quantized_kernel(layer_record_of(layer)) is not None
+        name: int(np.count_nonzero(quantized_kernel(layer)))
+        for name, layer in layers.items()
+        if quantized_kernel(layer) is not None
     }
 
 

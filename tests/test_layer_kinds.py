@@ -34,6 +34,15 @@ def _built(cls, arguments: dict, shape: tuple):
     return layer
 
 
+def _record_of(cls, arguments: dict, shape: tuple):
+    """The record of one such layer, in a model of its own (what the export's stages read)."""
+    from fpgaprune.record import record_of
+
+    source = keras.Input(shape)
+    layer = cls(**arguments, name="layer")
+    return record_of(keras.Model(source, layer(source))).layers["layer"]
+
+
 @pytest.mark.parametrize("kind", QKERAS_KINDS, ids=lambda kind: kind.name)
 def test_each_kind_names_weights_constraints_and_quantizers_its_classes_have(kind):
     shape, arguments = BUILD[kind.name]
@@ -103,7 +112,6 @@ def test_a_subclass_that_changes_the_computation_is_one_line_when_quantized():
 
 
 def test_the_modules_along_the_data_path_ask_the_table():
-    from fpgaprune.framework import front_end_of
     from fpgaprune.frontends.tensorflow.strip_graph import produces_channels
     from fpgaprune.pruning.structures import allowed_structures, prunable
     from fpgaprune.report.inspection import _has_kernels
@@ -118,13 +126,14 @@ def test_the_modules_along_the_data_path_ask_the_table():
         assert prunable(layer) == bool(kind.structures)
         assert produces_channels(layer) == kind.channels
         assert _has_kernels(layer) == ("kernel" in kind.structures)
-        assert not is_hardware_layer(layer, front_end_of(layer))  # a float layer: its products are not the export's
+        # a float layer: its products are not the export's
+        assert not is_hardware_layer(_record_of(float_class, *BUILD[kind.name][::-1]))
     sparse = {kind.name for kind in KINDS if kind.kernel_sparse}
     assert sparse == {"Conv1D", "Conv2D", "Dense", "Conv2DBatchnorm"}
-    quantized = _built(
+    quantized = _record_of(
         CLASSES["Dense"][1], {"units": 2, "kernel_quantizer": QUANTIZER, "bias_quantizer": QUANTIZER}, (5,)
     )
-    assert is_hardware_layer(quantized, front_end_of(quantized))
+    assert is_hardware_layer(quantized)
 
 
 def test_hls4ml_node_classes_map_to_kinds_exactly():

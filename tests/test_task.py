@@ -7,6 +7,7 @@ import pytest
 from fpgaprune.errors import DataError
 from fpgaprune.frontends.tensorflow.training import keras_loss
 from fpgaprune.model.task import infer_task, label_form
+from fpgaprune.record import resolved
 from fpgaprune.tfk import keras
 
 L = keras.layers
@@ -64,7 +65,7 @@ def _model(units, activation=None, separate=False):
     ],
 )
 def test_the_output_activation_and_the_labels_make_the_task(model, labels, kind, output, loss, metric):
-    task = infer_task(model, labels, labels[:20], "data.npz")
+    task = infer_task(resolved(model), labels, labels[:20], "data.npz")
     assert (task.kind, task.output, task.loss, task.metric) == (kind, output, loss, metric)
     assert task.from_logits == (output == "linear" and kind != "regression")
     trained = task.labels_for_training(labels)
@@ -79,19 +80,19 @@ def test_label_forms():
 
 
 def test_scores_and_agreements_by_task():
-    classes = infer_task(_model(3), np.array([0, 1, 2]), np.array([0, 1, 2]), "d")
+    classes = infer_task(resolved(_model(3)), np.array([0, 1, 2]), np.array([0, 1, 2]), "d")
     outputs = np.array([[3.0, 0, 0], [0, 1, 2], [0, 0, 5]])
     assert classes.score(outputs, np.array([0, 1, 2])) == pytest.approx(2 / 3)
     assert classes.score(outputs, np.eye(3)[[0, 1, 2]]) == pytest.approx(2 / 3)  # one-hot labels alike
-    binary = infer_task(_model(1, "sigmoid"), np.array([0, 1, 1, 0]), np.array([0, 1]), "d")
+    binary = infer_task(resolved(_model(1, "sigmoid")), np.array([0, 1, 1, 0]), np.array([0, 1]), "d")
     assert binary.score(np.array([[0.2], [0.7], [0.4], [0.9]]), np.array([0, 1, 1, 0])) == 0.5
     assert binary.agreement == "decision agreement"
     assert binary.agreement_of(np.array([[0.2], [0.7]]), np.array([[0.4], [0.6]])) == 1.0
-    regression = infer_task(_model(1), TARGETS, TARGETS, "d")
+    regression = infer_task(resolved(_model(1)), TARGETS, TARGETS, "d")
     assert regression.score(TARGETS + 0.5, TARGETS) == pytest.approx(0.5)  # RMSE, in the targets' units
     assert regression.agreement is None and regression.agreement_of(TARGETS, TARGETS) is None
     assert regression.format_score(0.123456) == "0.1235" and not regression.higher_is_better
-    mae = infer_task(_model(1), TARGETS, TARGETS, "d", loss="mae")
+    mae = infer_task(resolved(_model(1)), TARGETS, TARGETS, "d", loss="mae")
     assert mae.metric == "mae" and mae.score(TARGETS - 0.25, TARGETS) == pytest.approx(0.25)
 
 
@@ -177,5 +178,5 @@ def test_scores_and_agreements_by_task():
 )
 def test_a_contradiction_is_one_line_naming_the_file_the_array_or_the_layer(model, y_train, y_test, options, message):
     with pytest.raises(DataError) as error:
-        infer_task(model, y_train, y_test, "data.npz", **options)
+        infer_task(resolved(model), y_train, y_test, "data.npz", **options)
     assert message in str(error.value) and "\n" not in str(error.value), str(error.value)

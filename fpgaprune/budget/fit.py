@@ -54,8 +54,7 @@ class HardwareCosts:
 
     def __call__(self, model) -> EntryCosts:
         bound = resolved(model)
-        front = bound.front
-        quantized = any(is_hardware_layer(layer, front) for layer in front.layers(bound.model))
+        quantized = any(is_hardware_layer(layer) for layer in bound.record.layers.values())
         priced = bound if quantized else self._twin(bound)
         self.types, self.notes = layer_hardware(priced, self.hls_config, self.input_fixed, self.board, self.io_type)
         priced = entry_costs(priced.record, self.types, self.notes, self.backend)
@@ -65,7 +64,7 @@ class HardwareCosts:
     def _twin(self, bound):
         """The float model's quantized twin, bound; its activation ranges set from `calibration` (inputs) where its
         quantizers learn them from data (HGQ2's `trace_minmax`), as the run's QAT will before export."""
-        twin = resolved(bound.front.quantized_twin(bound.model, self.spec, self.batchnorm))  # HGQ2's, of Keras 3
+        twin = bound.twin(self.spec, self.batchnorm)  # HGQ2's, of Keras 3
         if self.calibration is not None:
             twin.front.calibrate(twin.model, self.calibration)
         return twin

@@ -10,6 +10,8 @@ members only (tests/seam/test_contract.py) and meets the hls stage through hls4m
 """
 
 import importlib
+import json
+from pathlib import Path
 
 from fpgaprune.frontends.contract import (
     PROTOCOLS,
@@ -49,15 +51,20 @@ class ModelFiles:
     def custom_objects(self) -> dict:
         return self._files().model_objects()
 
-    def load(self, path, trust_code: bool = False, compile: bool = True):
+    def load(self, path, trust_code: bool = False, compile: bool = True, weights=None):
+        if weights is not None:
+            return self._from_json(path, weights, trust_code)
         return self._files().load_model(path, compile=compile, trust_code=trust_code)
 
     def save(self, model, path):
         return self._files().save_model(model, path)
 
-    def from_json(self, path, text: str, weights, trust_code: bool = False):
-        """The model of a JSON architecture (already checked against `file_policy`) with its HDF5 weights."""
-        return self._files().model_from_json(path, text, weights, trust_code=trust_code)
+    def _from_json(self, path, weights, trust_code: bool = False):
+        """The model of a JSON architecture (already read and size-checked: `model/keras_json.py`), its config
+        checked against the allow-list of this front end's files (`model/files.py`) first, with its HDF5
+        weights."""
+        from fpgaprune.model.files import check_model_config
 
-    def file_policy(self):
-        return self._files().POLICY
+        text = Path(path).read_text(encoding="utf-8")
+        check_model_config(Path(path), json.loads(text), self._files().POLICY, trust_code)
+        return self._files().model_from_json(path, text, weights, trust_code=trust_code)

@@ -101,6 +101,7 @@ def _weight(front_end, layer, weight, variable) -> WeightRecord:
         entries=tuple(hold.entries) if isinstance(hold, HeldEntries) else (),
         own_shape=_own_shape(front_end, layer, weight, values),
         layout=None if layout is None or tuple(layout) == tuple(range(len(layout))) else tuple(layout),
+        own_name=front_end.own_weight_name(weight.name),
         zero=front_end.zero_of(quantizer) if quantizer is not None and not values.all() else 0.0,
         pruned_to=_pruned_to(front_end, quantizer, values, held, targets),
     )

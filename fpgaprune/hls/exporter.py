@@ -225,11 +225,11 @@ def export(
     return Export(output_dir, hls_model, manifest, config, fixed, board, notes)
 
 
-def preset_problems(model, hls_config, x, *, overrides=None, backend=DEFAULT_BACKEND) -> list:
-    """What hls4ml cannot build of a model (bound or bare) at the preset `hls_config` (`buildable.build_problems`),
+def preset_problems(bound, hls_config, x, *, overrides=None, backend=DEFAULT_BACKEND) -> list:
+    """What hls4ml cannot build of a bound model at the preset `hls_config` (`buildable.build_problems`),
     from its IR converted in a scratch directory and never written: `fpgaprune validate` asks it of the starting
     model."""
-    bound = resolved(model).exported(tuple(np.shape(x)[1:]))
+    bound = bound.exported(tuple(np.shape(x)[1:]))
     config, io_type, _ = export_config(bound, hls_config, input_type(x), overrides)
     with tempfile.TemporaryDirectory(prefix="fpgaprune-validate-") as scratch:
         hls_model = convert_model(bound, config, scratch, io_type=io_type, backend=backend)

@@ -33,5 +33,5 @@ __all__ = [
 
 def __getattr__(name: str):
     if name == "HoldConstraint":  # tf_keras' hold constraint; Keras 3's is in `frontends/keras3/holds.py`
-        return keras_front_end(2).hold_constraint()
+        return keras_front_end(2).user_module("holds").HoldConstraint
     raise AttributeError(f"module 'fpgaprune.masking' has no attribute {name!r}")

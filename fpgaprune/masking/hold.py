@@ -91,7 +91,7 @@ def held_groups(record) -> dict:
 def _resolve_entry(record, entry: HoldEntry, front):
     """Bind an entry to its weight: explicit variable name, checked index, freeze values made concrete."""
     selector = parse_selector(entry.path + (entry.index or ""), where=entry.where)
-    found = resolve(record, selector, front)
+    found = resolve(record, selector)
     index, where = entry.index, entry.where
     if index is not None and front.indexes_own_layout:  # kept as the mask it selects
         index, where = None, found.mask

@@ -8,12 +8,12 @@ runs unless the caller trusts it. The weights are read from HDF5 (a weights file
 model built from the JSON; they must fit it layer by layer.
 """
 
-import json
 from pathlib import Path
 
 from fpgaprune.errors import ModelFileError, first_line
-from fpgaprune.framework import bound, front_ends
-from fpgaprune.model.files import MAX_CONFIG_BYTES, check_model_config, parse_json
+from fpgaprune.framework import front_end_of_file
+from fpgaprune.model.files import MAX_CONFIG_BYTES, parse_json
+from fpgaprune.record import Bound
 
 WEIGHT_FORMATS = (".h5", ".hdf5")
 
@@ -68,18 +68,16 @@ def keras_major_of(path: Path, config: dict) -> int:
 
 
 def load_json_model(json_path, weights_path, trust_code: bool = False):
-    """The model of `json_path` with the weights of `weights_path`, in the framework that wrote it (one
-    ModelFileError line on any failure)."""
+    """The model of `json_path` with the weights of `weights_path`, in the framework that wrote it, bound to its
+    front end (one ModelFileError line on any failure)."""
     if weights_path is None:
         raise ModelFileError(f"{json_path}: an architecture needs its weights (weights=..., model.weights in YAML)")
     config, weights = read_architecture(json_path), check_weights_file(weights_path)
     path, major = Path(json_path), keras_major_of(Path(json_path), config)
-    front_end = next((f for f in front_ends() if f.keras_major == major), None)
+    front_end = front_end_of_file(path, lambda _: major)
     if front_end is None:
         raise ModelFileError(f"{path}: a Keras {major} architecture, and no installed front end reads Keras {major}")
-    front_end = bound(front_end)
-    check_model_config(path, config, front_end.file_policy(), trust_code)
-    return front_end.from_json(path, json.dumps(config), weights, trust_code)
+    return Bound(front_end.load(path, trust_code=trust_code, weights=weights), front_end)
 
 
 def built_from_json(keras, text: str, objects: dict, path: Path, weights: Path):

@@ -10,7 +10,7 @@ precision, resources, inspection); adding a layer type starts here (docs/extendi
 
 from dataclasses import dataclass
 
-from fpgaprune.framework import bind_all, owner
+from fpgaprune.framework import bind_all
 
 
 @dataclass(frozen=True)
@@ -20,14 +20,14 @@ class MaskableWeight:
     constraint_key: str  # the layer config key of its constraint: "kernel_constraint"
     role: str  # what its quantizer is called by role: kernel, recurrent, bias, depthwise, pointwise
 
-    def owner(self, layer):
+    def holder(self, layer):
         """The object that holds the variable: the layer, or its recurrent cell."""
         return layer.cell if self.attribute.startswith("cell.") else layer
 
     def variable(self, layer):
         """The layer's variable for this weight (None when absent, e.g. a bias with use_bias=False), under the
         attribute its framework gives it (Keras 3's DepthwiseConv2D calls its depthwise_kernel `kernel`)."""
-        return getattr(self.owner(layer), attribute_of(layer, self.name), None)
+        return getattr(self.holder(layer), attribute_of(layer, self.name), None)
 
 
 @dataclass(frozen=True)
@@ -168,6 +168,12 @@ def bound_classes() -> dict:
     return dict(_BOUND)
 
 
+def _front_ends_bound(of=None) -> None:
+    """The bindings of the front end that owns `of` (a layer or a class), or of every installed front end where
+    `of` is None or a class name, made on first use (`framework.bind_all`)."""
+    bind_all(of if of is None or isinstance(of, str) else _class_of(of))
+
+
 def _class_of(layer_or_class) -> type:
     """The class a layer's kind and role are read from: its own, or the one a front end's view of it names
     (`kind_class`: a PyTorch layer is seen through a view of its module)."""
@@ -186,15 +192,6 @@ def attribute_of(layer, weight_name: str) -> str:
         if weight_name in _ATTRIBUTES.get(cls, {}):
             return _ATTRIBUTES[cls][weight_name]
     return weight_name
-
-
-def _front_ends_bound(of=None) -> None:
-    """The bindings of the front end that owns `of` (a layer or a class; only its framework is imported), or of
-    every installed front end where `of` is None or a class name, made on first use."""
-    if of is None or isinstance(of, str):
-        bind_all()
-    else:
-        owner(_class_of(of))
 
 
 def kind_of(layer_or_name) -> LayerKind | None:

@@ -4,25 +4,27 @@ configs were checked (`model_files`), or a JSON architecture and its HDF5 weight
 from pathlib import Path
 
 from fpgaprune.errors import ModelFileError
-from fpgaprune.framework import bound, front_end_of, front_ends
+from fpgaprune.framework import architecture_builder, front_end_of_file
 from fpgaprune.model.files import OTHER_FRAMEWORKS, keras_major
 from fpgaprune.model.keras_json import load_json_model
+from fpgaprune.record import Bound, resolved
 
 
-def front_end_of_file(path):
-    """The front end that reads the model file: one that claims its suffix (PyTorch's `.pt`), else tf_keras + QKeras
-    for Keras 2 files and Keras 3 for Keras 3 ones."""
+def _front_end_of_file(path):
+    """The front end that reads the model file (`framework.front_end_of_file`); one line where none does."""
+    front_end = front_end_of_file(path, _keras_major)
+    if front_end is None:
+        major = _keras_major(path)
+        raise ModelFileError(f"{path}: a Keras {major} model file, and no installed front end reads Keras {major}")
+    return front_end
+
+
+def _keras_major(path) -> int:
+    """The Keras major version that wrote the file; one line naming the framework of another's file."""
     suffix = Path(path).suffix
-    for front_end in front_ends():
-        if suffix in front_end.file_suffixes:
-            return bound(front_end)
     if suffix in OTHER_FRAMEWORKS:
         raise ModelFileError(f"{path}: {OTHER_FRAMEWORKS[suffix]}")
-    major = keras_major(path)
-    for front_end in front_ends():
-        if front_end.keras_major == major:
-            return bound(front_end)
-    raise ModelFileError(f"{path}: a Keras {major} model file, and no installed front end reads Keras {major}")
+    return keras_major(path)
 
 
 def load_model(
@@ -40,6 +42,22 @@ def load_model(
     architecture and its HDF5 weights (`model_json`); or a PyTorch state dict (`.pt`) into the `architecture` it
     names (`models.py:ClassName`, built with keyword `arguments`; imported only with `trust_code=True`). Any
     failure is one ModelFileError line."""
+    return load_bound(
+        path, compile, trust_code, json=json, weights=weights, architecture=architecture, arguments=arguments
+    ).model
+
+
+def load_bound(
+    path=None,
+    compile: bool = True,
+    trust_code: bool = False,
+    *,
+    json=None,
+    weights=None,
+    architecture=None,
+    arguments=None,
+) -> Bound:
+    """`load_model`'s model bound to the front end that read it (`record.Bound`): nothing is looked up again."""
     if json is not None or weights is not None:
         if path is not None:
             raise ModelFileError(f"{path}: give a model file, or an architecture (json=) and its weights, not both")
@@ -47,21 +65,24 @@ def load_model(
             raise ModelFileError(f"{weights}: weights need their architecture (json=..., model.json in YAML)")
         return load_json_model(json, weights, trust_code=trust_code)
     if path is None and architecture is not None:  # a PyTorch architecture with no state dict: newly built
-        builder = next((f for f in front_ends() if f.builds_architectures), None)
+        builder = architecture_builder()
         if builder is None:
             raise ModelFileError(f"{architecture}: a PyTorch architecture; {OTHER_FRAMEWORKS['.pt'].split(': ', 1)[1]}")
-        return bound(builder).build(architecture, arguments, trust_code)
+        return Bound(builder.build(architecture, arguments, trust_code), builder)
     if path is None:
         raise ModelFileError("no model given: a .keras/.h5 file, or an architecture (json=) and its weights")
-    front_end = front_end_of_file(path)
+    front_end = _front_end_of_file(path)
     if architecture is not None or arguments is not None:
-        if not front_end.file_suffixes:
+        if "architectures" not in front_end.reads:
             raise ModelFileError(f"{path}: a Keras model file names its own architecture; give no architecture=")
-        return front_end.load(path, trust_code=trust_code, architecture=architecture, arguments=arguments)
-    return front_end.load(path, trust_code=trust_code, compile=compile)
+        model = front_end.load(path, trust_code=trust_code, architecture=architecture, arguments=arguments)
+    else:
+        model = front_end.load(path, trust_code=trust_code, compile=compile)
+    return Bound(model, front_end)
 
 
 def save_model(model, path) -> Path:
     """Save `model` in its own framework (with optimizer state when compiled) to a `.keras` or `.h5` file,
     atomically; holds included, so that they keep working in further training."""
-    return front_end_of(model).save(model, path)
+    bound = resolved(model)
+    return bound.front.save(bound.model, path)

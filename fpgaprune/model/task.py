@@ -16,7 +16,6 @@ import numpy as np
 
 from fpgaprune.errors import DataError
 from fpgaprune.model.layer_kinds import OUTPUT_PASS
-from fpgaprune.record import resolved
 
 TASKS = ("classification", "binary", "multilabel", "regression")
 LOSSES = {
@@ -157,7 +156,7 @@ def label_form(y: np.ndarray, units: int) -> str:
 
 
 def infer_task(
-    model,
+    bound,
     y_train: np.ndarray,
     y_test: np.ndarray,
     source: str,
@@ -167,8 +166,8 @@ def infer_task(
 ) -> Task:
     """The task of `model` trained on these labels; DataError (one line naming `source`, the array or the layer,
     and what to change) when they contradict each other or the explicit `task`/`loss`. `x_sample`: an input, for
-    a model that records no output shape (a PyTorch module). `model`: a model, or a bound one (`record.resolved`)."""
-    bound = resolved(model)
+    a model that records no output shape (a PyTorch module). `bound`: the model bound to its front end
+    (`record.resolved`)."""
     layer, output = output_activation(bound.record)
     units = _output_units(bound, x_sample)
     forms = {name: label_form(y, units) for name, y in (("y_train", y_train), ("y_test", y_test))}

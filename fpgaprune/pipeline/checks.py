@@ -91,17 +91,9 @@ def check_quantizers(config: RunConfig, at: Located) -> None:
         for role, text in roles.items()
     ]
     for path, text in entries:
-        try:
-            quantizer = front.build_quantizer(text, ".".join(path))
-        except FpgapruneError as error:
-            _fail(at.at(*path), str(error).split(": ", 1)[-1])
-        zero = front.zero_of(quantizer) if path[-1] in front.WEIGHT_ROLES else 0.0
-        if zero != 0.0:
-            _fail(
-                at.at(*path),
-                f"found {text!r}, which maps 0 to {zero:g}; pruned weights need a quantizer that "
-                f"keeps 0 (e.g. {front.DEFAULT_QUANTIZERS['kernel']})",
-            )
+        problem = front.quantizer_text_problem(text, path[-1], ".".join(path))
+        if problem:
+            _fail(at.at(*path), problem)
 
 
 def check_pruning(config: RunConfig, at: Located, bound) -> None:
@@ -110,7 +102,7 @@ def check_pruning(config: RunConfig, at: Located, bound) -> None:
     names = set(record.layers)
     for i, text in enumerate(config.pruning.selections):
         try:
-            resolve(record, parse_selector(text), bound.front)
+            resolve(record, parse_selector(text))
         except FpgapruneError as error:
             _fail(at.at("pruning", "selections", i), f"found {text!r}; {error}")
     structure = config.pruning.structure
@@ -178,14 +170,14 @@ def check_layers(config: RunConfig, at: Located, model, front) -> None:
         _fail(where or at.at("model"), problem)
 
 
-def check_against_model(config: RunConfig, at: Located, model, x=None) -> None:
-    """The checks that need the run's starting model: its layers, selections, pruning keys, quantizers; with
-    held-out inputs `x`, what hls4ml cannot build of it at the run's preset; and a note naming each layer whose
-    exact zeros no hold can keep. The model's front end is resolved here, once."""
-    bound = resolved(model)
+def check_against_model(config: RunConfig, at: Located, bound, x=None) -> None:
+    """The checks that need the run's starting model (bound to its front end where it was built or read:
+    `pipeline.training.build_model`): its layers, selections, pruning keys, quantizers; with held-out inputs `x`,
+    what hls4ml cannot build of it at the run's preset; and a note naming each layer whose exact zeros no hold can
+    keep."""
     front = bound.front
     note_unheld_zeros(config, bound.record)
-    check_layers(config, at, model, front)
+    check_layers(config, at, bound.model, front)
     if x is not None:
         check_buildable(config, at, bound, x)
     check_pruning(config, at, bound)
@@ -218,10 +210,10 @@ def note_unheld_zeros(config: RunConfig, record) -> None:
 
 
 def check_config(config: RunConfig, at: Located, model=None) -> None:
-    """Every check; `model` (the run's starting model) enables the checks against it."""
+    """Every check; `model` (the run's starting model, bare or bound) enables the checks against it."""
     check_files(config, at)
     check_hls(config, at)
     check_budget(config, at)
     check_quantizers(config, at)
     if model is not None:
-        check_against_model(config, at, model)
+        check_against_model(config, at, resolved(model))

@@ -8,7 +8,6 @@ from fpgaprune.pipeline.progress import counted
 from fpgaprune.pipeline.records import SynthRecord, stage_metrics
 from fpgaprune.pipeline.settings import budget_of
 from fpgaprune.pipeline.training import stage_model
-from fpgaprune.record import resolved
 from fpgaprune.report import Measurements
 from fpgaprune.resources import estimate_resources
 from fpgaprune.resources.calibration import Calibration
@@ -34,7 +33,7 @@ def yosys_measurements(config, run_dir: Path, cancel=None, progress: bool = True
     from dataclasses import asdict
 
     exported = shipped_export(run_dir)
-    dense = resolved(stage_model(config, run_dir, "quantize", "dense")).record
+    dense = stage_model(config, run_dir, "quantize", "dense").record
     budget = measurement_budget(config)
     measured = measure_export(
         exported,

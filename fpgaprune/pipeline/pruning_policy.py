@@ -33,35 +33,33 @@ def pruner_of(config):
     return Pruner(structure=config.pruning.structure, **options)
 
 
-def scheduled(config, held, dataset, front):
-    """Pruning by the configured schedule: each layer to its target, or all to one under a global scope (`front`:
-    the model's front end)."""
+def scheduled(config, held, dataset):
+    """Pruning by the configured schedule: each layer to its target, or all to one under a global scope (`held`:
+    the bound held model; the pruned model comes back)."""
     pruner, targets = pruner_of(config), config.pruning.targets
     if not targets:
-        return held
+        return held.model
     sparsity = dict(targets) if config.pruning.scope == "layer" else next(iter(targets.values()))
     if config.pruning.lottery_rounds:
 
         def train(model, callbacks):
             epochs = config.pruning.epochs or 1
-            return fit_model(
-                model, dataset, epochs, config.finetune.learning_rate, config, "lottery round", callbacks, front=front
-            )
+            rate = config.finetune.learning_rate
+            return fit_model(held.made(model), dataset, epochs, rate, config, "lottery round", callbacks).model
 
-        return LotteryTicket.reaching(pruner, config.pruning.lottery_rounds, sparsity).run(held, train)
+        return LotteryTicket.reaching(pruner, config.pruning.lottery_rounds, sparsity).run(held.model, train)
     if config.pruning.schedule == "one_shot":
-        return pruner.prune(held, sparsity=sparsity)
-    attached = pruner.attach(held)
+        return pruner.prune(held.model, sparsity=sparsity)
+    attached = pruner.attach(held.model)
     return fit_model(
-        attached,
+        held.made(attached),
         dataset,
         config.pruning.epochs,
         config.finetune.learning_rate,
         config,
         "prune",
         [GradualPruning(pruner, polynomial(config, dataset, 0.0, sparsity))],
-        front=front,
-    )
+    ).model
 
 
 def polynomial(config, dataset, initial, target):
@@ -99,16 +97,17 @@ def budget_fit(config, dataset):
     )
 
 
-def budgeted(config, held, dataset, front):
-    """Pruning to the budget: one knapsack fit, or fits that move toward it over the pruning epochs."""
+def budgeted(config, held, dataset):
+    """Pruning to the budget (`held`: the bound held model): one knapsack fit, or fits that move toward it over
+    the pruning epochs."""
     fitting = budget_fit(config, dataset)
-    budget, costs, attached = fitting.budget, fitting.costs, fitting.attach(held)
+    budget, costs, attached = fitting.budget, fitting.costs, fitting.attach(held.model)
     if config.pruning.schedule == "one_shot":
         step = fitting(attached)
     else:
         callback = BudgetPruning(fitting, polynomial(config, dataset, 0.0, 1.0))
         epochs, rate = config.pruning.epochs, config.finetune.learning_rate
-        fit_model(attached, dataset, epochs, rate, config, "prune", [callback], front=front)
+        fit_model(held.made(attached), dataset, epochs, rate, config, "prune", [callback])
         step = callback.history[-1]
     estimate = dict(zip([c.name for c in budget.constraints], budget.fractions(costs(attached).total()).tolist()))
     return attached, {
@@ -121,7 +120,7 @@ def budgeted(config, held, dataset, front):
     }
 
 
-def repaired(config, quantized, dataset, front) -> dict:
+def repaired(config, quantized, dataset) -> dict:
     """After QAT, the budget checked on the quantized weights; if it no longer fits, the least important groups
     are pruned, one epoch of QAT follows (the learned ranges traced again), and a last repair (without training)
     makes it fit."""
@@ -130,8 +129,8 @@ def repaired(config, quantized, dataset, front) -> dict:
     first = repair(pruner, quantized, fitting.costs, fitting.budget)
     last = first
     if first.repaired:
-        fit_model(quantized, dataset, 1, config.quantization.learning_rate, config, "QAT (repair)", front=front)
-        last = repair(pruner, calibrated(quantized, dataset, front), fitting.costs, fitting.budget)
+        fit_model(quantized, dataset, 1, config.quantization.learning_rate, config, "QAT (repair)")
+        last = repair(pruner, calibrated(quantized, dataset), fitting.costs, fitting.budget)
     return {
         "after_qat": first.before,
         "final": last.after,

@@ -38,9 +38,8 @@ from fpgaprune.pipeline.training import (
     stage_model,
     task_of,
 )
-from fpgaprune.quantize import quantization_report, to_qkeras
+from fpgaprune.quantize import quantization_report
 from fpgaprune.quantize.profile import Profile, ProfileCollector
-from fpgaprune.record import resolved
 from fpgaprune.report import write_report
 from fpgaprune.report.inspection import format_table, pruned_fractions, sparsity_table
 from fpgaprune.resources import estimate_resources
@@ -54,14 +53,13 @@ from fpgaprune.training.guards import check_finite_weights
 def train(config, run_dir: Path, out: Path) -> dict:
     seed_frameworks(config.seed)  # the model's framework, whichever it is, as it loads
     dataset = dataset_of(config)
-    model = build_model(config, dataset)
-    front = resolved(model).front
+    model = build_model(config, dataset)  # bound, once: every later stage reads its file through its front end
     if not config.model.given():
         epochs, rate = config.training.epochs, config.training.learning_rate
-        fit_model(model, dataset, epochs, rate, config, "train", front=front)
+        fit_model(model, dataset, epochs, rate, config, "train")
     fp.save_model(model, out / stage_file(config))
     return {
-        **scores(config, model, dataset, front),
+        **scores(config, model, dataset),
         "task": task_of(config, model, dataset).describe(),
         "trained": not config.model.given(),
     }
@@ -70,16 +68,16 @@ def train(config, run_dir: Path, out: Path) -> dict:
 def prune(config, run_dir: Path, out: Path) -> dict:
     dataset = dataset_of(config)
     start = stage_model(config, run_dir, "train")
-    front = resolved(start).front
     zeros, found = kept_zeros(config, start)
-    held = fp.hold(start, zeros, prune=list(config.pruning.selections))
+    held = start.made(fp.hold(start, zeros, prune=list(config.pruning.selections)))
     budget = None
     if config.pruning.budget:
-        held, budget = budgeted(config, held, dataset, front)
+        pruned, budget = budgeted(config, held, dataset)
     else:
-        held = scheduled(config, held, dataset, front)
+        pruned = scheduled(config, held, dataset)
+    held = held.made(pruned)
     metrics = {
-        **scores(config, held, dataset, front),
+        **scores(config, held, dataset),
         **pruned_fractions(held),
         **({"budget": budget} if budget else {}),
     }
@@ -90,7 +88,7 @@ def prune(config, run_dir: Path, out: Path) -> dict:
     if config.pruning.strip:
         result = strip(held)
         held, index_map = (
-            result.model,
+            held.made(result.model),
             {k: {a: [int(i) for i in v] for a, v in m.items()} for k, m in result.index_map.items()},
         )
         metrics["strip_notes"] = result.notes
@@ -111,39 +109,41 @@ def kept_zeros(config, model):
 def finetune(config, run_dir: Path, out: Path) -> dict:
     dataset = dataset_of(config)
     model = stage_model(config, run_dir, "prune")
-    front = resolved(model).front
-    fit_model(model, dataset, config.finetune.epochs, config.finetune.learning_rate, config, "finetune", front=front)
+    fit_model(model, dataset, config.finetune.epochs, config.finetune.learning_rate, config, "finetune")
     fp.save_model(model, out / stage_file(config))
     fp.save_model(
-        fp.finalize(model)[0], out / stage_file(config, "pruned")
+        model.made(fp.finalize(model)[0]), out / stage_file(config, "pruned")
     )  # plain Keras (the model's own), zeros in place
-    return {**scores(config, model, dataset, front), **pruned_fractions(model)}
+    return {**scores(config, model, dataset), **pruned_fractions(model)}
 
 
 def quantize(config, run_dir: Path, out: Path) -> dict:
     dataset = dataset_of(config)
     spec, batchnorm = quantization_spec(config), config.quantization.batchnorm
     finetuned = stage_model(config, run_dir, "finetune")
-    check_finite_weights(resolved(finetuned), "quantize")
-    quantized = to_qkeras(finetuned, spec, batchnorm=batchnorm)
-    front = resolved(quantized).front  # the twin's: HGQ2's for an HGQ2 run
-    sources = front.quantizer_sources(finetuned, spec, config.quantization.default is not None)
+    check_finite_weights(finetuned, "quantize")
+    quantized = finetuned.twin(spec, batchnorm)  # bound to the twin's front end: HGQ2's for an HGQ2 run
+    front = quantized.front
+    sources = front.quantizer_sources(finetuned.model, spec, config.quantization.default is not None)
     epochs, rate = config.quantization.qat_epochs, config.quantization.learning_rate
-    fit_model(quantized, dataset, epochs, rate, config, "QAT", front=front)
-    calibrated(quantized, dataset, front)
-    budget = repaired(config, quantized, dataset, front) if config.pruning.budget else None
+    fit_model(quantized, dataset, epochs, rate, config, "QAT")
+    calibrated(quantized, dataset)
+    budget = repaired(config, quantized, dataset) if config.pruning.budget else None
     fp.save_model(quantized, out / stage_file(config))
-    trained = stage_model(config, run_dir, "train")
-    fp.save_model(front.dense_reference(quantized, trained, spec, batchnorm), out / stage_file(config, "dense"))
+    trained = stage_model(config, run_dir, "train").model
+    dense = front.dense_reference(quantized.model, trained, spec, batchnorm)
+    fp.save_model(quantized.made(dense), out / stage_file(config, "dense"))
     report = quantization_report(
         quantized, finetuned, dataset.x_test, dataset.y_test, task_of(config, quantized, dataset)
     )
     (out / "quantization.txt").write_text(report.format() + "\n")
     return {
-        **scores(config, quantized, dataset, front),
+        **scores(config, quantized, dataset),
         **pruned_fractions(quantized),
         **({"budget": budget} if budget else {}),
-        **({"ebops": ebops} if (ebops := front.ebops(quantized)) is not None else {}),  # HGQ2's own cost, per layer
+        **(
+            {"ebops": ebops} if (ebops := front.ebops(quantized.model)) is not None else {}
+        ),  # HGQ2's own cost, per layer
         "quantizers": sources,
     }
 
@@ -192,7 +192,7 @@ def csim(config, run_dir: Path, out: Path) -> dict:
     shipped.simulate_synthesized_weights(build)
     with ThreadPoolExecutor(max_workers=1) as side:  # the __SYNTHESIS__ branch compiles beside the simulation
         syntax = side.submit(shipped.check_synthesis_branch, build)
-        quantized, dataset = resolved(stage_model(config, run_dir, "quantize")), dataset_of(config)
+        quantized, dataset = stage_model(config, run_dir, "quantize"), dataset_of(config)
         with elapsed(
             f"C-sim of hls/project against {quantized.front.quantizer_library} over the held-out set "
             f"(outputs.csim_samples: {config.outputs.csim_samples})"
@@ -241,7 +241,7 @@ def simulated(config, quantized, dataset, exported, run):
         quantized,
         x,
         exported.input_type,
-        task=task_of(config, quantized.model, dataset),
+        task=task_of(config, quantized, dataset),
         tolerance=logits_tolerance_of(quantized.record, tolerances),
         collector=collector,
         ids=ids,
@@ -321,8 +321,8 @@ def _measured_metrics(record) -> dict:
 
 
 def report(config, run_dir: Path, out: Path) -> dict:
-    exported, quantized = shipped_export(run_dir), resolved(stage_model(config, run_dir, "quantize"))
-    dense = resolved(stage_model(config, run_dir, "quantize", "dense")).record
+    exported, quantized = shipped_export(run_dir), stage_model(config, run_dir, "quantize")
+    dense = stage_model(config, run_dir, "quantize", "dense").record
     estimate = estimate_resources(exported, dense)
     scores = {
         label: stage_score(stage_metrics(run_dir, stage))
@@ -339,7 +339,7 @@ def report(config, run_dir: Path, out: Path) -> dict:
         measurements=measurements(run_dir),
         accuracies={label: value for label, (_, value) in scores.items()},
         metric=scores["quantized"][0],
-        task=task_of(config, quantized.model, dataset_of(config)),
+        task=task_of(config, quantized, dataset_of(config)),
         title=f"fpgaprune report: {config.name}",
         csim=csim_metrics,
         budget=budget,

@@ -3,12 +3,12 @@ with the run's optimizer and progress, the metric, and the models that earlier s
 
 from pathlib import Path
 
-import fpgaprune as fp
 from fpgaprune import data
 from fpgaprune.framework import library_front_end
+from fpgaprune.model.loading import load_bound
 from fpgaprune.model.task import Task, infer_task
 from fpgaprune.pipeline.progress import EpochBar
-from fpgaprune.record import resolved
+from fpgaprune.record import Bound
 from fpgaprune.training.guards import StopOnNonFiniteLoss, check_data_fits_model, check_finite_weights
 
 
@@ -21,10 +21,10 @@ def dataset_of(config):
     return dataset.channels_first() if config.model.torch else dataset
 
 
-def task_of(config, model, dataset) -> Task:
-    """The run's task: `training.task`/`training.loss`, or what the model's output and the labels make."""
+def task_of(config, bound, dataset) -> Task:
+    """The run's task: `training.task`/`training.loss`, or what the bound model's output and the labels make."""
     return infer_task(
-        model,
+        bound,
         dataset.y_train,
         dataset.y_test,
         str(config.data.file or config.data.dataset),
@@ -34,56 +34,57 @@ def task_of(config, model, dataset) -> Task:
     )
 
 
-def calibrated(model, dataset, front):
-    """`model` with the ranges its quantizers learn from data set from the training inputs (HGQ2's `trace_minmax`:
-    its activation quantizers wrap; `FrontEnd.calibrate` of the model's front end `front`), after every QAT,
-    before pricing or export."""
-    front.calibrate(model, dataset.x_train)
-    return model
+def calibrated(bound, dataset):
+    """The bound model with the ranges its quantizers learn from data set from the training inputs (HGQ2's
+    `trace_minmax`: its activation quantizers wrap; `FrontEnd.calibrate`), after every QAT, before pricing or
+    export."""
+    bound.front.calibrate(bound.model, dataset.x_train)
+    return bound
 
 
-def fit_model(model, dataset, epochs, learning_rate, config, label, callbacks=(), *, front):
-    """`model` trained `epochs` epochs by its front end `front`, with the run's optimizer, its task's loss and a
+def fit_model(bound, dataset, epochs, learning_rate, config, label, callbacks=()):
+    """The bound model trained `epochs` epochs by its front end, with the run's optimizer, its task's loss and a
     progress bar (`callbacks`: more training hooks)."""
     hooks = [StopOnNonFiniteLoss(label), EpochBar(epochs, label), *callbacks]
-    front.fit(
-        model,
+    bound.front.fit(
+        bound.model,
         dataset.x_train,
         dataset.y_train,
-        task=task_of(config, model, dataset),
+        task=task_of(config, bound, dataset),
         optimizer=config.training.optimizer,
         learning_rate=learning_rate,
         epochs=epochs,
         batch_size=config.training.batch_size,
         hooks=hooks,
     )
-    return model
+    return bound
 
 
-def scores(config, model, dataset, front) -> dict:
+def scores(config, bound, dataset) -> dict:
     """The task's metric on the held-out data, as a stage records it: {"metric": "accuracy", "accuracy": 0.97}."""
-    task = task_of(config, model, dataset)
-    outputs = front.predict(model, dataset.x_test, batch_size=256)
+    task = task_of(config, bound, dataset)
+    outputs = bound.front.predict(bound.model, dataset.x_test, batch_size=256)
     return {"metric": task.metric, task.metric: task.score(outputs, dataset.y_test)}
 
 
 def build_model(config, dataset):
-    """The configured architecture, or the user's model file (checked: finite weights, fits the data)."""
+    """The configured architecture, or the user's model file (checked: finite weights, fits the data), bound to
+    the front end that built or read it (`record.Bound`): the run's one resolution of its starting model."""
     section = config.model
     if section.given() or section.module:
-        model = fp.load_model(
+        bound = load_bound(
             section.file,
             trust_code=section.trust_code,
             json=section.json,
             weights=section.weights,
             **({"architecture": section.module, "arguments": section.arguments} if section.module else {}),
         )
-        check_finite_weights(resolved(model), section.describe())
-        check_data_fits_model(dataset, model, str(config.data.file or config.data.dataset))
+        check_finite_weights(bound, section.describe())
+        check_data_fits_model(dataset, bound, str(config.data.file or config.data.dataset))
     else:
-        model = _built_in(config, dataset)
-    task_of(config, model, dataset)  # the output and the labels fit each other
-    return model
+        bound = _built_in(config, dataset)
+    task_of(config, bound, dataset)  # the output and the labels fit each other
+    return bound
 
 
 def _built_in(config, dataset):
@@ -92,7 +93,8 @@ def _built_in(config, dataset):
     arguments = {"input_shape": dataset.x_train.shape[1:], "classes": dataset.classes}
     if config.model.architecture != "original_question_cnn":
         arguments["filters"] = tuple(config.model.filters)
-    return library_front_end(config.quantization.library).build(config.model.architecture, arguments)
+    front = library_front_end(config.quantization.library)
+    return Bound(front.build(config.model.architecture, arguments), front)
 
 
 def stage_file(config, name: str = "model") -> str:
@@ -101,5 +103,5 @@ def stage_file(config, name: str = "model") -> str:
 
 
 def stage_model(config, run_dir: Path, stage: str, name: str = "model"):
-    """The model that `stage` saved in the run directory."""
-    return fp.load_model(run_dir / stage / stage_file(config, name), trust_code=config.model.trust_code)
+    """The model that `stage` saved in the run directory, bound to the front end that read it."""
+    return load_bound(run_dir / stage / stage_file(config, name), trust_code=config.model.trust_code)

@@ -68,18 +68,17 @@ class Pruner:
     def targets(self, model) -> list[PruneTarget]:
         """The weights this pruner prunes, with their structures, read from the record of `model` (or of a bound
         model, `record.resolved`); unknown names are one-line errors."""
-        bound = resolved(model)
-        record, front = bound.record, bound.front
+        record = resolved(model).record
         names = self.layers
         if names is None:
             names = [name for name, layer in record.layers.items() if prunable(layer)]
         for name in self.do_not_prune:
-            resolve(record, parse_selector(name.split("/")[0]), front)  # the name must exist
+            resolve(record, parse_selector(name.split("/")[0]))  # the name must exist
         targets = []
         for name in names:
             if name.split("/")[0] in self.do_not_prune:
                 continue
-            found = resolve(record, parse_selector(name), front)
+            found = resolve(record, parse_selector(name))
             structure = self._structure_for(found.layer)
             targets.append(PruneTarget(found.layer.name, found.weight.name, found.record, structure, found.layer))
         return targets

@@ -11,7 +11,6 @@ __all__ = [
     "LayerRecord",
     "ModelRecord",
     "WeightRecord",
-    "layer_record_of",
     "record_of",
     "resolved",
 ]
@@ -30,10 +29,3 @@ def record_of(model_or_record):
     if isinstance(model_or_record, ModelRecord):
         return model_or_record
     return resolved(model_or_record).record
-
-
-def layer_record_of(layer_or_record):
-    """One layer's record (`record.LayerRecord`), described by its front end; a record as it is."""
-    if isinstance(layer_or_record, LayerRecord):
-        return layer_or_record
-    return front_end_of(layer_or_record).describe_layer(layer_or_record)

@@ -43,13 +43,13 @@ class Bound:
 
     def output_shape(self, x=None) -> tuple:
         """The model's output shape, batch first: its output layer's, from its record (a PyTorch module that has not
-        run records none: one forward of `x[:1]`, or its front end's answer)."""
+        run records none: one forward of `x[:1]`)."""
         record = self.record
         shape = record.layers[record.outputs[-1]].output_shape if record.outputs else ()
         if shape:
             return tuple(shape)
         if x is None:
-            return tuple(self.front.output_shape(self.model))
+            raise AttributeError(f"{type(self.model).__name__} has no output_shape (it has not run on data)")
         return tuple(np.shape(self.front.predict(self.model, np.asarray(x[:1]))))
 
     def forget(self) -> "Bound":
@@ -65,7 +65,12 @@ class Bound:
         """The model as its converter takes it (`FrontEnd.exported_model`), bound: a Keras 3 model's tf_keras
         twin to the tf_keras front end, any other model as it is."""
         model = self.front.exported_model(self.model, input_shape=input_shape)
-        return self if model is self.model else Bound(model, front_end_of(model))
+        return self if model is self.model else _bound_to_its_own(model)
+
+    def twin(self, spec=None, batchnorm: str = "fold") -> "Bound":
+        """The model's quantized twin (`FrontEnd.quantized_twin`), bound to its own front end (a Keras 3 model's
+        HGQ2 twin to HGQ2's)."""
+        return _bound_to_its_own(self.front.quantized_twin(self.model, spec, batchnorm=batchnorm))
 
     def renamed(self, names: dict) -> "Bound":
         """A copy whose layers named in `names` ({original: new}) carry their new names, with this record renamed
@@ -76,6 +81,11 @@ class Bound:
 
     def __repr__(self) -> str:
         return f"Bound({type(self.model).__name__}, {self.front.name})"
+
+
+def _bound_to_its_own(model) -> Bound:
+    """A model a front end made in another framework's classes, bound to that framework's front end."""
+    return Bound(model, front_end_of(model))
 
 
 def _kept(model):

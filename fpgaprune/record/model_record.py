@@ -35,6 +35,7 @@ class WeightRecord:
     entries: tuple = ()  # the hold's entries (`masking.HoldEntry`), in the order they apply
     own_shape: tuple = ()  # its shape in the framework's own layout, which a selection's index addresses
     layout: tuple | None = None  # the axes of the framework's layout in fpgaprune's order, where they differ
+    own_name: str = ""  # the framework's name for it, where it differs (PyTorch's `weight`): a selection may use it
     zero: float = 0.0  # what its quantizer makes of a weight that is 0 with all its neighbours
     pruned_to: np.ndarray | None = None  # where a hold prunes entries: what its quantizer makes of them
 

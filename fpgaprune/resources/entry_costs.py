@@ -16,7 +16,7 @@ import numpy as np
 
 from fpgaprune.hls.backend import DEFAULT_BACKEND
 from fpgaprune.hls.manifest import quantized_kernel
-from fpgaprune.model.layer_kinds import BY_NAME, kind_of
+from fpgaprune.model.layer_kinds import BY_NAME
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange
 from fpgaprune.record.model_record import LayerRecord
 from fpgaprune.resources import csynth, rules
@@ -26,13 +26,10 @@ from fpgaprune.resources.fit_verdict import design_model
 RULES_SOURCE = "fpgaprune's rules (unchecked against vendor results for these layers)"
 
 
-def is_hardware_layer(layer, front=None) -> bool:
-    """A quantized layer whose products fpgaprune's export generates (a kernel-sparse kind, `layer_kinds`): a
-    layer's record, or a layer and its model's front end `front`, which says whether it is quantized (a float
-    model is not described)."""
-    if isinstance(layer, LayerRecord):
-        return layer.kind in BY_NAME and BY_NAME[layer.kind].kernel_sparse and layer.quantized
-    return getattr(kind_of(layer), "kernel_sparse", False) and front.is_quantized(layer)
+def is_hardware_layer(layer: LayerRecord) -> bool:
+    """A quantized layer (its record) whose products fpgaprune's export generates (a kernel-sparse kind,
+    `layer_kinds`)."""
+    return layer.kind in BY_NAME and BY_NAME[layer.kind].kernel_sparse and layer.quantized
 
 
 def _positions(layer: LayerRecord) -> int:

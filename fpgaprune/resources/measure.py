@@ -5,7 +5,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from fpgaprune.hls.manifest import quantized_kernel
-from fpgaprune.record import layer_record_of
 from fpgaprune.resources.yosys import Synthesis, fixed_kif, layer_parts, synthesize
 
 
@@ -53,9 +52,9 @@ def restored_kernel(record, dense_layer, ci: int, co: int) -> tuple[str, np.ndar
 
 
 def kernel_removal(record, dense_layer, ci: int, co: int, family: str) -> KernelRemoval:
-    """Synthesize the layer with the original kernel (ci, co) of `dense_layer` (the dense model's layer, or its
-    record) restored, and without it."""
-    name, restored = restored_kernel(record, layer_record_of(dense_layer), ci, co)
+    """Synthesize the layer with the original kernel (ci, co) of `dense_layer` (the dense model's record of the
+    layer: `record_of(dense).layers[name]`) restored, and without it."""
+    name, restored = restored_kernel(record, dense_layer, ci, co)
     matrix, kif = live_matrix(record), fixed_kif(record.input)
     parts = layer_parts(matrix, kif)  # both in the same parts, when the layer is large
     return KernelRemoval(

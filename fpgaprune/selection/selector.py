@@ -56,14 +56,13 @@ def parse_selector(text: str, where: Optional[np.ndarray] = None) -> Selector:
     return Selector(match["layer"], match["variable"], index, where)
 
 
-def resolve(record, selector: Selector, front) -> ResolvedSelection:
-    """Bind a selector to a weight of a model's record and compute its boolean mask (`front`: the model's front
-    end, which names its weights its own way); one-line errors otherwise."""
+def resolve(record, selector: Selector) -> ResolvedSelection:
+    """Bind a selector to a weight of a model's record and compute its boolean mask; one-line errors otherwise."""
     joined = f"{selector.layer}/{selector.variable}"
     if selector.variable and selector.layer not in record.layers and joined in record.layers:  # a layer `head/fc`
         selector = Selector(joined, None, selector.index, selector.where)
     layer = _find_layer(record, selector.layer)
-    weight = _find_weight(layer, selector, front)
+    weight = _find_weight(layer, selector)
     recorded = layer.weights.get(weight.name)
     if recorded is None:
         raise SelectionError(f"selection '{selector}': layer '{layer.name}' has no {weight.name} (use_bias=False?)")
@@ -95,7 +94,7 @@ def _find_layer(record, name: str):
     return record.layers[name]
 
 
-def _find_weight(layer, selector: Selector, front) -> MaskableWeight:
+def _find_weight(layer, selector: Selector) -> MaskableWeight:
     class_name = layer.class_name
     weights = maskable_weights(layer)
     if weights is None:
@@ -110,8 +109,8 @@ def _find_weight(layer, selector: Selector, front) -> MaskableWeight:
             f"selection '{selector}': layer '{layer.name}' ({class_name}) has several kernels; name one, "
             f"e.g. '{layer.name}/{weights[0].name}{selector.index or ''}' (choices: {', '.join(by_name)})"
         )
-    if wanted not in by_name:
-        wanted = front.weight_named(layer, wanted)  # the framework's own name (PyTorch's `weight`)
+    if wanted not in by_name:  # the framework's own name (PyTorch's `weight`)
+        wanted = next((w.name for w in layer.weights.values() if w.own_name and w.own_name == wanted), wanted)
     if wanted not in by_name:
         raise SelectionError(
             f"selection '{selector}': layer '{layer.name}' ({class_name}) has no maskable variable '{wanted}'; "

@@ -12,6 +12,4 @@ def strip(model, on_unsafe: str = "raise") -> StripResult:
     channels at a disagreeing merge instead of refusing."""
     bound = resolved(model)
     bound.front.check_model(bound.model)
-    if not bound.front.strips:
-        raise StripError(f"{type(bound.model).__name__}: {STRIP_KERAS_ONLY}")
     return bound.front.strip(bound.model, on_unsafe)

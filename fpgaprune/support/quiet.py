@@ -1,5 +1,5 @@
-"""A quiet console for the CLI: the frameworks' C++ and Python logs (each front end's `quiet_start` and
-`quiet_logs`: TensorFlow's, its CUDA probe) and known harmless warnings are silenced, so that only fpgaprune's
+"""A quiet console for the CLI: the frameworks' C++ and Python logs (each front end's `quiet_start`:
+TensorFlow's, its CUDA probe) and known harmless warnings are silenced, so that only fpgaprune's
 progress and results remain. `--verbose` keeps them.
 
 `TF_CPP_MIN_LOG_LEVEL` alone does not silence TF 2.21's oneDNN and CUDA lines (they are written while the
@@ -74,5 +74,4 @@ def _bind_quietly(front_end) -> None:
     """Bind a front end (its framework imported) with stderr silenced, then quiet its loggers."""
     with stderr_to_devnull():
         front_end.bind_layers()  # its framework loads here
-        front_end.quiet_start()  # and makes its first, noisy calls (TensorFlow's CUDA probe)
-    front_end.quiet_logs()
+        front_end.quiet_start()  # its first, noisy calls (TensorFlow's CUDA probe), and its loggers quiet

@@ -4,7 +4,6 @@ that does not fit the model, and a loss that turns NaN in training."""
 import numpy as np
 
 from fpgaprune.errors import DataError, NonFiniteError, first_line
-from fpgaprune.record import resolved
 from fpgaprune.training.hooks import TrainingHook
 
 
@@ -26,11 +25,9 @@ def check_finite_array(values: np.ndarray, where: str) -> None:
         raise NonFiniteError(f"{where}: {bad} non-finite value(s) (NaN/Inf); every value must be finite")
 
 
-def check_data_fits_model(dataset, model, source: str) -> None:
-    """One-line DataError unless the inputs match the input shape of `model` (or a bound model's,
-    `record.resolved`; the labels: `fpgaprune.model.task`); a model that records none (a PyTorch module) is run on
-    one sample of each."""
-    bound = resolved(model)
+def check_data_fits_model(dataset, bound, source: str) -> None:
+    """One-line DataError unless the inputs match the input shape of the bound model (`record.resolved`; the
+    labels: `fpgaprune.model.task`); a model that records none (a PyTorch module) is run on one sample of each."""
     record = bound.record
     sources = [layer.input_shape for layer in record.layers.values() if not layer.inbound]
     if not any(sources):

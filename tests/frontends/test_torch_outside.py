@@ -142,7 +142,7 @@ def test_one_channel_images_reach_the_module_in_pytorchs_layout_and_view_works()
     from fpgaprune.model.task import infer_task
 
     model = Flattening()
-    task = infer_task(model, dataset.y_train, dataset.y_test, "digits", x_sample=dataset.x_test[:1])
+    task = infer_task(resolved(model), dataset.y_train, dataset.y_test, "digits", x_sample=dataset.x_test[:1])
     # an NHWC array moved by numpy alone keeps strides torch reads as channels-last: the front end takes it too
     moved = np.ascontiguousarray(np.moveaxis(_digits_nchw(channels_last=True).x_train[:64], -1, 1))
     front = front_end_of(model)
@@ -168,11 +168,16 @@ def test_integer_labels_make_a_relu_output_a_classifier_and_a_regression_says_wh
     from fpgaprune.model.task import infer_task
 
     dataset = _digits_nchw()
-    task = infer_task(ReluOutput(), dataset.y_train, dataset.y_test, "digits", x_sample=dataset.x_test[:1])
+    task = infer_task(resolved(ReluOutput()), dataset.y_train, dataset.y_test, "digits", x_sample=dataset.x_test[:1])
     assert (task.kind, task.from_logits, task.metric) == ("classification", True, "accuracy")
     with pytest.raises(DataError) as error:
         infer_task(
-            ReluOutput(), dataset.y_train, dataset.y_test, "digits", task="regression", x_sample=dataset.x_test[:1]
+            resolved(ReluOutput()),
+            dataset.y_train,
+            dataset.y_test,
+            "digits",
+            task="regression",
+            x_sample=dataset.x_test[:1],
         )
     assert "y_train holds 1 integer label per sample; the output layer 'fc2_relu' has 10 units" in str(error.value)
     assert "set training.task: classification" in str(error.value)

@@ -66,6 +66,7 @@ def test_repair_after_hgq2_qat_prunes_until_the_learned_bits_fit_and_holds_their
     from fpgaprune.framework import front_end_of
     from fpgaprune.pipeline.pruning_policy import hardware_costs, repaired
     from fpgaprune.pipeline.training import dataset_of
+    from fpgaprune.record import Bound
 
     config, out, _ = budget_run
     dataset = dataset_of(config)
@@ -76,7 +77,7 @@ def test_repair_after_hgq2_qat_prunes_until_the_learned_bits_fit_and_holds_their
     ebops = sum(front.ebops(quantized).values())
     kept = {name: np.asarray(quantized.get_layer(name).kernel).any(axis=(0, 1)) for name in ("conv1", "conv2")}
     lower = config.model_copy(update={"pruning": config.pruning.model_copy(update={"budget": {"LUT": limit}})})
-    done = repaired(lower, quantized, dataset, front)
+    done = repaired(lower, Bound(quantized, front), dataset)
     assert done["repaired"] and done["repaired_groups"] > 0 and done["final"]["LUT"] <= limit
     newly = 0
     for name in ("conv1", "conv2"):

@@ -52,7 +52,7 @@ def _quantized(pruned, digits, granularity: str):
     spec = {"library": "hgq2", "hgq2": {"beta0": 1e-5, "activation_granularity": granularity}}
     quantized = fp.quantized_twin(pruned, spec)
     front = front_end_of(quantized)
-    task = infer_task(quantized, y, y, "digits")
+    task = infer_task(resolved(quantized), y, y, "digits")
     front.fit(quantized, x, y, task=task, optimizer="adamw", learning_rate=5e-3, epochs=3, batch_size=64)
     front.calibrate(quantized, x)
     return quantized
@@ -195,7 +195,7 @@ def test_a_layer_whose_sums_pass_24_bits_is_judged_by_the_float32_bound(tmp_path
     spec = {"library": "hgq2", "hgq2": {"beta0": 1e-8, "activation_bits": 16}}
     quantized = fp.quantized_twin(fp.prune(model, 0.5, structure="element", layers=["fc1"]), spec)
     front = front_end_of(quantized)
-    task = infer_task(quantized, y, y, "jets")
+    task = infer_task(resolved(quantized), y, y, "jets")
     front.fit(quantized, x[:500], y[:500], task=task, optimizer="adamw", learning_rate=5e-3, epochs=2, batch_size=64)
     front.calibrate(quantized, x[:500])
     exported = fp.export(quantized, "latency_parallel", "pynq-z2", tmp_path / "prj", x=x[500:])

@@ -7,7 +7,7 @@ from hls_helpers import L, branching_model, digits, digits_cnn, live_weights, ou
 import fpgaprune as fp
 from fpgaprune.hls import convert_model, count_products, csim_check, export_config
 from fpgaprune.hls.precision import SOFTMAX_TYPES
-from fpgaprune.record import layer_record_of, resolved
+from fpgaprune.record import record_of, resolved
 from fpgaprune.resources import estimate_resources
 from fpgaprune.tfk import keras
 
@@ -175,7 +175,7 @@ def _the_measured_da_circuit_is_the_one_hls4ml_builds(hls_model, model):
     front = front_end_of(model)
     for node in nodes:
         layer = model.get_layer(node.name)
-        kernel = quantized_kernel(layer_record_of(layer))
+        kernel = quantized_kernel(record_of(model).layers[layer.name])
         bias = front.quantized(layer, "bias", layer.bias) if layer.use_bias else None
         kif = fixed_kif(node.get_input_variable().type.precision)
         ours = adder_graph(kernel.reshape(-1, kernel.shape[-1]), kif, bias)

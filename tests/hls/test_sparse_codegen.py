@@ -20,7 +20,7 @@ from hls_helpers import (
 import fpgaprune as fp
 from fpgaprune.hls import convert_model, export_config
 from fpgaprune.hls.manifest import quantized_kernel
-from fpgaprune.record import layer_record_of, resolved
+from fpgaprune.record import record_of, resolved
 from fpgaprune.strip import strip
 from fpgaprune.tfk import keras
 
@@ -103,7 +103,7 @@ def test_one_pruned_kernel_removes_exactly_its_products(tmp_path):
     }
     dense_model = trained(build(), [], None, epochs=0, spec=spec)
     pruned_model = trained(build(), ["conv2[:, :, 29, 13]"], None, epochs=0, spec=spec)
-    kernel = quantized_kernel(layer_record_of(dense_model.get_layer("conv2")))
+    kernel = quantized_kernel(record_of(dense_model).layers["conv2"])
     assert kernel.shape == (3, 3, 32, 32)
     expected = int(np.count_nonzero(kernel[:, :, 29, 13]))
     assert expected == 9  # none of its weights was already zero
@@ -136,7 +136,7 @@ def test_stripped_channels_do_not_exist_and_comments_use_original_indices(tmp_pa
     assert kept and any(3 in inputs for inputs in kept)  # its input 2 is the original 3
     assert not any(2 in inputs for inputs in kept)  # the original input 2 is gone
     sites = product_sites(hls_model.config.get_output_dir())
-    assert sites["conv1"] == np.count_nonzero(quantized_kernel(layer_record_of(quantized.get_layer("conv1"))))
+    assert sites["conv1"] == np.count_nonzero(quantized_kernel(record_of(quantized).layers["conv1"]))
 
 
 def test_other_maskable_layers_keep_stock_code_and_say_so(tmp_path):

@@ -17,7 +17,7 @@ import fpgaprune as fp
 from fpgaprune import data
 from fpgaprune.hls import count_products
 from fpgaprune.hls.manifest import quantized_kernel
-from fpgaprune.record import layer_record_of
+from fpgaprune.record import record_of
 
 PLAIN_KERAS = """
 import sys
@@ -127,7 +127,7 @@ def test_the_runs_keras3_model_exports_to_catapult_kernel_sparse_and_bit_exact(k
     check = fp.csim(exported, logits, x_test)
     assert check.bit_exact and check.samples == len(x_test), check.format()
     live = {
-        name: int(np.count_nonzero(quantized_kernel(layer_record_of(logits.get_layer(name))))) * positions
+        name: int(np.count_nonzero(quantized_kernel(record_of(logits).layers[name]))) * positions
         for name, positions in {"conv1": 36, "conv2": 16, "fc": 1}.items()
     }
     assert live["conv2"] < 8 * 8 * 9 * 16  # half of conv2's kernels removed: their products are not run

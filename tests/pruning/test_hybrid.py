@@ -8,13 +8,13 @@ from models import LOSS
 import fpgaprune as fp
 from fpgaprune import data
 from fpgaprune.cli import DEFAULT_CONFIG
-from fpgaprune.framework import front_end_of
 from fpgaprune.model.architectures import small_cnn
 from fpgaprune.pipeline.checks import check_config
 from fpgaprune.pipeline.pruning_policy import pruner_of, scheduled
 from fpgaprune.pipeline.schema import parse_config
 from fpgaprune.pruning import GradualPruning, HybridPruner, LotteryTicket, PolynomialDecay, Pruner
 from fpgaprune.pruning.lottery import survivors_match
+from fpgaprune.record import resolved
 from fpgaprune.tfk import keras
 
 
@@ -121,7 +121,7 @@ def test_a_run_prunes_hybrid_to_its_targets(share):
     pruner = pruner_of(config)
     assert isinstance(pruner, HybridPruner) and pruner.first_share == (share or 0.5)
     held = fp.hold(model)
-    pruned = scheduled(config, held, None, front_end_of(held))  # one shot: no data needed
+    pruned = scheduled(config, resolved(held), None)  # one shot: no data needed
     kernel = pruned.get_layer("conv2").kernel.numpy()
     assert dead_kernels(pruned, "conv2").mean() == pytest.approx((share or 0.5) * 0.6, abs=1 / 32)
     assert np.mean(kernel == 0) == pytest.approx(0.6, abs=1 / kernel.size)

@@ -7,7 +7,6 @@ from hypothesis import strategies as st
 from models import build
 
 import fpgaprune as fp
-from fpgaprune.framework import front_end_of
 from fpgaprune.record import record_of
 from fpgaprune.selection import index_to_mask, parse_index, parse_selector, resolve
 from fpgaprune.tfk import keras
@@ -91,15 +90,14 @@ def test_random_indices_match_numpy(case):
 
 def test_variable_paths_and_defaults():
     model = cnn()
-    front = front_end_of(model)
-    assert resolve(record_of(model), parse_selector("conv2/bias"), front).mask.shape == (32,)
-    assert resolve(record_of(model), parse_selector("conv2[0, 0, 0, 0]"), front).weight.name == "kernel"
-    assert resolve(record_of(model), parse_selector("sep/pointwise_kernel[..., 0]"), front).mask.sum() == 32
+    assert resolve(record_of(model), parse_selector("conv2/bias")).mask.shape == (32,)
+    assert resolve(record_of(model), parse_selector("conv2[0, 0, 0, 0]")).weight.name == "kernel"
+    assert resolve(record_of(model), parse_selector("sep/pointwise_kernel[..., 0]")).mask.sum() == 32
     lstm = build("LSTM")[0]
-    assert resolve(record_of(lstm), parse_selector("layer/recurrent_kernel"), front).mask.shape == (4, 16)
+    assert resolve(record_of(lstm), parse_selector("layer/recurrent_kernel")).mask.shape == (4, 16)
     where = np.zeros((10,), bool)
     where[3] = True
-    assert resolve(record_of(model), parse_selector("fc/bias", where=where), front).mask.sum() == 1
+    assert resolve(record_of(model), parse_selector("fc/bias", where=where)).mask.sum() == 1
 
 
 BAD_SELECTIONS = [

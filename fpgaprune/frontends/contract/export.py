@@ -3,7 +3,7 @@ with."""
 
 from abc import ABC, abstractmethod
 
-from fpgaprune.frontends.describe import describe, describe_layer
+from fpgaprune.frontends.describe import describe
 from fpgaprune.hls.precision.plan import PrecisionPlan
 
 
@@ -13,10 +13,6 @@ class HlsExport(ABC):
     def describe(self, model):
         """The model as fpgaprune's record (`record.ModelRecord`), which the stages after quantization read."""
         return describe(self, model)
-
-    def describe_layer(self, layer):
-        """One layer as fpgaprune's record (`record.LayerRecord`), its place in the graph left out."""
-        return describe_layer(self, layer, ())
 
     def derive_types(self, bound, input_type):
         """The hls4ml types of each node (`hls.precision.PrecisionPlan`) of a bound model (`record.Bound`) that
@@ -31,10 +27,6 @@ class HlsExport(ABC):
     def exported_model(self, model, input_shape: tuple | None = None):
         """The model as its converter takes it (a Keras 3 model: its tf_keras twin); `input_shape`: one sample's,
         for a framework whose models do not record it."""
-
-    def output_shape(self, model) -> tuple:
-        """The model's output shape, batch first, for a framework whose models do not carry it."""
-        raise AttributeError(f"{type(model).__name__} has no output_shape")
 
     def hardware_layout(self, model, x):
         """Inputs `x` (in the model's layout) as the exported design takes them: hls4ml is channels-last."""

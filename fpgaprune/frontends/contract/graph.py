@@ -1,4 +1,4 @@
-"""A model as fpgaprune reads it: its layers, their graph, and its weights in fpgaprune's layout."""
+"""A model as fpgaprune reads it: its weights as arrays in fpgaprune's layout, a fingerprint of them, and strip."""
 
 import hashlib
 from abc import ABC
@@ -9,22 +9,15 @@ import numpy as np
 class GraphAndWeights(ABC):
     """A model as fpgaprune reads it."""
 
-    strips: bool = True  # `fpgaprune.strip` rebuilds its models without their dead channels
     indexes_own_layout: bool = False  # whether a selection's index addresses a layout other than fpgaprune's
 
-    def layers(self, model) -> list:
-        """The model's layers in order, each with a `name` and its weights as the attributes its kind names (a
-        framework whose layers lack these presents views of them)."""
-        return list(model.layers)
-
-    def weight_named(self, layer, name: str) -> str:
-        """fpgaprune's name of the layer's weight the framework calls `name` (a selection may use either)."""
-        return name
-
     def strip(self, model, on_unsafe: str = "raise"):
-        """`model` without its dead channels (`strip.StripResult`). Abstract: a front end whose `strips` is true gives
-        it (the Keras ones: `frontends/tensorflow/strip.py`); `fpgaprune.strip` asks no other."""
-        raise NotImplementedError(f"{self.name} does not strip")
+        """`model` without its dead channels (`strip.StripResult`: the Keras front ends',
+        `frontends/tensorflow/strip.py`); one StripError line where its models are not rebuilt (a PyTorch module
+        keeps its dead channels)."""
+        from fpgaprune.strip.result import STRIP_KERAS_ONLY, StripError
+
+        raise StripError(f"{type(model).__name__}: {STRIP_KERAS_ONLY}")
 
     def named_arrays(self, model) -> dict:
         """{(layer name, weight name): its values}, every weight of every layer, as numpy arrays."""

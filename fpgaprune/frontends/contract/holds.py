@@ -24,7 +24,3 @@ class Holds(ABC):
     @abstractmethod
     def enforce(self, model) -> None:
         """Re-assign every held entry now (after weights were set from outside the training loop)."""
-
-    def hold_constraint(self):
-        """The class users hold entries with by hand in its framework (`fp.HoldConstraint`), or None."""
-        return None

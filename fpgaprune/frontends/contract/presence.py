@@ -1,8 +1,6 @@
 """What a framework is to fpgaprune: whether it is installed and loaded, which objects are its own, and its
 modules that users import through fpgaprune."""
 
-import importlib.util
-import sys
 from abc import ABC, abstractmethod
 
 from fpgaprune.errors import ModelTypeError
@@ -13,7 +11,8 @@ class Presence(ABC):
 
     name: str  # "tf_keras + QKeras", "Keras 3", "PyTorch": named in messages
     asked_order: int = 100  # the registry asks front ends in this order (built-in: 10-40; a user's: 100)
-    # The framework's top-level packages: whether it is installed, and whether this process has imported it
+    # The framework's top-level packages: whether it is installed, and whether this process has imported it (the
+    # registry asks the package index and `sys.modules`; a front end that names none is bound to find out)
     framework_modules: tuple = ()
 
     @abstractmethod
@@ -26,29 +25,12 @@ class Presence(ABC):
         """Bind its layer classes to fpgaprune's layer kinds (`layer_kinds.bind`), importing its framework; the
         registry calls it once, when it first hands the front end out."""
 
-    def installed(self) -> bool:
-        """Whether its framework is installed, from the package index alone (`framework_modules`); a front end
-        that names none is bound to find out (ImportError: not installed)."""
-        if self.framework_modules:
-            return all(importlib.util.find_spec(module) is not None for module in self.framework_modules)
-        try:
-            self.bind_layers()
-        except ImportError:
-            return False
-        return True
-
-    def loaded(self) -> bool:
-        """Whether this process has imported its framework."""
-        return any(module in sys.modules for module in self.framework_modules[:1])
-
     def check_available(self, what: str) -> None:
         """Raise one line with the fix when `what` (quantization, export) cannot run in this process."""
 
     def quiet_start(self) -> None:
-        """The framework's first, noisy calls, made while the CLI's stderr is silenced (`support/quiet.py`)."""
-
-    def quiet_logs(self) -> None:
-        """Silence the framework's loggers (the CLI, unless --verbose)."""
+        """The framework's first, noisy calls, made while the CLI's stderr is silenced, and its loggers silenced
+        (`support/quiet.py`: the CLI, unless --verbose)."""
 
     @abstractmethod
     def check_model(self, model) -> None:
@@ -56,5 +38,6 @@ class Presence(ABC):
 
     def user_module(self, name: str):
         """A module of its own that users import through fpgaprune (`fpgaprune.tfk`: "tfk",
-        `fpgaprune.model.architectures`: "architectures"); one line where it has none."""
+        `fpgaprune.model.architectures`: "architectures", `fp.HoldConstraint`: "holds"); one line where it has
+        none."""
         raise ModelTypeError(f"the {self.name} front end has no {name!r} module for users")

@@ -1,9 +1,10 @@
-"""Quantization and QAT: the quantized twin, the quantizer texts a run names, the library's own costs, and the
-three questions of a quantizer the stages ask (its type, what it makes of 0, whether a layer is quantized)."""
+"""Quantization and QAT: the quantized twin, the quantizer texts a run names (whether each quantizes with this
+library and keeps 0), the reference copy and the library's own costs. What a quantizer is (its type, what it
+makes of 0) is in the record."""
 
 from abc import ABC, abstractmethod
 
-from fpgaprune.errors import QuantizationConfigError
+from fpgaprune.errors import FpgapruneError
 
 
 class Quantization(ABC):
@@ -11,8 +12,6 @@ class Quantization(ABC):
 
     quantizer_library: str = "the quantized model"  # what C-sim is compared with ("QKeras", "Brevitas")
     library_key: str | None = None  # the `quantization.library` it is ("qkeras", "hgq2"), if it is one
-    WEIGHT_ROLES: tuple = ("kernel",)  # the weight roles whose pruned entries a quantizer must keep at 0
-    DEFAULT_QUANTIZERS: dict = {}  # the quantizer texts a run uses unless its config names others
 
     @abstractmethod
     def quantized_twin(self, model, quantization, batchnorm: str = "fold"):
@@ -33,9 +32,21 @@ class Quantization(ABC):
         """Set the ranges the model's quantizers learn from data (inputs `x`), after QAT and before pricing or
         export; nothing for quantizers that keep their ranges (HGQ2's activation quantizers wrap: `trace_minmax`)."""
 
-    def build_quantizer(self, text: str, where: str):
-        """Its quantizer for one of fpgaprune's quantizer texts (`quantize/spec.py`); one line naming `where`."""
-        raise QuantizationConfigError(f"{where}: {self.name} takes no quantizer texts")
+    def quantizer_text_problem(self, text: str, role: str, where: str) -> str | None:
+        """Why the run config's quantizer `text` for `role` (at `where`) cannot quantize with this library, in one
+        line, or None: a text it cannot build, or a weight quantizer that maps 0 elsewhere (pruned weights must
+        stay 0 after it)."""
+        try:
+            quantizer = self.build_quantizer(text, where)
+        except FpgapruneError as error:
+            return str(error).split(": ", 1)[-1]
+        zero = self.zero_of(quantizer) if role in self.WEIGHT_ROLES else 0.0
+        if zero != 0.0:
+            return (
+                f"found {text!r}, which maps 0 to {zero:g}; pruned weights need a quantizer that keeps 0 (e.g. "
+                f"{self.DEFAULT_QUANTIZERS['kernel']})"
+            )
+        return None
 
     def activation_mismatch(self, layer, text: str) -> str | None:
         """Why the activation quantizer `text` cannot stand for the activation of a layer (its record, of any
@@ -45,15 +56,3 @@ class Quantization(ABC):
     def ebops(self, model) -> dict | None:
         """The quantization library's own cost per layer (HGQ2's EBOPs), or None."""
         return None
-
-    def is_quantized(self, layer) -> bool:
-        """Whether the layer's weights or activations are quantized."""
-        return False
-
-    def quantizer_type(self, quantizer, activation: bool = False):
-        """The fixed-point type (`quantize.fixed_types.FixedType`) of a quantizer's outputs, or None."""
-        return None
-
-    def zero_of(self, quantizer) -> float:
-        """What the quantizer makes of a weight that is 0 (a pruned weight needs 0.0)."""
-        return 0.0

@@ -16,11 +16,26 @@ class FrameworkReading(ABC):
     """What `describe` and the front ends' shared code read of a framework."""
 
     float32_reference: bool = True  # the quantized model computes in float32 (its sums round past 24 bits)
+    WEIGHT_ROLES: tuple = ("kernel",)  # the weight roles whose pruned entries a quantizer must keep at 0
+    DEFAULT_QUANTIZERS: dict = {}  # the quantizer texts a run uses unless its config names others
     quantizes: bool = False  # whether its models train with quantizers themselves (else through a twin)
 
     @abstractmethod
     def array(self, variable):
         """A weight as a numpy array, in fpgaprune's layout (a kernel's input axes first, its outputs last)."""
+
+    def layers(self, model) -> list:
+        """The model's layers in order, each with a `name` and its weights as the attributes its kind names (a
+        framework whose layers lack these presents views of them)."""
+        return list(model.layers)
+
+    def output_shape(self, model) -> tuple:
+        """The model's output shape, batch first, for a framework whose models do not carry it."""
+        raise AttributeError(f"{type(model).__name__} has no output_shape")
+
+    def own_weight_name(self, name: str) -> str:
+        """The framework's name for fpgaprune's weight `name` where it differs (PyTorch's `weight`), else ""."""
+        return ""
 
     def get_layer(self, model, name: str):
         return next(layer for layer in self.layers(model) if layer.name == name)
@@ -41,6 +56,10 @@ class FrameworkReading(ABC):
     def to_fpgaprune_layout(self, layer, weight, mask):
         """A boolean mask in the framework's layout (`index_shape`) in fpgaprune's (a kernel's outputs last)."""
         return mask
+
+    def hold_constraint(self):
+        """The class its holds are made with (`fp.HoldConstraint` for tf_keras), or None."""
+        return None
 
     @abstractmethod
     def hold_of(self, variable):
@@ -125,6 +144,22 @@ class FrameworkReading(ABC):
     def factor_scales(self, quantizer, values):
         """(the grid values, the per-output-channel scales) hls4ml factors a scaled weight into."""
         raise QuantizationConfigError(f"{self.name} quantizers have no per-channel scales")
+
+    def build_quantizer(self, text: str, where: str):
+        """Its quantizer for one of fpgaprune's quantizer texts (`quantize/spec.py`); one line naming `where`."""
+        raise QuantizationConfigError(f"{where}: {self.name} takes no quantizer texts")
+
+    def is_quantized(self, layer) -> bool:
+        """Whether the layer's weights or activations are quantized."""
+        return False
+
+    def quantizer_type(self, quantizer, activation: bool = False):
+        """The fixed-point type (`quantize.fixed_types.FixedType`) of a quantizer's outputs, or None."""
+        return None
+
+    def zero_of(self, quantizer) -> float:
+        """What the quantizer makes of a weight that is 0 (a pruned weight needs 0.0)."""
+        return 0.0
 
     def quantize_array(self, quantizer, values):
         """`values` through `quantizer`, as float64 (the numerical profile's ramp)."""

@@ -6,8 +6,6 @@ from abc import ABC, abstractmethod
 class Training(ABC):
     """Training."""
 
-    makes_callbacks: bool = False  # `hook_callback` gives the class that makes a TrainingHook a Keras callback
-
     @abstractmethod
     def fit(
         self, model, x, y, *, task, optimizer: str, learning_rate: float, epochs: int, batch_size: int, hooks=()

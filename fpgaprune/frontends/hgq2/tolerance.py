@@ -17,7 +17,6 @@ import math
 
 import numpy as np
 
-from fpgaprune.framework import layers_of
 from fpgaprune.frontends.hgq2.quantizers import is_hgq2, quantized, quantizer_bits
 from fpgaprune.frontends.hgq2.types import input_kif, kernel_input_kif
 from fpgaprune.hls.tolerance import UNIT, Tolerance
@@ -37,7 +36,7 @@ FLOAT32 = "HGQ2 accumulates '{name}' in float32, not exactly ({bits} bits of pro
 def layer_tolerances(model, types: dict, input_type=None) -> dict:
     """{layer: a Tolerance (one step of its result type modulo its period before the logits, plus what HGQ2's
     float32 sums may move), or None where it must be bit-exact}."""
-    layers = layers_of(model)
+    layers = list(model.layers)
     with_kernel = [i for i, layer in enumerate(layers) if getattr(layer, "kernel", None) is not None]
     exact_from = with_kernel[-1] if with_kernel else 0
     found, error, sources = {}, 0.0, ()

@@ -19,7 +19,7 @@ class Keras3FrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
     asked_order = 30
     quantizer_library = "QKeras"
     quantizes = False  # QAT and export run on the tf_keras twin (`quantized_twin`, `exported_model`)
-    keras_major = 3  # the model files it reads
+    reads = ("keras-3",)  # the model files it reads
     framework_modules = ("keras",)
 
     @staticmethod

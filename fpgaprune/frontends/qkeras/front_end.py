@@ -19,7 +19,7 @@ class QKerasFrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
     quantizer_library = "QKeras"
     library_key = "qkeras"  # `quantization.library`
     quantizes = True  # its twin trains with quantizers (QAT) and hls4ml's Keras-2 converter exports it
-    keras_major = 2  # the model files it reads: Keras 2 (tf_keras)
+    reads = ("keras-2",)  # the model files it reads: Keras 2 (tf_keras)
     framework_modules = _MODULES
     float32_reference = False  # C-sim's reference is the model computed exactly, in float64 (`exact.py`)
 
@@ -47,9 +47,9 @@ class QKerasFrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
     def user_module(name: str):
         """A module of this front end that users import through fpgaprune: "tfk" (tf_keras and QKeras' custom
         objects) or "architectures" (the built-in example networks)."""
-        from fpgaprune.frontends.qkeras import architectures, keras2
+        from fpgaprune.frontends.qkeras import architectures, holds, keras2
 
-        return {"tfk": keras2, "architectures": architectures}[name]
+        return {"tfk": keras2, "architectures": architectures, "holds": holds}[name]
 
     @staticmethod
     def hold_constraint():

@@ -16,8 +16,6 @@ class TensorFlowKeras:
     the reference forward and a quiet start. A front end mixing it in gives `keras()` (its Keras module) and
     `hold_constraint()`."""
 
-    makes_callbacks = True  # fpgaprune's training hooks are Keras callbacks (`hook_callback`)
-
     def with_holds(self, model, groups: dict, keep_holds: bool):
         """`model` rebuilt with `groups` ({(layer, weight): [HoldEntry]}) held, or baked in and released."""
         from fpgaprune.frontends.tensorflow.holds import with_holds
@@ -95,9 +93,6 @@ class TensorFlowKeras:
     @staticmethod
     def quiet_start() -> None:
         quiet_start()
-
-    @staticmethod
-    def quiet_logs() -> None:
         quiet_logs()
 
     @staticmethod

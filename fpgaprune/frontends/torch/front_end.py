@@ -25,7 +25,6 @@ class TorchFrontEnd(FrontEnd):
     asked_order = 40
     quantizer_library = "Brevitas"
     float32_reference = False  # C-sim's reference is the module computed in float64 (`reference.py`)
-    strips = False  # a module is not rebuilt without its dead channels (fpgaprune.strip is for Keras graphs)
     indexes_own_layout = True  # "features.3[5, 3, :, :]" is PyTorch's (out, in, kh, kw)
 
     @staticmethod
@@ -79,10 +78,10 @@ class TorchFrontEnd(FrontEnd):
         return variable_of(weight, layer).torch_shape
 
     @staticmethod
-    def weight_named(layer, name: str) -> str:
+    def own_weight_name(name: str) -> str:
         from fpgaprune.frontends.torch.layers import PARAMETERS
 
-        return {parameter: ours for ours, parameter in PARAMETERS.items()}.get(name, name)
+        return PARAMETERS.get(name, "")
 
     @staticmethod
     def index_layout(layer) -> tuple | None:
@@ -349,11 +348,10 @@ class TorchFrontEnd(FrontEnd):
         return renamed(model, names)
 
     # -- files: a state dict, read with weights_only, and the architecture the user names (`files.py`)
-    file_suffixes = (".pt", ".pth")
-    builds_architectures = True  # `build`: a module from `models.py:ClassName` and its arguments
+    reads = (".pt", ".pth", "architectures")  # state dicts; `build`: a module from `models.py:ClassName`
 
     @staticmethod
-    def load(path, trust_code: bool = False, compile: bool = True, architecture=None, arguments=None):
+    def load(path, trust_code: bool = False, compile: bool = True, weights=None, architecture=None, arguments=None):
         from fpgaprune.frontends.torch.files import load_model
 
         return load_model(path, architecture, arguments, trust_code)
@@ -370,9 +368,6 @@ class TorchFrontEnd(FrontEnd):
         from fpgaprune.frontends.torch.files import save_model
 
         return save_model(model, path)
-
-    def file_policy(self):
-        raise FpgapruneError("PyTorch model files are state dicts (read with weights_only): no config to check")
 
 
 _PROXIES = {"kernel": "weight_quant", "bias": "bias_quant"}

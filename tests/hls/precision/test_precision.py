@@ -4,13 +4,19 @@ import numpy as np
 import pytest
 
 import fpgaprune as fp
+from fpgaprune.framework import front_end_of
 from fpgaprune.hls.precision import derive_precisions
-from fpgaprune.quantize import quantizer_type, to_qkeras
+from fpgaprune.quantize import to_qkeras
 from fpgaprune.quantize.fixed_types import FixedType, input_type
 from fpgaprune.record import record_of, resolved
 from fpgaprune.tfk import keras
 
 L = keras.layers
+
+
+def quantizer_type(quantizer, activation=False):
+    """The quantizer's fixed type, as its own front end reads it."""
+    return front_end_of(quantizer).quantizer_type(quantizer, activation)
 
 
 def test_fixed_types_by_hand():

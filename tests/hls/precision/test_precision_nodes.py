@@ -11,7 +11,7 @@ from fpgaprune.frontends.qkeras.alpha import factor_scales
 from fpgaprune.hls.precision import derive_precisions
 from fpgaprune.quantize import to_qkeras
 from fpgaprune.quantize.fixed_types import FixedType
-from fpgaprune.record import layer_record_of, record_of
+from fpgaprune.record import record_of
 from fpgaprune.tfk import keras
 
 L = keras.layers
@@ -181,8 +181,8 @@ def test_kernels_with_channel_scales_are_counted_on_their_grid():
     model = keras.Sequential([keras.Input((5, 5, 2)), L.Conv2D(4, 3, name="conv")])
     seeded_weights(model, 3)
     spec = {"default": {"kernel": "quantized_bits(5,0,alpha='auto_po2')", "bias": "quantized_bits(8,3,alpha=1)"}}
-    layer = to_qkeras(fp.hold(model, prune=["conv[:, :, 1, 2]"]), spec).get_layer("conv")
-    held = quantized_kernel(layer_record_of(layer))
+    quantized = to_qkeras(fp.hold(model, prune=["conv[:, :, 1, 2]"]), spec)
+    layer, held = quantized.get_layer("conv"), quantized_kernel(record_of(quantized).layers["conv"])
     scaled = np.asarray(layer.kernel_quantizer_internal(layer.kernel))
     assert on_grid(held, FixedType(5, 1, True)) and not on_grid(scaled, FixedType(5, 1, True))
     np.testing.assert_array_equal(held == 0, scaled == 0)
@@ -200,10 +200,11 @@ def test_kernels_with_channel_scales_are_counted_on_their_grid():
     ],
 )
 def test_hard_activation_types_hold_every_output(text, expected):
-    from fpgaprune.quantize import build_quantizer, quantizer_type
+    from fpgaprune.framework import quantizing_front_end
 
-    quantizer = build_quantizer(text, "test")
-    fixed = quantizer_type(quantizer, activation=True)
+    front = quantizing_front_end()
+    quantizer = front.build_quantizer(text, "test")
+    fixed = front.quantizer_type(quantizer, activation=True)
     assert (fixed.hls() if fixed else None) == expected
     if fixed is not None:  # every output QKeras can produce, both ends included, lies on the type's grid
         outputs = np.asarray(quantizer(np.linspace(-16.0, 16.0, 16385, dtype=np.float32)), np.float64)
