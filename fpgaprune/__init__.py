@@ -29,9 +29,10 @@ from fpgaprune.errors import (  # noqa: E402
 # The data path's modules import no framework at module level (each front end's loads when its first model is
 # read; hls4ml when the first export converts), so the API imports them here.
 from fpgaprune.hls import boards as _boards  # noqa: E402
-from fpgaprune.hls import csim_check  # noqa: E402
 from fpgaprune.hls import export as _export  # noqa: E402
-from fpgaprune.hls.csim import logits_tolerance_of  # noqa: E402
+from fpgaprune.hls.backend import known_backend  # noqa: E402
+from fpgaprune.hls.csim import compare_with_qkeras, logits_tolerance_of  # noqa: E402
+from fpgaprune.hls.hls4ml_bridge import library_run  # noqa: E402
 from fpgaprune.hls.names import map_keys  # noqa: E402
 from fpgaprune.hls.tolerance import export_layer_tolerances, node_types  # noqa: E402
 from fpgaprune.masking import HoldEntry, MaskManifest, enforce, finalize, hold, manifest_of  # noqa: E402
@@ -87,20 +88,21 @@ def export(*args, **kwargs):
 
 
 def csim(exported, model, x, task=None):
-    """`fpgaprune.hls.csim_check` of an export: its C-simulation against the QKeras model on every sample of `x`,
+    """The C-simulation of an export (its backend's `simulator`) against the quantized model on every sample of `x`,
     at the logits (a `CsimResult`): bit-exact, or within the tolerance its types give where hls4ml is not exact,
     and every layer before them too;
     the decisions of `task` (`fpgaprune.model.task.Task`; default: the argmax); the numerical profile of the pass."""
     bound, names = resolved(model), exported.manifest.get("names", {})
     collector = ProfileCollector(bound, map_keys(node_types(exported.config), names), exported.input_type)
     tolerances = export_layer_tolerances(bound, exported.config, names, exported.input_type)
-    return csim_check(
-        exported.hls_model,
+    backend = known_backend(exported.manifest["backend"])  # None: an hls4ml backend of the codegen seam alone
+    run = backend.simulator(exported, bound, x) if backend else library_run(exported.hls_model, bound, x, names)
+    return compare_with_qkeras(
+        run,
         bound,
         x,
         exported.input_type,
         task=task,
-        names=names,
         tolerance=logits_tolerance_of(bound.record, tolerances),
         collector=collector,
         tolerances=tolerances,

@@ -19,3 +19,9 @@ def convert_model(model, hls_config: dict, output_dir, **kwargs):
     register()
     bound = resolved(model)
     return bound.front.to_hls4ml(bound.model, hls_config, output_dir, **kwargs)
+
+
+def conversion_problem(bound) -> str | None:
+    """Why hls4ml cannot convert a bound model (`record.resolved`; one line naming the layer), or None: its front
+    end's converter asked before any training."""
+    return bound.front.conversion_problem(bound.model)

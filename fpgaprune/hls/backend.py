@@ -1,42 +1,30 @@
-"""The backend an export was made for, as one object the stages after the export ask: which C-synthesis tools
-build its projects and how (`synthesis_command`, `read_report`), the checked cost models that may judge its
-designs (`cost_models`, fitted to `model_tool`'s reports; none: the rules only, never another's), the resource
-names its reports use, the board families it knows, and whether fpgaprune writes kernel-sparse code for it.
-hls4ml's own backend does the export; `hls/extension/` adds fpgaprune's code to it (`BackendExtension`, the
-codegen seam this builds on).
+"""The backend an export is made for, as one object that the export and every stage after it ask: the project
+it writes (`export`), the build of its simulation and the bridge that runs it (`simulator`), the check of the
+project as shipped (`build_shipped`), the products it executes (`count_products`), which tools synthesize its
+projects and how (`synthesis_command`, `read_report`, `synthesis_figures`), the checked cost models that may judge
+its designs (`cost_models`, fitted to `model_tool`'s reports; none: the rules only, never another's), the resource
+names its reports use (the report's resource columns) and the board families it knows.
 
-Built in: Vitis and Vivado (the Vivado family: ap_types, Vivado HLS / Vitis HLS models) and Catapult (ac_types,
-rules only), each with fpgaprune's kernel-sparse code and how g++ builds its shipped projects. Backends come in
-through the `fpgaprune.backends` entry point group, as front ends do (the built-in ones are declared in
-pyproject.toml), so a CLI process sees a user's package's; `register_backend` adds one at run time.
+Built in (`hls/hls4ml_backends.py`): Vitis, Vivado and VivadoAccelerator (ap_types) and Catapult (ac_types), each
+hls4ml's C++ with fpgaprune's kernel-sparse code. Every backend, built-in or a user's, comes in through the
+`fpgaprune.backends` entry point group (the built-in ones are declared in pyproject.toml), as front ends do, so a
+CLI process sees a user's package's; `register_backend` adds one at run time. A backend is a `Backend` subclass:
+it need not be hls4ml's (tests/hls/test_toy_backend.py is one that is not).
 """
 
-import contextlib
-import io
 import json
 import shutil
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
 
-import yaml
-
 from fpgaprune.errors import ExportError, HlsConfigError
 from fpgaprune.hls.cost_models import BUILT_IN
 
 DEFAULT_BACKEND = "Vitis"
-XILINX_RESOURCES = {"dsp": "DSP48", "lut": "LUT", "ff": "FF", "bram": "BRAM_18K"}
+# The report's resource columns: {the rule estimate's field (`resources.estimator.Cost`): the name its reports use}
+XILINX_RESOURCES = {"dsp": "DSP", "lut": "LUT", "ff": "FF", "bram_18k": "BRAM_18K"}
 XILINX_FAMILIES = ("7-series", "UltraScale+")
-# g++ flags of a shipped project: the types and C++ standard of each family's code
-AP_TYPES_FLAGS = ("-std=c++17", "-Ifirmware/ap_types", "-Ifirmware")
-AC_TYPES_FLAGS = (
-    "-std=c++11",
-    *(f"-Ifirmware/{types}/include" for types in ("ac_types", "ac_math", "ac_simutils")),
-    "-Ifirmware/nnet_utils",
-    "-Ifirmware",
-)
-# hls4ml's build options: C-synthesis only (no C-sim: fpgaprune's own C-sim builds the same files with g++).
-SYNTH_ONLY = {"reset": 0, "csim": 0, "synth": 1, "cosim": 0, "validation": 0, "export": 0, "vsynth": 0, "fifo_opt": 0}
 ENTRY_POINTS = "fpgaprune.backends"  # each names a module's `Backend` object
 _BACKENDS: dict = {}  # {lower-case name: backend}: the entry points', then those registered at run time
 _LOADED: list = []  # [True] once the entry points are read
@@ -44,39 +32,43 @@ _LOADED: list = []  # [True] once the entry points are read
 
 @dataclass(frozen=True)
 class Backend:
-    """One hls4ml backend, as fpgaprune's stages after the export ask it."""
+    """One backend, as the export and the stages after it ask it. Subclasses give `export` and `simulator` (a
+    backend registered without them names tools and cost models only)."""
 
-    name: str  # hls4ml's name: "Vitis", "Vivado", "Catapult"
-    synthesis_tools: tuple  # the C-synthesis commands that build its projects, the first on PATH runs
-    model_tool: str | None  # the tool whose C-synthesis results its cost models were fitted to; None: rules only
-    kernel_sparse: bool  # fpgaprune writes one product per live weight for it (else hls4ml's stock code)
-    # its checked C-synthesis models (`hls/cost_models.py`): the only ones that may judge its designs
+    name: str  # as the run config and the manifest name it: "Vitis", "Vivado", "Catapult"
+    synthesis_tools: tuple = ()  # the synthesis commands that build its projects, the first on PATH runs
+    model_tool: str | None = None  # the tool whose synthesis results its cost models were fitted to; None: rules
+    kernel_sparse: bool = False  # its code has one product per live weight (else a dense design's)
+    # its checked synthesis models (`hls/cost_models.py`): the only ones that may judge its designs
     cost_models: tuple = ()
     families: tuple = XILINX_FAMILIES  # the board families its designs are judged on
     resource_names: dict = field(default_factory=lambda: dict(XILINX_RESOURCES))
-    # g++ of the shipped project (`hls/shipped.py`): its language standard and include directories, and the
-    # headers its synthesis branch reads before `__SYNTHESIS__` is defined (the types the tool brings itself)
-    compile_flags: tuple = AP_TYPES_FLAGS
-    synthesis_headers: tuple = ("ap_fixed.h", "ap_int.h", "hls_stream.h")
-    # activations it computes by a method whose error fpgaprune bounds nowhere ({function: how}): an export with
-    # one is refused in one line, since its C-sim could be judged by no bound (the Vivado family's tables: none)
-    unbounded_activations: dict = field(default_factory=dict)
+    listed_order: int = 100  # where `backend_names` lists it (built-in: 10-40; a user's: 100)
+
+    # -- the export and what follows it
+    def export(self, bound, hls_config, board, output_dir, *, x, **options):
+        """Write the project of a bound model (`record.Bound`) for `board` (a `boards.Board`) into `output_dir`,
+        atomically, and give its `exporter.Export`. `hls_config`: a preset name, YAML path or dict; `x`: held-out
+        inputs (input type, test-bench vectors)."""
+        raise ExportError(f"backend {self.name!r} writes no project (it names tools and cost models only)")
+
+    def simulator(self, exported, bound, x):
+        """`run(xq) -> (outputs, {traced layer: outputs})`: the built simulation of a fresh export, for hardware
+        inputs `xq` (`csim.compare_with_qkeras`), with a `map(chunks, workers)` where it spreads over processes."""
+        raise ExportError(f"backend {self.name!r} simulates no project")
+
+    def build_shipped(self, project: Path, scratch: Path, project_name: str = "myproject"):
+        """The project as shipped, built in `scratch` (the project stays byte-identical): its `runner`, test bench
+        and checks (`hls/shipped.py`'s `ShippedBuild` for hls4ml's projects)."""
+        raise ExportError(f"backend {self.name!r}: no build of a shipped project")
+
+    def count_products(self, exported, x) -> dict:
+        """{node: products executed per inference} of a fresh export, measured on inputs `x`."""
+        raise ExportError(f"backend {self.name!r} counts no products")
 
     def check_activations(self, record) -> None:
-        """One line naming the first layer of `record` (a ModelRecord) whose activation it computes unbounded."""
-        for layer in record.layers.values():
-            computed = (
-                layer.activation.name if layer.activation is not None else "",  # Dense(..., activation=...)
-                layer.applies.table or "" if layer.applies is not None else "",  # a quantizer read from a table
-                layer.class_name.lower(),  # a Softmax layer
-            )
-            function = next((name for name in computed if name in self.unbounded_activations), None)
-            if function is not None:
-                raise ExportError(
-                    f"layer '{layer.name}': {self.name} computes {function} {self.unbounded_activations[function]}, "
-                    f"whose error fpgaprune does not bound, so its C-sim could not be judged; export to Vitis or "
-                    f"Vivado, or end the model before the {function}"
-                )
+        """One line naming the first layer of `record` (a ModelRecord) whose activation it computes by a method
+        whose error fpgaprune bounds nowhere (none here)."""
 
     def check_board(self, board) -> None:
         """One line unless `board` (a `boards.Board`) is of a family its designs are judged on."""
@@ -86,26 +78,31 @@ class Backend:
                 f"{' or '.join(self.families)} boards"
             )
 
+    # -- synthesis and what judges its figures
     def judged_by(self) -> str:
-        """What judges a resource figure of its designs: a tool's checked C-synthesis model, or the rules."""
+        """What judges a resource figure of its designs: a tool's checked synthesis model, or the rules."""
         return f"{self.model_tool}'s checked C-synthesis model" if self.cost_models else "rules only"
 
+    def resource_columns(self) -> tuple:
+        """((the name its reports use, the rule estimate's field), ...): the report's resource columns."""
+        return tuple((name, key) for key, name in self.resource_names.items())
+
     def synthesis_tool(self) -> str | None:
-        """The first of its C-synthesis tools on PATH, or None."""
+        """The first of its synthesis tools on PATH, or None."""
         return next((tool for tool in self.synthesis_tools if shutil.which(tool)), None)
 
     def not_found(self) -> str:
         tools = self.synthesis_tools
         others = f" (nor {', '.join(tools[1:])})" if len(tools) > 1 else ""
-        return f"skipped: {tools[0]} not found{others} on PATH"
+        return f"skipped: {tools[0]} not found{others} on PATH" if tools else f"skipped: {self.name} has no tool"
 
     def synthesis_command(self, project: Path, tool: str) -> list:
-        """The command that runs C-synthesis of `project` with `tool`, in the project's directory. Abstract: each
-        backend's class gives its tool's (a backend registered without one has no synthesis to run)."""
+        """The command that runs synthesis of `project` with `tool`, in the project's directory (a backend
+        registered without one has no synthesis to run)."""
         raise NotImplementedError(f"{self.name}: no synthesis command")
 
     def read_report(self, project: Path) -> dict:
-        """The C-synthesis report of `project`, parsed ({} when there is none)."""
+        """The synthesis report of `project`, parsed ({} when there is none)."""
         return {}
 
     def testbench_arguments(self, project: Path) -> list:
@@ -118,120 +115,26 @@ class Backend:
         return None
 
 
-def _quiet_report(reader, project: Path) -> dict:
-    """hls4ml's report reader of `project`, its prints (why it found nothing) silenced; {} where it finds none."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        try:
-            return reader(str(project)) or {}
-        except (OSError, StopIteration, ValueError, IndexError, KeyError, TypeError, yaml.YAMLError):  # partial
-            return {}
-
-
-def _counts(report: dict, keys: dict) -> dict:
-    """{our resource name: count} of the report's {their name: "count"} entries that are counts."""
-    return {
-        name: int(str(report[key]).strip()) for name, key in keys.items() if str(report.get(key, "")).strip().isdigit()
-    }
-
-
-class VivadoFamily(Backend):
-    """Vitis and Vivado: hls4ml's `build_prj.tcl`, Vitis reading build_opt.tcl and Vivado its arguments."""
-
-    def synthesis_command(self, project: Path, tool: str) -> list:
-        if tool == "vivado_hls":
-            return ["vivado_hls", "-f", "build_prj.tcl", " ".join(f"{k}={v}" for k, v in SYNTH_ONLY.items())]
-        (project / "build_opt.tcl").write_text(
-            "array set opt {\n" + "".join(f"    {k} {v}\n" for k, v in SYNTH_ONLY.items()) + "}\n"
-        )
-        if shutil.which("vitis-run"):
-            return ["vitis-run", "--tcl", "build_prj.tcl", "--mode", "hls"]
-        return [tool, "-f", "build_prj.tcl"]
-
-    def read_report(self, project: Path) -> dict:
-        from hls4ml.report import parse_vivado_report
-
-        return _quiet_report(parse_vivado_report, project) if (Path(project) / "project.tcl").exists() else {}
-
-    def synthesis_figures(self, project: Path) -> dict | None:
-        synth = self.read_report(project).get("CSynthesisReport")
-        if not synth:
-            return None
-        keys = {name: name for name in ("DSP", "LUT", "FF", "BRAM_18K", "URAM")}
-        latency = {"latency_cycles": int(synth["WorstLatency"]), "ii_cycles": int(synth["IntervalMax"])}
-        return {**_counts(synth, keys), **latency, "source": "vendor: Vivado/Vitis HLS C-synthesis report"}
-
-
-class CatapultBackend(Backend):
-    """Siemens Catapult: hls4ml's `build_prj.tcl` in `catapult -shell`, as hls4ml's `build()` runs it."""
-
-    def synthesis_command(self, project: Path, tool: str) -> list:
-        arguments = " ".join(f"{k}={v}" for k, v in {**SYNTH_ONLY, "bitfile": 0}.items())
-        return [tool, "-product", "ultra", "-shell", "-f", "build_prj.tcl", "-eval", f'set ::argv "{arguments}"']
-
-    def read_report(self, project: Path) -> dict:
-        from hls4ml.report.catapult_report import parse_catapult_report
-
-        return _quiet_report(parse_catapult_report, project) if (Path(project) / "build_prj.tcl").exists() else {}
-
-    def synthesis_figures(self, project: Path) -> dict | None:
-        """Catapult's RTL as Vivado synthesizes it in hls4ml's flow (`vivado_concat_v/utilization_synth.rpt` of
-        the design's solution); Catapult reports no latency there. Read here: hls4ml's reader `safe_load`s the
-        project's config, which holds the pickled model."""
-        script = Path(project) / "build_prj.tcl"
-        settings = {}
-        for line in script.read_text().splitlines() if script.exists() else ():
-            words = line.split()
-            if words[:2] in (["project", "new"], ["set", "design_top"]):
-                settings[words[1]] = words[-1]
-        if len(settings) < 2:
-            return None
-        reports = sorted(
-            (Path(project) / settings["new"]).glob(f"*{settings['design_top']}*/vivado_concat_v/utilization_synth.rpt")
-        )
-        if not reports:
-            return None
-        used = _utilization_rows(reports[0].read_text())
-        return {**used, "source": "vendor: Catapult RTL, Vivado synthesis utilization report"} if used else None
-
-    def testbench_arguments(self, project: Path) -> list:
-        data = Path(project) / "tb_data"
-        weights = Path(project) / "firmware" / "weights"
-        return [str(weights), str(data / "tb_input_features.dat"), str(data / "tb_output_predictions.dat")]
-
-
-def _utilization_rows(report: str) -> dict:
-    """{resource: used} from a Vivado utilization report's tables: the first row of each site type."""
-    sites = {"CLB LUTs": "LUT", "CLB Registers": "FF", "RAMB18": "BRAM_18K", "DSPs": "DSP", "URAM": "URAM"}
-    found = {}
-    for line in report.splitlines():
-        cells = [cell.strip() for cell in line.split("|")]
-        if len(cells) < 3 or not cells[2].isdigit():
-            continue
-        site = next((name for prefix, name in sites.items() if cells[1].rstrip("*").strip() == prefix), None)
-        if site is not None and site not in found:
-            found[site] = int(cells[2])
-    return found
-
-
 def register_backend(backend: Backend) -> None:
     """Add `backend` (or replace the one of its name)."""
     _backends()[backend.name.lower()] = backend
 
 
 def _backends() -> dict:
-    """{lower-case name: backend}: the built-in ones, each `fpgaprune.backends` entry point's (read once; one whose
-    package fails to import is left out), and those registered since."""
+    """{lower-case name: backend}: each `fpgaprune.backends` entry point's in its `listed_order` (read once; one
+    whose package fails to import is left out), then those registered since."""
     if not _LOADED:
         _LOADED.append(True)
-        for backend in BUILT_IN_BACKENDS:
-            _BACKENDS.setdefault(backend.name.lower(), backend)
+        found = []
         for entry in entry_points(group=ENTRY_POINTS):
             try:
                 backend = entry.load()
             except ImportError:
                 continue
             if isinstance(backend, Backend):
-                _BACKENDS.setdefault(backend.name.lower(), backend)
+                found.append(backend)
+        for backend in sorted(found, key=lambda backend: backend.listed_order):
+            _BACKENDS.setdefault(backend.name.lower(), backend)
     return _BACKENDS
 
 
@@ -249,12 +152,12 @@ def registered_cost_models() -> list:
 
 
 def known_backend(name: str) -> Backend | None:
-    """The backend hls4ml calls `name` (any case), or None where fpgaprune knows none of that name."""
+    """The backend called `name` (any case), or None where fpgaprune knows none of that name."""
     return _backends().get(str(name).lower())
 
 
 def backend_named(name: str) -> Backend:
-    """The backend hls4ml calls `name` (any case); one line naming the known ones otherwise."""
+    """The backend called `name` (any case); one line naming the known ones otherwise."""
     found = known_backend(name)
     if found is None:
         known = ", ".join(backend_names())
@@ -266,23 +169,3 @@ def backend_of_project(project) -> Backend:
     """The backend an exported project was made for (its manifest's)."""
     manifest = json.loads((Path(project) / "fpgaprune_manifest.json").read_text())
     return backend_named(manifest["backend"])
-
-
-VITIS_MODELS = (BUILT_IN["vitis 2024.1"],)
-VIVADO_MODELS = (BUILT_IN["vivado_hls 2019.2"], BUILT_IN["vivado_hls 2020.1 io_stream"])
-VITIS = VivadoFamily("Vitis", ("vitis_hls", "vivado_hls"), "Vitis HLS", True, VITIS_MODELS)
-VIVADO = VivadoFamily("Vivado", ("vivado_hls", "vitis_hls"), "Vivado HLS", True, VIVADO_MODELS)
-VIVADO_ACCELERATOR = VivadoFamily("VivadoAccelerator", ("vivado_hls", "vitis_hls"), "Vivado HLS", True, VIVADO_MODELS)
-CATAPULT = CatapultBackend(
-    "Catapult",
-    ("catapult",),
-    None,
-    kernel_sparse=True,
-    compile_flags=AC_TYPES_FLAGS,
-    synthesis_headers=("ac_fixed.h", "ac_int.h", "ac_channel.h"),
-    unbounded_activations={
-        function: "by AC Math's piecewise-linear approximation (hls4ml's USE_AC_MATH)"
-        for function in ("softmax", "sigmoid", "tanh")
-    },
-)
-BUILT_IN_BACKENDS = (VITIS, VIVADO, VIVADO_ACCELERATOR, CATAPULT)  # also declared as entry points (pyproject.toml)

@@ -141,18 +141,46 @@ def export(
     tb_samples=100,
     input_fixed: FixedType | None = None,
 ) -> Export:
-    """Write a complete hls4ml project for `model` (QKeras) into `output_dir`, atomically.
+    """Write the complete project of `backend` (an hls4ml project for the built-in ones) for the quantized `model`
+    into `output_dir`, atomically.
 
     `hls_config`: a preset name, a YAML path or a dict in hls4ml's format. `x`: held-out inputs, for the
     input type (unless `input_fixed` is given) and the test-bench vectors in `tb_data/`. `strip`: the
     StripResult (or its index map), so that the manifest and the code name kernels by original index. Layer
     names that are not C++ identifiers are written as identifiers (`hls/names.py`); the manifest keeps the map.
     hls4ml's Keras-2 converter takes the model: a tf_keras/QKeras model as it is, a Keras 3 model as its tf_keras
-    twin (`frontends/keras3/twin.py`).
+    twin (`frontends/keras3/twin.py`). The backend writes it (`Backend.export`; hls4ml's: `write_project`).
     """
-    bound = resolved(model).exported(tuple(np.shape(x)[1:]))  # a Keras 3 model: its tf_keras twin's
+    options = dict(overrides=overrides, strip=strip, project_name=project_name, kernel_sparse=kernel_sparse)
+    options.update(overwrite=overwrite, tb_samples=tb_samples, input_fixed=input_fixed)
+    bound, found = resolved(model), known_backend(backend)
+    if found is None:  # an hls4ml backend registered with the codegen seam alone: its project, unchecked
+        return write_project(bound, hls_config, board, output_dir, x=x, backend=backend, **options)
+    return found.export(bound, hls_config, board, output_dir, x=x, **options)
+
+
+def write_project(
+    bound,
+    hls_config,
+    board,
+    output_dir,
+    *,
+    x,
+    backend: str,
+    checked=None,
+    overrides=None,
+    strip=None,
+    project_name="myproject",
+    kernel_sparse=True,
+    overwrite=False,
+    tb_samples=100,
+    input_fixed: FixedType | None = None,
+) -> Export:
+    """hls4ml's project of a bound model for its `backend` (its name; `checked`: fpgaprune's `Backend` of it, which
+    checks the activations and the board, None for one registered with the codegen seam alone), as `export`
+    describes it: the hls4ml backends' `Backend.export`."""
+    bound = bound.exported(tuple(np.shape(x)[1:]))  # a Keras 3 model: its tf_keras twin's
     model, front, record = bound.model, bound.front, bound.record
-    checked = known_backend(backend)  # None: an hls4ml backend registered with the codegen seam alone, unchecked
     if checked is not None:
         checked.check_activations(record)
     check_finite_weights(bound, "export")

@@ -25,7 +25,7 @@ import numpy as np
 
 from fpgaprune.errors import ExportError
 from fpgaprune.hls.backend import Backend, backend_of_project
-from fpgaprune.hls.csim import BridgeRun, output_size
+from fpgaprune.hls.hls4ml_bridge import BridgeRun, output_size
 from fpgaprune.support.tools import GXX_TIMEOUT_S, cores, run_tool
 
 CXX = ["g++", "-O3", "-fPIC", "-fno-gnu-unique"]
@@ -49,13 +49,32 @@ class ShippedBuild:
     def compiler(self) -> list:
         return [*CXX, *self.backend.compile_flags]
 
+    # what the csim stage asks of a shipped build (`Backend.build_shipped` gives it)
+    def runner(self, bound, sizes: dict, names: dict | None = None, x=None):
+        return runner(self, bound, sizes, names, x)
 
-def build_shipped(project: Path, scratch: Path, project_name: str = "myproject") -> ShippedBuild:
-    """Copy `project` into `scratch/build` and build it: one object, linked into the bridge and the test bench."""
+    def run_testbench(self) -> "TestbenchResult":
+        return run_testbench(self)
+
+    def check_synthesis_branch(self) -> None:
+        check_synthesis_branch(self)
+
+    def simulate_synthesized_weights(self) -> None:
+        simulate_synthesized_weights(self)
+
+    def weight_problems(self, owners: dict) -> list[str]:
+        """`check_weight_files` of the build's copy (before `simulate_synthesized_weights` rewrites it)."""
+        return check_weight_files(self.directory, owners)
+
+
+def build_shipped(project: Path, scratch: Path, project_name: str = "myproject", backend=None) -> ShippedBuild:
+    """Copy `project` into `scratch/build` and build it: one object, linked into the bridge and the test bench
+    (`backend`: the hls4ml backend it was exported for; default: its manifest's)."""
     build = Path(scratch).resolve() / "build"  # absolute: the tools below run inside it
     shutil.rmtree(build, ignore_errors=True)
     shutil.copytree(project, build)
-    shipped = ShippedBuild(build, project_name, build / "bridge.so", build / "csim_tb", backend_of_project(project))
+    backend = backend or backend_of_project(project)
+    shipped = ShippedBuild(build, project_name, build / "bridge.so", build / "csim_tb", backend)
     cxx, weights = shipped.compiler, f'-DWEIGHTS_DIR="{build / "firmware" / "weights"}"'
     objects = [
         ([*cxx, weights, "-c", f"firmware/{project_name}.cpp", "-o", "project.o"], "the project"),

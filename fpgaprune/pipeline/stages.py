@@ -11,7 +11,8 @@ from pathlib import Path
 
 import fpgaprune as fp
 from fpgaprune.framework import seed_frameworks
-from fpgaprune.hls import csynth, find_hls_tool, shipped
+from fpgaprune.hls import csynth, find_hls_tool
+from fpgaprune.hls.backend import backend_of_project
 from fpgaprune.hls.csim import compare_with_qkeras, logits_tolerance_of, simulated_subset
 from fpgaprune.hls.names import map_keys, original_name
 from fpgaprune.hls.tolerance import export_layer_tolerances, node_types
@@ -186,22 +187,24 @@ def csim(config, run_dir: Path, out: Path) -> dict:
         for node, entry in manifest["hls_nodes"].items()
         for array in entry.get("weight_headers_sha256", {})
     }
-    weight_problems = shipped.check_weight_files(project, owners)
     with elapsed("g++ build of hls/project (one object: the C-sim library and the test bench)"):
-        build = shipped.build_shipped(project, out / "scratch", project_name=manifest.get("project_name", "myproject"))
-    shipped.simulate_synthesized_weights(build)
+        build = backend_of_project(project).build_shipped(
+            project, out / "scratch", project_name=manifest.get("project_name", "myproject")
+        )
+    weight_problems = build.weight_problems(owners)
+    build.simulate_synthesized_weights()
     with ThreadPoolExecutor(max_workers=1) as side:  # the __SYNTHESIS__ branch compiles beside the simulation
-        syntax = side.submit(shipped.check_synthesis_branch, build)
+        syntax = side.submit(build.check_synthesis_branch)
         quantized, dataset = stage_model(config, run_dir, "quantize"), dataset_of(config)
         with elapsed(
             f"C-sim of hls/project against {quantized.front.quantizer_library} over the held-out set "
             f"(outputs.csim_samples: {config.outputs.csim_samples})"
         ):
             result = simulated(
-                config, quantized, dataset, exported, shipped.runner(build, quantized, manifest["traced_outputs"])
+                config, quantized, dataset, exported, build.runner(quantized, manifest["traced_outputs"])
             )
         syntax.result()
-    bench = shipped.run_testbench(build)
+    bench = build.run_testbench()
     shutil.rmtree(out / "scratch", ignore_errors=True)
     argmax = result.agreement == "argmax agreement"  # other tasks: no argmax to compare
     bench_argmax = bench.argmax_agreement if argmax else None

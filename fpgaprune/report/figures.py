@@ -35,10 +35,11 @@ def resource_bars(estimate) -> bytes:
 
 
 def resource_bars_figure(estimate):
-    """Per layer, dense vs pruned, as a fraction of the board's DSP, LUT, FF and BRAM_18K (estimates). A resource
-    no layer uses gets no panel; the title says it is unused."""
+    """Per layer, dense vs pruned, as a fraction of the board's resources, one panel per column of the backend
+    (`ResourceEstimate.resources`: DSP, LUT, FF and BRAM_18K for the Xilinx ones; estimates). A resource no layer
+    uses gets no panel; the title says it is unused."""
     plt, MaxNLocator = _pyplot(), _integer_locator()
-    everything = [("DSP", "dsp"), ("LUT", "lut"), ("FF", "ff"), ("BRAM_18K", "bram_18k")]
+    everything = list(estimate.resources)
     names = [(name, key) for name, key in everything if _used(estimate, key)] or everything[1:2]
     unused = [name for name, key in everything if (name, key) not in names]
     fig, axes = plt.subplots(

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.hls.backend import DEFAULT_BACKEND
+from fpgaprune.hls.backend import DEFAULT_BACKEND, Backend, known_backend
 from fpgaprune.hls.names import original_name
 from fpgaprune.record import record_of
 from fpgaprune.resources import csynth, fit_verdict
@@ -20,7 +20,8 @@ from fpgaprune.resources.estimator import (
 )
 from fpgaprune.support.text_table import format_rows, number
 
-RESOURCES = (("DSP", "dsp"), ("LUT", "lut"), ("FF", "ff"), ("BRAM_18K", "bram_18k"))
+RESOURCES = Backend(DEFAULT_BACKEND).resource_columns()  # the Xilinx backends' columns: (name, the Cost field)
+SAVED = {"dsp": "%g", "lut": "%.0f", "bram_18k": "%g"}  # the resources a removal saves, and how they are written
 SOURCE = "estimate (fpgaprune rules, see fpgaprune/resources/rules.py)"
 # Where each estimated column stands against published vendor results of stock hls4ml designs
 # (benchmarks/bench_published.py on benchmarks/published/; docs/resources.md).
@@ -73,6 +74,7 @@ class ResourceEstimate:
     csynth: list = field(default_factory=list)  # `csynth_rows`: the C-synthesis models' view of the layers
     backend: str = DEFAULT_BACKEND  # the export's: which tool's C-synthesis model may judge the fit
     unestimated: list = field(default_factory=list)  # the layers with weights that run hls4ml's stock code
+    resources: tuple = RESOURCES  # the backend's resource columns (`Backend.resource_columns`)
 
     def total(self, which: str) -> Cost:
         total = Cost()
@@ -85,7 +87,7 @@ class ResourceEstimate:
     def board_fraction(self, cost: Cost) -> dict:
         return {
             name: getattr(cost, key) / self.board.resources[name]
-            for name, key in RESOURCES
+            for name, key in self.resources
             if self.board.resources.get(name)
         }
 
@@ -123,10 +125,7 @@ class ResourceEstimate:
                             "live_weights": cost.products,
                             "products_per_inference": cost.per_inference,
                             "multipliers": cost.multipliers,
-                            "DSP": cost.dsp,
-                            "LUT": cost.lut,
-                            "FF": cost.ff,
-                            "BRAM_18K": cost.bram_18k,
+                            **{name: getattr(cost, key) for name, key in self.resources},
                             "latency_cycles": cost.latency_cycles,
                             "II_cycles": cost.ii_cycles,
                             "source": SOURCE,
@@ -146,49 +145,17 @@ class ResourceEstimate:
         """Every kernel's saving, largest LUT saving first: the full list behind the report's table."""
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow(
-            (
-                "layer",
-                "group",
-                "removed_whole",
-                "weights_removed",
-                "products_per_inference_removed",
-                "DSP_saved",
-                "LUT_saved",
-                "BRAM_18K_saved",
-                "source",
-            )
-        )
+        saved = [(name, key) for name, key in self.resources if key in SAVED]  # what a removal saves, per resource
+        head = ("layer", "group", "removed_whole", "weights_removed", "products_per_inference_removed")
+        writer.writerow((*head, *(f"{name}_saved" for name, _ in saved), "source"))
         for s in sorted(self.savings(), key=lambda s: (-s.lut, -s.products, s.name)):
-            writer.writerow(
-                (
-                    s.layer,
-                    s.name,
-                    s.whole,
-                    s.products,
-                    s.per_inference,
-                    number(s.dsp),
-                    number(s.lut, "%.0f"),
-                    number(s.bram_18k),
-                    SOURCE,
-                )
-            )
+            figures = [number(getattr(s, key), SAVED[key]) for _, key in saved]
+            writer.writerow((s.layer, s.name, s.whole, s.products, s.per_inference, *figures, SOURCE))
         return out.getvalue()
 
     def format(self) -> str:
-        header = (
-            "layer",
-            "model",
-            "live weights",
-            "products/inference",
-            "multipliers",
-            "DSP",
-            "LUT",
-            "FF",
-            "BRAM_18K",
-            "latency",
-            "II",
-        )
+        names = [name for name, _ in self.resources]
+        header = ("layer", "model", "live weights", "products/inference", "multipliers", *names, "latency", "II")
         table = [
             (
                 r["layer"],
@@ -196,10 +163,7 @@ class ResourceEstimate:
                 r["live_weights"],
                 r["products_per_inference"],
                 r["multipliers"],
-                r["DSP"],
-                r["LUT"],
-                r["FF"],
-                r["BRAM_18K"],
+                *(r[name] for name in names),
                 r["latency_cycles"],
                 r["II_cycles"],
             )
@@ -242,7 +206,8 @@ def estimate_resources(exported, dense_model=None) -> ResourceEstimate:
             estimate.savings = kernel_savings(plan.origin, plan.kind, live, products, types)
         layers.append(estimate)
     backend = exported.manifest.get("backend", DEFAULT_BACKEND)
-    return ResourceEstimate(exported.board, layers, notes, csynth_rows(exported), backend, list(stock))
+    columns = (known_backend(backend) or Backend(backend)).resource_columns()
+    return ResourceEstimate(exported.board, layers, notes, csynth_rows(exported), backend, list(stock), columns)
 
 
 def csynth_rows(exported) -> list[dict]:

@@ -25,7 +25,7 @@ def test_each_built_in_backend_says_what_judges_it(name, tool, sparse):
     backend = backend_named(name)
     assert backend.model_tool == tool and backend.kernel_sparse is sparse
     assert backend.judged_by() == (f"{tool}'s checked C-synthesis model" if tool else "rules only")
-    assert backend.families == ("7-series", "UltraScale+") and backend.resource_names["dsp"] == "DSP48"
+    assert backend.families == ("7-series", "UltraScale+") and backend.resource_columns()[0] == ("DSP", "dsp")
 
 
 def test_an_unknown_backend_is_one_line_naming_the_known_ones():

@@ -12,6 +12,7 @@ from fpgaprune.hls import csynth, shipped
 from fpgaprune.hls.extension import BackendExtension, register_backend_extension
 from fpgaprune.hls.extension.vivado import VIVADO
 from fpgaprune.hls.extension.vivado.templates import SparseDenseFunctionTemplate
+from fpgaprune.hls.hls4ml_backends import Hls4mlBackend
 from fpgaprune.resources.fit_verdict import FITS
 
 X = X8[:20]
@@ -58,7 +59,7 @@ def dummy_backend():
             templates_after="vivado:apply_templates",
         )
     )
-    backends.register_backend(backends.Backend("FpgapruneDummy", ("fpgaprune_dummy_hls",), None, kernel_sparse=True))
+    backends.register_backend(Hls4mlBackend("FpgapruneDummy", ("fpgaprune_dummy_hls",), None, kernel_sparse=True))
     yield "FpgapruneDummy"
     backends._BACKENDS.pop("fpgaprunedummy")  # the built-in list stays as other tests read it
 
@@ -83,7 +84,7 @@ def test_a_backend_refuses_a_board_of_a_family_it_does_not_know(model, tmp_path)
     """The board families are the backend's: one that knows none of the board's refuses it in one line."""
     from fpgaprune.errors import HlsConfigError
 
-    backends.register_backend(backends.Backend("FpgapruneAsic", ("asic_hls",), None, True, families=("asic",)))
+    backends.register_backend(Hls4mlBackend("FpgapruneAsic", ("asic_hls",), None, True, families=("asic",)))
     try:
         with pytest.raises(HlsConfigError) as raised:
             fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "asic", x=X, backend="FpgapruneAsic")

@@ -14,8 +14,9 @@ from quantizer_specs import SPEC8
 import fpgaprune as fp
 from fpgaprune.errors import ExportError
 from fpgaprune.hls import shipped
-from fpgaprune.hls.csim import CsimAborted, compare_with_qkeras
+from fpgaprune.hls.csim import compare_with_qkeras
 from fpgaprune.hls.exporter import preset_problems
+from fpgaprune.hls.hls4ml_bridge import CsimAborted
 from fpgaprune.quantize import to_qkeras
 from fpgaprune.record import resolved
 from fpgaprune.tfk import keras

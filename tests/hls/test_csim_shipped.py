@@ -133,7 +133,7 @@ def test_a_cpp_error_in_the_synthesis_branch_only_is_caught(exported, tmp_path):
 def test_c_sim_in_worker_processes_gives_what_one_process_gives(exported, tmp_path, monkeypatch):
     """A long set is spread over worker processes (each loads the library once: io_stream code keeps static
     state, so never threads); the outputs, traces and the comparison are those of one process."""
-    from fpgaprune.hls import csim
+    from fpgaprune.hls import hls4ml_bridge
 
     export, model, dataset = exported
     build = shipped.build_shipped(export.path, tmp_path / "scratch")
@@ -141,7 +141,7 @@ def test_c_sim_in_worker_processes_gives_what_one_process_gives(exported, tmp_pa
     sizes = export.manifest["traced_outputs"]
     xq = hardware_input(dataset.x_test[:200], export.input_type)
     chunks = [xq[i : i + 50] for i in range(0, 200, 50)]
-    monkeypatch.setattr(csim, "PARALLEL_ABOVE_S", 0.0)  # always spread, however short
+    monkeypatch.setattr(hls4ml_bridge, "PARALLEL_ABOVE_S", 0.0)  # always spread, however short
     apart = list(shipped.runner(build, resolved(model), sizes).map(chunks, workers=2))
     together = [shipped.runner(build, resolved(model), sizes)(chunk) for chunk in chunks]
     for (a_out, a_traces), (b_out, b_traces) in zip(apart, together):
