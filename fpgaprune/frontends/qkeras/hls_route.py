@@ -13,9 +13,15 @@ class KerasTwoRoute:
 
     @staticmethod
     def to_hls4ml(model, hls_config: dict, output_dir, **kwargs):
+        """hls4ml's ModelGraph of the model, by its Keras-2 converter; the TensorFlow objects the conversion leaves
+        (a Keras 3 model's twin, hls4ml's copies) collected here, not in the stages after it."""
+        import gc
+
         from fpgaprune.frontends.qkeras.hls import convert_model
 
-        return convert_model(model, hls_config, output_dir, **kwargs)
+        converted = convert_model(model, hls_config, output_dir, **kwargs)
+        gc.collect()
+        return converted
 
     @staticmethod
     def conversion_problem(model) -> str | None:
