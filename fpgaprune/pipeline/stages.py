@@ -138,13 +138,12 @@ def quantize(config, run_dir: Path, out: Path) -> dict:
         quantized, finetuned, dataset.x_test, dataset.y_test, task_of(config, quantized, dataset)
     )
     (out / "quantization.txt").write_text(report.format() + "\n")
+    ebops = front.ebops(quantized.model)  # HGQ2's own cost, per layer
     return {
         **scores(config, quantized, dataset),
         **pruned_fractions(quantized),
         **({"budget": budget} if budget else {}),
-        **(
-            {"ebops": ebops} if (ebops := front.ebops(quantized.model)) is not None else {}
-        ),  # HGQ2's own cost, per layer
+        **({"ebops": ebops} if ebops is not None else {}),
         "quantizers": sources,
     }
 
