@@ -43,7 +43,8 @@ class Backend:
     cost_models: tuple = ()
     families: tuple = XILINX_FAMILIES  # the board families its designs are judged on
     resource_names: dict = field(default_factory=lambda: dict(XILINX_RESOURCES))
-    listed_order: int = 100  # where `backend_names` lists it (built-in: 10-40; a user's: 100)
+    listed_order: int = 100  # where `backend_names` lists it (built-in: 10-50; a user's: 100)
+    in_runs: bool = True  # `fpgaprune run` takes it: its stages after the export (shipped check, synthesis) run
 
     # -- the export and what follows it
     def export(self, bound, hls_config, board, output_dir, *, x, **options):

@@ -6,6 +6,7 @@ from fpgaprune.budget import parse_budget
 from fpgaprune.errors import FpgapruneError, FpgapruneNote
 from fpgaprune.framework import front_end_of_suffix, library_front_end
 from fpgaprune.hls import load_board, load_preset
+from fpgaprune.hls.backend import known_backend
 from fpgaprune.hls.exporter import preset_problems
 from fpgaprune.masking.input_zeros import unheld_zeros
 from fpgaprune.model.files import OTHER_FRAMEWORKS
@@ -55,6 +56,13 @@ def check_hls(config: RunConfig, at: Located) -> None:
             call()
         except FpgapruneError as error:
             _fail(at.at(*path), str(error))
+    backend = known_backend(config.hls.backend)
+    if backend is not None and not backend.in_runs:
+        _fail(
+            at.at("hls", "backend"),
+            f"found {backend.name!r}, which `fpgaprune run` does not take yet (its stages after the export come "
+            f"later); export with it from Python: fp.export(model, ..., backend={backend.name!r})",
+        )
 
 
 def texts_front_end(config: RunConfig, at: Located):

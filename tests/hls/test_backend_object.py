@@ -31,7 +31,7 @@ def test_each_built_in_backend_says_what_judges_it(name, tool, sparse):
 def test_an_unknown_backend_is_one_line_naming_the_known_ones():
     with pytest.raises(HlsConfigError) as error:
         backend_named("oneAPI")
-    assert str(error.value) == "hls backend 'oneAPI': fpgaprune knows Vitis, Vivado, VivadoAccelerator, Catapult"
+    assert str(error.value) == "hls backend 'oneAPI': fpgaprune knows Vitis, Vivado, VivadoAccelerator, Catapult, RTL"
 
 
 def test_synthesis_commands_are_each_tools_own(tmp_path):
