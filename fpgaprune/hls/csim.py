@@ -387,13 +387,13 @@ def compare_with_qkeras(
     """Compare a C-simulation with the bound quantized model (`record.resolved`) at the logits, bit for bit, over
     all of `x`.
 
-    `run(xq)` returns (outputs, {traced layer: outputs}) of the C-simulation for the hardware inputs `xq`; a
-    `BridgeRun` also spreads long sets over `workers` processes (default: one per core). `task`
-    (`fpgaprune.model.task.Task`) says which decisions to compare (default: the argmax); `tolerance` is where hls4ml
-    is not exact at the logits, `tolerances` at each layer before them (`tolerance.layer_tolerances`: a layer
-    that differs beyond its own, or with none, fails the result); `collector`
-    (`quantize.profile.ProfileCollector`) reads the same pass; `ids`: the sample numbers of `x` in a larger set
-    (`simulated_subset`), for the per-layer diff.
+    `run(xq)` returns (outputs, {traced layer: outputs}) of the C-simulation for the hardware inputs `xq` (any
+    backend's `simulator`); a run with a `map` (hls4ml's `BridgeRun`) also spreads long sets over `workers`
+    processes (default: one per core). `task` (`fpgaprune.model.task.Task`) says which decisions to compare
+    (default: the argmax); `tolerance` is where hls4ml is not exact at the logits, `tolerances` at each layer
+    before them (`tolerance.layer_tolerances`: a layer that differs beyond its own, or with none, fails the
+    result); `collector` (`quantize.profile.ProfileCollector`) reads the same pass; `ids`: the sample numbers of `x`
+    in a larger set (`simulated_subset`), for the per-layer diff.
     """
     front, model = bound.front, bound.model
     probe, comparison = front.reference_probe(model), _Comparison(bound, task, tolerances)
