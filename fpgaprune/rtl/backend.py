@@ -16,6 +16,7 @@ from fpgaprune.hls.backend import XILINX_FAMILIES, Backend
 from fpgaprune.hls.boards import load_board
 from fpgaprune.hls.exporter import MANIFEST, Export
 from fpgaprune.quantize.fixed_types import input_type
+from fpgaprune.rtl.emulation import check_against_emulation
 from fpgaprune.rtl.logic import network_logic
 from fpgaprune.rtl.verilator import on_path
 from fpgaprune.support.atomic import replace_directory
@@ -32,6 +33,8 @@ class RtlDesign:
     project_name: str
     latency_cutoff: float
     clock_period_ns: float
+    record: object  # the model's record it was written from (`record.ModelRecord`)
+    input_fixed: object  # the input's `FixedType`
 
     def verilog_model(self, path: Path):
         """da4ml's Verilog model of the design, written under `path`."""
@@ -58,7 +61,8 @@ class RtlBackend(Backend):
         fixed = input_fixed or input_type(x)
         name = options.get("project_name", "myproject")
         cutoff = float(options.get("latency_cutoff", LATENCY_CUTOFF))
-        design = RtlDesign(network_logic(bound.record, fixed), name, cutoff, board.clock_period_ns)
+        logic = network_logic(bound.record, fixed)
+        design = RtlDesign(logic, name, cutoff, board.clock_period_ns, bound.record, fixed)
         output_dir.parent.mkdir(parents=True, exist_ok=True)
         tmp = output_dir.with_name(f".{output_dir.name}.tmp-{uuid.uuid4().hex[:8]}")
         try:
@@ -73,7 +77,8 @@ class RtlBackend(Backend):
 
     def simulator(self, exported, bound, x):
         """The exported Verilog, built with Verilator in a scratch copy (the project stays as written), run on
-        the hardware inputs: `run(xq) -> (outputs, {})`."""
+        the hardware inputs: `run(xq) -> (outputs, {})`. Each pass is checked bit for bit against the record's
+        fixed-point emulation, and da4ml's own emulation against it (`emulation.RtlMismatch`: where it starts)."""
         design = exported.hls_model
         if not isinstance(design, RtlDesign):
             raise ExportError(f"{exported.path}: a reloaded RTL export has no design in memory; export it again")
@@ -87,7 +92,9 @@ class RtlBackend(Backend):
 
         def run(xq):
             xq = np.ascontiguousarray(np.asarray(xq, np.float64).reshape(len(xq), -1))
-            return np.asarray(model.predict(xq), np.float64), {}
+            outputs = np.asarray(model.predict(xq), np.float64)
+            check_against_emulation(design.record, design.input_fixed, xq, outputs, exported.path, design.logic)
+            return outputs, {}
 
         return run
 

