@@ -37,7 +37,8 @@ MANIFEST = "fpgaprune_manifest.json"
 
 @dataclass
 class Export:
-    """An exported project: its directory, the hls4ml model (None when reloaded), the manifest and notes."""
+    """An exported project: its directory, the backend's model of it in memory (`hls_model`: hls4ml's ModelGraph,
+    the RTL backend's design; None when reloaded), the manifest and notes."""
 
     path: Path
     hls_model: object

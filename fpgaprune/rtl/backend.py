@@ -6,6 +6,7 @@ import json
 import shutil
 import tempfile
 import uuid
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,6 +85,7 @@ class RtlBackend(Backend):
             raise ExportError(f"{exported.path}: a reloaded RTL export has no design in memory; export it again")
         scratch = Path(tempfile.mkdtemp(prefix="fpgaprune-rtl-"))
         model = design.verilog_model(scratch)
+        weakref.finalize(model, shutil.rmtree, scratch, True)  # the build goes with the model that loaded it
         with on_path():
             try:
                 model.compile(nproc=cores())
