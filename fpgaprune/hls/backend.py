@@ -98,8 +98,9 @@ class Backend:
         return f"skipped: {tools[0]} not found{others} on PATH" if tools else f"skipped: {self.name} has no tool"
 
     def synthesis_command(self, project: Path, tool: str) -> list:
-        """The command that runs synthesis of `project` with `tool`, in the project's directory (a backend
-        registered without one has no synthesis to run)."""
+        """The command that runs synthesis of `project` with `tool`, in the project's directory. Abstract: each
+        backend with a synthesis tool gives its own (`hls4ml_backends.py`); one registered without one has no
+        synthesis to run (`synthesis_tool` finds none, so nothing asks this)."""
         raise NotImplementedError(f"{self.name}: no synthesis command")
 
     def read_report(self, project: Path) -> dict:

@@ -152,8 +152,15 @@ def export(
     hls4ml's Keras-2 converter takes the model: a tf_keras/QKeras model as it is, a Keras 3 model as its tf_keras
     twin (`frontends/keras3/twin.py`). The backend writes it (`Backend.export`; hls4ml's: `write_project`).
     """
-    options = dict(overrides=overrides, strip=strip, project_name=project_name, kernel_sparse=kernel_sparse)
-    options.update(overwrite=overwrite, tb_samples=tb_samples, input_fixed=input_fixed)
+    options = dict(
+        overrides=overrides,
+        strip=strip,
+        project_name=project_name,
+        kernel_sparse=kernel_sparse,
+        overwrite=overwrite,
+        tb_samples=tb_samples,
+        input_fixed=input_fixed,
+    )
     bound, found = resolved(model), known_backend(backend)
     if found is None:  # an hls4ml backend registered with the codegen seam alone: its project, unchecked
         return write_project(bound, hls_config, board, output_dir, x=x, backend=backend, **options)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fpgaprune.hls.backend import DEFAULT_BACKEND, Backend, known_backend
+from fpgaprune.hls.backend import DEFAULT_BACKEND, XILINX_RESOURCES, Backend, known_backend
 from fpgaprune.hls.names import original_name
 from fpgaprune.record import record_of
 from fpgaprune.resources import csynth, fit_verdict
@@ -20,7 +20,7 @@ from fpgaprune.resources.estimator import (
 )
 from fpgaprune.support.text_table import format_rows, number
 
-RESOURCES = Backend(DEFAULT_BACKEND).resource_columns()  # the Xilinx backends' columns: (name, the Cost field)
+RESOURCES = tuple((name, key) for key, name in XILINX_RESOURCES.items())  # the Xilinx backends' columns
 SAVED = {"dsp": "%g", "lut": "%.0f", "bram_18k": "%g"}  # the resources a removal saves, and how they are written
 SOURCE = "estimate (fpgaprune rules, see fpgaprune/resources/rules.py)"
 # Where each estimated column stands against published vendor results of stock hls4ml designs
