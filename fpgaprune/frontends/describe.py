@@ -16,7 +16,7 @@ from fpgaprune.record.model_record import (
 )
 
 # Layer settings the stages after quantization read, where a layer has them.
-_OPTIONS = ("padding", "pool_size", "units", "reset_after", "epsilon")
+_OPTIONS = ("padding", "pool_size", "strides", "dilation_rate", "depth_multiplier", "units", "reset_after", "epsilon")
 _RELU_OPTIONS = ("max_value", "negative_slope", "threshold")
 _KERNEL = MaskableWeight("kernel", "kernel", "kernel_constraint", "kernel")
 

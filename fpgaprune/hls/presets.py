@@ -5,7 +5,7 @@ line and a "did you mean"."""
 import copy
 from typing import Literal
 
-from pydantic import PositiveInt, field_validator
+from pydantic import PositiveFloat, PositiveInt, field_validator
 
 from fpgaprune.errors import HlsConfigError
 from fpgaprune.hls.yaml_files import named_file
@@ -54,12 +54,20 @@ class HLSConfigSection(Strict):
     LayerType: dict[str, LayerSettings] | None = None
 
 
+class RtlSection(Strict):
+    """The RTL backend's own settings (hls4ml's backends ignore them)."""
+
+    Unroll: bool | None = None  # every output position's circuit at once, instead of one reused over them
+    LatencyCutoff: PositiveFloat | None = None  # the most adder delays between two pipeline registers
+
+
 class PresetFile(Strict):
-    """A preset: hls4ml's config dictionary, as much of it as fpgaprune passes on."""
+    """A preset: hls4ml's config dictionary, as much of it as fpgaprune passes on, and the RTL backend's section."""
 
     IOType: Literal["io_parallel", "io_stream"] | None = None
     Backend: str | None = None
     HLSConfig: HLSConfigSection | None = None
+    RTL: RtlSection | None = None
 
 
 def check_preset(where: str, preset: dict) -> dict:

@@ -2,6 +2,7 @@
 (da4ml's code generator) from the model's record, `simulator` builds that Verilog with Verilator in a scratch copy
 and runs it. No hls4ml, no model framework: the record is all it reads."""
 
+import importlib.util
 import json
 import shutil
 import tempfile
@@ -16,29 +17,65 @@ from fpgaprune.errors import ExportError
 from fpgaprune.hls.backend import XILINX_FAMILIES, Backend
 from fpgaprune.hls.boards import load_board
 from fpgaprune.hls.exporter import MANIFEST, Export
+from fpgaprune.hls.presets import load_preset
 from fpgaprune.quantize.fixed_types import input_type
-from fpgaprune.rtl.emulation import check_against_emulation
+from fpgaprune.rtl.emulation import check_against_emulation, check_stages
+from fpgaprune.rtl.harness import HARNESS, build, harness_source, simulate
 from fpgaprune.rtl.logic import network_logic
+from fpgaprune.rtl.stream import stream_stages
 from fpgaprune.rtl.verilator import on_path
+from fpgaprune.rtl.verilog import stream_verilog, width
 from fpgaprune.support.atomic import replace_directory
 from fpgaprune.support.tools import cores
 
 LATENCY_CUTOFF = 5  # da4ml's pipelining: the most adder delays between two registers (its `latency_cutoff`)
+STATIC = "src/static"  # da4ml's own modules (its adders, negation, multiplexer), copied beside the design
 
 
 @dataclass(frozen=True)
 class RtlDesign:
-    """What the export holds in memory of its design (`Export.hls_model`): da4ml's logic and how it is piped."""
+    """What the export holds in memory of its design (`Export.hls_model`): the stream's stages (one circuit per
+    window layer, reused over its positions) or, unrolled, da4ml's logic of the whole network."""
 
-    logic: object  # da4ml's CombLogic of the whole network
+    layout: str  # "stream" or "unrolled"
     project_name: str
     latency_cutoff: float
     clock_period_ns: float
     record: object  # the model's record it was written from (`record.ModelRecord`)
     input_fixed: object  # the input's `FixedType`
+    stages: tuple = ()  # the stream's `stream.Stage`s
+    logic: object = None  # unrolled: da4ml's CombLogic of the whole network
+
+    @property
+    def cost(self) -> float:
+        """da4ml's cost of the design's circuits (about one LUT per adder bit)."""
+        if self.logic is not None:
+            return float(self.logic.cost)
+        return float(sum(stage.logic.cost for stage in self.stages if stage.logic is not None))
+
+    def write(self, path: Path, trace: bool = False) -> list:
+        """The design's Verilog under `path` (its sources, relative to it, in the order they are read)."""
+        static = Path(importlib.util.find_spec("da4ml.codegen.rtl").origin).parent / "verilog" / "source"
+        if self.layout == "unrolled":
+            self.verilog_model(path).write()
+            names = sorted(p.name for p in (path / "src").glob(f"{self.project_name}*.v"))
+            names = [n for n in names if not n.endswith("_wrapper.v")]
+            sources = [f"src/{n}" for n in names]
+        else:
+            (path / "src").mkdir(parents=True, exist_ok=True)
+            modules = stream_verilog(self.stages, self.project_name, self.latency_cutoff, trace)
+            for module, text in modules.items():
+                (path / "src" / f"{module}.v").write_text(text)
+            sources = [f"src/{module}.v" for module in modules]
+        (path / STATIC).mkdir(parents=True, exist_ok=True)
+        for source in sorted(static.glob("*.v")):
+            if source.name != "lookup_table.v":  # it reads a `.mem` file; no design here uses a table
+                shutil.copy(source, path / STATIC / source.name)
+                sources.append(f"{STATIC}/{source.name}")
+        return sources
 
     def verilog_model(self, path: Path):
-        """da4ml's Verilog model of the design, written under `path`."""
+        """da4ml's Verilog model of the unrolled design, written under `path`."""
         from da4ml.codegen import VerilogModel
 
         return VerilogModel(
@@ -52,70 +89,127 @@ class RtlDesign:
 
 
 class RtlBackend(Backend):
-    """The network as RTL: Dense layers unrolled, each product by distributed arithmetic of its live weights."""
+    """The network as RTL: a stream whose window layers reuse one circuit over their positions (or, where the
+    config's `RTL` section says `Unroll: true`, every position's products at once); each product by distributed
+    arithmetic of its live weights."""
 
     def export(self, bound, hls_config, board, output_dir, *, x, overwrite=False, input_fixed=None, **options):
         board, output_dir = load_board(board), Path(output_dir)
         self.check_board(board)
         if output_dir.exists() and not overwrite:
             raise ExportError(f"{output_dir}: already exists; pass overwrite=True to replace it")
-        fixed = input_fixed or input_type(x)
-        name = options.get("project_name", "myproject")
-        cutoff = float(options.get("latency_cutoff", LATENCY_CUTOFF))
-        logic = network_logic(bound.record, fixed)
-        design = RtlDesign(logic, name, cutoff, board.clock_period_ns, bound.record, fixed)
+        settings = {**load_preset(hls_config).get("RTL", {}), **options}
+        design = _design(bound.record, input_fixed or input_type(x), board, settings)
         output_dir.parent.mkdir(parents=True, exist_ok=True)
         tmp = output_dir.with_name(f".{output_dir.name}.tmp-{uuid.uuid4().hex[:8]}")
         try:
-            design.verilog_model(tmp).write()
-            manifest = _manifest(self.name, design, fixed, board)
+            sources = design.write(tmp)
+            manifest = _manifest(self.name, design, board, sources)
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
             replace_directory(tmp, output_dir)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        return Export(output_dir, design, manifest, {"Model": {}, "LayerName": {}}, fixed, board)
+        return Export(output_dir, design, manifest, {"Model": {}, "LayerName": {}}, design.input_fixed, board)
 
     def simulator(self, exported, bound, x):
-        """The exported Verilog, built with Verilator in a scratch copy (the project stays as written), run on
+        """The exported Verilog, built with Verilator in a scratch directory (the project stays as written), run on
         the hardware inputs: `run(xq) -> (outputs, {})`. Each pass is checked bit for bit against the record's
-        fixed-point emulation, and da4ml's own emulation against it (`emulation.RtlMismatch`: where it starts)."""
+        fixed-point emulation (a stream: stage by stage, naming the layer where they part; unrolled: da4ml's
+        own emulation too), `emulation.RtlMismatch`."""
         design = exported.hls_model
         if not isinstance(design, RtlDesign):
             raise ExportError(f"{exported.path}: a reloaded RTL export has no design in memory; export it again")
         scratch = Path(tempfile.mkdtemp(prefix="fpgaprune-rtl-"))
-        model = design.verilog_model(scratch)
-        weakref.finalize(model, shutil.rmtree, scratch, True)  # the build goes with the model that loaded it
-        with on_path():
-            try:
-                model.compile(nproc=cores())
-            except RuntimeError as error:
-                raise ExportError(f"Verilator could not build {exported.path}'s Verilog: {error}") from None
+        if design.layout == "unrolled":
+            return _unrolled_run(design, scratch, exported.path)
+        sources = design.write(scratch, trace=True)
+        (scratch / HARNESS).write_text(harness_source(design.project_name, design.stages))
+        simulator = build(scratch, design.project_name, [scratch / s for s in sources], cores())
+        first = design.stages[0].in_shape
 
         def run(xq):
-            xq = np.ascontiguousarray(np.asarray(xq, np.float64).reshape(len(xq), -1))
-            outputs = np.asarray(model.predict(xq), np.float64)
-            check_against_emulation(design.record, design.input_fixed, xq, outputs, exported.path, design.logic)
-            return outputs, {}
+            xq = np.asarray(xq, np.float64).reshape(len(xq), first[0] * first[1], first[2])
+            traced = simulate(simulator, design.stages, xq)
+            check_stages(design.record, design.input_fixed, xq, traced, design.stages, exported.path)
+            return traced[-1].reshape(len(xq), -1), {}
 
+        weakref.finalize(run, shutil.rmtree, scratch, True)  # the build goes with the run that uses it
         return run
 
 
-def _manifest(backend: str, design: RtlDesign, fixed, board) -> dict:
-    """The project's manifest: its backend, input type, board, and da4ml's cost and latency of the design."""
-    logic = design.logic
-    return {
+def _design(record, fixed, board, settings) -> RtlDesign:
+    """The design `settings` ask for: the preset's `RTL` section (Unroll, LatencyCutoff) and the export's options."""
+    name = settings.get("project_name", "myproject")
+    cutoff = float(settings.get("LatencyCutoff") or LATENCY_CUTOFF)
+    common = dict(project_name=name, latency_cutoff=cutoff, clock_period_ns=board.clock_period_ns, record=record)
+    if settings.get("Unroll"):
+        return RtlDesign("unrolled", input_fixed=fixed, logic=network_logic(record, fixed), **common)
+    return RtlDesign("stream", input_fixed=fixed, stages=tuple(stream_stages(record, fixed)), **common)
+
+
+def _unrolled_run(design: RtlDesign, scratch: Path, where):
+    model = design.verilog_model(scratch)
+    weakref.finalize(model, shutil.rmtree, scratch, True)  # the build goes with the model that loaded it
+    with on_path():
+        try:
+            model.compile(nproc=cores())
+        except RuntimeError as error:
+            raise ExportError(f"Verilator could not build {where}'s Verilog: {error}") from None
+
+    def run(xq):
+        xq = np.ascontiguousarray(np.asarray(xq, np.float64).reshape(len(xq), -1))
+        outputs = np.asarray(model.predict(xq), np.float64)
+        check_against_emulation(design.record, design.input_fixed, xq, outputs, where, design.logic)
+        return outputs, {}
+
+    return run
+
+
+def _manifest(backend: str, design: RtlDesign, board, sources: list) -> dict:
+    """The project's manifest: its backend, layout, input type, board, sources, and da4ml's cost; a stream's
+    interface and its stages."""
+    manifest = {
         "backend": backend,
         "project_name": design.project_name,
-        "input_type": fixed.hls(),
+        "layout": design.layout,
+        "input_type": design.input_fixed.hls(),
         "board": board.key,
         "part": board.part,
         "names": {},
         "hls_nodes": {},
-        "outputs": int(logic.shape[1]),
-        "da4ml_cost": float(logic.cost),
+        "sources": sources,
+        "da4ml_cost": design.cost,
         "latency_cutoff": design.latency_cutoff,
     }
+    if design.layout == "unrolled":
+        return {**manifest, "outputs": int(design.logic.shape[1])}
+    last = design.stages[-1]
+    manifest["outputs"] = int(last.out_shape[2])
+    manifest["interface"] = INTERFACE
+    manifest["stages"] = [_stage_entry(stage) for stage in design.stages]
+    return manifest
+
+
+def _stage_entry(stage) -> dict:
+    return {
+        "layers": list(stage.layers),
+        "kind": stage.kind,
+        "input": list(stage.in_shape),
+        "output": list(stage.out_shape),
+        "window": list(stage.size),
+        "strides": list(stage.strides),
+        "pixel_bits": width(stage.in_kifs),
+        "beat_bits": width(stage.out_kifs),
+        "da4ml_cost": float(stage.logic.cost) if stage.logic is not None else 0.0,
+    }
+
+
+INTERFACE = (
+    "clk; rst (synchronous, high); in_valid/in_ready/in_data: one input pixel per beat, all its channels, a "
+    "sample's pixels in raster order, samples back to back; out_valid/out_ready/out_data: one output position per "
+    "beat. Values packed the first at the lowest bits, each in two's complement of its stage's width."
+)
 
 
 # `fpgaprune run` does not take it yet: its simulation and place-and-route stages come in the next step

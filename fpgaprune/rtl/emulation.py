@@ -1,13 +1,14 @@
-"""An exact fixed-point emulation of a model's record, in numpy, of what the RTL computes (`logic.py` layer by
-layer): sums of products in float64 (exact for these widths: every value is on a power-of-two grid and under 2^53),
-each quantizer rounding and overflowing as its type says. The RTL's simulation must equal it bit for bit
-(`check_against_emulation`); so must da4ml's own software emulation of the logic, which is checked against the
-RTL, never used in its place."""
+"""An exact fixed-point emulation of a model's record, in numpy, of what the RTL computes: sums of products in
+float64 (exact for these widths: every value is on a power-of-two grid and under 2^53), each quantizer rounding and
+overflowing as its type says. It shares only the geometry of the windows with `logic.py` (which taps an output
+position reads); the arithmetic is its own. The RTL's simulation must equal it bit for bit, layer by layer
+(`check_stages`, `check_against_emulation`); so must da4ml's own software emulation of the logic, which is checked
+against the RTL, never used in its place."""
 
 import numpy as np
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.rtl.logic import PASSING, kif_of
+from fpgaprune.rtl.logic import FLATTENING, PASSING, POOLINGS, input_map, is_window, kif_of, spatial, window_geometry
 
 
 class RtlMismatch(FpgapruneError):
@@ -15,28 +16,72 @@ class RtlMismatch(FpgapruneError):
 
 
 def emulate(record, input_fixed, x) -> dict:
-    """{layer: its outputs (samples, values)} for inputs `x` (flat, channels last) of the type `input_fixed`."""
-    values = {}
-    start = fixed_point(np.asarray(x, np.float64).reshape(len(x), -1), input_fixed, quantizing=False)
-    for name in record.topological():
+    """{layer: its output maps (samples, height, width, channels)} for inputs `x` (channels last) of the type
+    `input_fixed`."""
+    order = record.topological()
+    shape = input_map(record)
+    start = fixed_point(np.asarray(x, np.float64).reshape(len(x), *shape), input_fixed, quantizing=False)
+    maps = {}
+    for name in order:
         layer = record.layers[name]
-        values[name] = _layer(layer, values[layer.inbound[0]] if layer.inbound else start)
-    return values
+        maps[name] = _layer(layer, [maps[source] for source in layer.inbound] or [start])
+    return maps
 
 
-def _layer(layer, values: np.ndarray) -> np.ndarray:
-    if layer.kind == "Dense":
-        out = values @ np.asarray(layer.kernel.quantized, np.float64)
-        if layer.use_bias:
-            out = out + np.asarray(layer.weights["bias"].quantized, np.float64)
-        return _activated(layer.activation, out)
-    if layer.applies is not None:
-        return _activated(layer.applies, values)
-    if layer.role in ("Activation", "ReLU"):
-        return _activated(layer.activation, values, relu=layer.activation is None)
+def _layer(layer, sources) -> np.ndarray:
+    if layer.role == "Add":
+        return np.sum(sources, axis=0)
+    if layer.role == "Concatenate":
+        return np.concatenate(sources, axis=-1)
+    source = sources[0]
+    if is_window(layer):
+        return _window(layer, source)
+    if layer.role in FLATTENING:
+        return source.reshape(len(source), *spatial(layer.output_shape))
     if layer.role in PASSING:
-        return values
+        return source
+    if layer.applies is not None:
+        return _activated(layer.applies, source)
+    if layer.batchnorm is not None:
+        return source * layer.batchnorm.quantized_scale + layer.batchnorm.quantized_bias
+    if layer.role in ("Activation", "ReLU"):
+        return _activated(layer.activation, source, relu=layer.activation is None)
     raise FpgapruneError(f"layer '{layer.name}': no emulation of a {layer.class_name}")
+
+
+def _window(layer, source: np.ndarray) -> np.ndarray:
+    """A convolution, pooling or Dense layer at every output position of `source` (samples, h, w, c)."""
+    geometry = window_geometry(layer, source.shape[1:])
+    by_position = np.moveaxis(source, 0, 2)  # (h, w, samples, c): a tap is (samples, c)
+    outputs = []
+    for y in range(geometry.out_height):
+        for x in range(geometry.out_width):
+            taps, places = geometry.taps(by_position, y, x)
+            outputs.append(_at_position(layer, np.asarray(taps, np.float64), places))
+    out = np.stack(outputs, axis=1)  # (samples, positions, outputs)
+    return _activated(layer.activation, out.reshape(len(source), geometry.out_height, geometry.out_width, -1))
+
+
+def _at_position(layer, taps: np.ndarray, places) -> np.ndarray:
+    """One position: `taps` (taps, samples, channels) to (samples, outputs)."""
+    if layer.role in POOLINGS:
+        return np.mean(taps, axis=0) if layer.role.startswith("Average") else np.max(taps, axis=0)
+    channels = taps.shape[2]
+    weights = {name: np.asarray(w.quantized, np.float64) for name, w in layer.weights.items()}
+    if "depthwise_kernel" in weights:
+        spread = weights["depthwise_kernel"]
+        spread = spread.reshape(1, *spread.shape) if spread.ndim == 3 else spread
+        picked = np.stack([spread[r, c] for r, c in places])  # (taps, channels, multiplier)
+        out = np.einsum("tsc,tcm->scm", taps, picked).reshape(taps.shape[1], -1)
+        if "pointwise_kernel" in weights:
+            out = out @ weights["pointwise_kernel"].reshape(out.shape[1], -1)
+    else:
+        kernel = weights["kernel"]
+        kernel = kernel.reshape(1, 1, channels, -1) if layer.kind == "Dense" else kernel
+        kernel = kernel.reshape(1, *kernel.shape) if kernel.ndim == 3 else kernel
+        picked = np.stack([kernel[r, c] for r, c in places])  # (taps, channels, outputs)
+        out = np.einsum("tsc,tco->so", taps, picked)
+    return out + weights["bias"] if "bias" in weights else out
 
 
 def _activated(activation, values: np.ndarray, relu: bool = False) -> np.ndarray:
@@ -70,6 +115,28 @@ def check_against_emulation(record, input_fixed, xq, outputs, where: str, logic=
     if logic is not None:
         library = np.asarray(logic.predict(np.asarray(xq, np.float64).reshape(len(xq), -1)), np.float64)
         _same(library.reshape(found.shape), found, f"da4ml's emulation of {where} differs from its RTL")
+
+
+def check_stages(record, input_fixed, xq, traced: list, stages, where: str) -> None:
+    """One RtlMismatch line naming the first stage (its layers) whose simulated beats differ from the emulation's
+    (`traced`: per stage, (samples, beats, values)), with the sample, position and value where it starts."""
+    maps = emulate(record, input_fixed, xq)
+    for stage, found in zip(stages, traced):
+        expected = maps[stage.layers[-1]].reshape(len(xq), stage.beats, -1)
+        if found.shape != expected.shape:
+            raise RtlMismatch(
+                f"the RTL of {where}: stage of {', '.join(stage.layers)} gave {found.shape[1]} beats of "
+                f"{found.shape[2]} values per sample, the emulation {expected.shape[1]} of {expected.shape[2]}"
+            )
+        differs = np.argwhere(found != expected)
+        if differs.size:
+            sample, beat, value = (int(v) for v in differs[0])
+            raise RtlMismatch(
+                f"the RTL of {where} differs from the record's fixed-point emulation from layer "
+                f"'{stage.layers[-1]}' on (its stage: {', '.join(stage.layers)}): sample {sample}, position {beat}, "
+                f"value {value} ({found[sample, beat, value]:g} against {expected[sample, beat, value]:g}; "
+                f"{len(differs)} values differ)"
+            )
 
 
 def _same(found: np.ndarray, expected: np.ndarray, what: str) -> None:

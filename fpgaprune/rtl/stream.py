@@ -1,0 +1,136 @@
+"""The network as a stream of pixels (hls4ml's io_stream, in RTL): each window layer is one circuit for one output
+position, reused over the positions as its line buffer fills; the activations after it join its circuit; a Flatten
+gathers a map into one beat. A stage's circuit is traced from its input's own bit widths (the stage before it), so
+the packed buses of two stages agree value by value."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fpgaprune.errors import ExportError
+from fpgaprune.rtl.logic import (
+    CANNOT,
+    FLATTENING,
+    PASSING,
+    input_map,
+    is_window,
+    kif_of,
+    pointwise,
+    spatial,
+    symbolic_inputs,
+    window_function,
+    window_geometry,
+)
+
+UNROLL_HINT = "export it unrolled (the config's RTL section: Unroll: true, as the rtl_unrolled preset)"
+
+
+@dataclass
+class Stage:
+    """One stage of the stream: a window over an input map (`kind` "window") or a map gathered into one beat
+    ("gather"), with the layers it computes and its circuit (da4ml's `CombLogic`, None for a gather)."""
+
+    kind: str
+    layers: list  # the names of the layers it computes, in order
+    in_shape: tuple  # (height, width, channels) of what it reads
+    out_shape: tuple  # (height, width, channels) of what it writes
+    size: tuple = (1, 1)  # the window's rows and columns
+    strides: tuple = (1, 1)
+    logic: object = None
+    in_kifs: tuple = ()  # (k, i, f) arrays of one input pixel's values
+    out_kifs: tuple = ()  # ... of one output beat's values
+
+    @property
+    def beats(self) -> int:
+        """Output beats per sample: one per output position (a gather: one)."""
+        return self.out_shape[0] * self.out_shape[1]
+
+    def fires(self, axis: int) -> list:
+        """Per input row (axis 0) or column (1): whether a window ending there is an output position."""
+        length, size, stride = self.in_shape[axis], self.size[axis], self.strides[axis]
+        return [n >= size - 1 and (n - size + 1) % stride == 0 for n in range(length)]
+
+
+def stream_stages(record, input_fixed) -> list:
+    """The record's layers as stream stages, in order. One ExportError line naming a layer the stream cannot
+    take (a merge, padding, dilation) or the RTL backend cannot write."""
+    order = record.topological()
+    shape = input_map(record)
+    kifs = tuple(np.full(shape[2], v) for v in kif_of(input_fixed))
+    stages, current = [], None  # the window stage the next pointwise layers join
+
+    def close():
+        if current is not None:
+            _trace(current, record)
+            stages.append(current)
+        return (current.out_shape, current.out_kifs) if current is not None else (shape, kifs)
+
+    for name in order:
+        layer = record.layers[name]
+        if len(layer.inbound) > 1:
+            raise ExportError(f"layer '{name}' ({layer.class_name}) merges streams; {UNROLL_HINT}")
+        if layer.role in PASSING:
+            continue
+        if is_window(layer) or layer.role in FLATTENING:
+            shape, kifs = close()
+            current = _window_stage(layer, shape, kifs) if is_window(layer) else None
+            if layer.role in FLATTENING:
+                flat = spatial(layer.output_shape)
+                if flat[:2] != (1, 1) and flat != shape:
+                    raise ExportError(f"layer '{name}': a reshape to {layer.output_shape[1:]}; a stream flattens only")
+                if shape[:2] != (1, 1):
+                    stages.append(_gather(name, shape, kifs))
+                    shape, kifs = stages[-1].out_shape, stages[-1].out_kifs
+        else:
+            current = current or _window_stage(None, shape, kifs)
+            current.layers.append(name)
+    close()
+    if not stages:
+        raise ExportError(f"model '{record.name}': no layer to write as RTL")
+    return stages
+
+
+def _window_stage(layer, shape, kifs) -> Stage:
+    """A new window stage for `layer` (None: an identity window of one pixel, for pointwise layers)."""
+    if layer is None:
+        return Stage("window", [], shape, shape, in_kifs=kifs)
+    geometry = window_geometry(layer, shape)
+    if geometry.padded or geometry.dilation != (1, 1):
+        raise ExportError(
+            f"layer '{layer.name}': padding '{geometry.padding}' or dilation in a reused window; {UNROLL_HINT}"
+        )
+    out_channels = int(layer.output_shape[-1])
+    out = (geometry.out_height, geometry.out_width, out_channels)
+    return Stage("window", [layer.name], shape, out, geometry.size, geometry.strides, in_kifs=kifs)
+
+
+def _gather(name: str, shape, kifs) -> Stage:
+    height, width, channels = shape
+    flat = tuple(np.tile(v, height * width) for v in kifs)
+    return Stage("gather", [name], shape, (1, 1, height * width * channels), in_kifs=kifs, out_kifs=flat)
+
+
+def _trace(stage: Stage, record) -> None:
+    """The stage's circuit, from its window's taps (typed as its input pixel, tap by tap) through its layers."""
+    from da4ml.trace import comb_trace
+    from da4ml.types import minimal_kif
+
+    rows, cols = stage.size
+    channels = stage.in_shape[2]
+    inputs, values = symbolic_inputs(np.tile(v, rows * cols) for v in stage.in_kifs)
+    taps = np.array(values._vars, dtype=object).reshape(rows * cols, channels)
+    places = [(r, c) for r in range(rows) for c in range(cols)]
+    first = record.layers[stage.layers[0]]
+    if is_window(first):
+        values = window_function(first, channels)(taps, places)
+    for name in stage.layers[1:] if is_window(first) else stage.layers:
+        layer = record.layers[name]
+        if layer.role in PASSING:
+            continue
+        if is_window(layer) or layer.role in FLATTENING:
+            raise ExportError(f"layer '{name}' ({layer.class_name}): {CANNOT}")
+        values = pointwise(layer, values)
+    stage.logic = comb_trace(inputs, values)
+    stage.out_shape = (*stage.out_shape[:2], int(stage.logic.shape[1]))
+    kifs = np.array([tuple(minimal_kif(q)) for q in stage.logic.out_qint], np.int64).reshape(-1, 3)
+    stage.out_kifs = tuple(kifs[:, axis] for axis in range(3))

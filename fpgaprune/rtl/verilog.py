@@ -1,0 +1,220 @@
+"""The stream's Verilog. Each stage's circuit is da4ml's, cut into pipeline steps by its latency cutoff; the
+registers between the steps, the line buffers, counters and the handshake are written here.
+
+The top module's interface (`stream` layout):
+    input clk, input rst (synchronous, active high)
+    input in_valid, output in_ready, input [IN-1:0] in_data: one input pixel (all its channels) per beat, the
+        pixels of a sample in raster order (rows, then columns), samples back to back;
+    output out_valid, input out_ready, output [OUT-1:0] out_data: one output position per beat (one per sample
+        after a Flatten).
+A beat passes where valid and ready are both high on a rising edge. The whole pipeline advances while the output
+is taken or empty (`advance = out_ready | ~out_valid`), so in_ready is that too. Values are packed value by value,
+the first at the lowest bits, each in two's complement of its own width (`Stage.in_kifs`, `out_kifs`)."""
+
+from math import ceil, log2
+
+import numpy as np
+
+from fpgaprune.errors import ExportError
+
+TIMESCALE = "`timescale 1 ns / 1 ps"
+
+
+def width(kifs) -> int:
+    """The bits of a packed beat of values of the types `kifs`."""
+    return int(sum(int(np.sum(v)) for v in kifs))
+
+
+def stream_verilog(stages, name: str, latency_cutoff: float, trace: bool = False) -> dict:
+    """{module name: Verilog text} of the stream (with `trace`: every stage's output also a port of the top, for
+    the simulation's layer-by-layer check)."""
+    from da4ml.trace import to_pipeline
+
+    modules, latencies = {}, []
+    for n, stage in enumerate(stages):
+        stem = f"{name}_s{n}"
+        if stage.kind == "gather":
+            modules[stem] = _gather(stem, stage)
+            latencies.append(1)
+            continue
+        pipe = to_pipeline(stage.logic, latency_cutoff, verbose=False)
+        modules.update(_circuit(f"{stem}_circuit", pipe))
+        modules[stem] = _window(stem, stage, len(pipe.solutions) + 1, pipe.solutions[0].inp_qint)
+        latencies.append(len(pipe.solutions) + 1)
+    modules[name] = _top(name, stages, trace)
+    return modules
+
+
+def _bits(count: int) -> int:
+    return max(1, ceil(log2(max(count, 2))))
+
+
+def _bus(bits: int) -> str:
+    return f"[{max(bits, 1) - 1}:0]"
+
+
+def _circuit(name: str, pipe) -> dict:
+    """The circuit's steps (da4ml's combinational modules) between registers that hold while `advance` is low."""
+    from da4ml.codegen.rtl.verilog import comb_logic_gen
+    from da4ml.types import minimal_kif
+
+    steps = pipe.solutions
+    widths = [sum(map(sum, map(minimal_kif, s.inp_qint))) for s in steps]
+    widths.append(sum(map(sum, map(minimal_kif, pipe.out_qint))))
+    modules = {
+        f"{name}_step{i}": comb_logic_gen(s, f"{name}_step{i}", timescale=TIMESCALE) for i, s in enumerate(steps)
+    }  # noqa: E501
+    lines = [f"    reg {_bus(w)} held{i};" for i, w in enumerate(widths)]
+    lines += [f"    wire {_bus(w)} step{i}_out;" for i, w in enumerate(widths[1:])]
+    lines += [f"    {name}_step{i} step{i} (.model_inp(held{i}), .model_out(step{i}_out));" for i in range(len(steps))]
+    moves = ["held0 <= inp;"] + [f"held{i + 1} <= step{i}_out;" for i in range(len(steps))]
+    modules[name] = "\n".join(
+        [
+            TIMESCALE,
+            f"module {name} (input clk, input advance, input {_bus(widths[0])} inp, output {_bus(widths[-1])} out);",
+            *lines,
+            "    always @(posedge clk) if (advance) begin",
+            *(f"        {move}" for move in moves),
+            "    end",
+            f"    assign out = held{len(steps)};",
+            "endmodule",
+            "",
+        ]
+    )
+    return modules
+
+
+def _window(name: str, stage, latency: int, circuit_inputs) -> str:
+    """A window stage: a line buffer of the last (rows - 1) x width + columns - 1 pixels, a row and column
+    counter, the window's taps into the circuit, and a valid bit that travels with the circuit's registers."""
+    height, width_, _ = stage.in_shape
+    rows, cols = stage.size
+    pixel, out = width(stage.in_kifs), width(stage.out_kifs)
+    kept = (rows - 1) * width_ + cols - 1
+    taps = []
+    for r in range(rows):
+        for c in range(cols):
+            back = (rows - 1 - r) * width_ + (cols - 1 - c)
+            taps.append("in_data" if back == 0 else f"line[{back - 1}]")
+    window = _circuit_input(taps, stage.in_kifs, circuit_inputs)
+    row_fires = "".join("1" if f else "0" for f in reversed(stage.fires(0)))
+    col_fires = "".join("1" if f else "0" for f in reversed(stage.fires(1)))
+    lines = [
+        TIMESCALE,
+        f"module {name} (input clk, input rst, input advance, input in_valid, input {_bus(pixel)} in_data,",
+        f"    output out_valid, output {_bus(out)} out_data);",
+        f"    localparam [{height - 1}:0] ROW_FIRES = {height}'b{row_fires};",
+        f"    localparam [{width_ - 1}:0] COL_FIRES = {width_}'b{col_fires};",
+        f"    reg [{_bits(height) - 1}:0] row;",
+        f"    reg [{_bits(width_) - 1}:0] col;",
+        f"    reg [{latency - 1}:0] valid;",
+        "    wire fire = in_valid && ROW_FIRES[row] && COL_FIRES[col];",
+    ]
+    if kept:
+        lines += [f"    reg {_bus(pixel)} line [0:{kept - 1}];", "    integer i;"]
+    lines += [
+        f"    {name}_circuit circuit (.clk(clk), .advance(advance), .inp({window}), .out(out_data));",
+        f"    assign out_valid = valid[{latency - 1}];",
+        "    always @(posedge clk) begin",
+        "        if (rst) begin",
+        "            row <= 0; col <= 0; valid <= 0;",
+        "        end else if (advance) begin",
+        f"            valid <= {{valid[{latency - 2}:0], fire}};" if latency > 1 else "            valid <= fire;",
+        "            if (in_valid) begin",
+        f"                if (col == {width_ - 1}) begin",
+        f"                    col <= 0; row <= (row == {height - 1}) ? 0 : row + 1;",
+        "                end else col <= col + 1;",
+        "            end",
+        "        end",
+        "    end",
+    ]
+    if kept:
+        lines += [
+            "    always @(posedge clk) if (advance && in_valid) begin",
+            "        line[0] <= in_data;",
+            f"        for (i = 1; i < {kept}; i = i + 1) line[i] <= line[i - 1];",
+            "    end",
+        ]
+    return "\n".join([*lines, "endmodule", ""])
+
+
+def _circuit_input(taps: list, pixel_kifs, circuit_inputs) -> str:
+    """The circuit's input bus from the window's taps: each value it reads, sliced from its tap's pixel. A value
+    the circuit does not read (a removed kernel's) has no bits in its input (da4ml drops it)."""
+    from da4ml.types import minimal_kif
+
+    sizes = [int(k + i + f) for k, i, f in zip(*pixel_kifs)]
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    parts = []  # lowest bits first
+    for n, qint in enumerate(circuit_inputs):
+        kif = tuple(int(v) for v in minimal_kif(qint))
+        if not sum(kif):
+            continue
+        tap, value = divmod(n, len(sizes))
+        if kif != tuple(int(v[value]) for v in pixel_kifs):
+            raise ExportError(f"a circuit reads input {n} as {kif}, which its pixel packs otherwise (a defect)")
+        parts.append(f"{taps[tap]}[{starts[value + 1] - 1}:{starts[value]}]")
+    return "{" + ", ".join(reversed(parts)) + "}" if parts else "1'b0"
+
+
+def _gather(name: str, stage) -> str:
+    """A Flatten: the pixels of a map held as they come, sent as one beat with the last of them."""
+    count = stage.in_shape[0] * stage.in_shape[1]
+    pixel, out = width(stage.in_kifs), width(stage.out_kifs)
+    held = ", ".join(["in_data"] + [f"line[{i}]" for i in range(count - 1)])
+    return "\n".join(
+        [
+            TIMESCALE,
+            f"module {name} (input clk, input rst, input advance, input in_valid, input {_bus(pixel)} in_data,",
+            f"    output reg out_valid, output reg {_bus(out)} out_data);",
+            f"    reg {_bus(pixel)} line [0:{count - 2}];",
+            f"    reg [{_bits(count) - 1}:0] seen;",
+            "    integer i;",
+            "    always @(posedge clk) begin",
+            "        if (rst) begin",
+            "            seen <= 0; out_valid <= 0;",
+            "        end else if (advance) begin",
+            f"            out_valid <= in_valid && seen == {count - 1};",
+            "            if (in_valid) begin",
+            f"                seen <= (seen == {count - 1}) ? 0 : seen + 1;",
+            f"                if (seen == {count - 1}) out_data <= {{{held}}};",
+            "                line[0] <= in_data;",
+            f"                for (i = 1; i < {count - 1}; i = i + 1) line[i] <= line[i - 1];",
+            "            end",
+            "        end",
+            "    end",
+            "endmodule",
+            "",
+        ]
+    )
+
+
+def _top(name: str, stages, trace: bool) -> str:
+    first, last = width(stages[0].in_kifs), width(stages[-1].out_kifs)
+    ports = [
+        "input clk",
+        "input rst",
+        "input in_valid",
+        "output in_ready",
+        f"input {_bus(first)} in_data",
+        "output out_valid",
+        "input out_ready",
+        f"output {_bus(last)} out_data",
+    ]
+    if trace:
+        for n, stage in enumerate(stages):
+            ports += [f"output trace{n}_valid", f"output {_bus(width(stage.out_kifs))} trace{n}_data"]
+    lines = [TIMESCALE, f"module {name} (", ",\n".join(f"    {p}" for p in ports), ");"]
+    lines += ["    wire advance = out_ready || !out_valid;", "    assign in_ready = advance;"]
+    source = ("in_valid", "in_data")
+    for n, stage in enumerate(stages):
+        lines += [f"    wire s{n}_valid;", f"    wire {_bus(width(stage.out_kifs))} s{n}_data;"]
+        lines.append(
+            f"    {name}_s{n} s{n} (.clk(clk), .rst(rst), .advance(advance), .in_valid({source[0]}), "
+            f".in_data({source[1]}), .out_valid(s{n}_valid), .out_data(s{n}_data));"
+        )
+        if trace:
+            lines += [f"    assign trace{n}_valid = s{n}_valid;", f"    assign trace{n}_data = s{n}_data;"]
+        source = (f"s{n}_valid", f"s{n}_data")
+    lines += [f"    assign out_valid = {source[0]};", f"    assign out_data = {source[1]};", "endmodule", ""]
+    return "\n".join(lines)
