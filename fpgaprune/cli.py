@@ -68,6 +68,10 @@ def _headline(metrics: dict) -> list:
         for label, stage in (("dense", "train"), ("pruned", "finetune"), ("quantized", "quantize"))
         if stage in metrics
     }
+    if "headline" in report:  # an RTL run: the measurement is its headline
+        lines = [f"report:    {report['report']}", _score_line(scores), f"hardware:  {report['headline']}"]
+        lines += _measured_lines(metrics.get("synth", {}), None)
+        return lines + _csim_lines(csim)
     (p0, p1), (l0, l1), (d0, d1) = report["products"], report["lut"], report["dsp"]
     weights = report.get("live_weights", [p0, p1])
     lines = [
@@ -89,6 +93,12 @@ def _headline(metrics: dict) -> list:
             f"{'fits' if row['fits'] else 'does NOT fit'}"
         )
     lines += _measured_lines(metrics.get("synth", {}), report.get("layers"))
+    return lines + _csim_lines(csim)
+
+
+def _csim_lines(csim: dict | None) -> list:
+    """C-sim's verdict against the quantized model, and each layer that saturates."""
+    lines = []
     if csim:
         result = CsimResult.from_metrics(csim)
         agreement = f" ({result.agreement_text()})" if result.argmax_agreement is not None else ""
@@ -99,7 +109,11 @@ def _headline(metrics: dict) -> list:
 
 
 def _measured_lines(synth: dict, layers: int | None) -> list:
-    """What yosys measured (a sample's kernel removal, or every layer), and each circuit a budget stopped."""
+    """What yosys measured (a sample's kernel removal, or every layer; an RTL run: each design, placed and routed),
+    and each circuit a budget stopped."""
+    if "designs" in synth:
+        lines = [f"measured:  {label}: {line}" for label, line in synth["designs"].items()]
+        return lines + [f"not measured: {label}: {why}" for label, why in synth["unmeasured"].items()]
     if not synth.get("yosys"):
         return []
     lines = []
@@ -221,25 +235,10 @@ def validate(config, trust_model_code):
 def boards():
     """The FPGA boards fpgaprune knows."""
     rows = [
-        (
-            b.key,
-            b.name,
-            b.part,
-            b.family,
-            b.dsp_type,
-            b.resources["DSP"],
-            b.resources["LUT"],
-            b.resources["FF"],
-            b.resources["BRAM_18K"],
-            b.resources["URAM"],
-        )
+        (b.key, b.name, b.part, b.family, b.dsp_type, ", ".join(f"{n} {c}" for n, c in b.resources.items()))
         for b in fp.boards()
     ]
-    click.echo(
-        "\n".join(
-            format_rows(("board", "name", "part", "family", "DSP type", "DSP", "LUT", "FF", "BRAM_18K", "URAM"), rows)
-        )
-    )
+    click.echo("\n".join(format_rows(("board", "name", "part", "family", "DSP type", "resources"), rows)))
 
 
 def model_source(command):

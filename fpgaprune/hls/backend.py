@@ -44,7 +44,6 @@ class Backend:
     families: tuple = XILINX_FAMILIES  # the board families its designs are judged on
     resource_names: dict = field(default_factory=lambda: dict(XILINX_RESOURCES))
     listed_order: int = 100  # where `backend_names` lists it (built-in: 10-50; a user's: 100)
-    in_runs: bool = True  # `fpgaprune run` takes it: its stages after the export (shipped check, synthesis) run
 
     # -- the export and what follows it
     def export(self, bound, hls_config, board, output_dir, *, x, **options):
@@ -71,11 +70,15 @@ class Backend:
         """One line naming the first layer of `record` (a ModelRecord) whose activation it computes by a method
         whose error fpgaprune bounds nowhere (none here)."""
 
+    def summary(self, exported, shown_path=None) -> str:
+        """The export's summary for the console and `hls/summary.txt` (hls4ml's: its nodes' code and weights)."""
+        return exported.summary(shown_path)
+
     def check_board(self, board) -> None:
         """One line unless `board` (a `boards.Board`) is of a family its designs are judged on."""
         if board.family not in self.families:
             raise HlsConfigError(
-                f"board '{board.key}' is a {board.family} part; {self.name} designs are judged on "
+                f"board '{board.key}' has a {board.family} part; {self.name} designs are judged on "
                 f"{' or '.join(self.families)} boards"
             )
 

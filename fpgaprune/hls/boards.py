@@ -1,4 +1,6 @@
-"""FPGA boards: part, default clock, family, DSP type and resource totals, from the vendors' data sheets."""
+"""FPGA boards: part, default clock, family, DSP type and resource totals, from the vendors' data sheets. Each
+family counts its own resources: Xilinx' DSP, LUT (LUT6), FF, BRAM_18K and URAM; Lattice ECP5's LUT4, TRELLIS_FF,
+MULT18X18D (its 18x18 multipliers) and DP16KD (its 18 kb block RAMs), as nextpnr names them."""
 
 from dataclasses import dataclass
 from typing import Literal
@@ -10,6 +12,8 @@ from fpgaprune.hls.yaml_files import data_dir, named_file
 from fpgaprune.support.yaml_schema import Strict, load_yaml_file
 
 RESOURCES = ("DSP", "LUT", "FF", "BRAM_18K", "URAM")
+ECP5_RESOURCES = ("LUT4", "TRELLIS_FF", "MULT18X18D", "DP16KD")
+FAMILY_RESOURCES = {"7-series": RESOURCES, "UltraScale+": RESOURCES, "ECP5": ECP5_RESOURCES}
 
 
 class DspFile(Strict):
@@ -24,6 +28,10 @@ class ResourcesFile(Strict):
     FF: NonNegativeInt = 0
     BRAM_18K: NonNegativeInt = 0
     URAM: NonNegativeInt = 0
+    LUT4: NonNegativeInt = 0
+    TRELLIS_FF: NonNegativeInt = 0
+    MULT18X18D: NonNegativeInt = 0
+    DP16KD: NonNegativeInt = 0
 
 
 class BoardFile(Strict):
@@ -31,7 +39,7 @@ class BoardFile(Strict):
 
     name: str
     part: str
-    family: Literal["7-series", "UltraScale+"]
+    family: Literal["7-series", "UltraScale+", "ECP5"]
     clock_period_ns: PositiveFloat
     dsp: DspFile
     resources: ResourcesFile
@@ -56,6 +64,11 @@ def load_board(name_or_path) -> Board:
     """A board by name (`boards()` lists them) or from a YAML file of the same form."""
     path = named_file("boards", name_or_path, "board")
     raw, _ = load_yaml_file(path, BoardFile, HlsConfigError, "board")
+    counts = raw.resources.model_dump()
+    foreign = [name for name, count in counts.items() if count and name not in FAMILY_RESOURCES[raw.family]]
+    if foreign:
+        own = ", ".join(FAMILY_RESOURCES[raw.family])
+        raise HlsConfigError(f"{path}: resources: {', '.join(foreign)} on a {raw.family} board; it counts {own}")
     return Board(
         path.stem,
         raw.name,
@@ -65,7 +78,7 @@ def load_board(name_or_path) -> Board:
         raw.dsp.type,
         raw.dsp.a_bits,
         raw.dsp.b_bits,
-        raw.resources.model_dump(),
+        {name: counts[name] for name in FAMILY_RESOURCES[raw.family]},
         raw.source,
     )
 

@@ -8,6 +8,7 @@ from fpgaprune.framework import front_end_of_suffix, library_front_end
 from fpgaprune.hls import load_board, load_preset
 from fpgaprune.hls.backend import known_backend
 from fpgaprune.hls.exporter import preset_problems
+from fpgaprune.hls.hls4ml_backends import Hls4mlBackend
 from fpgaprune.masking.input_zeros import unheld_zeros
 from fpgaprune.model.files import OTHER_FRAMEWORKS
 from fpgaprune.pipeline.schema import ConfigError, Located, RunConfig
@@ -57,12 +58,11 @@ def check_hls(config: RunConfig, at: Located) -> None:
         except FpgapruneError as error:
             _fail(at.at(*path), str(error))
     backend = known_backend(config.hls.backend)
-    if backend is not None and not backend.in_runs:
-        _fail(
-            at.at("hls", "backend"),
-            f"found {backend.name!r}, which `fpgaprune run` does not take yet (its stages after the export come "
-            f"later); export with it from Python: fp.export(model, ..., backend={backend.name!r})",
-        )
+    if backend is not None:
+        try:
+            backend.check_board(load_board(config.board))
+        except FpgapruneError as error:
+            _fail(at.at("board"), str(error))
 
 
 def texts_front_end(config: RunConfig, at: Located):
@@ -195,7 +195,10 @@ def check_against_model(config: RunConfig, at: Located, bound, x=None) -> None:
 def check_buildable(config: RunConfig, at: Located, bound, x) -> None:
     """hls4ml can build the model at the run's preset and backend: none of its headers' preconditions fails, and
     nothing it would compute wrongly (`hls/buildable.py`), before any training. A model this environment exports
-    only once quantized (a Keras 3 model beside HGQ2: its HGQ2 twin) is checked by the export instead."""
+    only once quantized (a Keras 3 model beside HGQ2: its HGQ2 twin) is checked by the export instead, as is a
+    backend that is not hls4ml's (RTL: its export names the layer it cannot write)."""
+    if not isinstance(known_backend(config.hls.backend), Hls4mlBackend):
+        return
     try:
         problems = preset_problems(
             bound, hls_preset(config), x, overrides=config.hls.config or None, backend=config.hls.backend

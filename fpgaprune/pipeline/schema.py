@@ -208,6 +208,9 @@ class OutputsSection(Strict):
     measure: Literal["sample", "all"] = "sample"
     synth_time_budget_s: float = Field(300.0, gt=0)  # the synth stage's circuits together, wall time
     synth_memory_budget_mb: int = Field(2048, ge=256)  # the circuits running at once together
+    # The RTL backend's yosys and nextpnr, each, on each design (dense, pruned): past it the run says so in one
+    # line and keeps its other results. Measured: the digits network's stream on an LFE5U-85F, about 4-8 minutes.
+    place_route_time_limit_s: float = Field(1800.0, gt=0)
     # A layer whose values fall outside their quantizer's or type's range more often than this (a fraction of
     # the held-out values) gets a console line and is marked in the report's profile. Measured: the default
     # digits run clips 1.4% of relu2's pre-activations at quantized_relu(6,2)'s 3.94 (its largest share; the

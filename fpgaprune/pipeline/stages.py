@@ -18,6 +18,7 @@ from fpgaprune.hls.names import map_keys, original_name
 from fpgaprune.hls.tolerance import export_layer_tolerances, node_types
 from fpgaprune.masking import MaskManifest
 from fpgaprune.masking.input_zeros import input_zeros
+from fpgaprune.pipeline import rtl_stages
 from fpgaprune.pipeline.measurements import (
     budget_rows,
     measurements,
@@ -43,6 +44,7 @@ from fpgaprune.quantize import quantization_report
 from fpgaprune.quantize.profile import Profile, ProfileCollector
 from fpgaprune.report import write_report
 from fpgaprune.report.inspection import format_table, pruned_fractions, sparsity_table
+from fpgaprune.report.rtl_page import write_rtl_report
 from fpgaprune.resources import estimate_resources
 from fpgaprune.resources.vendor import vendor_report
 from fpgaprune.resources.yosys import compiled_tracer, find_yosys, yosys_available
@@ -162,11 +164,12 @@ def hls(config, run_dir: Path, out: Path) -> dict:
         backend=config.hls.backend,
         tb_samples=config.outputs.tb_samples,
     )
-    (out / "summary.txt").write_text(exported.summary(run_dir / "hls" / "project") + "\n")
+    summary = backend_of_project(exported.path).summary(exported, run_dir / "hls" / "project")
+    (out / "summary.txt").write_text(summary + "\n")
     nodes = exported.manifest["hls_nodes"].values()
     return {
-        "live_weights": sum(n.get("live_weights", 0) for n in nodes),
-        "weights": sum(n.get("weights", 0) for n in nodes),
+        "live_weights": exported.manifest.get("live_weights", sum(n.get("live_weights", 0) for n in nodes)),
+        "weights": exported.manifest.get("weights", sum(n.get("weights", 0) for n in nodes)),
         "notes": exported.notes,
     }
 
@@ -178,7 +181,9 @@ class CsimMismatch(fp.FpgapruneError):
 
 def csim(config, run_dir: Path, out: Path) -> dict:
     """C-simulate `hls/project` itself (built in a scratch copy), with the weights synthesis reads; profile the
-    values against their types from the same pass."""
+    values against their types from the same pass. An RTL project: its Verilator simulation (`rtl_stages`)."""
+    if config.hls.backend == RTL_BACKEND:
+        return rtl_stages.csim(config, run_dir, out, CsimMismatch)
     exported = shipped_export(run_dir)
     project, manifest = exported.path, exported.manifest
     owners = {
@@ -270,7 +275,10 @@ def _mismatch(result, weight_problems: list) -> str:
 def synth(config, run_dir: Path, out: Path, cancel=None) -> dict:
     """The vendor's C-synthesis of a copy of `hls/project` where vitis_hls exists; else yosys on the layers' DA
     circuits (a sample, or all; `outputs.measure`) within the stage's budgets, from the project's manifest.
-    `cancel` (an event): the stage runs beside others (no progress bar), and stops when it is set."""
+    `cancel` (an event): the stage runs beside others (no progress bar), and stops when it is set. An RTL project:
+    placed and routed (or synthesized, for a Xilinx board) dense and pruned (`rtl_stages`)."""
+    if config.hls.backend == RTL_BACKEND:
+        return rtl_stages.synth(config, run_dir, out)
     tool = find_hls_tool(config.hls.backend)
     if tool is not None:
         shutil.copytree(run_dir / "hls" / "project", out / "project")
@@ -323,6 +331,8 @@ def _measured_metrics(record) -> dict:
 
 
 def report(config, run_dir: Path, out: Path) -> dict:
+    if config.hls.backend == RTL_BACKEND:
+        return _rtl_report(config, run_dir, out)
     exported, quantized = shipped_export(run_dir), stage_model(config, run_dir, "quantize")
     dense = stage_model(config, run_dir, "quantize", "dense").record
     estimate = estimate_resources(exported, dense)
@@ -368,10 +378,27 @@ def report(config, run_dir: Path, out: Path) -> dict:
     }
 
 
+def _rtl_report(config, run_dir: Path, out: Path) -> dict:
+    """An RTL run's report: the measurement first (`rtl_stages.headline`)."""
+    exported = shipped_export(run_dir)
+    scores = {
+        label: stage_score(stage_metrics(run_dir, stage))[1]
+        for label, stage in (("dense", "train"), ("pruned", "finetune"), ("quantized", "quantize"))
+    }
+    measured_file = run_dir / "synth" / rtl_stages.MEASURED
+    measured = json.loads(measured_file.read_text()) if measured_file.exists() else None
+    headline = rtl_stages.headline(run_dir)
+    csim_text = (run_dir / "csim" / "csim.txt").read_text()
+    title = f"fpgaprune report: {config.name}"
+    write_rtl_report(out, title, headline, scores, csim_text, exported.manifest, measured)
+    return {"report": str(run_dir / "report" / "report.html"), "headline": headline}
+
+
 def _profile(run_dir: Path):
     """The csim stage's numerical profile (None for a run directory from before profiles)."""
     path = run_dir / "csim" / "profile.json"
     return Profile.from_json(json.loads(path.read_text())) if path.exists() else None
 
 
+RTL_BACKEND = "RTL"  # `hls.backend` of a run measured with open tools (`rtl_stages`)
 STAGES = {name: globals()[name] for name in STAGE_NAMES}  # each stage is the function of its name

