@@ -22,7 +22,7 @@ from fpgaprune.hls.presets import load_preset
 from fpgaprune.quantize.fixed_types import input_type
 from fpgaprune.rtl.emulation import check_against_emulation, check_stages
 from fpgaprune.rtl.harness import HARNESS, build, harness_source, simulate
-from fpgaprune.rtl.logic import network_logic
+from fpgaprune.rtl.logic import input_map, network_logic
 from fpgaprune.rtl.stream import stream_stages
 from fpgaprune.rtl.verilator import on_path
 from fpgaprune.rtl.verilog import stream_verilog, width
@@ -45,6 +45,7 @@ class RtlDesign:
     clock_period_ns: float
     record: object  # the model's record it was written from (`record.ModelRecord`)
     input_fixed: object  # the input's `FixedType`
+    input_shape: tuple = ()  # the input map's (height, width, channels)
     stages: tuple = ()  # the stream's `stream.Stage`s
     logic: object = None  # unrolled: da4ml's CombLogic of the whole network
 
@@ -101,7 +102,9 @@ class RtlBackend(Backend):
         if output_dir.exists() and not overwrite:
             raise ExportError(f"{output_dir}: already exists; pass overwrite=True to replace it")
         settings = {**load_preset(hls_config).get("RTL", {}), **options}
-        design = _design(bound.record, input_fixed or input_type(x), board, settings)
+        hardware = np.asarray(bound.front.hardware_layout(bound.model, np.asarray(x[:1])))
+        shape = input_map(bound.record, hardware.shape)
+        design = _design(bound.record, input_fixed or input_type(x), board, settings, shape)
         output_dir.parent.mkdir(parents=True, exist_ok=True)
         tmp = output_dir.with_name(f".{output_dir.name}.tmp-{uuid.uuid4().hex[:8]}")
         try:
@@ -163,7 +166,7 @@ def rebuilt(exported, bound) -> RtlDesign:
         "LatencyCutoff": manifest["latency_cutoff"],
         "Unroll": manifest["layout"] == "unrolled",
     }
-    design = _design(bound.record, exported.input_type, exported.board, settings)
+    design = _design(bound.record, exported.input_type, exported.board, settings, tuple(manifest["input_shape"]))
     with tempfile.TemporaryDirectory(prefix="fpgaprune-rtl-check-") as scratch:
         for source in design.write(Path(scratch)):
             if (Path(scratch) / source).read_bytes() != (Path(exported.path) / source).read_bytes():
@@ -174,14 +177,16 @@ def rebuilt(exported, bound) -> RtlDesign:
     return design
 
 
-def _design(record, fixed, board, settings) -> RtlDesign:
-    """The design `settings` ask for: the preset's `RTL` section (Unroll, LatencyCutoff) and the export's options."""
+def _design(record, fixed, board, settings, shape) -> RtlDesign:
+    """The design `settings` ask for (the preset's `RTL` section: Unroll, LatencyCutoff; the export's options),
+    from an input map of `shape`."""
     name = settings.get("project_name", "myproject")
     cutoff = float(settings.get("LatencyCutoff") or LATENCY_CUTOFF)
     common = dict(project_name=name, latency_cutoff=cutoff, clock_period_ns=board.clock_period_ns, record=record)
+    common.update(input_fixed=fixed, input_shape=tuple(shape))
     if settings.get("Unroll"):
-        return RtlDesign("unrolled", input_fixed=fixed, logic=network_logic(record, fixed), **common)
-    return RtlDesign("stream", input_fixed=fixed, stages=tuple(stream_stages(record, fixed)), **common)
+        return RtlDesign("unrolled", logic=network_logic(record, fixed, shape), **common)
+    return RtlDesign("stream", stages=tuple(stream_stages(record, fixed, shape)), **common)
 
 
 def _unrolled_run(design: RtlDesign, scratch: Path, where):
@@ -196,7 +201,7 @@ def _unrolled_run(design: RtlDesign, scratch: Path, where):
     def run(xq):
         xq = np.ascontiguousarray(np.asarray(xq, np.float64).reshape(len(xq), -1))
         outputs = np.asarray(model.predict(xq), np.float64)
-        check_against_emulation(design.record, design.input_fixed, xq, outputs, where, design.logic)
+        check_against_emulation(design.record, design.input_fixed, xq, outputs, where, design.logic, design.input_shape)
         return outputs, {}
 
     return run
@@ -221,6 +226,7 @@ def _manifest(backend: str, design: RtlDesign, board, sources: list) -> dict:
         "sources": sources,
         "da4ml_cost": design.cost,
         "latency_cutoff": design.latency_cutoff,
+        "input_shape": list(design.input_shape),
         **_weight_counts(design.record),
     }
     if design.layout == "unrolled":

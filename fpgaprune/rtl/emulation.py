@@ -8,36 +8,51 @@ against the RTL, never used in its place."""
 import numpy as np
 
 from fpgaprune.errors import FpgapruneError
-from fpgaprune.rtl.logic import FLATTENING, PASSING, POOLINGS, input_map, is_window, kif_of, spatial, window_geometry
+from fpgaprune.rtl.logic import (
+    FLATTENING,
+    PASSING,
+    POOLINGS,
+    channels_first,
+    flat_order,
+    flattens,
+    input_map,
+    is_window,
+    kif_of,
+    window_geometry,
+)
+
+INPUT = "<input>"  # the emulated maps' key of the quantized input
 
 
 class RtlMismatch(FpgapruneError):
     """The RTL's simulation differs from the record's fixed-point emulation: one line saying where it starts."""
 
 
-def emulate(record, input_fixed, x) -> dict:
-    """{layer: its output maps (samples, height, width, channels)} for inputs `x` (channels last) of the type
-    `input_fixed`."""
+def emulate(record, input_fixed, x, shape=None) -> dict:
+    """{layer: its output maps (samples, height, width, channels)} for inputs `x` (channels last; a map of `shape`,
+    by default its record's) of the type `input_fixed`."""
     order = record.topological()
-    shape = input_map(record)
+    shape = shape or input_map(record)
     start = fixed_point(np.asarray(x, np.float64).reshape(len(x), *shape), input_fixed, quantizing=False)
-    maps = {}
+    maps, first = {INPUT: start}, channels_first(record)
     for name in order:
         layer = record.layers[name]
-        maps[name] = _layer(layer, [maps[source] for source in layer.inbound] or [start])
+        maps[name] = _layer(layer, [maps[source] for source in layer.inbound] or [start], first)
     return maps
 
 
-def _layer(layer, sources) -> np.ndarray:
+def _layer(layer, sources, first: bool) -> np.ndarray:
     if layer.role == "Add":
         return np.sum(sources, axis=0)
     if layer.role == "Concatenate":
         return np.concatenate(sources, axis=-1)
     source = sources[0]
+    if layer.role in FLATTENING or (is_window(layer) and flattens(layer, source.shape[1:])):
+        source = source.reshape(len(source), -1)[:, flat_order(source.shape[1:], first)].reshape(len(source), 1, 1, -1)
+        if layer.role in FLATTENING:
+            return source
     if is_window(layer):
         return _window(layer, source)
-    if layer.role in FLATTENING:
-        return source.reshape(len(source), *spatial(layer.output_shape))
     if layer.role in PASSING:
         return source
     if layer.applies is not None:
@@ -106,10 +121,10 @@ def fixed_point(values: np.ndarray, fixed, quantizing: bool) -> np.ndarray:
     return steps * 2.0**-frac
 
 
-def check_against_emulation(record, input_fixed, xq, outputs, where: str, logic=None) -> None:
+def check_against_emulation(record, input_fixed, xq, outputs, where: str, logic=None, shape=None) -> None:
     """One RtlMismatch line unless the RTL's `outputs` for the hardware inputs `xq` equal the record's emulation
     (and, given `logic`, da4ml's own emulation of it equals the RTL): the first sample and output that differ."""
-    expected = emulate(record, input_fixed, xq)[record.outputs[-1]].reshape(len(xq), -1)
+    expected = emulate(record, input_fixed, xq, shape)[record.outputs[-1]].reshape(len(xq), -1)
     found = np.asarray(outputs, np.float64).reshape(expected.shape)
     _same(found, expected, f"the RTL of {where} differs from the record's fixed-point emulation")
     if logic is not None:
@@ -120,9 +135,13 @@ def check_against_emulation(record, input_fixed, xq, outputs, where: str, logic=
 def check_stages(record, input_fixed, xq, traced: list, stages, where: str) -> None:
     """One RtlMismatch line naming the first stage (its layers) whose simulated beats differ from the emulation's
     (`traced`: per stage, (samples, beats, values)), with the sample, position and value where it starts."""
-    maps = emulate(record, input_fixed, xq)
+    maps = emulate(record, input_fixed, xq, stages[0].in_shape)
     for stage, found in zip(stages, traced):
-        expected = maps[stage.layers[-1]].reshape(len(xq), stage.beats, -1)
+        if stage.kind == "gather":  # the map it reads, flattened in its order
+            source = maps[stage.source or INPUT].reshape(len(xq), -1)
+            expected = source[:, stage.order].reshape(len(xq), 1, -1)
+        else:
+            expected = maps[stage.layers[-1]].reshape(len(xq), stage.beats, -1)
         if found.shape != expected.shape:
             raise RtlMismatch(
                 f"the RTL of {where}: stage of {', '.join(stage.layers)} gave {found.shape[1]} beats of "

@@ -38,11 +38,30 @@ def symbolic_inputs(kifs):
     return inputs, inputs.quantize(k, i, f)
 
 
-def input_map(record) -> tuple:
-    """(height, width, channels) of the network's input."""
+def input_map(record, hardware_shape=None) -> tuple:
+    """(height, width, channels) of the network's input: its record's, else the shape of its input in the hardware
+    layout, batch first (a PyTorch module that has not run records none)."""
     first = record.layers[record.topological()[0]]
     shape = first.input_shape or first.output_shape
-    return spatial(shape[0] if shape and isinstance(shape[0], (tuple, list)) else shape)
+    shape = shape[0] if shape and isinstance(shape[0], (tuple, list)) else shape
+    return spatial(shape or hardware_shape or ())
+
+
+def channels_first(record) -> bool:
+    """Whether the model flattens a map channel by channel (PyTorch's `flatten` of NCHW), not pixel by pixel."""
+    return record.front_end.startswith("PyTorch")
+
+
+def flat_order(shape, first: bool) -> np.ndarray:
+    """Where each value of a flattened (height, width, channels) map comes from, in its channels-last order."""
+    order = np.arange(int(np.prod(shape))).reshape(shape)
+    return (order.transpose(2, 0, 1) if first else order).ravel()
+
+
+def flattens(layer, shape) -> bool:
+    """A Dense layer on a map whose kernel reads all of it (PyTorch's Linear after a functional flatten)."""
+    rows = layer.kernel.quantized.shape[0] if layer.kind == "Dense" and layer.kernel is not None else 0
+    return shape[0] * shape[1] > 1 and rows == int(np.prod(shape))
 
 
 def spatial(shape) -> tuple:
@@ -57,39 +76,40 @@ def spatial(shape) -> tuple:
     raise ExportError(f"a layer of shape {shape}: the RTL backend writes 1D and 2D feature maps and flat vectors")
 
 
-def network_logic(record, input_fixed):
+def network_logic(record, input_fixed, shape):
     """da4ml's combinational logic of the whole network, fully unrolled (`CombLogic`): the flat input (channels
-    last) of type `input_fixed` to the last output layer's values. One ExportError line naming a layer it cannot
-    write."""
+    last, of the map `shape`) of type `input_fixed` to the last output layer's values. One ExportError line naming
+    a layer it cannot write."""
     from da4ml.trace import comb_trace
 
     order = record.topological()
-    height, width, channels = input_map(record)
     kif = kif_of(input_fixed)
-    inputs, start = symbolic_inputs([np.full(height * width * channels, v) for v in kif])
-    maps = {}
+    inputs, start = symbolic_inputs([np.full(int(np.prod(shape)), v) for v in kif])
+    maps, first = {}, channels_first(record)
     for name in order:
         layer = record.layers[name]
-        sources = [maps[source] for source in layer.inbound] or [_vars(start).reshape(height, width, channels)]
-        maps[name] = _unrolled(layer, sources)
+        sources = [maps[source] for source in layer.inbound] or [_vars(start).reshape(shape)]
+        maps[name] = _unrolled(layer, sources, first)
     return comb_trace(inputs, _array(maps[record.outputs[-1]].reshape(-1), start))
 
 
-def _unrolled(layer, sources):
+def _unrolled(layer, sources, first: bool):
     """One layer's output map (an object array of da4ml variables, height x width x channels)."""
     if layer.role in ("Add", "Concatenate"):
         return merged(layer, sources)
     if len(sources) > 1:
         raise ExportError(f"layer '{layer.name}' ({layer.class_name}) reads {len(sources)} layers; {CANNOT}")
     source = sources[0]
+    if layer.role in FLATTENING or (is_window(layer) and flattens(layer, source.shape)):
+        source = source.reshape(-1)[flat_order(source.shape, first)].reshape(1, 1, -1)
+        if layer.role in FLATTENING:
+            return source
     if is_window(layer):
         geometry = window_geometry(layer, source.shape)
         function = window_function(layer, source.shape[-1])
         rows, cols = geometry.out_height, geometry.out_width
         out = [function(*geometry.taps(source, y, x)) for y in range(rows) for x in range(cols)]
         return _stacked(out).reshape(rows, cols, -1)
-    if layer.role in FLATTENING:
-        return source.reshape(spatial(layer.output_shape))
     if layer.role in PASSING:
         return source
     return _vars(pointwise(layer, _flat_array(source))).reshape(source.shape)

@@ -12,11 +12,12 @@ from fpgaprune.rtl.logic import (
     CANNOT,
     FLATTENING,
     PASSING,
-    input_map,
+    channels_first,
+    flat_order,
+    flattens,
     is_window,
     kif_of,
     pointwise,
-    spatial,
     symbolic_inputs,
     window_function,
     window_geometry,
@@ -39,6 +40,8 @@ class Stage:
     logic: object = None
     in_kifs: tuple = ()  # (k, i, f) arrays of one input pixel's values
     out_kifs: tuple = ()  # ... of one output beat's values
+    source: str | None = None  # a gather's: the layer whose map it reads (None: the input)
+    order: object = None  # a gather's: where each value of its beat comes from in the map (channels last)
 
     @property
     def beats(self) -> int:
@@ -51,13 +54,12 @@ class Stage:
         return [n >= size - 1 and (n - size + 1) % stride == 0 for n in range(length)]
 
 
-def stream_stages(record, input_fixed) -> list:
-    """The record's layers as stream stages, in order. One ExportError line naming a layer the stream cannot
-    take (a merge, padding, dilation) or the RTL backend cannot write."""
-    order = record.topological()
-    shape = input_map(record)
+def stream_stages(record, input_fixed, shape) -> list:
+    """The record's layers as stream stages, in order, from an input map of `shape`. One ExportError line naming a
+    layer the stream cannot take (a merge, padding, dilation) or the RTL backend cannot write."""
+    order, first = record.topological(), channels_first(record)
     kifs = tuple(np.full(shape[2], v) for v in kif_of(input_fixed))
-    stages, current = [], None  # the window stage the next pointwise layers join
+    stages, current, last = [], None, None  # the window stage the next pointwise layers join; the last layer
 
     def close():
         if current is not None:
@@ -73,17 +75,17 @@ def stream_stages(record, input_fixed) -> list:
             continue
         if is_window(layer) or layer.role in FLATTENING:
             shape, kifs = close()
+            if layer.role in FLATTENING and layer.output_shape and len(layer.output_shape) > 2:
+                raise ExportError(f"layer '{name}': a reshape to {layer.output_shape[1:]}; a stream flattens only")
+            if (layer.role in FLATTENING or flattens(layer, shape)) and shape[:2] != (1, 1):
+                label = name if layer.role in FLATTENING else f"{name}: its input, flattened"
+                stages.append(_gather(label, shape, kifs, last, flat_order(shape, first)))
+                shape, kifs = stages[-1].out_shape, stages[-1].out_kifs
             current = _window_stage(layer, shape, kifs) if is_window(layer) else None
-            if layer.role in FLATTENING:
-                flat = spatial(layer.output_shape)
-                if flat[:2] != (1, 1) and flat != shape:
-                    raise ExportError(f"layer '{name}': a reshape to {layer.output_shape[1:]}; a stream flattens only")
-                if shape[:2] != (1, 1):
-                    stages.append(_gather(name, shape, kifs))
-                    shape, kifs = stages[-1].out_shape, stages[-1].out_kifs
         else:
             current = current or _window_stage(None, shape, kifs)
             current.layers.append(name)
+        last = name
     close()
     if not stages:
         raise ExportError(f"model '{record.name}': no layer to write as RTL")
@@ -99,15 +101,16 @@ def _window_stage(layer, shape, kifs) -> Stage:
         raise ExportError(
             f"layer '{layer.name}': padding '{geometry.padding}' or dilation in a reused window; {UNROLL_HINT}"
         )
-    out_channels = int(layer.output_shape[-1])
-    out = (geometry.out_height, geometry.out_width, out_channels)
+    out = (geometry.out_height, geometry.out_width, 0)  # its channels: its circuit's outputs, once traced
     return Stage("window", [layer.name], shape, out, geometry.size, geometry.strides, in_kifs=kifs)
 
 
-def _gather(name: str, shape, kifs) -> Stage:
+def _gather(name: str, shape, kifs, source, order) -> Stage:
+    """A map gathered into one beat, its values in `order` (a flatten's, or a PyTorch Linear's implicit one)."""
     height, width, channels = shape
-    flat = tuple(np.tile(v, height * width) for v in kifs)
-    return Stage("gather", [name], shape, (1, 1, height * width * channels), in_kifs=kifs, out_kifs=flat)
+    flat = tuple(np.tile(v, height * width)[order] for v in kifs)
+    out = (1, 1, height * width * channels)
+    return Stage("gather", [name], shape, out, in_kifs=kifs, out_kifs=flat, source=source, order=order)
 
 
 def _trace(stage: Stage, record) -> None:

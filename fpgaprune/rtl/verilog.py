@@ -158,10 +158,19 @@ def _circuit_input(taps: list, pixel_kifs, circuit_inputs) -> str:
 
 
 def _gather(name: str, stage) -> str:
-    """A Flatten: the pixels of a map held as they come, sent as one beat with the last of them."""
-    count = stage.in_shape[0] * stage.in_shape[1]
+    """A Flatten: the pixels of a map held as they come, sent as one beat with the last of them, each value where
+    the stage's order puts it (pixel by pixel; PyTorch's: channel by channel)."""
+    count, channels = stage.in_shape[0] * stage.in_shape[1], stage.in_shape[2]
     pixel, out = width(stage.in_kifs), width(stage.out_kifs)
-    held = ", ".join(["in_data"] + [f"line[{i}]" for i in range(count - 1)])
+    sizes = [int(k + i + f) for k, i, f in zip(*stage.in_kifs)]
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    parts = []  # lowest bits first
+    for source in np.asarray(stage.order).tolist():
+        place, channel = divmod(source, channels)
+        if sizes[channel]:
+            bus = "in_data" if place == count - 1 else f"line[{count - 2 - place}]"
+            parts.append(f"{bus}[{starts[channel + 1] - 1}:{starts[channel]}]")
+    held = ", ".join(reversed(parts)) or "1'b0"
     return "\n".join(
         [
             TIMESCALE,

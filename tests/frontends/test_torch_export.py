@@ -306,3 +306,21 @@ def test_a_quantizer_text_means_the_same_in_pytorch_as_in_qkeras(text):
     values = np.concatenate([rng.normal(0, 2.0**quantizer.fixed.integer, 3000), ties]).astype(np.float32)
     qkeras = np.asarray(build_quantizer(text, "test")(values), np.float64)
     assert np.array_equal(quantizer(values if quantizer.fixed.signed else np.maximum(values, 0)), qkeras)
+
+
+@pytest.mark.csim
+def test_pytorch_models_stream_as_rtl_bit_exactly_against_brevitas(tmp_path, digits, pruned_cnn):
+    """The RTL backend reads the same record: a Linear after a functional flatten, and an nn.Flatten of a
+    two-channel input, gather their maps channel by channel as PyTorch flattens them."""
+    x, y, x_test, _ = digits
+    _, quantized = pruned_cnn
+    exported = fp.export(quantized, "latency_parallel", "ulx3s-85f", tmp_path / "cnn", x=x_test, backend="RTL")
+    assert [s["layers"] for s in exported.manifest["stages"]][2:] == [["head: its input, flattened"], ["head"]]
+    check = fp.csim(exported, quantized, x_test[:150])
+    assert check.bit_exact and check.reference == "Brevitas", check.format()
+    torch.manual_seed(2)
+    mlp = fp.prune(_train(_mlp(), x, y, epochs=2, lr=1e-2), 0.5, structure="element", score="l1")
+    qmlp = _train(fp.quantized_twin(mlp, SPEC), x, y, epochs=1, lr=1e-3)
+    exported = fp.export(qmlp, "latency_parallel", "ulx3s-85f", tmp_path / "mlp", x=x_test, backend="RTL")
+    check = fp.csim(exported, qmlp, x_test[:150])
+    assert check.bit_exact, check.format()

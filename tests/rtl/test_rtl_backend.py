@@ -257,8 +257,8 @@ def test_the_rtl_is_checked_layer_by_layer_and_names_the_layer_where_it_parts(im
     assert np.array_equal(emulated, np.asarray(model.predict(images, verbose=0), np.float64))
     real = emulation.emulate
 
-    def one_step_off(record, input_fixed, x):
-        values = real(record, input_fixed, x)
+    def one_step_off(record, input_fixed, x, shape=None):
+        values = real(record, input_fixed, x, shape)
         values["conv2"] = values["conv2"].copy()
         values["conv2"][7, 1, 2, 3] += 2.0**-4
         return values
