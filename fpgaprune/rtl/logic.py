@@ -188,6 +188,11 @@ def window_geometry(layer, in_shape) -> WindowGeometry:
 def window_function(layer, channels: int):
     """`f(taps, places) -> outputs`: the layer at one output position, then its own activation. `taps` is an object
     array (taps, channels) of da4ml variables, `places` their (row, column) in the kernel."""
+    if layer.input_types is not None:
+        raise ExportError(
+            f"layer '{layer.name}': its library quantizes its inputs value by value (HGQ2); the RTL backend does not "
+            "write those quantizers yet (export it with an hls4ml backend)"
+        )
     if layer.batchnorm is not None:
         raise ExportError(f"layer '{layer.name}': a batch normalization inside a layer; fold it into the kernel")
     if layer.role in POOLINGS:

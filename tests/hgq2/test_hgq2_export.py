@@ -206,3 +206,11 @@ def test_a_layer_whose_sums_pass_24_bits_is_judged_by_the_float32_bound(tmp_path
     assert bounds["fc2"] is not None and "HGQ2 accumulates 'fc1'" in bounds["fc2"].reason  # carried to the logits
     check = fp.csim(exported, quantized, x[500:])
     assert check.passed, check.format()
+
+
+def test_the_rtl_backend_is_one_line_naming_a_layer_whose_inputs_hgq2_quantizes(tmp_path, digits, pruned):
+    quantized = _quantized(pruned, digits, "tensor")
+    with pytest.raises(ExportError) as refused:
+        fp.export(quantized, "latency_parallel", "ulx3s-85f", tmp_path / "rtl", x=digits[2][:50], backend="RTL")
+    assert str(refused.value).startswith("layer 'conv1': its library quantizes its inputs value by value (HGQ2)")
+    assert not (tmp_path / "rtl").exists()

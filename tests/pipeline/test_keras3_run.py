@@ -132,3 +132,21 @@ def test_the_runs_keras3_model_exports_to_catapult_kernel_sparse_and_bit_exact(k
     }
     assert live["conv2"] < 8 * 8 * 9 * 16  # half of conv2's kernels removed: their products are not run
     assert count_products(exported.hls_model, x_test[:3]) == live
+
+
+@pytest.mark.csim
+def test_the_runs_keras3_model_streams_as_rtl_bit_exactly(keras3_run, tmp_path):
+    """The RTL backend reads the quantized Keras 3 model's record (its QKeras twin) as any other: the softmax is
+    one line naming the layer; at its logits, the stream is bit-exact against QKeras."""
+    root, result = keras3_run
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    x_test = np.load(root / "digits.npz")["x_test"]
+    softmax = fp.load_model(root / "run" / "quantize" / "model.keras")
+    with pytest.raises(fp.ExportError, match="layer 'fc': the RTL backend computes no softmax yet"):
+        fp.export(softmax, "latency_parallel", "ulx3s-85f", tmp_path / "softmax", x=x_test[:20], backend="RTL")
+    logits = fp.load_model(root / "run" / "quantize" / "model.keras")
+    logits.get_layer("fc").activation = keras.activations.linear
+    exported = fp.export(logits, "latency_parallel", "ulx3s-85f", tmp_path / "rtl", x=x_test[:20], backend="RTL")
+    assert [s["layers"] for s in exported.manifest["stages"]][-2:] == [["flatten"], ["fc"]]
+    check = fp.csim(exported, logits, x_test[:200])
+    assert check.bit_exact, check.format()
