@@ -30,7 +30,10 @@ from fpgaprune.support.atomic import replace_directory
 from fpgaprune.support.text_table import format_rows
 from fpgaprune.support.tools import cores
 
-LATENCY_CUTOFF = 5  # da4ml's pipelining: the most adder delays between two registers (its `latency_cutoff`)
+# da4ml's pipelining: the most adder delays between two registers (its `latency_cutoff`), by board family. Measured
+# on the digits stream, LFE5U-85F, nextpnr-ecp5 0.11: 57 MHz at 5, 98 MHz at 2 (benchmarks/results/bench_rtl_clock).
+LATENCY_CUTOFF = {"ECP5": 2.0}
+DEFAULT_LATENCY_CUTOFF = 5.0
 STATIC = "src/static"  # da4ml's own modules (its adders, negation, multiplexer), copied beside the design
 
 
@@ -181,7 +184,7 @@ def _design(record, fixed, board, settings, shape) -> RtlDesign:
     """The design `settings` ask for (the preset's `RTL` section: Unroll, LatencyCutoff; the export's options),
     from an input map of `shape`."""
     name = settings.get("project_name", "myproject")
-    cutoff = float(settings.get("LatencyCutoff") or LATENCY_CUTOFF)
+    cutoff = float(settings.get("LatencyCutoff") or LATENCY_CUTOFF.get(board.family, DEFAULT_LATENCY_CUTOFF))
     common = dict(project_name=name, latency_cutoff=cutoff, clock_period_ns=board.clock_period_ns, record=record)
     common.update(input_fixed=fixed, input_shape=tuple(shape))
     if settings.get("Unroll"):
@@ -264,7 +267,9 @@ def _stage_entry(stage) -> dict:
 INTERFACE = (
     "clk; rst (synchronous, high); in_valid/in_ready/in_data: one input pixel per beat, all its channels, a "
     "sample's pixels in raster order, samples back to back; out_valid/out_ready/out_data: one output position per "
-    "beat. Values packed the first at the lowest bits, each in two's complement of its stage's width."
+    "beat, from a FIFO (the pipeline never stalls; in_ready holds pixels back while the FIFO lacks room for the "
+    "outputs on their way). Values packed the first at the lowest bits, each in two's complement of its stage's "
+    "width."
 )
 
 

@@ -7,9 +7,11 @@ The top module's interface (`stream` layout):
         pixels of a sample in raster order (rows, then columns), samples back to back;
     output out_valid, input out_ready, output [OUT-1:0] out_data: one output position per beat (one per sample
         after a Flatten).
-A beat passes where valid and ready are both high on a rising edge. The whole pipeline advances while the output
-is taken or empty (`advance = out_ready | ~out_valid`), so in_ready is that too. Values are packed value by value,
-the first at the lowest bits, each in two's complement of its own width (`Stage.in_kifs`, `out_kifs`)."""
+A beat passes where valid and ready are both high on a rising edge. The pipeline never stalls (its registers have
+no enable, so no signal fans out to all of them): its outputs go into a FIFO that out_valid/out_ready drain, and
+in_ready holds back a new pixel unless the FIFO has room for every output still on its way (one per pixel taken in
+the last `latency` cycles, at most). Values are packed value by value, the first at the lowest bits, each in two's
+complement of its own width (`Stage.in_kifs`, `out_kifs`)."""
 
 from math import ceil, log2
 
@@ -41,7 +43,7 @@ def stream_verilog(stages, name: str, latency_cutoff: float, trace: bool = False
         modules.update(_circuit(f"{stem}_circuit", pipe))
         modules[stem] = _window(stem, stage, len(pipe.solutions) + 1, pipe.solutions[0].inp_qint)
         latencies.append(len(pipe.solutions) + 1)
-    modules[name] = _top(name, stages, trace)
+    modules[name] = _top(name, stages, trace, sum(latencies))
     return modules
 
 
@@ -54,7 +56,7 @@ def _bus(bits: int) -> str:
 
 
 def _circuit(name: str, pipe) -> dict:
-    """The circuit's steps (da4ml's combinational modules) between registers that hold while `advance` is low."""
+    """The circuit's steps (da4ml's combinational modules) between registers."""
     from da4ml.codegen.rtl.verilog import comb_logic_gen
     from da4ml.types import minimal_kif
 
@@ -71,9 +73,9 @@ def _circuit(name: str, pipe) -> dict:
     modules[name] = "\n".join(
         [
             TIMESCALE,
-            f"module {name} (input clk, input advance, input {_bus(widths[0])} inp, output {_bus(widths[-1])} out);",
+            f"module {name} (input clk, input {_bus(widths[0])} inp, output {_bus(widths[-1])} out);",
             *lines,
-            "    always @(posedge clk) if (advance) begin",
+            "    always @(posedge clk) begin",
             *(f"        {move}" for move in moves),
             "    end",
             f"    assign out = held{len(steps)};",
@@ -101,7 +103,7 @@ def _window(name: str, stage, latency: int, circuit_inputs) -> str:
     col_fires = "".join("1" if f else "0" for f in reversed(stage.fires(1)))
     lines = [
         TIMESCALE,
-        f"module {name} (input clk, input rst, input advance, input in_valid, input {_bus(pixel)} in_data,",
+        f"module {name} (input clk, input rst, input in_valid, input {_bus(pixel)} in_data,",
         f"    output out_valid, output {_bus(out)} out_data);",
         f"    localparam [{height - 1}:0] ROW_FIRES = {height}'b{row_fires};",
         f"    localparam [{width_ - 1}:0] COL_FIRES = {width_}'b{col_fires};",
@@ -113,12 +115,12 @@ def _window(name: str, stage, latency: int, circuit_inputs) -> str:
     if kept:
         lines += [f"    reg {_bus(pixel)} line [0:{kept - 1}];", "    integer i;"]
     lines += [
-        f"    {name}_circuit circuit (.clk(clk), .advance(advance), .inp({window}), .out(out_data));",
+        f"    {name}_circuit circuit (.clk(clk), .inp({window}), .out(out_data));",
         f"    assign out_valid = valid[{latency - 1}];",
         "    always @(posedge clk) begin",
         "        if (rst) begin",
         "            row <= 0; col <= 0; valid <= 0;",
-        "        end else if (advance) begin",
+        "        end else begin",
         f"            valid <= {{valid[{latency - 2}:0], fire}};" if latency > 1 else "            valid <= fire;",
         "            if (in_valid) begin",
         f"                if (col == {width_ - 1}) begin",
@@ -130,7 +132,7 @@ def _window(name: str, stage, latency: int, circuit_inputs) -> str:
     ]
     if kept:
         lines += [
-            "    always @(posedge clk) if (advance && in_valid) begin",
+            "    always @(posedge clk) if (in_valid) begin",
             "        line[0] <= in_data;",
             f"        for (i = 1; i < {kept}; i = i + 1) line[i] <= line[i - 1];",
             "    end",
@@ -174,7 +176,7 @@ def _gather(name: str, stage) -> str:
     return "\n".join(
         [
             TIMESCALE,
-            f"module {name} (input clk, input rst, input advance, input in_valid, input {_bus(pixel)} in_data,",
+            f"module {name} (input clk, input rst, input in_valid, input {_bus(pixel)} in_data,",
             f"    output reg out_valid, output reg {_bus(out)} out_data);",
             f"    reg {_bus(pixel)} line [0:{count - 2}];",
             f"    reg [{_bits(count) - 1}:0] seen;",
@@ -182,7 +184,7 @@ def _gather(name: str, stage) -> str:
             "    always @(posedge clk) begin",
             "        if (rst) begin",
             "            seen <= 0; out_valid <= 0;",
-            "        end else if (advance) begin",
+            "        end else begin",
             f"            out_valid <= in_valid && seen == {count - 1};",
             "            if (in_valid) begin",
             f"                seen <= (seen == {count - 1}) ? 0 : seen + 1;",
@@ -198,8 +200,10 @@ def _gather(name: str, stage) -> str:
     )
 
 
-def _top(name: str, stages, trace: bool) -> str:
+def _top(name: str, stages, trace: bool, latency: int) -> str:
+    """The stages in a chain, their outputs into a FIFO with room for `latency` beats in flight and a few more."""
     first, last = width(stages[0].in_kifs), width(stages[-1].out_kifs)
+    depth = latency + FIFO_SLACK
     ports = [
         "input clk",
         "input rst",
@@ -214,16 +218,47 @@ def _top(name: str, stages, trace: bool) -> str:
         for n, stage in enumerate(stages):
             ports += [f"output trace{n}_valid", f"output {_bus(width(stage.out_kifs))} trace{n}_data"]
     lines = [TIMESCALE, f"module {name} (", ",\n".join(f"    {p}" for p in ports), ");"]
-    lines += ["    wire advance = out_ready || !out_valid;", "    assign in_ready = advance;"]
-    source = ("in_valid", "in_data")
+    lines += ["    wire taken = in_valid && in_ready;"]
+    source = ("taken", "in_data")
     for n, stage in enumerate(stages):
         lines += [f"    wire s{n}_valid;", f"    wire {_bus(width(stage.out_kifs))} s{n}_data;"]
         lines.append(
-            f"    {name}_s{n} s{n} (.clk(clk), .rst(rst), .advance(advance), .in_valid({source[0]}), "
-            f".in_data({source[1]}), .out_valid(s{n}_valid), .out_data(s{n}_data));"
+            f"    {name}_s{n} s{n} (.clk(clk), .rst(rst), .in_valid({source[0]}), .in_data({source[1]}), "
+            f".out_valid(s{n}_valid), .out_data(s{n}_data));"
         )
         if trace:
             lines += [f"    assign trace{n}_valid = s{n}_valid;", f"    assign trace{n}_data = s{n}_data;"]
         source = (f"s{n}_valid", f"s{n}_data")
-    lines += [f"    assign out_valid = {source[0]};", f"    assign out_data = {source[1]};", "endmodule", ""]
-    return "\n".join(lines)
+    lines += _fifo(source, last, depth, latency)
+    return "\n".join([*lines, "endmodule", ""])
+
+
+FIFO_SLACK = 4  # the output FIFO's entries beyond the pipeline's latency
+
+
+def _fifo(source, bits: int, depth: int, latency: int) -> list:
+    """The output FIFO, and in_ready: room for every output of the pixels taken in the last `latency` cycles."""
+    count_bits, flight_bits = _bits(depth + 1), _bits(latency + 1)
+    return [
+        f"    reg {_bus(bits)} fifo [0:{depth - 1}];",
+        f"    reg [{_bits(depth) - 1}:0] head, tail;",
+        f"    reg [{count_bits - 1}:0] count;",
+        f"    reg [{latency - 1}:0] recent;  // the pixels taken in the last {latency} cycles",
+        f"    reg [{flight_bits - 1}:0] flight;  // how many: at most one output beat each",
+        f"    wire push = {source[0]};",
+        "    wire pop = out_valid && out_ready;",
+        "    assign out_valid = count != 0;",
+        "    assign out_data = fifo[head];",
+        f"    assign in_ready = !rst && count + flight < {depth};",
+        "    always @(posedge clk) begin",
+        "        if (rst) begin",
+        "            head <= 0; tail <= 0; count <= 0; recent <= 0; flight <= 0;",
+        "        end else begin",
+        f"            if (push) begin fifo[tail] <= {source[1]}; tail <= (tail == {depth - 1}) ? 0 : tail + 1; end",
+        f"            if (pop) head <= (head == {depth - 1}) ? 0 : head + 1;",
+        "            count <= count + push - pop;",
+        f"            recent <= {{recent[{latency - 2}:0], taken}};" if latency > 1 else "            recent <= taken;",
+        f"            flight <= flight + taken - recent[{latency - 1}];",
+        "        end",
+        "    end",
+    ]
