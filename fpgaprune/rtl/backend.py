@@ -112,6 +112,8 @@ class RtlBackend(Backend):
         tmp = output_dir.with_name(f".{output_dir.name}.tmp-{uuid.uuid4().hex[:8]}")
         try:
             sources = design.write(tmp)
+            if board.family in XILINX_FAMILIES:
+                (tmp / VIVADO_SCRIPT).write_text(vivado_script(design.project_name, sources, board))
             manifest = _manifest(self.name, design, board, sources)
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
             replace_directory(tmp, output_dir)
@@ -178,6 +180,30 @@ def rebuilt(exported, bound) -> RtlDesign:
                     "exported from, or export again"
                 )
     return design
+
+
+VIVADO_SCRIPT = "build_vivado.tcl"
+
+
+def vivado_script(top: str, sources: list, board) -> str:
+    """Vivado's non-project flow for a Xilinx board (`vivado -mode batch -source build_vivado.tcl`): synthesis out
+    of context, placement and routing against the board's clock, utilization and timing reports beside it."""
+    files = " ".join(f"$root/{source}" for source in sources)
+    return "\n".join(
+        [
+            f"# fpgaprune: {top} for {board.name} ({board.part}) at {board.clock_period_ns:g} ns",
+            "set root [file normalize [file dirname [info script]]]",
+            f"read_verilog [list {files}]",
+            f"synth_design -top {top} -part {board.part} -mode out_of_context",
+            f"create_clock -period {board.clock_period_ns:g} -name clk [get_ports clk]",
+            "opt_design",
+            "place_design",
+            "route_design",
+            "report_utilization -file $root/vivado_utilization.rpt",
+            "report_timing_summary -file $root/vivado_timing.rpt",
+            "",
+        ]
+    )
 
 
 def _design(record, fixed, board, settings, shape) -> RtlDesign:

