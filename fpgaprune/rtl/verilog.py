@@ -237,7 +237,9 @@ FIFO_SLACK = 4  # the output FIFO's entries beyond the pipeline's latency
 
 
 def _fifo(source, bits: int, depth: int, latency: int) -> list:
-    """The output FIFO, and in_ready: room for every output of the pixels taken in the last `latency` cycles."""
+    """The output FIFO, and in_ready: room for every output of the pixels taken in the last `latency` cycles. It is
+    a register, set where the FIFO and the outputs on their way leave room for one more after this cycle (at most
+    one pixel comes in per cycle), so no path runs from the counters through in_ready into the first stage."""
     count_bits, flight_bits = _bits(depth + 1), _bits(latency + 1)
     return [
         f"    reg {_bus(bits)} fifo [0:{depth - 1}];",
@@ -245,20 +247,22 @@ def _fifo(source, bits: int, depth: int, latency: int) -> list:
         f"    reg [{count_bits - 1}:0] count;",
         f"    reg [{latency - 1}:0] recent;  // the pixels taken in the last {latency} cycles",
         f"    reg [{flight_bits - 1}:0] flight;  // how many: at most one output beat each",
+        "    reg ready;",
         f"    wire push = {source[0]};",
         "    wire pop = out_valid && out_ready;",
         "    assign out_valid = count != 0;",
         "    assign out_data = fifo[head];",
-        f"    assign in_ready = !rst && count + flight < {depth};",
+        "    assign in_ready = ready;",
         "    always @(posedge clk) begin",
         "        if (rst) begin",
-        "            head <= 0; tail <= 0; count <= 0; recent <= 0; flight <= 0;",
+        "            head <= 0; tail <= 0; count <= 0; recent <= 0; flight <= 0; ready <= 0;",
         "        end else begin",
         f"            if (push) begin fifo[tail] <= {source[1]}; tail <= (tail == {depth - 1}) ? 0 : tail + 1; end",
         f"            if (pop) head <= (head == {depth - 1}) ? 0 : head + 1;",
         "            count <= count + push - pop;",
         f"            recent <= {{recent[{latency - 2}:0], taken}};" if latency > 1 else "            recent <= taken;",
         f"            flight <= flight + taken - recent[{latency - 1}];",
+        f"            ready <= count + flight + 1 < {depth};",
         "        end",
         "    end",
     ]
