@@ -31,7 +31,8 @@ from fpgaprune.support.text_table import format_rows
 from fpgaprune.support.tools import cores
 
 # da4ml's pipelining: the most adder delays between two registers (its `latency_cutoff`), by board family. Measured
-# on the digits stream, LFE5U-85F, nextpnr-ecp5 0.11: 57 MHz at 5, 98 MHz at 2 (benchmarks/results/bench_rtl_clock).
+# on the digits stream, LFE5U-85F, nextpnr-ecp5 0.11 against 100 MHz: 100.5 MHz at 2 (CHANGELOG 12-07, third
+# session; `benchmarks/bench_rtl_clock.py`); with the stall enable it had then, 57 MHz at 5.
 LATENCY_CUTOFF = {"ECP5": 2.0}
 DEFAULT_LATENCY_CUTOFF = 5.0
 STATIC = "src/static"  # da4ml's own modules (its adders, negation, multiplexer), copied beside the design

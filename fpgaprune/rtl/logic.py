@@ -49,7 +49,7 @@ def input_map(record, hardware_shape=None) -> tuple:
 
 def channels_first(record) -> bool:
     """Whether the model flattens a map channel by channel (PyTorch's `flatten` of NCHW), not pixel by pixel."""
-    return record.front_end.startswith("PyTorch")
+    return record.front_end == "PyTorch"
 
 
 def flat_order(shape, first: bool) -> np.ndarray:
