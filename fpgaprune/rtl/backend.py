@@ -140,9 +140,13 @@ class RtlBackend(Backend):
         scratch = Path(tempfile.mkdtemp(prefix="fpgaprune-rtl-"))
         if design.layout == "unrolled":
             return _unrolled_run(design, scratch, exported.path)
-        sources = design.write(scratch, trace=True)
-        (scratch / HARNESS).write_text(harness_source(design.project_name, design.stages))
-        simulator = build(scratch, design.project_name, [scratch / s for s in sources], cores())
+        try:
+            sources = design.write(scratch, trace=True)
+            (scratch / HARNESS).write_text(harness_source(design.project_name, design.stages))
+            simulator = build(scratch, design.project_name, [scratch / s for s in sources], cores())
+        except BaseException:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
         first = design.stages[0].in_shape
 
         def run(xq):
