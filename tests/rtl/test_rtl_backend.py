@@ -1,6 +1,8 @@
-"""The RTL backend, from the model's record alone: the pruned, quantized network as pipelined Verilog (da4ml), which
-Verilator simulates bit-exactly against the quantized model through `fp.csim`; a removed weight makes no logic; the
-package reads no model framework and nothing of `frontends/`."""
+"""The RTL backend, from the model's record alone: the pruned, quantized network as pipelined Verilog (a stream whose
+window layers reuse one da4ml circuit over their positions, or unrolled), which Verilator simulates bit-exactly
+against the quantized model through `fp.csim`, layer by layer against the record's emulation; a removed weight or
+kernel makes no logic; yosys and nextpnr measure it on its board; the package reads no model framework and nothing
+of `frontends/`."""
 
 import ast
 from pathlib import Path
@@ -55,6 +57,17 @@ def test_a_removed_weight_makes_no_logic(digits, tmp_path):
     pruned = fp.prune(model, selections=["fc1[:, :6]"])  # half of fc1's outputs: no product left for them
     fewer = fp.export(pruned, "latency_parallel", "pynq-z2", tmp_path / "pruned", x=digits[:100], backend="RTL")
     assert fewer.manifest["da4ml_cost"] < 0.75 * dense.manifest["da4ml_cost"]
+
+
+def test_a_removed_kernel_makes_no_logic_in_its_reused_circuit(tmp_path):
+    images = np.round(load_digits().data.reshape(-1, 8, 8, 1) / 16 * 8) / 8
+    model = _cnn(5)
+    options = dict(x=images[:100], backend="RTL")
+    dense = fp.export(fp.prune(model), "latency_parallel", "ulx3s-85f", tmp_path / "dense", **options)
+    half = [f"conv2[:, :, {i}, {o}]" for i in range(8) for o in range(16) if (i + o) % 2]  # 64 of its 128 kernels
+    pruned = fp.export(fp.prune(model, selections=half), "latency_parallel", "ulx3s-85f", tmp_path / "p", **options)
+    costs = [{s["layers"][0]: s["da4ml_cost"] for s in e.manifest["stages"]} for e in (dense, pruned)]
+    assert costs[1]["conv2"] < 0.6 * costs[0]["conv2"] and costs[1]["conv1"] == costs[0]["conv1"], costs
 
 
 def _cnn(seed: int):
