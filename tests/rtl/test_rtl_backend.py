@@ -149,8 +149,26 @@ def test_a_1d_network_with_strides_and_an_average_streams_bit_exactly(tmp_path):
     assert check.bit_exact, check.format()
 
 
-def test_a_depthwise_convolution_streams_bit_exactly(images, tmp_path):
-    model = fp.prune(_depthwise(3))
+def _separable(seed: int):
+    """A convolution, then a separable one (depthwise and pointwise in one circuit), its ReLU, a flatten, a dense."""
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            qkeras.QConv2D(3, 3, kernel_quantizer=BITS, bias_quantizer=BITS, activation="quantized_relu(6,2)"),
+            qkeras.QSeparableConv2D(
+                4, 3, depthwise_quantizer=BITS, pointwise_quantizer=BITS, bias_quantizer=BITS, name="depthwise"
+            ),
+            qkeras.QActivation("quantized_relu(6,2)", name="relu"),
+            keras.layers.Flatten(name="flatten"),
+            qkeras.QDense(4, kernel_quantizer=BITS, bias_quantizer=BITS, name="fc"),
+        ]
+    )
+
+
+@pytest.mark.parametrize("build", [_depthwise, _separable])
+def test_a_depthwise_or_separable_convolution_streams_bit_exactly(build, images, tmp_path):
+    model = fp.prune(build(3))
     exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=images[:100], backend="RTL")
     assert exported.manifest["stages"][1]["layers"] == ["depthwise", "relu"]
     check = fp.csim(exported, model, images[:200])
