@@ -14,7 +14,7 @@ from fpgaprune.pipeline.measurements import shipped_export
 from fpgaprune.pipeline.progress import elapsed
 from fpgaprune.pipeline.settings import hls_preset
 from fpgaprune.pipeline.training import dataset_of, stage_model, task_of
-from fpgaprune.rtl.place_route import measure
+from fpgaprune.rtl.place_route import clock_text, measure
 from fpgaprune.support.tools import ToolError
 
 MEASURED = "measured.json"
@@ -92,12 +92,9 @@ def headline(run_dir: Path) -> str | None:
     lut = next(iter(pruned["used"]))
     before = dense.get("used", {}).get(lut)
     how = "after place and route" if pruned["placed"] else "by synthesis only, not placed"
-    clock = (
-        f"; {pruned['fmax_mhz']:.1f} MHz against {pruned['target_mhz']:g} MHz: {'met' if pruned['met'] else 'FAILED'}"
-        if pruned["fmax_mhz"] is not None
-        else "; no clock (not placed)"
-    )
+    clocked = pruned["fmax_mhz"] is not None
+    clock = clock_text(pruned["fmax_mhz"], pruned["target_mhz"]) if clocked else "no clock (not placed)"
     change = (
         f"{before} -> {pruned['used'][lut]}" if before is not None else f"{pruned['used'][lut]} (dense: not measured)"
     )
-    return f"measured {how} ({pruned['tools']}) on {pruned['part']}: {lut} dense -> pruned {change}{clock}"
+    return f"measured {how} ({pruned['tools']}) on {pruned['part']}: {lut} dense -> pruned {change}; {clock}"

@@ -12,13 +12,13 @@ from fpgaprune.rtl.logic import (
     FLATTENING,
     PASSING,
     POOLINGS,
+    WindowGeometry,
     channels_first,
     flat_order,
     flattens,
     input_map,
     is_window,
     kif_of,
-    window_geometry,
 )
 
 INPUT = "<input>"  # the emulated maps' key of the quantized input
@@ -66,7 +66,7 @@ def _layer(layer, sources, first: bool) -> np.ndarray:
 
 def _window(layer, source: np.ndarray) -> np.ndarray:
     """A convolution, pooling or Dense layer at every output position of `source` (samples, h, w, c)."""
-    geometry = window_geometry(layer, source.shape[1:])
+    geometry = WindowGeometry(layer, source.shape[1:])
     by_position = np.moveaxis(source, 0, 2)  # (h, w, samples, c): a tap is (samples, c)
     outputs = []
     for y in range(geometry.out_height):

@@ -105,7 +105,7 @@ def _unrolled(layer, sources, first: bool):
         if layer.role in FLATTENING:
             return source
     if is_window(layer):
-        geometry = window_geometry(layer, source.shape)
+        geometry = WindowGeometry(layer, source.shape)
         function = window_function(layer, source.shape[-1])
         rows, cols = geometry.out_height, geometry.out_width
         out = [function(*geometry.taps(source, y, x)) for y in range(rows) for x in range(cols)]
@@ -179,10 +179,6 @@ class WindowGeometry:
                     values.append(source[iy, ix])
                     places.append((row, col))
         return np.array(values, dtype=object), places
-
-
-def window_geometry(layer, in_shape) -> WindowGeometry:
-    return WindowGeometry(layer, in_shape)
 
 
 def window_function(layer, channels: int):

@@ -11,6 +11,7 @@ from fpgaprune.errors import ExportError
 from fpgaprune.rtl.logic import (
     FLATTENING,
     PASSING,
+    WindowGeometry,
     channels_first,
     flat_order,
     flattens,
@@ -19,7 +20,6 @@ from fpgaprune.rtl.logic import (
     pointwise,
     symbolic_inputs,
     window_function,
-    window_geometry,
 )
 
 UNROLL_HINT = "export it unrolled (the config's RTL section: Unroll: true, as the rtl_unrolled preset)"
@@ -95,7 +95,7 @@ def _window_stage(layer, shape, kifs) -> Stage:
     """A new window stage for `layer` (None: an identity window of one pixel, for pointwise layers)."""
     if layer is None:
         return Stage("window", [], shape, shape, in_kifs=kifs)
-    geometry = window_geometry(layer, shape)
+    geometry = WindowGeometry(layer, shape)
     if geometry.padded or geometry.dilation != (1, 1):
         raise ExportError(
             f"layer '{layer.name}': padding '{geometry.padding}' or dilation in a reused window; {UNROLL_HINT}"

@@ -145,18 +145,24 @@ def _circuit_input(taps: list, pixel_kifs, circuit_inputs) -> str:
     the circuit does not read (a removed kernel's) has no bits in its input (da4ml drops it)."""
     from da4ml.types import minimal_kif
 
-    sizes = [int(k + i + f) for k, i, f in zip(*pixel_kifs)]
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    slices = _slices(pixel_kifs)
     parts = []  # lowest bits first
     for n, qint in enumerate(circuit_inputs):
         kif = tuple(int(v) for v in minimal_kif(qint))
         if not sum(kif):
             continue
-        tap, value = divmod(n, len(sizes))
+        tap, value = divmod(n, len(slices))
         if kif != tuple(int(v[value]) for v in pixel_kifs):
             raise ExportError(f"a circuit reads input {n} as {kif}, which its pixel packs otherwise (a defect)")
-        parts.append(f"{taps[tap]}[{starts[value + 1] - 1}:{starts[value]}]")
+        parts.append(f"{taps[tap]}{slices[value]}")
     return "{" + ", ".join(reversed(parts)) + "}" if parts else "1'b0"
+
+
+def _slices(kifs) -> list:
+    """Each value's bits in a packed pixel, "[high:low]" ("" for a value of no bits)."""
+    sizes = [int(k + i + f) for k, i, f in zip(*kifs)]
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    return [f"[{starts[n + 1] - 1}:{starts[n]}]" if size else "" for n, size in enumerate(sizes)]
 
 
 def _gather(name: str, stage) -> str:
@@ -164,14 +170,13 @@ def _gather(name: str, stage) -> str:
     the stage's order puts it (pixel by pixel; PyTorch's: channel by channel)."""
     count, channels = stage.in_shape[0] * stage.in_shape[1], stage.in_shape[2]
     pixel, out = width(stage.in_kifs), width(stage.out_kifs)
-    sizes = [int(k + i + f) for k, i, f in zip(*stage.in_kifs)]
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    slices = _slices(stage.in_kifs)
     parts = []  # lowest bits first
     for source in np.asarray(stage.order).tolist():
         place, channel = divmod(source, channels)
-        if sizes[channel]:
+        if slices[channel]:
             bus = "in_data" if place == count - 1 else f"line[{count - 2 - place}]"
-            parts.append(f"{bus}[{starts[channel + 1] - 1}:{starts[channel]}]")
+            parts.append(f"{bus}{slices[channel]}")
     held = ", ".join(reversed(parts)) or "1'b0"
     return "\n".join(
         [

@@ -179,17 +179,18 @@ class TorchLayer:
     @property
     def strides(self) -> tuple | None:
         """A convolution's or pooling's stride per spatial axis (None for a module without one)."""
-        stride = getattr(self.module, "stride", None)
-        if stride is None:
-            return None
-        return tuple(stride) if isinstance(stride, (tuple, list)) else (stride,) * len(self.pool_size)
+        return self._per_axis("stride")
 
     @property
     def dilation_rate(self) -> tuple | None:
-        dilation = getattr(self.module, "dilation", None)
-        if dilation is None:
+        return self._per_axis("dilation")
+
+    def _per_axis(self, attribute: str) -> tuple | None:
+        """The module's `attribute` per spatial axis (PyTorch takes one number for all of them)."""
+        value = getattr(self.module, attribute, None)
+        if value is None:
             return None
-        return tuple(dilation) if isinstance(dilation, (tuple, list)) else (dilation,) * len(self.pool_size)
+        return tuple(value) if isinstance(value, (tuple, list)) else (value,) * len(self.pool_size)
 
     @property
     def pool_size(self) -> tuple:
