@@ -57,23 +57,34 @@ def counted(items, label: str, unit: str, total: int | None = None):
 @contextmanager
 def elapsed(label: str):
     """While the block runs, a terminal shows "label: 12 s elapsed", redrawn every second; then one line with
-    the total. For work whose progress cannot be counted."""
-    stream, started, stop = _stderr(), time.perf_counter(), threading.Event()
+    the total. For work whose progress cannot be counted. The block gets a `note(text)` for what the work is
+    doing now: shown in the ticking line on a terminal, one line per change elsewhere."""
+    stream, started, stop, doing = _stderr(), time.perf_counter(), threading.Event(), [""]
+    live = stream.isatty()
+
+    def shown() -> str:
+        return f"    {label}: {doing[0] + ', ' if doing[0] else ''}{time.perf_counter() - started:.0f} s elapsed"
 
     def tick():
         while not stop.wait(TICK_SECONDS):
-            stream.write(f"\r    {label}: {time.perf_counter() - started:.0f} s elapsed")
+            stream.write(f"\r{shown()}\033[K")
+            stream.flush()
+
+    def note(text: str) -> None:
+        changed, doing[0] = text.split(",")[0] != doing[0].split(",")[0], text
+        if not live and changed:
+            stream.write(f"{shown()}\n")
             stream.flush()
 
     ticker = threading.Thread(target=tick, daemon=True)
-    if stream.isatty():
+    if live:
         ticker.start()
     try:
-        yield
+        yield note
     finally:
         stop.set()
         if ticker.is_alive():
             ticker.join()
-        redraw = "\r" if stream.isatty() else ""  # over the ticking line on a terminal
-        stream.write(f"{redraw}    {label}: {time.perf_counter() - started:.1f} s\n")
+        redraw, clear = ("\r", "\033[K") if live else ("", "")  # over the ticking line on a terminal
+        stream.write(f"{redraw}    {label}: {time.perf_counter() - started:.1f} s{clear}\n")
         stream.flush()

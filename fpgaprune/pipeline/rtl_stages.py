@@ -57,8 +57,8 @@ def synth(config, run_dir: Path, out: Path) -> dict:
     limit = config.outputs.place_route_time_limit_s
     record = {"board": config.board, "time_limit_s": limit}
     for label, project in (("pruned", exported.path), ("dense", dense.path)):
-        with elapsed(f"yosys and nextpnr on the {label} design ({project.name}; at most {limit:g} s each)"):
-            record[label] = _measured(project, limit)
+        with elapsed(f"yosys and nextpnr on the {label} design ({project.name}; at most {limit:g} s each)") as note:
+            record[label] = _measured(project, limit, note)
     (out / MEASURED).write_text(json.dumps(record, indent=1))
     labels = ("dense", "pruned")
     return {
@@ -68,9 +68,9 @@ def synth(config, run_dir: Path, out: Path) -> dict:
     }
 
 
-def _measured(project: Path, limit: float) -> dict:
+def _measured(project: Path, limit: float, progress) -> dict:
     try:
-        found = measure(project, timeout_s=limit)
+        found = measure(project, timeout_s=limit, progress=progress)
     except ToolError as error:
         return {"stopped": f"{error} (outputs.place_route_time_limit_s: {limit:g} s)"}
     entry = found.as_dict()

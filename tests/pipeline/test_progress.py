@@ -50,3 +50,20 @@ def test_elapsed_without_a_terminal_writes_one_line_even_when_the_work_fails(mon
     with pytest.raises(RuntimeError), progress.elapsed("vitis_hls"):
         raise RuntimeError("failed")
     assert stream.getvalue().count("\n") == 1 and "elapsed" not in stream.getvalue()
+
+
+def test_elapsed_shows_what_the_work_is_doing_now(monkeypatch):
+    """On a terminal the ticking line names the current step; elsewhere each new step is one line (a step's
+    detail after its comma, such as arcs left, is not a new step)."""
+    terminal, log = Terminal(), io.StringIO()
+    monkeypatch.setattr(progress, "TICK_SECONDS", 0.02)
+    for stream in (terminal, log):
+        monkeypatch.setattr(progress, "_stderr", lambda stream=stream: stream)
+        with progress.elapsed("nextpnr") as note:
+            for text in ("nextpnr: packing", "nextpnr: routing", "nextpnr: routing, 10 of 20 arcs left"):
+                note(text)
+                time.sleep(0.1)
+    assert "nextpnr: nextpnr: routing, 10 of 20 arcs left, 0 s elapsed" in terminal.getvalue()
+    lines = log.getvalue().splitlines()
+    assert [line.split(": ", 1)[1].rsplit(",", 1)[0] for line in lines[:-1]] == ["nextpnr: packing", "nextpnr: routing"]
+    assert len(lines) == 3 and "elapsed" not in lines[-1]

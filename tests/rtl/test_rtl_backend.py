@@ -264,8 +264,19 @@ def test_place_and_route_measures_what_a_removal_saves(digits, tmp_path):
         fp.prune(model, selections=["fc1[:, :4]"]), "latency_parallel", "pynq-z2", tmp_path / "p", **options
     )
     written = {path: path.read_bytes() for path in pruned.path.rglob("*") if path.is_file()}
-    before, after = place_and_route(dense.path, "25k", 50), place_and_route(pruned.path, "25k", 50)
+    heard = []
+    before, after = (
+        place_and_route(dense.path, "25k", 50),
+        place_and_route(pruned.path, "25k", 50, progress=heard.append),
+    )
     assert 0 < after.used["LUT4"] < 0.8 * before.used["LUT4"], (before.line(), after.line())
+    # Where its time went and what it held: nextpnr's phases as they came, their seconds, each tool's memory.
+    phases = ["packing", "placing (analytic, HeAP)", "refining the placement (annealing)", "routing"]
+    assert [text for text in heard if not text.startswith("nextpnr: routing, ")][:5] == ["yosys: synth_ecp5"] + [
+        f"nextpnr: {phase}" for phase in phases
+    ], heard
+    assert list(after.phases)[1:5] == phases and abs(sum(after.phases.values()) - after.seconds["nextpnr"]) < 1
+    assert after.peak_mb["yosys"] > 50 and after.peak_mb["nextpnr"] > 50
     assert after.used["TRELLIS_FF"] > 0 and after.available["LUT4"] == 24288 and after.part == "LFE5U-25F"
     assert after.fmax_mhz > 0 and after.met == (after.fmax_mhz >= 50)
     assert (

@@ -1,0 +1,163 @@
+"""Place and route at scale, and what the estimates were worth (issue 70, items 6 and 7).
+
+Designs: four single QDense layers of 512 to 3,072 products (6-bit weights and inputs, unrolled: about 20 LUT4 a
+product), up to about 70% of the ULX3S's LFE5U-85F, and the digits network's stream (`bench_rtl_clock.py`). Each
+is exported once by the RTL backend (latency cutoff 2), then measured on the same Verilog:
+- placed and routed on the LFE5U-85F by yosys `synth_ecp5` + nextpnr-ecp5 against 100 MHz, with a time cap per
+  tool: LUT4, FF, the clock, each tool's seconds and peak memory, and nextpnr's seconds by phase;
+- synthesized for the ZCU102's UltraScale+ by yosys `synth_xilinx` (synthesis only): LUT6.
+The digits stream is also placed and routed with nextpnr's options that shorten it (`--options`).
+
+Estimates against those counts: the ECP5 rule `LUT4 = scale x da4ml cost`, its scale fitted on two of the designs
+(FIT) and its error measured on the others (held out); the Xilinx estimate that fpgaprune already gives
+(`resources.calibration.recorded()`, fitted on single layers against synth_xilinx) on every design.
+
+    .venv/bin/python benchmarks/bench_rtl_scale.py [--designs ...] [--cap-s 2400] [--options "--router router2"]
+"""
+
+import argparse
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+DESIGNS = {"mlp-512": (32, 16), "mlp-1024": (64, 16), "mlp-2048": (64, 32), "mlp-3072": (96, 32), "digits": None}
+FIT = ("mlp-512", "mlp-2048")  # the ECP5 scale is fitted on these; every other design is held out
+CUTOFF = 2.0  # the ECP5 default latency cutoff (the backend's LATENCY_CUTOFF)
+BITS = "quantized_bits(6,0,alpha=1)"
+
+
+def _dense(n_in: int, n_out: int):
+    import qkeras
+
+    from fpgaprune.tfk import keras
+
+    keras.utils.set_random_seed(n_in * n_out)
+    return keras.Sequential(
+        [keras.Input((n_in,)), qkeras.QDense(n_out, kernel_quantizer=BITS, bias_quantizer=BITS, name="fc")]
+    )
+
+
+def _exported(name: str, scratch: Path):
+    """The design `name` exported by the RTL backend for the ULX3S, with its live products."""
+    import fpgaprune as fp
+
+    config = {"RTL": {"LatencyCutoff": CUTOFF}}
+    if DESIGNS[name] is None:
+        sys.path.insert(0, str(Path(__file__).parent))
+        from bench_rtl_clock import _network
+        from sklearn.datasets import load_digits
+
+        x = (np.round(load_digits().data / 16 * 8) / 8).reshape(-1, 8, 8, 1)
+        model = fp.prune(_network(), selections=["conv2[:, :, 3, 5]", "conv2[:, :, :, 7]"])
+        exported = fp.export(model, config, "ulx3s-85f", scratch / name, x=x[:100], backend="RTL")
+        return exported, _stream_products(exported.manifest)
+    n_in, n_out = DESIGNS[name]
+    x = np.random.default_rng(0).integers(0, 64, (64, n_in)) / 64
+    exported = fp.export(_dense(n_in, n_out), config, "ulx3s-85f", scratch / name, x=x, backend="RTL")
+    return exported, exported.manifest["live_weights"]
+
+
+def _stream_products(manifest: dict) -> int:
+    """Live products over a stream's output positions: each stage's live weights times its positions."""
+    return sum(stage["live_weights"] * int(np.prod(stage["output"][:-1])) for stage in manifest["stages"])
+
+
+def _measured(name: str, exported, cap: float, options=()) -> dict:
+    from fpgaprune.rtl.place_route import measure
+    from fpgaprune.support.tools import ToolError
+
+    try:
+        placed = measure(exported.path, timeout_s=cap, options=options)
+    except ToolError as error:
+        print(f"  {name}: not placed: {error}")
+        return {}
+    print(f"  {name}: {placed.line()}")
+    print(f"    seconds {placed.seconds}, peak MB {placed.peak_mb}, nextpnr phases {placed.phases}")
+    return {"lut4": placed.used["LUT4"], "ff": placed.used["TRELLIS_FF"], "mhz": placed.fmax_mhz, **placed.as_dict()}
+
+
+def _synthesized(exported, cap: float) -> int | None:
+    from fpgaprune.rtl.place_route import measure
+    from fpgaprune.support.tools import ToolError
+
+    try:
+        return measure(exported.path, board="zcu102", timeout_s=cap).used["LUT"]
+    except ToolError as error:
+        print(f"    synth_xilinx: {error}")
+        return None
+
+
+def _estimates(rows: dict) -> None:
+    """The ECP5 scale fitted on FIT and its held-out errors; the recorded Xilinx scale's error on every design."""
+    from fpgaprune.resources.calibration import recorded
+
+    fitted = [name for name in FIT if rows.get(name, {}).get("lut4")]
+    if fitted:
+        cost = np.array([rows[n]["cost"] for n in fitted])
+        lut4 = np.array([rows[n]["lut4"] for n in fitted])
+        scale = float(cost @ lut4 / (cost @ cost))
+        errors = []
+        print(f"\nECP5 rule: LUT4 = {scale:.3f} x da4ml cost (least squares on {', '.join(fitted)})")
+        for name, row in rows.items():
+            if name in fitted or not row.get("lut4"):
+                continue
+            estimate = scale * row["cost"]
+            errors.append((estimate - row["lut4"]) / row["lut4"])
+            print(
+                f"  held out {name}: estimate {estimate:.0f}, placed and routed {row['lut4']}, error {errors[-1]:+.1%}"
+            )
+        if errors:
+            print(f"  held-out errors: mean {np.mean(errors):+.1%}, spread (std) {np.std(errors):.1%}")
+    xilinx = recorded()
+    errors = []
+    print(f"\nXilinx estimate: LUT6 = {xilinx.scale:.3f} x da4ml cost ({xilinx.source}); all designs held out")
+    for name, row in rows.items():
+        if row.get("lut6"):
+            estimate = xilinx.estimate(row["cost"])
+            errors.append((estimate - row["lut6"]) / row["lut6"])
+            print(f"  {name}: estimate {estimate:.0f}, synth_xilinx {row['lut6']}, error {errors[-1]:+.1%}")
+    if errors:
+        print(f"  errors: mean {np.mean(errors):+.1%}, spread (std) {np.std(errors):.1%}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--designs", nargs="+", default=list(DESIGNS), choices=list(DESIGNS))
+    parser.add_argument("--cap-s", type=float, default=2400.0, help="time cap per tool and design")
+    parser.add_argument("--options", action="append", default=[], help="nextpnr options tried on the digits stream")
+    args = parser.parse_args(argv)
+    rows = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for name in args.designs:
+            exported, products = _exported(name, Path(scratch))
+            row = {"cost": exported.manifest["da4ml_cost"], "products": products}
+            print(f"{name}: {products} live products, {exported.manifest['live_weights']} live weights in its "
+                  f"circuits, da4ml cost {row['cost']:g}")  # fmt: skip
+            row.update(_measured(name, exported, args.cap_s))
+            row["lut6"] = _synthesized(exported, args.cap_s)
+            print(f"    synth_xilinx LUT6: {row['lut6']}")
+            rows[name] = row
+            if name == "digits":
+                for options in args.options:
+                    tried = _measured(f"digits {options}", exported, args.cap_s, shlex.split(options))
+                    rows[f"digits {options}"] = {"cost": row["cost"], **tried}
+    print("\ndesign               live products  da4ml cost  LUT4   FF     MHz    yosys s  nextpnr s  nextpnr MB")
+    for name, row in rows.items():
+        if "lut4" in row:
+            print(
+                f"{name:<20} {row.get('products', ''):<14} {row['cost']:<11g} {row['lut4']:<6} {row['ff']:<6} "
+                f"{row['mhz']:<6.1f} {row['seconds']['yosys']:<8} {row['seconds']['nextpnr']:<10} "
+                f"{row['peak_mb']['nextpnr']}"
+            )
+        else:
+            print(f"{name:<20} {row.get('products', ''):<14} {row['cost']:<11g} not placed within the cap")
+    _estimates({name: row for name, row in rows.items() if " " not in name})
+
+
+if __name__ == "__main__":
+    from record import run_recorded
+
+    run_recorded(main, __file__)
