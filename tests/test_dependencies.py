@@ -113,16 +113,18 @@ def test_sweep_without_ray_stops_before_any_work_with_the_install_command(tmp_pa
 def test_the_hgq2_environment_is_the_base_without_qkeras_plus_the_hgq2_extra():
     """requirements/hgq2.txt (docs/hgq2.md) pins what pyproject.toml pins: every base requirement but QKeras and
     pyparsing (QKeras' own), the hgq2 extra (its keras pin over the base's), the sweep extra (a local Ray: sweeps
-    and the HGQ2 benchmark's points), and the test tools; nothing else."""
+    and the HGQ2 benchmark's points), the rtl extra (an HGQ2 model's RTL simulated), and the test tools; nothing
+    else."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     lines = (ROOT / "requirements" / "hgq2.txt").read_text().splitlines()
     listed = {str(Requirement(line.split("#")[0].strip())) for line in lines if line.split("#")[0].strip()}
     base = {str(Requirement(text)) for text in project["dependencies"]}
     hgq2 = {str(Requirement(text)) for text in project["optional-dependencies"]["hgq2"]}
     sweep = {str(Requirement(text)) for text in project["optional-dependencies"]["sweep"]}
+    rtl = {str(Requirement(text)) for text in project["optional-dependencies"]["rtl"]}
     dev = {_normal(Requirement(text).name): str(Requirement(text)) for text in project["optional-dependencies"]["dev"]}
     tools = {dev[name] for name in ("pytest", "pytest-xdist", "hypothesis", "packaging", "nbmake")}
     replaced = {"qkeras", "pyparsing"} | {_normal(Requirement(text).name) for text in hgq2}
     kept = {text for text in base if _normal(Requirement(text).name) not in replaced}
     assert len(base - kept) == 3  # qkeras, pyparsing, and keras (pinned higher by the extra)
-    assert listed == kept | hgq2 | sweep | tools
+    assert listed == kept | hgq2 | sweep | rtl | tools

@@ -65,7 +65,7 @@ def describe_layer(front_end, layer, inbound) -> LayerRecord:
         output_shape=_shape(output_shape, layer),
         options=_options(front_end, layer, kind),
         quantizer_texts=dict(front_end.quantizer_texts(layer)),
-        input_types=front_end.kernel_input_types(layer) if "kernel" in weights else None,
+        input_quantizer=front_end.input_quantizer(layer),
         layout=front_end.index_layout(layer) if "kernel" in weights else None,
         inner_activation=has_inner_activation(layer),
         params=sum(int(np.size(front_end.array(weight))) for weight in layer.weights),

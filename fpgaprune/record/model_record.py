@@ -94,6 +94,28 @@ class BatchNormRecord:
 
 
 @dataclass(frozen=True)
+class InputQuantizer:
+    """A layer's own quantizer of its input, value by value (HGQ2's `iq`): (k, i, f) arrays shaped as its input
+    (no batch axis; a value it keeps no bit of at (0, 0, 0)), its rounding and overflow modes, and the types per
+    kernel row as hls4ml's DA pass gives them to da4ml (each the widest over the output positions; None for a
+    layer without a kernel)."""
+
+    k: np.ndarray
+    i: np.ndarray
+    f: np.ndarray
+    round_mode: str  # "TRN", "RND" (half up), "RND_CONV" (half to even)
+    overflow_mode: str  # "WRAP", "SAT", "SAT_SYM"
+    rows: tuple | None = None  # (k, i, f) per kernel row
+
+    def per_channel(self) -> tuple | None:
+        """(k, i, f) per channel where every position of the input has the same types (a stream applies them
+        pixel by pixel); None where they differ by position."""
+        kif = [np.asarray(v).reshape(-1, np.shape(v)[-1] if np.ndim(v) else 1) for v in (self.k, self.i, self.f)]
+        same = all((v == v[:1]).all() for v in kif)
+        return tuple(v[0] for v in kif) if same else None
+
+
+@dataclass(frozen=True)
 class LayerRecord:
     """One layer."""
 
@@ -114,7 +136,7 @@ class LayerRecord:
     output_shape: tuple = ()
     options: dict = field(default_factory=dict)  # padding, pool_size, units, reset_after, max_value, ...
     quantizer_texts: dict = field(default_factory=dict)  # {weight role: its quantizer as the model's config writes it}
-    input_types: tuple | None = None  # (k, i, f) per kernel row where its library types inputs value by value (HGQ2)
+    input_quantizer: InputQuantizer | None = None  # where its library quantizes its input value by value (HGQ2)
     layout: tuple | None = None  # how the framework's layout of its kernel maps to fpgaprune's, axis by axis
     inner_activation: bool = False  # it applies a non-linear activation inside it (the reference swaps it out)
     params: int = 0  # how many numbers its weights hold, every weight counted (a batch normalization's statistics too)
@@ -123,6 +145,11 @@ class LayerRecord:
     def weight(self, role: str) -> WeightRecord | None:
         """The layer's weight whose quantizer has `role`."""
         return next((w for w in self.weights.values() if w.role == role), None)
+
+    @property
+    def input_types(self) -> tuple | None:
+        """(k, i, f) per kernel row where its library types its inputs value by value (HGQ2's, for da4ml)."""
+        return self.input_quantizer.rows if self.input_quantizer is not None else None
 
     @property
     def quantizing_activation(self) -> bool:

@@ -51,6 +51,8 @@ def _layer(layer, sources, first: bool) -> np.ndarray:
         source = source.reshape(len(source), -1)[:, flat_order(source.shape[1:], first)].reshape(len(source), 1, 1, -1)
         if layer.role in FLATTENING:
             return source
+    if layer.input_quantizer is not None:
+        source = _input_quantized(layer.input_quantizer, source)
     if is_window(layer):
         return _window(layer, source)
     if layer.role in PASSING:
@@ -119,6 +121,20 @@ def fixed_point(values: np.ndarray, fixed, quantizing: bool) -> np.ndarray:
     else:
         steps = np.mod(np.floor(steps) - low, 2.0 ** (sign + integer + frac)) + low
     return steps * 2.0**-frac
+
+
+def _input_quantized(quantizer, values: np.ndarray) -> np.ndarray:
+    """Maps (samples, ...) through a layer's own input quantizer, value by value (HGQ2's `iq`): (k, i, f) of each
+    value, rounded (TRN: down; RND: half up) and overflowing (WRAP, SAT, SAT_SYM) as its modes say."""
+    shape = values.shape
+    k, i, f = (np.asarray(v, np.float64).reshape(shape[1:]) for v in (quantizer.k, quantizer.i, quantizer.f))
+    steps = np.floor(values * 2.0**f + (0.5 if quantizer.round_mode == "RND" else 0.0))
+    low, high = -k * 2.0 ** (i + f), 2.0 ** (i + f) - 1
+    if quantizer.overflow_mode == "WRAP":
+        steps = np.mod(steps - low, 2.0 ** (k + i + f)) + low
+    else:
+        steps = np.clip(steps, np.where(k > 0, -high, 0.0) if quantizer.overflow_mode == "SAT_SYM" else low, high)
+    return np.where(k + i + f > 0, steps * 2.0**-f, 0.0)
 
 
 def check_against_emulation(record, input_fixed, xq, outputs, where: str, logic=None, shape=None) -> None:

@@ -104,9 +104,11 @@ def _unrolled(layer, sources, first: bool):
         source = source.reshape(-1)[flat_order(source.shape, first)].reshape(1, 1, -1)
         if layer.role in FLATTENING:
             return source
+    if layer.input_quantizer is not None:
+        source = _vars(input_quantized(layer.input_quantizer, source))
     if is_window(layer):
         geometry = WindowGeometry(layer, source.shape)
-        function = window_function(layer, source.shape[-1])
+        function = window_function(layer, source.shape[-1], quantize_taps=False)
         rows, cols = geometry.out_height, geometry.out_width
         out = [function(*geometry.taps(source, y, x)) for y in range(rows) for x in range(cols)]
         return _stacked(out).reshape(rows, cols, -1)
@@ -181,14 +183,43 @@ class WindowGeometry:
         return np.array(values, dtype=object), places
 
 
-def window_function(layer, channels: int):
+def window_function(layer, channels: int, quantize_taps: bool = True):
     """`f(taps, places) -> outputs`: the layer at one output position, then its own activation. `taps` is an object
-    array (taps, channels) of da4ml variables, `places` their (row, column) in the kernel."""
-    if layer.input_types is not None:
+    array (taps, channels) of da4ml variables, `places` their (row, column) in the kernel. A layer's own input
+    quantizer (HGQ2's) quantizes the taps channel by channel (`quantize_taps`; else its map is quantized already)."""
+    function = _window_function(layer, channels)
+    if not quantize_taps or layer.input_quantizer is None:
+        return function
+    types = channel_types(layer)
+    return lambda taps, places: function(_vars(input_quantized(layer.input_quantizer, taps, types)), places)
+
+
+def channel_types(layer) -> tuple:
+    """(k, i, f) per channel of the layer's own input quantizer, for a circuit reused over positions: one line
+    where its types differ by position."""
+    types = layer.input_quantizer.per_channel()
+    if types is None:
         raise ExportError(
-            f"layer '{layer.name}': its library quantizes its inputs value by value (HGQ2); the RTL backend does not "
-            "write those quantizers yet (export it with an hls4ml backend)"
+            f"layer '{layer.name}': its input quantizer's types differ by position (HGQ2, value by value), so one "
+            "reused circuit cannot serve every position; export it unrolled (the config's RTL section: Unroll: true)"
         )
+    return types
+
+
+def input_quantized(quantizer, values, types=None):
+    """`values` (an object array) through a layer's own input quantizer: its (k, i, f) `types` broadcast over them
+    (by default its types per value, shaped as `values`), rounded and overflowing as its modes say."""
+    values = _vars(values)
+    k, i, f = types or (np.reshape(v, values.shape) for v in (quantizer.k, quantizer.i, quantizer.f))
+    if quantizer.round_mode not in ("TRN", "RND") or quantizer.overflow_mode not in ("WRAP", "SAT", "SAT_SYM"):
+        raise ExportError(
+            f"an input quantizer rounding {quantizer.round_mode} and overflowing {quantizer.overflow_mode}: the RTL "
+            "backend writes TRN or RND, and WRAP, SAT or SAT_SYM"
+        )
+    return _array(values).quantize(k, i, f, quantizer.overflow_mode, quantizer.round_mode)
+
+
+def _window_function(layer, channels: int):
     if layer.batchnorm is not None:
         raise ExportError(f"layer '{layer.name}': a batch normalization inside a layer; fold it into the kernel")
     if layer.role in POOLINGS:

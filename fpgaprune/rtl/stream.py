@@ -12,9 +12,11 @@ from fpgaprune.rtl.logic import (
     FLATTENING,
     PASSING,
     WindowGeometry,
+    channel_types,
     channels_first,
     flat_order,
     flattens,
+    input_quantized,
     is_window,
     kif_of,
     pointwise,
@@ -126,7 +128,10 @@ def _trace(stage: Stage, record) -> None:
     if is_window(first):
         values = window_function(first, channels)(taps, places)
     for name in stage.layers[1:] if is_window(first) else stage.layers:  # the pointwise layers after it
-        values = pointwise(record.layers[name], values)
+        layer = record.layers[name]
+        if layer.input_quantizer is not None:
+            values = input_quantized(layer.input_quantizer, values, channel_types(layer))
+        values = pointwise(layer, values)
     stage.logic = comb_trace(inputs, values)
     stage.out_shape = (*stage.out_shape[:2], int(stage.logic.shape[1]))
     kifs = np.array([tuple(minimal_kif(q)) for q in stage.logic.out_qint], np.int64).reshape(-1, 3)

@@ -208,9 +208,52 @@ def test_a_layer_whose_sums_pass_24_bits_is_judged_by_the_float32_bound(tmp_path
     assert check.passed, check.format()
 
 
-def test_the_rtl_backend_is_one_line_naming_a_layer_whose_inputs_hgq2_quantizes(tmp_path, digits, pruned):
+@pytest.mark.csim
+def test_an_hgq2_cnn_streams_bit_exactly_through_its_input_quantizers(tmp_path, digits, pruned):
+    """The RTL backend writes HGQ2's input quantizers: one type per tensor streams (each layer one circuit reused,
+    its taps quantized channel by channel), bit-exact against HGQ2; quantized value by value, the types differ by
+    position, so the stream is one line naming conv1 and the way to unroll (nothing written)."""
+    x_test = digits[2]
     quantized = _quantized(pruned, digits, "tensor")
+    exported = fp.export(quantized, "latency_parallel", "ulx3s-85f", tmp_path / "rtl", x=x_test[:100], backend="RTL")
+    assert exported.manifest["layout"] == "stream" and [s["layers"] for s in exported.manifest["stages"]] == [
+        ["conv1"],
+        ["conv2"],
+        ["flatten"],
+        ["fc"],
+    ]
+    check = fp.csim(exported, quantized, x_test[:100])
+    assert check.bit_exact and check.samples == 100, check.format()
+    by_value = _quantized(pruned, digits, "element")
     with pytest.raises(ExportError) as refused:
-        fp.export(quantized, "latency_parallel", "ulx3s-85f", tmp_path / "rtl", x=digits[2][:50], backend="RTL")
-    assert str(refused.value).startswith("layer 'conv1': its library quantizes its inputs value by value (HGQ2)")
-    assert not (tmp_path / "rtl").exists()
+        fp.export(by_value, "latency_parallel", "ulx3s-85f", tmp_path / "el", x=x_test[:50], backend="RTL")
+    assert str(refused.value).startswith("layer 'conv1': its input quantizer's types differ by position (HGQ2")
+    assert "Unroll: true" in str(refused.value) and not (tmp_path / "el").exists()
+
+
+@pytest.mark.csim
+def test_unrolled_the_rtl_computes_what_da4ml_trace_model_gives_at_no_more_cost(tmp_path, digits):
+    """An HGQ2 MLP quantized value by value, fully unrolled (the rtl_unrolled preset): the RTL simulation is
+    bit-exact against HGQ2; da4ml's own `trace_model` of the same model gives the same outputs on every sample,
+    and the RTL's logic costs at most 5% more than trace_model's (da4ml's cost of each)."""
+    from da4ml.converter import trace_model
+    from da4ml.trace import comb_trace
+
+    x, y, x_test, _ = digits
+    keras.utils.set_random_seed(1)
+    model = keras.Sequential(
+        [keras.Input((64,)), keras.layers.Dense(16, activation="relu", name="fc1"), keras.layers.Dense(10, name="fc2")]
+    )
+    model.compile(keras.optimizers.Adam(3e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    flat, flat_test = x.reshape(len(x), -1), x_test.reshape(len(x_test), -1)
+    model.fit(flat, y, epochs=3, batch_size=64, verbose=0)
+    pruned = fp.prune(model, 0.5, layers=["fc1"])
+    quantized = _quantized(pruned, (flat, y, flat_test, None), "element")
+    exported = fp.export(quantized, "rtl_unrolled", "ulx3s-85f", tmp_path / "rtl", x=flat_test[:100], backend="RTL")
+    assert exported.manifest["layout"] == "unrolled"
+    check = fp.csim(exported, quantized, flat_test[:200])
+    assert check.bit_exact and check.samples == 200, check.format()
+    inputs, outputs = trace_model(quantized)
+    theirs = comb_trace(inputs, outputs)
+    assert np.array_equal(exported.hls_model.logic.predict(flat_test), theirs.predict(flat_test))
+    assert exported.manifest["da4ml_cost"] <= 1.05 * theirs.cost, (exported.manifest["da4ml_cost"], theirs.cost)

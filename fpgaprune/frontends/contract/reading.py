@@ -118,9 +118,9 @@ class FrameworkReading(ABC):
         """[lo, hi] of what a quantizer outputs, where its type does not say (None: measured on a ramp)."""
         return None
 
-    def kernel_input_types(self, layer):
-        """(k, i, f) arrays, one entry per row of the layer's kernel matrix, where its inputs are typed value by
-        value (the types hls4ml's DA pass gives da4ml); None where the layer's node has one input type."""
+    def input_quantizer(self, layer):
+        """The layer's own quantizer of its input, value by value (`record.InputQuantizer`: its types per value and
+        per kernel row, as hls4ml's DA pass gives da4ml, and its modes); None where the layer has none."""
         return None
 
     def quantizer_bits(self, layer, role: str, default: int = 32) -> int:

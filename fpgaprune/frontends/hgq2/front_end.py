@@ -7,9 +7,10 @@ import numpy as np
 from fpgaprune.frontends.hgq2 import hls, quantizers
 from fpgaprune.frontends.hgq2.settings import Hgq2Settings
 from fpgaprune.frontends.hgq2.tolerance import layer_tolerances
-from fpgaprune.frontends.hgq2.types import hardware_types, kernel_input_kif
+from fpgaprune.frontends.hgq2.types import hardware_types, input_kif, kernel_input_kif
 from fpgaprune.frontends.keras3.front_end import Keras3FrontEnd
 from fpgaprune.model.layer_kinds import kind_of
+from fpgaprune.record.model_record import InputQuantizer
 
 
 class Hgq2FrontEnd(Keras3FrontEnd):
@@ -124,12 +125,21 @@ class Hgq2FrontEnd(Keras3FrontEnd):
         trace_minmax(model, np.asarray(x, np.float32), verbose=False)
 
     @staticmethod
-    def kernel_input_types(layer):
-        """An HGQ2 layer's input types per kernel row, as hls4ml's DA pass computes them (`kernel_input_kif`), for
-        a layer whose products the export generates (a QConv3D or QEinsumDense runs stock code: None)."""
-        if not (quantizers.is_hgq2(layer) and getattr(kind_of(layer), "kernel_sparse", False)):
+    def input_quantizer(layer):
+        """An HGQ2 layer's input quantizer: its types per value (`input_kif`), its modes, and its types per kernel
+        row as hls4ml's DA pass computes them (`kernel_input_kif`) where the export generates its products (a
+        QConv3D or QEinsumDense runs stock code: no rows)."""
+        kif = input_kif(layer) if quantizers.is_hgq2(layer) else None
+        if kif is None:
             return None
-        return kernel_input_kif(layer)
+        generated = getattr(kind_of(layer), "kernel_sparse", False) and getattr(layer, "kernel", None) is not None
+        quantizer = layer.iq.quantizer
+        return InputQuantizer(
+            *kif,
+            str(quantizer.round_mode),
+            str(quantizer.overflow_mode),
+            kernel_input_kif(layer) if generated else None,
+        )
 
     # Export: hls4ml's Keras 3 converter, with hls4ml's BitExact types
     @staticmethod
