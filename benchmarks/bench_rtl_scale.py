@@ -16,6 +16,7 @@ Estimates against those counts: the ECP5 rule `LUT4 = scale x da4ml cost`, its s
 """
 
 import argparse
+import re
 import shlex
 import sys
 import tempfile
@@ -91,36 +92,47 @@ def _synthesized(exported, cap: float) -> int | None:
 
 
 def _estimates(rows: dict) -> None:
-    """The ECP5 scale fitted on FIT and its held-out errors; the recorded Xilinx scale's error on every design."""
+    """Per family, the scale from da4ml cost to LUTs fitted on FIT and its errors on the designs held out; then
+    the scale fpgaprune records for Xilinx (fitted on single layers) on every design."""
     from fpgaprune.resources.calibration import recorded
 
-    fitted = [name for name in FIT if rows.get(name, {}).get("lut4")]
-    if fitted:
+    for key, unit, tool in (("lut4", "LUT4", "placed and routed"), ("lut6", "LUT6", "synth_xilinx")):
+        fitted = [name for name in FIT if rows.get(name, {}).get(key)]
+        if not fitted:
+            continue
         cost = np.array([rows[n]["cost"] for n in fitted])
-        lut4 = np.array([rows[n]["lut4"] for n in fitted])
-        scale = float(cost @ lut4 / (cost @ cost))
-        errors = []
-        print(f"\nECP5 rule: LUT4 = {scale:.3f} x da4ml cost (least squares on {', '.join(fitted)})")
-        for name, row in rows.items():
-            if name in fitted or not row.get("lut4"):
-                continue
-            estimate = scale * row["cost"]
-            errors.append((estimate - row["lut4"]) / row["lut4"])
-            print(
-                f"  held out {name}: estimate {estimate:.0f}, placed and routed {row['lut4']}, error {errors[-1]:+.1%}"
-            )
-        if errors:
-            print(f"  held-out errors: mean {np.mean(errors):+.1%}, spread (std) {np.std(errors):.1%}")
+        luts = np.array([rows[n][key] for n in fitted])
+        scale = float(cost @ luts / (cost @ cost))
+        print(f"\n{unit} = {scale:.3f} x da4ml cost (least squares on {', '.join(fitted)})")
+        _errors({n: r for n, r in rows.items() if n not in fitted}, key, scale, tool, "held out ")
     xilinx = recorded()
+    print(f"\nfpgaprune's recorded LUT6 = {xilinx.scale:.3f} x da4ml cost ({xilinx.source}); every design held out")
+    _errors(rows, "lut6", xilinx.scale, "synth_xilinx", "")
+
+
+def _errors(rows: dict, key: str, scale: float, tool: str, label: str) -> None:
     errors = []
-    print(f"\nXilinx estimate: LUT6 = {xilinx.scale:.3f} x da4ml cost ({xilinx.source}); all designs held out")
     for name, row in rows.items():
-        if row.get("lut6"):
-            estimate = xilinx.estimate(row["cost"])
-            errors.append((estimate - row["lut6"]) / row["lut6"])
-            print(f"  {name}: estimate {estimate:.0f}, synth_xilinx {row['lut6']}, error {errors[-1]:+.1%}")
+        if row.get(key):
+            estimate = scale * row["cost"]
+            errors.append((estimate - row[key]) / row[key])
+            print(f"  {label}{name}: estimate {estimate:.0f}, {tool} {row[key]}, error {errors[-1]:+.1%}")
     if errors:
-        print(f"  errors: mean {np.mean(errors):+.1%}, spread (std) {np.std(errors):.1%}")
+        print(f"  errors: mean {np.mean(errors):+.1%}, spread (std) {np.std(errors):.1%}, over {len(errors)} designs")
+
+
+def _recorded_rows(path: Path) -> dict:
+    """The designs' da4ml cost, LUT4 and LUT6 as a record of this benchmark printed them."""
+    rows, name = {}, None
+    for line in path.read_text().splitlines():
+        if (found := re.match(r"(\S+): \d+ live products, .*da4ml cost ([\d.]+)", line)) is not None:
+            name = found[1]
+            rows[name] = {"cost": float(found[2])}
+        elif name and (found := re.match(rf"  {re.escape(name)}: measured after .*: (\d+) LUT4,", line)):
+            rows[name]["lut4"] = int(found[1])
+        elif name and (found := re.match(r"    synth_xilinx LUT6: (\d+)", line)):
+            rows[name]["lut6"] = int(found[1])
+    return rows
 
 
 def main(argv=None):
@@ -128,7 +140,11 @@ def main(argv=None):
     parser.add_argument("--designs", nargs="+", default=list(DESIGNS), choices=list(DESIGNS))
     parser.add_argument("--cap-s", type=float, default=2400.0, help="time cap per tool and design")
     parser.add_argument("--options", action="append", default=[], help="nextpnr options tried on the digits stream")
+    parser.add_argument("--estimates-from", type=Path, help="only the estimates, from a record of this benchmark")
     args = parser.parse_args(argv)
+    if args.estimates_from:
+        print(f"the measurements of {args.estimates_from.name}")
+        return _estimates(_recorded_rows(args.estimates_from))
     rows = {}
     with tempfile.TemporaryDirectory() as scratch:
         for name in args.designs:

