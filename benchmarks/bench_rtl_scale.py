@@ -140,11 +140,19 @@ def main(argv=None):
     parser.add_argument("--designs", nargs="+", default=list(DESIGNS), choices=list(DESIGNS))
     parser.add_argument("--cap-s", type=float, default=2400.0, help="time cap per tool and design")
     parser.add_argument("--options", action="append", default=[], help="nextpnr options tried on the digits stream")
-    parser.add_argument("--estimates-from", type=Path, help="only the estimates, from a record of this benchmark")
+    parser.add_argument("--synth-only", action="store_true", help="only yosys synth_xilinx, no place and route")
+    parser.add_argument(
+        "--estimates-from", type=Path, nargs="+", help="only the estimates, from records of this benchmark (a later "
+        "record's counts replace an earlier's)"
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.estimates_from:
-        print(f"the measurements of {args.estimates_from.name}")
-        return _estimates(_recorded_rows(args.estimates_from))
+        rows = {}
+        for path in args.estimates_from:
+            print(f"the measurements of {path.name}")
+            for name, row in _recorded_rows(path).items():
+                rows.setdefault(name, {}).update(row)
+        return _estimates(rows)
     rows = {}
     with tempfile.TemporaryDirectory() as scratch:
         for name in args.designs:
@@ -152,14 +160,17 @@ def main(argv=None):
             row = {"cost": exported.manifest["da4ml_cost"], "products": products}
             print(f"{name}: {products} live products, {exported.manifest['live_weights']} live weights in its "
                   f"circuits, da4ml cost {row['cost']:g}")  # fmt: skip
-            row.update(_measured(name, exported, args.cap_s))
+            if not args.synth_only:
+                row.update(_measured(name, exported, args.cap_s))
             row["lut6"] = _synthesized(exported, args.cap_s)
             print(f"    synth_xilinx LUT6: {row['lut6']}")
             rows[name] = row
-            if name == "digits":
+            if name == "digits" and not args.synth_only:
                 for options in args.options:
                     tried = _measured(f"digits {options}", exported, args.cap_s, shlex.split(options))
                     rows[f"digits {options}"] = {"cost": row["cost"], **tried}
+    if args.synth_only:
+        return _estimates(rows)
     print("\ndesign               live products  da4ml cost  LUT4   FF     MHz    yosys s  nextpnr s  nextpnr MB")
     for name, row in rows.items():
         if "lut4" in row:

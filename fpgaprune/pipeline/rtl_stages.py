@@ -14,6 +14,7 @@ from fpgaprune.pipeline.measurements import shipped_export
 from fpgaprune.pipeline.progress import elapsed
 from fpgaprune.pipeline.settings import hls_preset
 from fpgaprune.pipeline.training import dataset_of, stage_model, task_of
+from fpgaprune.resources.calibration import rtl_rule
 from fpgaprune.rtl.place_route import clock_text, measure
 from fpgaprune.support.tools import ToolError
 
@@ -56,9 +57,13 @@ def synth(config, run_dir: Path, out: Path) -> dict:
     )
     limit = config.outputs.place_route_time_limit_s
     record = {"board": config.board, "time_limit_s": limit}
-    for label, project in (("pruned", exported.path), ("dense", dense.path)):
-        with elapsed(f"yosys and nextpnr on the {label} design ({project.name}; at most {limit:g} s each)") as note:
-            record[label] = _measured(project, limit, note)
+    rule = rtl_rule(exported.board.family)
+    for label, design in (("pruned", exported), ("dense", dense)):
+        with elapsed(f"yosys and nextpnr on the {label} design ({design.path.name}; at most {limit:g} s each)") as note:
+            record[label] = _measured(design.path, limit, note)
+        if rule is not None:  # what the estimate before place and route said, beside what was measured
+            measured = record[label].get("used", {}).get(rule.unit)
+            record[label]["estimate"] = rule.statement(design.manifest["da4ml_cost"], measured)
     (out / MEASURED).write_text(json.dumps(record, indent=1))
     labels = ("dense", "pruned")
     return {

