@@ -41,7 +41,9 @@ def _quantized(granularity: str, epochs: int):
     quantized = fp.quantized_twin(pruned, spec)
     front = front_end_of(quantized)
     task = infer_task(resolved(quantized), y, y, "digits")
-    front.fit(quantized, x[:1400], y[:1400], task=task, optimizer="adamw", learning_rate=5e-3, epochs=epochs)
+    front.fit(
+        quantized, x[:1400], y[:1400], task=task, optimizer="adamw", learning_rate=5e-3, epochs=epochs, batch_size=64
+    )
     front.calibrate(quantized, x[:1400])
     return quantized, x[1400:]
 
