@@ -105,7 +105,7 @@ def _unrolled(layer, sources, first: bool):
         if layer.role in FLATTENING:
             return source
     if layer.input_quantizer is not None:
-        source = _vars(input_quantized(layer.input_quantizer, source))
+        source = _vars(input_quantized(layer, source))
     if is_window(layer):
         geometry = WindowGeometry(layer, source.shape)
         function = window_function(layer, source.shape[-1], quantize_taps=False)
@@ -191,7 +191,7 @@ def window_function(layer, channels: int, quantize_taps: bool = True):
     if not quantize_taps or layer.input_quantizer is None:
         return function
     types = channel_types(layer)
-    return lambda taps, places: function(_vars(input_quantized(layer.input_quantizer, taps, types)), places)
+    return lambda taps, places: function(_vars(input_quantized(layer, taps, types)), places)
 
 
 def channel_types(layer) -> tuple:
@@ -206,15 +206,15 @@ def channel_types(layer) -> tuple:
     return types
 
 
-def input_quantized(quantizer, values, types=None):
-    """`values` (an object array) through a layer's own input quantizer: its (k, i, f) `types` broadcast over them
-    (by default its types per value, shaped as `values`), rounded and overflowing as its modes say."""
-    values = _vars(values)
+def input_quantized(layer, values, types=None):
+    """`values` (an object array) through the layer's own input quantizer: its (k, i, f) `types` broadcast over
+    them (by default its types per value, shaped as `values`), rounded and overflowing as its modes say."""
+    quantizer, values = layer.input_quantizer, _vars(values)
     k, i, f = types or (np.reshape(v, values.shape) for v in (quantizer.k, quantizer.i, quantizer.f))
     if quantizer.round_mode not in ("TRN", "RND") or quantizer.overflow_mode not in ("WRAP", "SAT", "SAT_SYM"):
         raise ExportError(
-            f"an input quantizer rounding {quantizer.round_mode} and overflowing {quantizer.overflow_mode}: the RTL "
-            "backend writes TRN or RND, and WRAP, SAT or SAT_SYM"
+            f"layer '{layer.name}': its input quantizer rounds {quantizer.round_mode} and overflows "
+            f"{quantizer.overflow_mode}; the RTL backend writes TRN or RND, and WRAP, SAT or SAT_SYM"
         )
     return _array(values).quantize(k, i, f, quantizer.overflow_mode, quantizer.round_mode)
 

@@ -130,7 +130,7 @@ def _trace(stage: Stage, record) -> None:
     for name in stage.layers[1:] if is_window(first) else stage.layers:  # the pointwise layers after it
         layer = record.layers[name]
         if layer.input_quantizer is not None:
-            values = input_quantized(layer.input_quantizer, values, channel_types(layer))
+            values = input_quantized(layer, values, channel_types(layer))
         values = pointwise(layer, values)
     stage.logic = comb_trace(inputs, values)
     stage.out_shape = (*stage.out_shape[:2], int(stage.logic.shape[1]))
