@@ -386,3 +386,26 @@ def test_a_xilinx_board_gets_synthesis_counts_labelled_as_not_placed(digits, tmp
     assert "synth_xilinx -flatten -family xc7) for xc7z020clg400-1:" in measured.line()
     # Every instance counted (flattened): about one LUT per adder bit of da4ml's cost, as for single layers.
     assert 0.8 < measured.used["LUT"] / exported.manifest["da4ml_cost"] < 1.5, (measured.used, exported.manifest)
+
+
+@pytest.mark.parametrize("round_mode", ["TRN", "RND"])
+@pytest.mark.parametrize("overflow_mode", ["WRAP", "SAT", "SAT_SYM"])
+def test_an_input_quantizer_is_the_same_in_the_logic_and_in_the_emulation(round_mode, overflow_mode):
+    """HGQ2's input quantizers, value by value: da4ml's logic of them (what the RTL is written from) equals the
+    record's emulation on random values, for each rounding and overflow, with signed, unsigned and dropped values
+    and negative integer or fraction bits among the types."""
+    from da4ml.trace import comb_trace
+
+    from fpgaprune.record.model_record import InputQuantizer, LayerRecord
+    from fpgaprune.rtl.emulation import _input_quantized
+    from fpgaprune.rtl.logic import input_quantized, symbolic_inputs
+
+    rng = np.random.default_rng(len(round_mode) * 7 + len(overflow_mode))
+    k, i, f = rng.integers(0, 2, 48), rng.integers(-2, 4, 48), rng.integers(-1, 6, 48)
+    k, i, f = (np.where(k + i + f > 0, v, 0) for v in (k, i, f))  # a value HGQ2 keeps no bit of: (0, 0, 0)
+    quantizer = InputQuantizer(k, i, f, round_mode, overflow_mode)
+    layer = LayerRecord("q", "Dense", "QDense", (), input_quantizer=quantizer)
+    inputs, values = symbolic_inputs([np.full(48, 1), np.full(48, 5), np.full(48, 8)])  # s5.8 inputs
+    logic = comb_trace(inputs, input_quantized(layer, values))
+    x = np.round(rng.uniform(-32, 31.99, (500, 48)) * 256) / 256  # within s5.8
+    assert np.array_equal(logic.predict(x), _input_quantized(quantizer, x))
