@@ -93,6 +93,9 @@ def held_out_errors(calibration: Calibration, measured: dict) -> Calibration:
         calibration.held_out[name] = (estimate, synthesis.luts, (estimate - synthesis.luts) / synthesis.luts)
     return calibration
 
+# An RTL export's LUTs from da4ml's cost, per family (`rtl_rule`): `benchmarks/bench_rtl_scale.py`'s fit.
+RTL_RULES: dict = {}
+
 
 @dataclass(frozen=True)
 class RtlRule:

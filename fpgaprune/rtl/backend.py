@@ -147,7 +147,7 @@ class RtlBackend(Backend):
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)
             raise
-        first = design.stages[0].in_shape
+        first = design.stages[0].fed_shape
 
         def run(xq):
             xq = np.asarray(xq, np.float64).reshape(len(xq), first[0] * first[1], first[2])
@@ -292,6 +292,7 @@ def _stage_entry(stage, record) -> dict:
         "output": list(stage.out_shape),
         "window": list(stage.size),
         "strides": list(stage.strides),
+        "pad": list(stage.pad),  # zeros the top adds around the network's input (top, left, bottom, right)
         "pixel_bits": width(stage.in_kifs),
         "beat_bits": width(stage.out_kifs),
         "da4ml_cost": float(stage.logic.cost) if stage.logic is not None else 0.0,

@@ -151,7 +151,7 @@ def check_against_emulation(record, input_fixed, xq, outputs, where: str, logic=
 def check_stages(record, input_fixed, xq, traced: list, stages, where: str) -> None:
     """One RtlMismatch line naming the first stage (its layers) whose simulated beats differ from the emulation's
     (`traced`: per stage, (samples, beats, values)), with the sample, position and value where it starts."""
-    maps = emulate(record, input_fixed, xq, stages[0].in_shape)
+    maps = emulate(record, input_fixed, xq, stages[0].fed_shape)
     for stage, found in zip(stages, traced):
         if stage.kind == "gather":  # the map it reads, flattened in its order
             source = maps[stage.source or INPUT].reshape(len(xq), -1)

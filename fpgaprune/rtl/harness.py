@@ -79,7 +79,7 @@ def simulate(simulator: Path, stages, xq: np.ndarray) -> list:
     """Every stage's beats for the hardware inputs `xq` (samples, pixels, values): (samples, beats, values) each."""
     directory = simulator.parent.parent
     samples = len(xq)
-    beats = xq.reshape(samples * stages[0].in_shape[0] * stages[0].in_shape[1], -1)
+    beats = xq.reshape(-1, xq.shape[-1])
     lines = [f"{len(beats)}"] + [_hex_words(word, width(stages[0].in_kifs)) for word in pack(beats, stages[0].in_kifs)]
     (directory / "inputs.txt").write_text("\n".join(lines) + "\n")
     expected = samples * stages[-1].beats

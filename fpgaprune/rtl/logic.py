@@ -156,11 +156,12 @@ class WindowGeometry:
         span = [(k - 1) * d + 1 for k, d in zip(self.size, dilation)]
         if self.padding == "valid":
             self.out_height, self.out_width = ((n - s) // t + 1 for n, s, t in zip((height, width), span, strides))
-            self.before, self.padded = (0, 0), False
+            self.before, self.after, self.padded = (0, 0), (0, 0), False
         elif self.padding == "same":
             self.out_height, self.out_width = (-(-n // t) for n, t in zip((height, width), strides))
             totals = [max((o - 1) * t + s - n, 0) for o, t, s, n in zip(self.outs, strides, span, (height, width))]
             self.before, self.padded = tuple(total // 2 for total in totals), any(totals)
+            self.after = tuple(total - before for total, before in zip(totals, self.before))
         else:
             raise ExportError(f"layer '{layer.name}': padding '{self.padding}' (the RTL backend: 'valid' or 'same')")
         self.height, self.width = height, width

@@ -11,6 +11,7 @@ from fpgaprune.errors import ExportError
 from fpgaprune.rtl.logic import (
     FLATTENING,
     PASSING,
+    POOLINGS,
     WindowGeometry,
     channel_types,
     channels_first,
@@ -43,6 +44,13 @@ class Stage:
     out_kifs: tuple = ()  # ... of one output beat's values
     source: str | None = None  # a gather's: the layer whose map it reads (None: the input)
     order: object = None  # a gather's: where each value of its beat comes from in the map (channels last)
+    pad: tuple = (0, 0, 0, 0)  # a first stage's zeros around the network's input (top, left, bottom, right)
+
+    @property
+    def fed_shape(self) -> tuple:
+        """(height, width, channels) of what is fed to it: its input map without the zeros the top adds."""
+        top, left, bottom, right = self.pad
+        return self.in_shape[0] - top - bottom, self.in_shape[1] - left - right, self.in_shape[2]
 
     @property
     def beats(self) -> int:
@@ -82,7 +90,7 @@ def stream_stages(record, input_fixed, shape) -> list:
                 label = name if layer.role in FLATTENING else f"{name}: its input, flattened"
                 stages.append(_gather(label, shape, kifs, last, flat_order(shape, first)))
                 shape, kifs = stages[-1].out_shape, stages[-1].out_kifs
-            current = _window_stage(layer, shape, kifs) if is_window(layer) else None
+            current = _window_stage(layer, shape, kifs, at_input=not stages) if is_window(layer) else None
         else:
             current = current or _window_stage(None, shape, kifs)
             current.layers.append(name)
@@ -93,17 +101,24 @@ def stream_stages(record, input_fixed, shape) -> list:
     return stages
 
 
-def _window_stage(layer, shape, kifs) -> Stage:
-    """A new window stage for `layer` (None: an identity window of one pixel, for pointwise layers)."""
+def _window_stage(layer, shape, kifs, at_input: bool) -> Stage:
+    """A new window stage for `layer` (None: an identity window of one pixel, for pointwise layers). A convolution
+    that reads the network's input pads it there: the top feeds it the padded raster (`Stage.pad`)."""
     if layer is None:
         return Stage("window", [], shape, shape, in_kifs=kifs)
     geometry = WindowGeometry(layer, shape)
-    if geometry.padded or geometry.dilation != (1, 1):
+    padded_input = at_input and geometry.padded and layer.role not in POOLINGS
+    if (geometry.padded and not padded_input) or geometry.dilation != (1, 1):
         raise ExportError(
-            f"layer '{layer.name}': padding '{geometry.padding}' or dilation in a reused window; {UNROLL_HINT}"
+            f"layer '{layer.name}': padding '{geometry.padding}' or dilation in a reused window (a stream pads only "
+            f"the network's input, for a convolution); {UNROLL_HINT}"
         )
     out = (geometry.out_height, geometry.out_width, 0)  # its channels: its circuit's outputs, once traced
-    return Stage("window", [layer.name], shape, out, geometry.size, geometry.strides, in_kifs=kifs)
+    stage = Stage("window", [layer.name], shape, out, geometry.size, geometry.strides, in_kifs=kifs)
+    if padded_input:
+        stage.pad = (*geometry.before, *geometry.after)
+        stage.in_shape = (shape[0] + stage.pad[0] + stage.pad[2], shape[1] + stage.pad[1] + stage.pad[3], shape[2])
+    return stage
 
 
 def _gather(name: str, shape, kifs, source, order) -> Stage:

@@ -9,8 +9,9 @@ The top module's interface (`stream` layout):
         after a Flatten).
 A beat passes where valid and ready are both high on a rising edge. The pipeline never stalls (its registers have
 no enable, so no signal fans out to all of them): its outputs go into a FIFO that out_valid/out_ready drain, and
-in_ready holds back a new pixel unless the FIFO has room for every output still on its way (one per pixel taken in
-the last `latency` cycles, at most). Values are packed value by value, the first at the lowest bits, each in two's
+in_ready holds back a new pixel unless the FIFO has room for every output still on its way (one per beat taken in
+the last `latency` cycles, at most). A first convolution with padding gets the padded raster: the top inserts the
+zero beats itself (`_padder`). Values are packed value by value, the first at the lowest bits, each in two's
 complement of its own width (`Stage.in_kifs`, `out_kifs`)."""
 
 from math import ceil, log2
@@ -222,9 +223,13 @@ def _top(name: str, stages, trace: bool, latency: int) -> str:
     if trace:
         for n, stage in enumerate(stages):
             ports += [f"output trace{n}_valid", f"output {_bus(width(stage.out_kifs))} trace{n}_data"]
-    lines = [TIMESCALE, f"module {name} (", ",\n".join(f"    {p}" for p in ports), ");"]
-    lines += ["    wire taken = in_valid && in_ready;"]
-    source = ("taken", "in_data")
+    lines = [TIMESCALE, f"module {name} (", ",\n".join(f"    {p}" for p in ports), ");", "    reg ready;"]
+    lines += (
+        _padder(stages[0])
+        if any(stages[0].pad)
+        else ["    assign in_ready = ready;", "    wire taken = in_valid && in_ready;"]
+    )
+    source = ("taken", "beat" if any(stages[0].pad) else "in_data")
     for n, stage in enumerate(stages):
         lines += [f"    wire s{n}_valid;", f"    wire {_bus(width(stage.out_kifs))} s{n}_data;"]
         lines.append(
@@ -241,6 +246,34 @@ def _top(name: str, stages, trace: bool, latency: int) -> str:
 FIFO_SLACK = 4  # the output FIFO's entries beyond the pipeline's latency
 
 
+def _padder(stage) -> list:
+    """The zeros around the input of a first convolution with padding: a row and column counter over the padded
+    raster; at a padding place a zero beat enters the pipeline without waiting for a pixel, inside it a pixel is
+    taken. A beat enters only while `ready` (so `taken` counts beats, each at most one output, for the FIFO)."""
+    height, width_, _ = stage.in_shape
+    top, left, bottom, right = stage.pad
+    within = [f"row >= {top}"] * bool(top) + [f"row < {height - bottom}"] * bool(bottom)
+    within += [f"col >= {left}"] * bool(left) + [f"col < {width_ - right}"] * bool(right)
+    return [
+        f"    // zeros around the input ({top}, {left}, {bottom}, {right}): the pipeline takes the padded raster",
+        f"    reg [{_bits(height) - 1}:0] row;",
+        f"    reg [{_bits(width_) - 1}:0] col;",
+        f"    wire pixel = {' && '.join(within)};  // not a padding place",
+        "    wire taken = ready && (pixel ? in_valid : 1'b1);",
+        "    assign in_ready = ready && pixel;",
+        f"    wire {_bus(width(stage.in_kifs))} beat = pixel ? in_data : 0;",
+        "    always @(posedge clk) begin",
+        "        if (rst) begin",
+        "            row <= 0; col <= 0;",
+        "        end else if (taken) begin",
+        f"            if (col == {width_ - 1}) begin",
+        f"                col <= 0; row <= (row == {height - 1}) ? 0 : row + 1;",
+        "            end else col <= col + 1;",
+        "        end",
+        "    end",
+    ]
+
+
 def _fifo(source, bits: int, depth: int, latency: int) -> list:
     """The output FIFO, and in_ready: room for every output of the pixels taken in the last `latency` cycles. It is
     a register, set where the FIFO and the outputs on their way leave room for one more after this cycle (at most
@@ -252,12 +285,10 @@ def _fifo(source, bits: int, depth: int, latency: int) -> list:
         f"    reg [{count_bits - 1}:0] count;",
         f"    reg [{latency - 1}:0] recent;  // the pixels taken in the last {latency} cycles",
         f"    reg [{flight_bits - 1}:0] flight;  // how many: at most one output beat each",
-        "    reg ready;",
         f"    wire push = {source[0]};",
         "    wire pop = out_valid && out_ready;",
         "    assign out_valid = count != 0;",
         "    assign out_data = fifo[head];",
-        "    assign in_ready = ready;",
         "    always @(posedge clk) begin",
         "        if (rst) begin",
         "            head <= 0; tail <= 0; count <= 0; recent <= 0; flight <= 0; ready <= 0;",

@@ -203,6 +203,48 @@ def test_a_batch_normalization_joins_its_convolutions_circuit_bit_exactly_or_is_
     assert str(refused.value).startswith("layer 'norm': a batch normalization off a power-of-two grid")
 
 
+@pytest.mark.parametrize("strides, size, pad", [(2, 3, [0, 0, 1, 1]), (1, 4, [1, 1, 2, 2])])
+def test_a_first_convolution_with_same_padding_streams_bit_exactly(strides, size, pad, images, tmp_path):
+    """The top feeds a first 'same' convolution the padded raster (zeros where no pixel is, split as TensorFlow
+    splits an odd total: the extra one after); a 'same' convolution later is one line."""
+    keras.utils.set_random_seed(5)
+    relu = "quantized_relu(6,2)"
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            qkeras.QConv2D(
+                4,
+                size,
+                strides=strides,
+                padding="same",
+                kernel_quantizer=BITS,
+                bias_quantizer=BITS,
+                activation=relu,
+                name="conv1",
+            ),  # fmt: skip
+            qkeras.QConv2D(4, 3, kernel_quantizer=BITS, bias_quantizer=BITS, name="conv2"),
+            keras.layers.Flatten(name="flatten"),
+            qkeras.QDense(4, kernel_quantizer=BITS, bias_quantizer=BITS, name="fc"),
+        ]
+    )
+    model = fp.prune(model, selections=["conv2[:, :, 0, 2]"])
+    exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=images[:100], backend="RTL")
+    first = exported.manifest["stages"][0]
+    assert first["pad"] == pad and first["output"][:2] == [8 // strides] * 2, first
+    check = fp.csim(exported, model, images[:300])
+    assert check.bit_exact, check.format()
+    later = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            qkeras.QConv2D(2, 3, kernel_quantizer=BITS, bias_quantizer=BITS, name="conv1"),
+            qkeras.QConv2D(2, 3, padding="same", kernel_quantizer=BITS, bias_quantizer=BITS, name="conv2"),
+        ]
+    )
+    with pytest.raises(ExportError) as refused:
+        fp.export(fp.prune(later), "latency_parallel", "pynq-z2", tmp_path / "later", x=images[:50], backend="RTL")
+    assert str(refused.value).startswith("layer 'conv2': padding 'same' or dilation in a reused window (a stream pads")
+
+
 def test_unrolled_it_writes_padding_and_merges_bit_exactly(images, tmp_path):
     """The config's RTL section asks for every position at once: 'same' padding, Add and Concatenate."""
     keras.utils.set_random_seed(6)
@@ -216,7 +258,7 @@ def test_unrolled_it_writes_padding_and_merges_bit_exactly(images, tmp_path):
     model = fp.prune(keras.Model(inputs, out), selections=["a[:, :, 0, 1]"])
     with pytest.raises(ExportError) as refused:
         fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "stream", x=crops[:100], backend="RTL")
-    assert str(refused.value).startswith("layer 'a': padding 'same' or dilation in a reused window; export it unrolled")
+    assert str(refused.value).startswith("layer 'add' (Add) merges streams; export it unrolled")
     exported = fp.export(model, "rtl_unrolled", "pynq-z2", tmp_path / "rtl", x=crops[:100], backend="RTL")
     assert exported.manifest["layout"] == "unrolled" and not (tmp_path / "stream").exists()
     check = fp.csim(exported, model, crops[:200])
