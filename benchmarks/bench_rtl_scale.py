@@ -3,16 +3,19 @@
 Designs: four single QDense layers of 512 to 3,072 products (6-bit weights and inputs, unrolled: about 20 LUT4 a
 product), up to about 70% of the ULX3S's LFE5U-85F, and the digits network's stream (`bench_rtl_clock.py`). Each
 is exported once by the RTL backend (latency cutoff 2), then measured on the same Verilog:
-- placed and routed on the LFE5U-85F by yosys `synth_ecp5` + nextpnr-ecp5 against 100 MHz, with a time cap per
-  tool: LUT4, FF, the clock, each tool's seconds and peak memory, and nextpnr's seconds by phase;
-- synthesized for the ZCU102's UltraScale+ by yosys `synth_xilinx` (synthesis only): LUT6.
-The digits stream is also placed and routed with nextpnr's options that shorten it (`--options`).
+- placed and routed on the LFE5U-85F by yosys `synth_ecp5` + nextpnr-ecp5 against 100 MHz (with `--pnr-options`,
+  as `--no-tmdriv`), with a time cap per tool: LUT4, FF, the clock, each tool's seconds and peak memory, and
+  nextpnr's seconds by phase;
+- synthesized for the ZCU102's UltraScale+ by yosys `synth_xilinx`, flattened (synthesis only): LUT6.
+The digits stream is also placed and routed with the nextpnr options given by `--options`, side by side.
 
-Estimates against those counts: the ECP5 rule `LUT4 = scale x da4ml cost`, its scale fitted on two of the designs
-(FIT) and its error measured on the others (held out); the Xilinx estimate that fpgaprune already gives
-(`resources.calibration.recorded()`, fitted on single layers against synth_xilinx) on every design.
+Estimates against those counts, per family: `LUTs = scale x da4ml cost`, its scale fitted on two of the designs
+(FIT) and its error measured on the others (held out); and the Xilinx scale fpgaprune already records
+(`resources.calibration.recorded()`, fitted on single layers) on every design. `--estimates-from` recomputes them
+from records of this benchmark (a later record's counts replacing an earlier's).
 
-    .venv/bin/python benchmarks/bench_rtl_scale.py [--designs ...] [--cap-s 2400] [--options "--router router2"]
+    .venv/bin/python benchmarks/bench_rtl_scale.py [--designs ...] [--cap-s 2400] [--pnr-options=--no-tmdriv]
+        [--options=--no-tmdriv ...] [--synth-only] [--estimates-from RECORD ...]
 """
 
 import argparse
@@ -140,6 +143,7 @@ def main(argv=None):
     parser.add_argument("--designs", nargs="+", default=list(DESIGNS), choices=list(DESIGNS))
     parser.add_argument("--cap-s", type=float, default=2400.0, help="time cap per tool and design")
     parser.add_argument("--options", action="append", default=[], help="nextpnr options tried on the digits stream")
+    parser.add_argument("--pnr-options", default="", help="nextpnr options for every design (as --no-tmdriv)")
     parser.add_argument("--synth-only", action="store_true", help="only yosys synth_xilinx, no place and route")
     parser.add_argument(
         "--estimates-from", type=Path, nargs="+", help="only the estimates, from records of this benchmark (a later "
@@ -161,7 +165,7 @@ def main(argv=None):
             print(f"{name}: {products} live products, {exported.manifest['live_weights']} live weights in its "
                   f"circuits, da4ml cost {row['cost']:g}")  # fmt: skip
             if not args.synth_only:
-                row.update(_measured(name, exported, args.cap_s))
+                row.update(_measured(name, exported, args.cap_s, shlex.split(args.pnr_options)))
             row["lut6"] = _synthesized(exported, args.cap_s)
             print(f"    synth_xilinx LUT6: {row['lut6']}")
             rows[name] = row
