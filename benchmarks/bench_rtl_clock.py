@@ -3,7 +3,7 @@ max-pool -> flatten -> dense 10; 6-bit weights, two of conv2's kernels removed) 
 LFE5U-85F by yosys and nextpnr-ecp5 against 100 MHz, at several latency cutoffs: LUT4, FF and the clock achieved,
 side by side. Each place and route takes minutes on 2 cores.
 
-    .venv/bin/python benchmarks/bench_rtl_clock.py [--cutoffs 5 2 1]
+    .venv/bin/python benchmarks/bench_rtl_clock.py [--cutoffs 5 2 1] [--options=--no-tmdriv]
 """
 
 import argparse
@@ -38,6 +38,7 @@ def _network():
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cutoffs", type=float, nargs="+", default=[5.0, 2.0, 1.0])
+    parser.add_argument("--options", default="", help="nextpnr's options (as --no-tmdriv) for every cutoff")
     args = parser.parse_args(argv)
     from sklearn.datasets import load_digits
 
@@ -51,7 +52,7 @@ def main(argv=None):
         for cutoff in args.cutoffs:
             config = {"RTL": {"LatencyCutoff": cutoff}}
             exported = fp.export(model, config, "ulx3s-85f", Path(scratch) / f"c{cutoff:g}", x=x[:100], backend="RTL")
-            found = measure(exported.path, timeout_s=3600)
+            found = measure(exported.path, timeout_s=3600, options=args.options.split())
             print(
                 f"{cutoff:<7g} {found.used['LUT4']:<6} {found.used['TRELLIS_FF']:<6} {found.fmax_mhz:<17.1f} "
                 f"{exported.manifest['da4ml_cost']:<11g} {found.seconds['yosys']:<8} {found.seconds['nextpnr']}"
