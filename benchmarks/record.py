@@ -62,7 +62,7 @@ def run_recorded(main, script: str, argv=None, results: Path = RESULTS) -> Path 
     base = f"{stamp}-{commit}"
     tmp = folder / f".{base}.tmp"
     stopped = None
-    with tmp.open("w") as record:
+    with tmp.open("w", buffering=1) as record:  # line by line: a run killed from outside keeps what it printed
         record.write(
             f"# python {' '.join([Path(script).name, *argv])}\n# revision {commit}, {stamp}, "
             f"{platform.node()}, {os.cpu_count()} CPUs\n\n"
