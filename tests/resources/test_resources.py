@@ -459,3 +459,24 @@ def test_a_large_layer_is_measured_in_parts_and_the_report_says_so(exported_pair
         change = wide.da4ml_cost / whole - 1
         assert f"{wide.luts} (in 4 parts; their da4ml cost {change:+.1%} against one circuit)" in text
         assert "says how far the sum may be" in text
+
+
+def test_the_rtl_lut_rules_are_what_their_benchmark_record_gives():
+    """`RTL_RULES` (the estimate beside an RTL run's measured counts): each family's scale and held-out errors as
+    `bench_rtl_scale.py --estimates-from` printed them, and its statement says where they come from."""
+    import re
+
+    from fpgaprune.resources.calibration import RTL_RULES, rtl_rule
+
+    root = Path(__file__).resolve().parents[2]
+    for family, printed in (("ECP5", "LUT4"), ("Xilinx", "LUT6")):
+        rule = RTL_RULES[family]
+        block = (root / rule["source"]).read_text().split(f"\n{printed} = ")[1].split("\n\n")[0]
+        assert block.startswith(f"{rule['scale']:.3f} x da4ml cost (least squares on mlp-512, mlp-2048)")
+        errors = {name: float(e) / 100 for name, e in re.findall(r"held out (\S+): .* error ([+-][\d.]+)%", block)}
+        assert errors == pytest.approx(rule["held_out"], abs=5e-4)
+    statement = rtl_rule("UltraScale+").statement(10000.0, 10500)
+    assert statement.startswith("estimate 10,220 LUT (a rule: 1.022 x da4ml cost 10000, fitted on yosys synth_xilinx")
+    assert "held-out errors -0.6% to +4.8% over 3 designs" in statement
+    assert statement.endswith("; measured / estimate 1.03")
+    assert rtl_rule("ECP5").unit == "LUT4" and rtl_rule("Agilex") is None
