@@ -95,32 +95,39 @@ def _synthesized(exported, cap: float) -> int | None:
 
 
 def _estimates(rows: dict) -> None:
-    """Per family, the scale from da4ml cost to LUTs fitted on FIT and its errors on the designs held out; then
-    the scale fpgaprune records for Xilinx (fitted on single layers) on every design."""
-    from fpgaprune.resources.calibration import recorded
+    """Per family, the scale from da4ml cost to LUTs fitted on FIT and its errors on the designs held out
+    (`resources.calibration`'s own fit); then the scale fpgaprune records for Xilinx (fitted on single layers) on
+    every design."""
+    from fpgaprune.resources.calibration import Calibration, fit, recorded
 
     for key, unit, tool in (("lut4", "LUT4", "placed and routed"), ("lut6", "LUT6", "synth_xilinx")):
-        fitted = [name for name in FIT if rows.get(name, {}).get(key)]
+        counts = _counts(rows, key)
+        fitted = [name for name in FIT if name in counts]
         if not fitted:
             continue
-        cost = np.array([rows[n]["cost"] for n in fitted])
-        luts = np.array([rows[n][key] for n in fitted])
-        scale = float(cost @ luts / (cost @ cost))
-        print(f"\n{unit} = {scale:.3f} x da4ml cost (least squares on {', '.join(fitted)})")
-        _errors({n: r for n, r in rows.items() if n not in fitted}, key, scale, tool, "held out ")
+        calibration = fit({name: counts[name] for name in fitted})
+        print(f"\n{unit} = {calibration.scale:.3f} x da4ml cost (least squares on {', '.join(fitted)})")
+        _errors(calibration, {n: c for n, c in counts.items() if n not in fitted}, tool, "held out ")
     xilinx = recorded()
     print(f"\nfpgaprune's recorded LUT6 = {xilinx.scale:.3f} x da4ml cost ({xilinx.source}); every design held out")
-    _errors(rows, "lut6", xilinx.scale, "synth_xilinx", "")
+    _errors(Calibration(xilinx.scale, []), _counts(rows, "lut6"), "synth_xilinx", "")
 
 
-def _errors(rows: dict, key: str, scale: float, tool: str, label: str) -> None:
-    errors = []
-    for name, row in rows.items():
-        if row.get(key):
-            estimate = scale * row["cost"]
-            errors.append((estimate - row[key]) / row[key])
-            print(f"  {label}{name}: estimate {estimate:.0f}, {tool} {row[key]}, error {errors[-1]:+.1%}")
-    if errors:
+def _counts(rows: dict, key: str) -> dict:
+    """{design: its da4ml cost and LUT count} where `key`'s count was measured, as `calibration.fit` reads them."""
+    from types import SimpleNamespace
+
+    return {n: SimpleNamespace(da4ml_cost=r["cost"], luts=r[key]) for n, r in rows.items() if r.get(key)}
+
+
+def _errors(calibration, counts: dict, tool: str, label: str) -> None:
+    from fpgaprune.resources.calibration import held_out_errors
+
+    checked = held_out_errors(calibration, counts).held_out
+    for name, (estimate, measured, error) in checked.items():
+        print(f"  {label}{name}: estimate {estimate:.0f}, {tool} {measured}, error {error:+.1%}")
+    if checked:
+        errors = [error for _, _, error in checked.values()]
         print(f"  errors: mean {np.mean(errors):+.1%}, spread (std) {np.std(errors):.1%}, over {len(errors)} designs")
 
 
