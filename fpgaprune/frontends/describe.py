@@ -136,6 +136,7 @@ def _applied(front_end, layer) -> ActivationRecord | None:
         fixed=front_end.quantizer_type(quantizer, activation=True),
         table=front_end.table_function(layer),
         **_limits(front_end, quantizer),
+        **(front_end.quantizer_curve(quantizer) if hasattr(quantizer, "get_config") else {}),
     )
 
 
@@ -151,6 +152,7 @@ def _activation(front_end, activation) -> ActivationRecord | None:
         quantizer=quantizer,
         fixed=front_end.quantizer_type(activation, activation=True) if quantizer else None,
         **_limits(front_end, activation),
+        **(front_end.quantizer_curve(activation) if quantizer else {}),
     )
 
 

@@ -74,6 +74,8 @@ class ActivationRecord:
     table: str | None = None  # the function hls4ml reads from a table for it ("sigmoid", "tanh"), if any
     range: tuple | None = None  # a quantizer's (lo, hi), where finite
     relu: bool = False  # a ReLU quantizer (below 0 is its function, not a clip)
+    curve: str | None = None  # a quantizer's function before it rounds, where it is a curve ("sigmoid", "tanh")
+    line: tuple | None = None  # ... where it is a line: (slope, offset) (QKeras' hard sigmoid: 0.5, 0.5)
 
     @property
     def name(self) -> str:

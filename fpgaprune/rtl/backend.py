@@ -25,7 +25,7 @@ from fpgaprune.rtl.harness import HARNESS, build, harness_source, simulate
 from fpgaprune.rtl.logic import input_map, network_logic
 from fpgaprune.rtl.stream import stream_stages
 from fpgaprune.rtl.verilator import on_path
-from fpgaprune.rtl.verilog import stream_verilog, width
+from fpgaprune.rtl.verilog import inline_tables, stream_verilog, width
 from fpgaprune.support.atomic import replace_directory
 from fpgaprune.support.text_table import format_rows
 from fpgaprune.support.tools import cores
@@ -67,7 +67,7 @@ class RtlDesign:
             self.verilog_model(path).write()
             names = sorted(p.name for p in (path / "src").glob(f"{self.project_name}*.v"))
             names = [n for n in names if not n.endswith("_wrapper.v")]
-            sources = [f"src/{n}" for n in names]
+            sources = [f"src/{n}" for n in names] + _inlined_tables(path / "src", names)
         else:
             (path / "src").mkdir(parents=True, exist_ok=True)
             modules = stream_verilog(self.stages, self.project_name, self.latency_cutoff, trace)
@@ -76,7 +76,7 @@ class RtlDesign:
             sources = [f"src/{module}.v" for module in modules]
         (path / STATIC).mkdir(parents=True, exist_ok=True)
         for source in sorted(static.glob("*.v")):
-            if source.name != "lookup_table.v":  # it reads a `.mem` file; no design here uses a table
+            if source.name != "lookup_table.v":  # it reads a `.mem` file; the tables are inlined
                 shutil.copy(source, path / STATIC / source.name)
                 sources.append(f"{STATIC}/{source.name}")
         return sources
@@ -157,6 +157,21 @@ class RtlBackend(Backend):
 
         weakref.finalize(run, shutil.rmtree, scratch, True)  # the build goes with the run that uses it
         return run
+
+
+def _inlined_tables(src: Path, names: list) -> list:
+    """da4ml's table files of an unrolled design written into modules of their own (`verilog.inline_tables`): the
+    sources it adds."""
+    memfiles = {p.name: p.read_text() for p in sorted((src / "memfiles").glob("*.mem"))}
+    shutil.rmtree(src / "memfiles", ignore_errors=True)
+    tables = {}
+    for name in names:
+        text, found = inline_tables((src / name).read_text(), memfiles)
+        (src / name).write_text(text)
+        tables.update(found)
+    for module, text in tables.items():
+        (src / f"{module}.v").write_text(text)
+    return [f"src/{module}.v" for module in sorted(tables)]
 
 
 def _summary_rows(manifest) -> list:

@@ -1,14 +1,15 @@
 """An exact fixed-point emulation of a model's record, in numpy, of what the RTL computes: sums of products in
 float64 (exact for these widths: every value is on a power-of-two grid and under 2^53), each quantizer rounding and
 overflowing as its type says. It shares only the geometry of the windows with `logic.py` (which taps an output
-position reads); the arithmetic is its own. The RTL's simulation must equal it bit for bit, layer by layer
-(`check_stages`, `check_against_emulation`); so must da4ml's own software emulation of the logic, which is checked
-against the RTL, never used in its place."""
+position reads) and the curves of table activations; the arithmetic is its own. The RTL's simulation must equal it
+bit for bit, layer by layer (`check_stages`, `check_against_emulation`); so must da4ml's own software emulation of
+the logic, which is checked against the RTL, never used in its place."""
 
 import numpy as np
 
 from fpgaprune.errors import FpgapruneError
 from fpgaprune.rtl.logic import (
+    CURVES,
     FLATTENING,
     PASSING,
     POOLINGS,
@@ -103,6 +104,10 @@ def _at_position(layer, taps: np.ndarray, places) -> np.ndarray:
 
 def _activated(activation, values: np.ndarray, relu: bool = False) -> np.ndarray:
     if activation is not None and activation.quantizer and activation.fixed is not None:
+        if activation.curve is not None:  # its curve, value by value (the RTL: a table of it)
+            values = CURVES[activation.curve](values)
+        elif activation.line is not None:
+            values = values * activation.line[0] + activation.line[1]
         if activation.relu and activation.fixed.signed:
             values = np.maximum(values, 0.0)
         return fixed_point(values, activation.fixed, activation.fixed.quantizing)

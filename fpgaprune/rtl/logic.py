@@ -19,7 +19,8 @@ POOLINGS = ("MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2
 POINTWISE = ("Activation", "ReLU", "BatchNormalization")
 CANNOT = (
     "the RTL backend writes Dense, convolutions (depthwise and separable too), max and average pooling, batch "
-    "normalization of power-of-two parameters, ReLU and quantized activations, Flatten, Add and Concatenate"
+    "normalization of power-of-two parameters, ReLU and quantized activations (tanh and sigmoid as tables), "
+    "Flatten, Add and Concatenate"
 )
 
 
@@ -341,20 +342,89 @@ class _Relu:
     name, quantizer, fixed, relu = "relu", False, None, True
 
 
+# The curves an activation quantizer may compute before it rounds, each a lookup table of its input's values
+CURVES = {
+    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+    "tanh": np.tanh,
+    "2 sigmoid - 1": lambda x: 2.0 / (1.0 + np.exp(-x)) - 1.0,
+}
+
+
 def _activated(layer, activation, values):
-    """`values` through the layer's activation: a quantizer of a fixed type, a float ReLU, or the identity."""
+    """`values` through the layer's activation: a quantizer of a fixed type (after its line, or through a table of
+    its curve), a float ReLU, or the identity."""
     if activation is None or (not activation.quantizer and activation.name in ("", "linear")):
         return values
     if activation.quantizer and activation.fixed is not None:
+        if activation.curve is not None:
+            return _tabled(layer, activation, values)
+        if activation.line is not None:
+            slope, offset = activation.line
+            values = _array(values) * float(slope) + float(offset)
         if activation.relu and activation.fixed.signed:
             values = values.relu()
         return quantized(values, activation.fixed)
     if activation.name == "relu":
         return values.relu()
     raise ExportError(
-        f"layer '{layer.name}': the RTL backend computes no {activation.name or activation.class_name} yet "
-        "(a table activation comes in a later step); end the model before it, or quantize it"
+        f"layer '{layer.name}': the RTL backend computes no float {activation.name or activation.class_name}: "
+        "quantize it (QKeras' quantized_tanh or quantized_sigmoid gives its table an output type), or end the "
+        "model before it"
     )
+
+
+def _tabled(layer, activation, values):
+    """An activation quantizer's curve as da4ml's lookup tables, one per input type: each entry the curve of one
+    value the input can take, rounded into the quantizer's type as `quantized` rounds (exact on every input). Each
+    input is first cut to the fewest bits that leave every entry as it was (`_narrowed`)."""
+    curve = CURVES.get(activation.curve)
+    if curve is None:
+        raise ExportError(f"layer '{layer.name}': no table for the curve '{activation.curve}' ({', '.join(CURVES)})")
+    k, i, f = kif_of(activation.fixed)
+    rounding = activation.fixed.quantizing
+
+    def table(x):
+        return _rounded(curve(np.asarray(x, np.float64)), k, i, f, rounding)
+
+    shape = _vars(values).shape
+    narrowed = np.array([_narrowed(v, table) for v in _vars(values).ravel()], dtype=object).reshape(shape)
+    return _array(narrowed).apply(table).quantize(k, i, f)
+
+
+def _narrowed(value, table, most: int = 1 << 22):
+    """`value` (a da4ml variable) truncated to the fewest fraction bits, then saturated to the fewest integer bits,
+    that give every value it can take the same table entry (checked on all of them); as it is if it can take more
+    than `most` values."""
+    low, high, step = (float(v) for v in value.qint)
+    count = round((high - low) / step) + 1
+    if count > most or count < 2:
+        return value
+    grid = low + step * np.arange(count)
+    wanted, sign, fraction = table(grid), int(low < 0), int(round(-np.log2(step)))
+    top = int(np.ceil(np.log2(max(abs(low), high + step))))  # integer bits that hold every value
+
+    def same(i: int, f: int) -> bool:
+        return np.array_equal(table(_rounded(grid, sign, i, f, quantizing=False, saturate=True)), wanted)
+
+    kept = next(f for f in range(-top, fraction + 1) if same(top, f))
+    bits = next(i for i in range(-kept + 1 - sign, top + 1) if same(i, kept))
+    if (bits, kept) == (top, fraction):
+        return value
+    return value.quantize(sign, bits, kept, "SAT", "TRN")
+
+
+def _rounded(values, k: int, i: int, f: int, quantizing: bool, saturate: bool = False) -> np.ndarray:
+    """`values` (numbers) in the type (k, i, f): rounded half to even and saturated (`quantizing`), else truncated
+    and wrapped (or saturated, `saturate`)."""
+    steps = np.asarray(values, np.float64) * 2.0**f
+    low, high = (-(2.0 ** (i + f)) if k else 0.0), 2.0 ** (i + f) - 1
+    if quantizing:
+        steps = np.clip(np.round(steps), low, high)
+    elif saturate:
+        steps = np.clip(np.floor(steps), low, high)
+    else:
+        steps = np.mod(np.floor(steps) - low, 2.0 ** (k + i + f)) + low
+    return steps * 2.0**-f
 
 
 def quantized(values, fixed):

@@ -14,6 +14,7 @@ the last `latency` cycles, at most). A first convolution with padding gets the p
 zero beats itself (`_padder`). Values are packed value by value, the first at the lowest bits, each in two's
 complement of its own width (`Stage.in_kifs`, `out_kifs`)."""
 
+import re
 from math import ceil, log2
 
 import numpy as np
@@ -58,15 +59,16 @@ def _bus(bits: int) -> str:
 
 def _circuit(name: str, pipe) -> dict:
     """The circuit's steps (da4ml's combinational modules) between registers."""
-    from da4ml.codegen.rtl.verilog import comb_logic_gen
+    from da4ml.codegen.rtl.verilog import comb_logic_gen, table_mem_gen
     from da4ml.types import minimal_kif
 
     steps = pipe.solutions
     widths = [sum(map(sum, map(minimal_kif, s.inp_qint))) for s in steps]
     widths.append(sum(map(sum, map(minimal_kif, pipe.out_qint))))
-    modules = {
-        f"{name}_step{i}": comb_logic_gen(s, f"{name}_step{i}", timescale=TIMESCALE) for i, s in enumerate(steps)
-    }  # noqa: E501
+    modules = {}
+    for i, step in enumerate(steps):
+        text, tables = inline_tables(comb_logic_gen(step, f"{name}_step{i}", timescale=TIMESCALE), table_mem_gen(step))
+        modules.update({f"{name}_step{i}": text, **tables})
     lines = [f"    reg {_bus(w)} held{i};" for i, w in enumerate(widths)]
     lines += [f"    wire {_bus(w)} step{i}_out;" for i, w in enumerate(widths[1:])]
     lines += [f"    {name}_step{i} step{i} (.model_inp(held{i}), .model_out(step{i}_out));" for i in range(len(steps))]
@@ -85,6 +87,50 @@ def _circuit(name: str, pipe) -> dict:
         ]
     )
     return modules
+
+
+TABLE = re.compile(r'lookup_table #\((\d+), (\d+), "table_([0-9a-f-]+)\.mem"\)')
+
+
+def inline_tables(text: str, memfiles: dict) -> tuple[str, dict]:
+    """da4ml's lookup tables (`lookup_table` instances reading a `.mem` file at elaboration) as modules of their
+    own whose entries are written in them, so a project reads no file from where a tool runs: (the text, {module
+    name: its Verilog})."""
+    modules = {}
+
+    def module(match) -> str:
+        width_in, width_out, key = int(match[1]), int(match[2]), match[3]
+        name = f"table_{key.replace('-', '')[:16]}"
+        entries = [int(e, 16) if "X" not in e else 0 for e in memfiles[f"table_{key}.mem"].split()]
+        entries += [0] * ((1 << width_in) - len(entries))
+        modules[name] = _table_module(name, width_in, width_out, entries)
+        return name
+
+    return TABLE.sub(module, text), modules
+
+
+CONSTANT_BITS = 1 << 16  # the widest constant Verilator takes by default (--max-num-width)
+
+
+def _table_module(name: str, width_in: int, width_out: int, entries: list) -> str:
+    """A table as constants (entry 0 at the lowest bits), in parts of at most CONSTANT_BITS, the input's high bits
+    choosing the part."""
+    low = min(width_in, max(0, (CONSTANT_BITS // width_out).bit_length() - 1))  # input bits within a part
+    size, lines = 1 << low, []
+    for part in range(len(entries) // size):
+        packed = sum(e << (n * width_out) for n, e in enumerate(entries[part * size : (part + 1) * size]))
+        index = f"in[{low - 1}:0]" if low else "0"
+        lines += [
+            f"    localparam {_bus(size * width_out)} PART{part} = {size * width_out}'h{packed:x};",
+            f"    wire {_bus(width_out)} part{part} = PART{part}[{index} * {width_out} +: {width_out}];",
+        ]
+    parts = len(entries) // size
+    choice = "part0" if parts == 1 else f"parts[in[{width_in - 1}:{low}]]"
+    if parts > 1:
+        lines.insert(0, f"    wire {_bus(width_out)} parts [0:{parts - 1}];")
+        lines += [f"    assign parts[{p}] = part{p};" for p in range(parts)]
+    header = f"module {name} (input {_bus(width_in)} in, output {_bus(width_out)} out);"
+    return "\n".join([TIMESCALE, header, *lines, f"    assign out = {choice};", "endmodule", ""])
 
 
 def _window(name: str, stage, latency: int, circuit_inputs) -> str:

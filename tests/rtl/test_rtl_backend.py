@@ -265,13 +265,40 @@ def test_unrolled_it_writes_padding_and_merges_bit_exactly(images, tmp_path):
     assert check.bit_exact, check.format()
 
 
+def _curves(seed: int):
+    """A QKeras MLP through a real tanh and a real sigmoid (tables) and QKeras' hard sigmoid (0.5x + 0.5)."""
+    keras.utils.set_random_seed(seed)
+    dense = {"kernel_quantizer": BITS, "bias_quantizer": BITS}
+    return keras.Sequential(
+        [
+            keras.Input((64,)),
+            qkeras.QDense(12, name="fc1", **dense),
+            qkeras.QActivation("quantized_tanh(6,use_real_tanh=True)", name="tanh1"),
+            qkeras.QDense(10, activation="quantized_sigmoid(5)", name="fc2", **dense),
+            qkeras.QDense(8, name="fc3", **dense),
+            qkeras.QActivation("quantized_sigmoid(6,use_real_sigmoid=True)", name="sigmoid3"),
+            qkeras.QDense(4, name="fc4", **dense),
+        ]
+    )
+
+
+@pytest.mark.parametrize("preset, seed", [("latency_parallel", 0), ("rtl_unrolled", 1)])
+def test_tanh_and_sigmoid_are_exact_tables_and_a_hard_sigmoid_its_line(preset, seed, digits, tmp_path):
+    model = fp.prune(_curves(seed), selections=["fc1[:, 3]", "fc3[2:6, 5]"])
+    exported = fp.export(model, preset, "ulx3s-85f", tmp_path / "rtl", x=digits[:100], backend="RTL")
+    tables = sorted((tmp_path / "rtl" / "src").glob("table_*.v"))
+    assert tables and not list((tmp_path / "rtl").rglob("*.mem")), "tables are modules of the project, no files"
+    check = fp.csim(exported, model, digits)  # stage by stage against the emulation, then against QKeras
+    assert check.bit_exact and check.samples == len(digits), check.format()
+
+
 def test_a_layer_it_cannot_write_is_one_line_naming_it(digits, tmp_path):
     tanh = keras.layers.Activation("tanh", name="t")
     dense = qkeras.QDense(4, kernel_quantizer=BITS, bias_quantizer=BITS, name="fc")
     model = keras.Sequential([keras.Input((64,)), dense, tanh])
     with pytest.raises(ExportError) as refused:
         fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=digits[:4], backend="RTL")
-    assert str(refused.value).startswith("layer 't': the RTL backend computes no tanh yet")
+    assert str(refused.value).startswith("layer 't': the RTL backend computes no float tanh: quantize it")
     assert not (tmp_path / "rtl").exists()
 
 

@@ -114,6 +114,11 @@ class FrameworkReading(ABC):
         quantized_tanh with use_real_tanh, say), whose C-sim is then judged within the table's bound; None."""
         return None
 
+    def quantizer_curve(self, quantizer) -> dict:
+        """What an activation quantizer computes before it rounds, as `ActivationRecord` fields: {"curve": "tanh"}
+        (a real function), {"line": (slope, offset)} (a hard one), or {} (it only rounds)."""
+        return {}
+
     def quantizer_range(self, quantizer) -> tuple[float, float] | None:
         """[lo, hi] of what a quantizer outputs, where its type does not say (None: measured on a ramp)."""
         return None

@@ -76,6 +76,7 @@ class QKerasFrontEnd(KerasTwoRoute, TensorFlowKeras, ModelFiles, FrontEnd):
     quantizer_texts = staticmethod(quantizers.quantizer_texts)
     activation_quantizer = staticmethod(quantizers.activation_quantizer)
     table_function = staticmethod(quantizers.table_function)
+    quantizer_curve = staticmethod(quantizers.quantizer_curve)
     quantized = staticmethod(quantizers.quantized)
     folded = staticmethod(quantizers.folded)
     quantizer_bits = staticmethod(quantizers.quantizer_bits)

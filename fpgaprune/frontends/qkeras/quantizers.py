@@ -107,6 +107,23 @@ def table_function(layer) -> str | None:
     return function if flag and quantizer.get_config().get(flag) else None
 
 
+def quantizer_curve(quantizer) -> dict:
+    """What a QKeras sigmoid or tanh quantizer computes before it rounds: the real function ({"curve": ...}), or
+    the line of QKeras' internal sigmoid ("hard": 0.5x + 0.5, "smooth": 0.1875x + 0.5; a tanh is 2 sigmoid - 1);
+    {} for any other quantizer."""
+    from qkeras import quantizers as library
+
+    flag, function = _REAL.get(type(quantizer).__name__, (None, None))
+    if flag is None:
+        return {}
+    if quantizer.get_config().get(flag):
+        return {"curve": function}
+    if library._sigmoid is library.tf.keras.backend.sigmoid:  # set_internal_sigmoid("real")
+        return {"curve": "sigmoid" if function == "sigmoid" else "2 sigmoid - 1"}
+    slope = 0.5 if library._sigmoid is library.hard_sigmoid else 0.1875
+    return {"line": (slope, 0.5)} if function == "sigmoid" else {"line": (2 * slope, 0.0)}
+
+
 def quantize_array(quantizer, values) -> np.ndarray:
     """`values` (an array) through `quantizer`, in float64."""
     import tensorflow as tf
