@@ -161,6 +161,10 @@ def check_stages(record, input_fixed, xq, traced: list, stages, where: str) -> N
         if stage.kind == "gather":  # the map it reads, flattened in its order
             source = maps[stage.source or INPUT].reshape(len(xq), -1)
             expected = source[:, stage.order].reshape(len(xq), 1, -1)
+        elif stage.kind == "pad":  # the map it reads, with its zeros
+            top, left, bottom, right = stage.pad
+            padded = np.pad(maps[stage.source or INPUT], ((0, 0), (top, bottom), (left, right), (0, 0)))
+            expected = padded.reshape(len(xq), stage.beats, -1)
         else:
             expected = maps[stage.layers[-1]].reshape(len(xq), stage.beats, -1)
         if found.shape != expected.shape:

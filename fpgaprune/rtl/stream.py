@@ -30,8 +30,9 @@ UNROLL_HINT = "export it unrolled (the config's RTL section: Unroll: true, as th
 
 @dataclass
 class Stage:
-    """One stage of the stream: a window over an input map (`kind` "window") or a map gathered into one beat
-    ("gather"), with the layers it computes and its circuit (da4ml's `CombLogic`, None for a gather)."""
+    """One stage of the stream: a window over an input map (`kind` "window"), a map gathered into one beat
+    ("gather") or a map with zeros around it ("pad", for a convolution with padding after the first), with the
+    layers it computes and its circuit (da4ml's `CombLogic`, None for a gather or pad)."""
 
     kind: str
     layers: list  # the names of the layers it computes, in order
@@ -42,9 +43,10 @@ class Stage:
     logic: object = None
     in_kifs: tuple = ()  # (k, i, f) arrays of one input pixel's values
     out_kifs: tuple = ()  # ... of one output beat's values
-    source: str | None = None  # a gather's: the layer whose map it reads (None: the input)
+    source: str | None = None  # a gather's or pad's: the layer whose map it reads (None: the input)
     order: object = None  # a gather's: where each value of its beat comes from in the map (channels last)
-    pad: tuple = (0, 0, 0, 0)  # a first stage's zeros around the network's input (top, left, bottom, right)
+    pad: tuple = (0, 0, 0, 0)  # zeros around the map (top, left, bottom, right): a first stage's, added by the top
+    # module to the network's input, or a pad stage's
 
     @property
     def fed_shape(self) -> tuple:
@@ -90,7 +92,10 @@ def stream_stages(record, input_fixed, shape) -> list:
                 label = name if layer.role in FLATTENING else f"{name}: its input, flattened"
                 stages.append(_gather(label, shape, kifs, last, flat_order(shape, first)))
                 shape, kifs = stages[-1].out_shape, stages[-1].out_kifs
-            current = _window_stage(layer, shape, kifs, at_input=not stages) if is_window(layer) else None
+            current = _window_stage(layer, shape, kifs) if is_window(layer) else None
+            if current is not None and any(current.pad) and stages:  # its zeros from a stage of their own
+                stages.append(_padding(name, current, kifs, last))
+                current.pad = (0, 0, 0, 0)
         else:
             current = current or _window_stage(None, shape, kifs)
             current.layers.append(name)
@@ -101,24 +106,33 @@ def stream_stages(record, input_fixed, shape) -> list:
     return stages
 
 
-def _window_stage(layer, shape, kifs, at_input: bool) -> Stage:
+def _window_stage(layer, shape, kifs) -> Stage:
     """A new window stage for `layer` (None: an identity window of one pixel, for pointwise layers). A convolution
-    that reads the network's input pads it there: the top feeds it the padded raster (`Stage.pad`)."""
+    with padding reads its input padded (`Stage.pad`): the top adds the zeros to the network's input, a pad stage
+    to a map inside it."""
     if layer is None:
         return Stage("window", [], shape, shape, in_kifs=kifs)
     geometry = WindowGeometry(layer, shape)
-    padded_input = at_input and geometry.padded and layer.role not in POOLINGS
-    if (geometry.padded and not padded_input) or geometry.dilation != (1, 1):
+    if (geometry.padded and layer.role in POOLINGS) or geometry.dilation != (1, 1):
         raise ExportError(
-            f"layer '{layer.name}': padding '{geometry.padding}' or dilation in a reused window (a stream pads only "
-            f"the network's input, for a convolution); {UNROLL_HINT}"
+            f"layer '{layer.name}': padding '{geometry.padding}' of a pooling, or dilation, in a reused window (a "
+            f"stream pads for convolutions); {UNROLL_HINT}"
         )
     out = (geometry.out_height, geometry.out_width, 0)  # its channels: its circuit's outputs, once traced
     stage = Stage("window", [layer.name], shape, out, geometry.size, geometry.strides, in_kifs=kifs)
-    if padded_input:
+    if geometry.padded:
         stage.pad = (*geometry.before, *geometry.after)
         stage.in_shape = (shape[0] + stage.pad[0] + stage.pad[2], shape[1] + stage.pad[1] + stage.pad[3], shape[2])
     return stage
+
+
+def _padding(name: str, stage: Stage, kifs, source) -> Stage:
+    """The zeros around the map a window `stage` reads inside the network, as a stage of their own (hls4ml's
+    ZeroPadding before a convolution in io_stream)."""
+    shape = stage.fed_shape
+    return Stage(
+        "pad", [f"{name}: its zeros"], shape, stage.in_shape, in_kifs=kifs, out_kifs=kifs, source=source, pad=stage.pad
+    )
 
 
 def _gather(name: str, shape, kifs, source, order) -> Stage:

@@ -37,15 +37,19 @@ def stream_verilog(stages, name: str, latency_cutoff: float, trace: bool = False
     modules, latencies = {}, []
     for n, stage in enumerate(stages):
         stem = f"{name}_s{n}"
-        if stage.kind == "gather":
-            modules[stem] = _gather(stem, stage)
+        if stage.kind in ("gather", "pad"):
+            modules[stem] = _gather(stem, stage) if stage.kind == "gather" else ""
             latencies.append(1)
             continue
         pipe = to_pipeline(stage.logic, latency_cutoff, verbose=False)
         modules.update(_circuit(f"{stem}_circuit", pipe))
         modules[stem] = _window(stem, stage, len(pipe.solutions) + 1, pipe.solutions[0].inp_qint)
         latencies.append(len(pipe.solutions) + 1)
-    modules[name] = _top(name, stages, trace, sum(latencies))
+    pads = any(stage.kind == "pad" for stage in stages)
+    for n, stage in enumerate(stages):
+        if stage.kind == "pad":
+            modules[f"{name}_s{n}"] = _pad(f"{name}_s{n}", stage)
+    modules[name] = _top(name, stages, trace, sum(latencies), one_at_a_time=pads)
     return modules
 
 
@@ -252,10 +256,11 @@ def _gather(name: str, stage) -> str:
     )
 
 
-def _top(name: str, stages, trace: bool, latency: int) -> str:
-    """The stages in a chain, their outputs into a FIFO with room for `latency` beats in flight and a few more."""
+def _top(name: str, stages, trace: bool, latency: int, one_at_a_time: bool = False) -> str:
+    """The stages in a chain, their outputs into a FIFO with room for `latency` beats in flight and a few more
+    (`one_at_a_time`, with a pad stage inside: room for two samples' outputs, one sample in the stages at a time)."""
     first, last = width(stages[0].in_kifs), width(stages[-1].out_kifs)
-    depth = latency + FIFO_SLACK
+    depth = 2 * stages[-1].beats + FIFO_SLACK if one_at_a_time else latency + FIFO_SLACK
     ports = [
         "input clk",
         "input rst",
@@ -285,7 +290,10 @@ def _top(name: str, stages, trace: bool, latency: int) -> str:
         if trace:
             lines += [f"    assign trace{n}_valid = s{n}_valid;", f"    assign trace{n}_data = s{n}_data;"]
         source = (f"s{n}_valid", f"s{n}_data")
-    lines += _fifo(source, last, depth, latency)
+    if one_at_a_time:
+        lines += _fifo_by_sample(source, last, depth, stages[0], stages[-1].beats)
+    else:
+        lines += _fifo(source, last, depth, latency)
     return "\n".join([*lines, "endmodule", ""])
 
 
@@ -315,6 +323,83 @@ def _padder(stage) -> list:
         f"            if (col == {width_ - 1}) begin",
         f"                col <= 0; row <= (row == {height - 1}) ? 0 : row + 1;",
         "            end else col <= col + 1;",
+        "        end",
+        "    end",
+    ]
+
+
+def _pad(name: str, stage) -> str:
+    """A pad stage: a row and column counter over the padded map; at a padding place it sends a zero, inside it the
+    oldest beat of its FIFO (or nothing while the FIFO is empty), one beat a cycle; the beats that arrive meanwhile
+    wait in the FIFO, which holds a whole map (the top lets one sample at a time into the stages)."""
+    height, width_, _ = stage.out_shape
+    top, left, bottom, right = stage.pad
+    bits, depth = width(stage.in_kifs), stage.in_shape[0] * stage.in_shape[1]
+    within = [f"row >= {top}"] * bool(top) + [f"row < {height - bottom}"] * bool(bottom)
+    within += [f"col >= {left}"] * bool(left) + [f"col < {width_ - right}"] * bool(right)
+    return "\n".join(
+        [
+            TIMESCALE,
+            f"module {name} (input clk, input rst, input in_valid, input {_bus(bits)} in_data,",
+            f"    output reg out_valid, output reg {_bus(bits)} out_data);",
+            f"    // zeros around the map ({top}, {left}, {bottom}, {right})",
+            f"    reg {_bus(bits)} fifo [0:{depth - 1}];",
+            f"    reg [{_bits(depth) - 1}:0] head, tail;",
+            f"    reg [{_bits(depth + 1) - 1}:0] count;",
+            f"    reg [{_bits(height) - 1}:0] row;",
+            f"    reg [{_bits(width_) - 1}:0] col;",
+            f"    wire pixel = {' && '.join(within)};  // not a padding place",
+            "    wire send = !pixel || count != 0;",
+            "    always @(posedge clk) begin",
+            "        if (rst) begin",
+            "            head <= 0; tail <= 0; count <= 0; row <= 0; col <= 0; out_valid <= 0;",
+            "        end else begin",
+            f"            if (in_valid) begin fifo[tail] <= in_data; tail <= (tail == {depth - 1}) ? 0 : tail + 1; end",
+            "            out_valid <= send;",
+            "            out_data <= pixel ? fifo[head] : 0;",
+            f"            if (send && pixel) head <= (head == {depth - 1}) ? 0 : head + 1;",
+            "            count <= count + in_valid - (send && pixel);",
+            "            if (send) begin",
+            f"                if (col == {width_ - 1}) begin",
+            f"                    col <= 0; row <= (row == {height - 1}) ? 0 : row + 1;",
+            "                end else col <= col + 1;",
+            "            end",
+            "        end",
+            "    end",
+            "endmodule",
+            "",
+        ]
+    )
+
+
+def _fifo_by_sample(source, bits: int, depth: int, first, beats: int) -> list:
+    """The output FIFO where a pad stage inside makes outputs of its own (its zeros) and holds beats back (its
+    FIFO): a sample may start (its first beat be taken) only once every output of the samples before is in the FIFO,
+    and the FIFO has room for all its `beats` outputs; its other beats are always taken. in_ready is a register."""
+    places = first.in_shape[0] * first.in_shape[1]
+    place_bits, owed_bits = _bits(places), _bits(beats + 1)
+    return [
+        f"    reg {_bus(bits)} fifo [0:{depth - 1}];",
+        f"    reg [{_bits(depth) - 1}:0] head, tail;",
+        f"    reg [{_bits(depth + 1) - 1}:0] count;",
+        f"    reg [{owed_bits - 1}:0] owed;  // the outputs of the sample in the stages not yet in the FIFO",
+        f"    reg [{place_bits - 1}:0] place;  // the next beat's place in its sample",
+        f"    wire push = {source[0]};",
+        "    wire pop = out_valid && out_ready;",
+        "    wire starting = taken && place == 0;",
+        f"    wire [{place_bits - 1}:0] place_next = taken ? ((place == {places - 1}) ? 0 : place + 1) : place;",
+        f"    wire [{owed_bits - 1}:0] owed_next = owed + (starting ? {beats} : 0) - push;",
+        f"    wire [{_bits(depth + 1) - 1}:0] count_next = count + push - pop;",
+        "    assign out_valid = count != 0;",
+        "    assign out_data = fifo[head];",
+        "    always @(posedge clk) begin",
+        "        if (rst) begin",
+        "            head <= 0; tail <= 0; count <= 0; owed <= 0; place <= 0; ready <= 0;",
+        "        end else begin",
+        f"            if (push) begin fifo[tail] <= {source[1]}; tail <= (tail == {depth - 1}) ? 0 : tail + 1; end",
+        f"            if (pop) head <= (head == {depth - 1}) ? 0 : head + 1;",
+        "            count <= count_next; owed <= owed_next; place <= place_next;",
+        f"            ready <= place_next != 0 || (owed_next == 0 && count_next + {beats} <= {depth});",
         "        end",
         "    end",
     ]

@@ -206,7 +206,7 @@ def test_a_batch_normalization_joins_its_convolutions_circuit_bit_exactly_or_is_
 @pytest.mark.parametrize("strides, size, pad", [(2, 3, [0, 0, 1, 1]), (1, 4, [1, 1, 2, 2])])
 def test_a_first_convolution_with_same_padding_streams_bit_exactly(strides, size, pad, images, tmp_path):
     """The top feeds a first 'same' convolution the padded raster (zeros where no pixel is, split as TensorFlow
-    splits an odd total: the extra one after); a 'same' convolution later is one line."""
+    splits an odd total: the extra one after)."""
     keras.utils.set_random_seed(5)
     relu = "quantized_relu(6,2)"
     model = keras.Sequential(
@@ -233,16 +233,37 @@ def test_a_first_convolution_with_same_padding_streams_bit_exactly(strides, size
     assert first["pad"] == pad and first["output"][:2] == [8 // strides] * 2, first
     check = fp.csim(exported, model, images[:300])
     assert check.bit_exact, check.format()
-    later = keras.Sequential(
+
+
+def test_a_convolution_with_same_padding_inside_the_network_streams_bit_exactly(images, tmp_path):
+    """A pad stage adds the zeros to a map inside the network (hls4ml's ZeroPadding in io_stream); its FIFO holds
+    what arrives while it sends zeros, and the top lets one sample at a time in (the test bench feeds at full rate
+    half the time, so a FIFO too small would lose beats). A pooling with padding is one line."""
+    keras.utils.set_random_seed(7)
+    relu, q = "quantized_relu(6,2)", {"kernel_quantizer": BITS, "bias_quantizer": BITS}
+    model = keras.Sequential(
         [
             keras.Input((8, 8, 1)),
-            qkeras.QConv2D(2, 3, kernel_quantizer=BITS, bias_quantizer=BITS, name="conv1"),
-            qkeras.QConv2D(2, 3, padding="same", kernel_quantizer=BITS, bias_quantizer=BITS, name="conv2"),
+            qkeras.QConv2D(4, 3, activation=relu, name="conv1", **q),
+            qkeras.QConv2D(6, 5, padding="same", activation=relu, name="conv2", **q),  # 6x6 padded to 10x10
+            keras.layers.MaxPooling2D(2, name="pool"),
+            qkeras.QConv2D(4, 2, strides=2, padding="same", activation=relu, name="conv3", **q),  # pads 0 / 1
+            keras.layers.Flatten(name="flatten"),
+            qkeras.QDense(4, name="fc", **q),
         ]
     )
+    model = fp.prune(model, selections=["conv2[:, :, 0, 2]", "conv3[:, :, 5, 1]"])
+    exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=images[:100], backend="RTL")
+    pads = {s["layers"][0]: s["pad"] for s in exported.manifest["stages"] if s["layers"][0].endswith("zeros")}
+    assert pads == {"conv2: its zeros": [2, 2, 2, 2], "conv3: its zeros": [0, 0, 1, 1]}, exported.manifest["stages"]
+    check = fp.csim(exported, model, images[:300])
+    assert check.bit_exact, check.format()
+    pooled = keras.Sequential(
+        [keras.Input((8, 8, 1)), qkeras.QConv2D(2, 3, name="conv1", **q), keras.layers.MaxPooling2D(4, padding="same")]
+    )
     with pytest.raises(ExportError) as refused:
-        fp.export(fp.prune(later), "latency_parallel", "pynq-z2", tmp_path / "later", x=images[:50], backend="RTL")
-    assert str(refused.value).startswith("layer 'conv2': padding 'same' or dilation in a reused window (a stream pads")
+        fp.export(fp.prune(pooled), "latency_parallel", "pynq-z2", tmp_path / "pool", x=images[:50], backend="RTL")
+    assert "padding 'same' of a pooling, or dilation, in a reused window" in str(refused.value)
 
 
 def test_unrolled_it_writes_padding_and_merges_bit_exactly(images, tmp_path):
