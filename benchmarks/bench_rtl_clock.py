@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 
-def _network():
+def _network(filters=(8, 16)):
     import qkeras
 
     from fpgaprune.tfk import keras
@@ -24,9 +24,9 @@ def _network():
     return keras.Sequential(
         [
             keras.Input((8, 8, 1)),
-            qkeras.QConv2D(8, 3, kernel_quantizer=bits, bias_quantizer=bits, name="conv1"),
+            qkeras.QConv2D(filters[0], 3, kernel_quantizer=bits, bias_quantizer=bits, name="conv1"),
             qkeras.QActivation(relu, name="relu1"),
-            qkeras.QConv2D(16, 3, kernel_quantizer=bits, bias_quantizer=bits, name="conv2"),
+            qkeras.QConv2D(filters[1], 3, kernel_quantizer=bits, bias_quantizer=bits, name="conv2"),
             qkeras.QActivation(relu, name="relu2"),
             keras.layers.MaxPooling2D(2, name="pool"),
             keras.layers.Flatten(name="flatten"),

@@ -1,7 +1,8 @@
 """Place and route at scale, and what the estimates were worth (issue 70, items 6 and 7).
 
 Designs: four single QDense layers of 512 to 3,072 products (6-bit weights and inputs, unrolled: about 20 LUT4 a
-product), up to about 70% of the ULX3S's LFE5U-85F, and the digits network's stream (`bench_rtl_clock.py`). Each
+product), up to about 70% of the ULX3S's LFE5U-85F, the digits network's stream (`bench_rtl_clock.py`) and a wider
+one (16 and 28 filters: about 68% of the 85F by the rule). Each
 is exported once by the RTL backend (latency cutoff 2), then measured on the same Verilog:
 - placed and routed on the LFE5U-85F by yosys `synth_ecp5` + nextpnr-ecp5 against 100 MHz (with `--pnr-options`,
   as `--no-tmdriv`), with a time cap per tool: LUT4, FF, the clock, each tool's seconds and peak memory, and
@@ -28,6 +29,8 @@ from pathlib import Path
 import numpy as np
 
 DESIGNS = {"mlp-512": (32, 16), "mlp-1024": (64, 16), "mlp-2048": (64, 32), "mlp-3072": (96, 32), "digits": None}
+STREAMS = {"digits": (8, 16), "digits-16x28": (16, 28)}  # the digits stream's filters; the wider one: ~68% by the rule
+DESIGNS["digits-16x28"] = None
 FIT = ("mlp-512", "mlp-2048")  # the ECP5 scale is fitted on these; every other design is held out
 CUTOFF = 2.0  # the ECP5 default latency cutoff (the backend's LATENCY_CUTOFF)
 BITS = "quantized_bits(6,0,alpha=1)"
@@ -55,7 +58,7 @@ def _exported(name: str, scratch: Path):
         from sklearn.datasets import load_digits
 
         x = (np.round(load_digits().data / 16 * 8) / 8).reshape(-1, 8, 8, 1)
-        model = fp.prune(_network(), selections=["conv2[:, :, 3, 5]", "conv2[:, :, :, 7]"])
+        model = fp.prune(_network(STREAMS[name]), selections=["conv2[:, :, 3, 5]", "conv2[:, :, :, 7]"])
         exported = fp.export(model, config, "ulx3s-85f", scratch / name, x=x[:100], backend="RTL")
         return exported, _stream_products(exported.manifest)
     n_in, n_out = DESIGNS[name]

@@ -307,7 +307,7 @@ def _stage_entry(stage, record) -> dict:
         "output": list(stage.out_shape),
         "window": list(stage.size),
         "strides": list(stage.strides),
-        "pad": list(stage.pad),  # zeros the top adds around the network's input (top, left, bottom, right)
+        "pad": list(stage.pad),  # zeros around its input (top, left, bottom, right): the top's, or a pad stage's
         "pixel_bits": width(stage.in_kifs),
         "beat_bits": width(stage.out_kifs),
         "da4ml_cost": float(stage.logic.cost) if stage.logic is not None else 0.0,
@@ -318,7 +318,8 @@ INTERFACE = (
     "clk; rst (synchronous, high); in_valid/in_ready/in_data: one input pixel per beat, all its channels, a "
     "sample's pixels in raster order, samples back to back; out_valid/out_ready/out_data: one output position per "
     "beat, from a FIFO (the pipeline never stalls; in_ready holds pixels back while the FIFO lacks room for the "
-    "outputs on their way). Values packed the first at the lowest bits, each in two's complement of its stage's "
+    "outputs on their way; with a pad or merge stage, it holds a sample's first pixel back until the sample before "
+    "is out of the stages). Values packed the first at the lowest bits, each in two's complement of its stage's "
     "width."
 )
 

@@ -163,7 +163,10 @@ def check_stages(record, input_fixed, xq, traced: list, stages, where: str) -> N
             expected = source[:, stage.order].reshape(len(xq), 1, -1)
         elif stage.kind == "pad":  # the map it reads, with its zeros
             top, left, bottom, right = stage.pad
-            padded = np.pad(maps[stage.source or INPUT], ((0, 0), (top, bottom), (left, right), (0, 0)))
+            k, i, _ = stage.in_kifs  # a max pooling's padding: each value's least
+            fill = np.where(np.asarray(k) > 0, -(2.0 ** np.asarray(i, np.float64)), 0.0) if stage.lowest else 0.0
+            source = maps[stage.source or INPUT] - fill
+            padded = np.pad(source, ((0, 0), (top, bottom), (left, right), (0, 0))) + fill
             expected = padded.reshape(len(xq), stage.beats, -1)
         else:
             expected = maps[stage.layers[-1]].reshape(len(xq), stage.beats, -1)

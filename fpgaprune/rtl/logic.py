@@ -134,6 +134,11 @@ def merged(layer, sources):
     return np.concatenate(sources, axis=-1)
 
 
+def merged_beat(layer, parts):
+    """Add or Concatenate of one beat of each map (object arrays of da4ml variables), as a `FixedVariableArray`."""
+    return _array(merged(layer, [_vars(part) for part in parts]))
+
+
 def is_window(layer) -> bool:
     return (layer.kind or layer.role) in WINDOWS or layer.role in POOLINGS
 
@@ -366,9 +371,13 @@ def _activated(layer, activation, values):
         return quantized(values, activation.fixed)
     if activation.name == "relu":
         return values.relu()
+    if activation.name in CURVES:
+        raise ExportError(
+            f"layer '{layer.name}': the RTL backend computes no float {activation.name}: quantize it (QKeras' "
+            "quantized_tanh or quantized_sigmoid gives its table an output type), or end the model before it"
+        )
     raise ExportError(
-        f"layer '{layer.name}': the RTL backend computes no float {activation.name or activation.class_name}: "
-        "quantize it (QKeras' quantized_tanh or quantized_sigmoid gives its table an output type), or end the "
+        f"layer '{layer.name}': the RTL backend computes no {activation.name or activation.class_name} yet; end the "
         "model before it"
     )
 

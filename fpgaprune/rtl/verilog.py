@@ -43,13 +43,14 @@ def stream_verilog(stages, name: str, latency_cutoff: float, trace: bool = False
             continue
         pipe = to_pipeline(stage.logic, latency_cutoff, verbose=False)
         modules.update(_circuit(f"{stem}_circuit", pipe))
-        modules[stem] = _window(stem, stage, len(pipe.solutions) + 1, pipe.solutions[0].inp_qint)
+        write = _merge if stage.kind == "merge" else _window
+        modules[stem] = write(stem, stage, len(pipe.solutions) + 1, pipe.solutions[0].inp_qint)
         latencies.append(len(pipe.solutions) + 1)
-    pads = any(stage.kind == "pad" for stage in stages)
     for n, stage in enumerate(stages):
         if stage.kind == "pad":
             modules[f"{name}_s{n}"] = _pad(f"{name}_s{n}", stage)
-    modules[name] = _top(name, stages, trace, sum(latencies), one_at_a_time=pads)
+    one_at_a_time = any(stage.kind in ("pad", "merge") for stage in stages)
+    modules[name] = _top(name, stages, trace, sum(latencies), one_at_a_time)
     return modules
 
 
@@ -191,6 +192,55 @@ def _window(name: str, stage, latency: int, circuit_inputs) -> str:
     return "\n".join([*lines, "endmodule", ""])
 
 
+def _merge(name: str, stage, latency: int, circuit_inputs) -> str:
+    """A merge stage: a FIFO per map it reads (each a whole map: one sample at a time is in the stages); when
+    every FIFO holds a beat, their oldest beats go into the circuit side by side (the first map's at the lowest
+    bits), with a valid bit that travels with the circuit's registers."""
+    bits = [int(sum(int(np.sum(v)) for v in part)) for part in _split_kifs(stage)]
+    depth, out = stage.in_shape[0] * stage.in_shape[1], width(stage.out_kifs)
+    inputs = ", ".join(f"input in_valid{k}, input {_bus(b)} in_data{k}" for k, b in enumerate(bits))
+    go = " && ".join(f"count{k} != 0" for k in range(len(bits)))
+    heads = "{" + ", ".join(f"fifo{k}[head{k}]" for k in reversed(range(len(bits)))) + "}"
+    lines = [
+        TIMESCALE,
+        f"module {name} (input clk, input rst, {inputs},",
+        f"    output out_valid, output {_bus(out)} out_data);",
+    ]
+    for k, b in enumerate(bits):
+        lines += [
+            f"    reg {_bus(b)} fifo{k} [0:{depth - 1}];",
+            f"    reg [{_bits(depth) - 1}:0] head{k}, tail{k};",
+            f"    reg [{_bits(depth + 1) - 1}:0] count{k};",
+        ]
+    lines += [
+        f"    wire go = {go};",
+        f"    wire {_bus(sum(bits))} beat = {heads};",
+        f"    reg [{latency - 1}:0] valid;",
+        f"    {name}_circuit circuit (.clk(clk), .inp({_circuit_input(['beat'], stage.in_kifs, circuit_inputs)}), "
+        ".out(out_data));",
+        f"    assign out_valid = valid[{latency - 1}];",
+        "    always @(posedge clk) begin",
+        "        if (rst) begin",
+        "            valid <= 0;" + "".join(f" head{k} <= 0; tail{k} <= 0; count{k} <= 0;" for k in range(len(bits))),
+        "        end else begin",
+        f"            valid <= {{valid[{latency - 2}:0], go}};" if latency > 1 else "            valid <= go;",
+    ]
+    for k in range(len(bits)):
+        lines += [
+            f"            if (in_valid{k}) begin fifo{k}[tail{k}] <= in_data{k}; "
+            f"tail{k} <= (tail{k} == {depth - 1}) ? 0 : tail{k} + 1; end",
+            f"            if (go) head{k} <= (head{k} == {depth - 1}) ? 0 : head{k} + 1;",
+            f"            count{k} <= count{k} + in_valid{k} - go;",
+        ]
+    return "\n".join([*lines, "        end", "    end", "endmodule", ""])
+
+
+def _split_kifs(stage) -> list:
+    """A merge stage's input kifs, map by map."""
+    cuts = np.cumsum(stage.parts)[:-1]
+    return [tuple(part) for part in zip(*(np.split(v, cuts) for v in stage.in_kifs))]
+
+
 def _circuit_input(taps: list, pixel_kifs, circuit_inputs) -> str:
     """The circuit's input bus from the window's taps: each value it reads, sliced from its tap's pixel. A value
     the circuit does not read (a removed kernel's) has no bits in its input (da4ml drops it)."""
@@ -277,19 +327,23 @@ def _top(name: str, stages, trace: bool, latency: int, one_at_a_time: bool = Fal
     lines = [TIMESCALE, f"module {name} (", ",\n".join(f"    {p}" for p in ports), ");", "    reg ready;"]
     lines += (
         _padder(stages[0])
-        if any(stages[0].pad)
+        if stages[0].top_pads
         else ["    assign in_ready = ready;", "    wire taken = in_valid && in_ready;"]
     )
-    source = ("taken", "beat" if any(stages[0].pad) else "in_data")
+    network = ("taken", "beat" if stages[0].top_pads else "in_data")
     for n, stage in enumerate(stages):
         lines += [f"    wire s{n}_valid;", f"    wire {_bus(width(stage.out_kifs))} s{n}_data;"]
+        feeds = [network if m < 0 else (f"s{m}_valid", f"s{m}_data") for m in stage.sources]
+        ports = [f".in_valid({feeds[0][0]}), .in_data({feeds[0][1]})"]
+        if stage.kind == "merge":
+            ports = [f".in_valid{k}({valid}), .in_data{k}({data})" for k, (valid, data) in enumerate(feeds)]
         lines.append(
-            f"    {name}_s{n} s{n} (.clk(clk), .rst(rst), .in_valid({source[0]}), .in_data({source[1]}), "
-            f".out_valid(s{n}_valid), .out_data(s{n}_data));"
+            f"    {name}_s{n} s{n} (.clk(clk), .rst(rst), {', '.join(ports)}, .out_valid(s{n}_valid), "
+            f".out_data(s{n}_data));"
         )
         if trace:
             lines += [f"    assign trace{n}_valid = s{n}_valid;", f"    assign trace{n}_data = s{n}_data;"]
-        source = (f"s{n}_valid", f"s{n}_data")
+    source = (f"s{len(stages) - 1}_valid", f"s{len(stages) - 1}_data")
     if one_at_a_time:
         lines += _fifo_by_sample(source, last, depth, stages[0], stages[-1].beats)
     else:
@@ -342,7 +396,7 @@ def _pad(name: str, stage) -> str:
             TIMESCALE,
             f"module {name} (input clk, input rst, input in_valid, input {_bus(bits)} in_data,",
             f"    output reg out_valid, output reg {_bus(bits)} out_data);",
-            f"    // zeros around the map ({top}, {left}, {bottom}, {right})",
+            f"    // {'least values' if stage.lowest else 'zeros'} around the map ({top}, {left}, {bottom}, {right})",
             f"    reg {_bus(bits)} fifo [0:{depth - 1}];",
             f"    reg [{_bits(depth) - 1}:0] head, tail;",
             f"    reg [{_bits(depth + 1) - 1}:0] count;",
@@ -356,7 +410,7 @@ def _pad(name: str, stage) -> str:
             "        end else begin",
             f"            if (in_valid) begin fifo[tail] <= in_data; tail <= (tail == {depth - 1}) ? 0 : tail + 1; end",
             "            out_valid <= send;",
-            "            out_data <= pixel ? fifo[head] : 0;",
+            f"            out_data <= pixel ? fifo[head] : {_lowest(stage) if stage.lowest else 0};",
             f"            if (send && pixel) head <= (head == {depth - 1}) ? 0 : head + 1;",
             "            count <= count + in_valid - (send && pixel);",
             "            if (send) begin",
@@ -370,6 +424,16 @@ def _pad(name: str, stage) -> str:
             "",
         ]
     )
+
+
+def _lowest(stage) -> str:
+    """A beat of each value's least (its type's most negative, or 0 unsigned), packed."""
+    word, shift = 0, 0
+    for k, i, f in zip(*(np.asarray(v, np.int64).tolist() for v in stage.in_kifs)):
+        size = k + i + f
+        word |= (1 << (size - 1) if k and size else 0) << shift
+        shift += size
+    return f"{max(shift, 1)}'h{word:x}"
 
 
 def _fifo_by_sample(source, bits: int, depth: int, first, beats: int) -> list:

@@ -238,7 +238,8 @@ def test_a_first_convolution_with_same_padding_streams_bit_exactly(strides, size
 def test_a_convolution_with_same_padding_inside_the_network_streams_bit_exactly(images, tmp_path):
     """A pad stage adds the zeros to a map inside the network (hls4ml's ZeroPadding in io_stream); its FIFO holds
     what arrives while it sends zeros, and the top lets one sample at a time in (the test bench feeds at full rate
-    half the time, so a FIFO too small would lose beats). A pooling with padding is one line."""
+    half the time, so a FIFO too small would lose beats). A max pooling with padding streams too; an average with
+    padding (its divisor differs by position) is one line."""
     keras.utils.set_random_seed(7)
     relu, q = "quantized_relu(6,2)", {"kernel_quantizer": BITS, "bias_quantizer": BITS}
     model = keras.Sequential(
@@ -254,20 +255,29 @@ def test_a_convolution_with_same_padding_inside_the_network_streams_bit_exactly(
     )
     model = fp.prune(model, selections=["conv2[:, :, 0, 2]", "conv3[:, :, 5, 1]"])
     exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=images[:100], backend="RTL")
-    pads = {s["layers"][0]: s["pad"] for s in exported.manifest["stages"] if s["layers"][0].endswith("zeros")}
-    assert pads == {"conv2: its zeros": [2, 2, 2, 2], "conv3: its zeros": [0, 0, 1, 1]}, exported.manifest["stages"]
+    pads = {s["layers"][0]: s["pad"] for s in exported.manifest["stages"] if s["layers"][0].endswith("padding")}
+    assert pads == {"conv2: its padding": [2, 2, 2, 2], "conv3: its padding": [0, 0, 1, 1]}, exported.manifest["stages"]
     check = fp.csim(exported, model, images[:300])
     assert check.bit_exact, check.format()
-    pooled = keras.Sequential(
+    pooled = keras.Sequential(  # no ReLU before it: a max pooling pads with each value's least, not zeros
         [keras.Input((8, 8, 1)), qkeras.QConv2D(2, 3, name="conv1", **q), keras.layers.MaxPooling2D(4, padding="same")]
     )
+    pooled = fp.prune(pooled)
+    exported = fp.export(pooled, "latency_parallel", "pynq-z2", tmp_path / "pool", x=images[:50], backend="RTL")
+    assert exported.manifest["stages"][1]["layers"] == ["max_pooling2d: its padding"], exported.manifest["stages"]
+    check = fp.csim(exported, pooled, images[:100])
+    assert check.bit_exact, check.format()
+    averaged = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.AveragePooling2D(4, padding="same", name="avg")])
     with pytest.raises(ExportError) as refused:
-        fp.export(fp.prune(pooled), "latency_parallel", "pynq-z2", tmp_path / "pool", x=images[:50], backend="RTL")
-    assert "padding 'same' of a pooling, or dilation, in a reused window" in str(refused.value)
+        fp.export(fp.prune(averaged), "latency_parallel", "pynq-z2", tmp_path / "avg", x=images[:50], backend="RTL")
+    assert str(refused.value).startswith("layer 'avg': an average over 16 values with padding 'same'")
 
 
-def test_unrolled_it_writes_padding_and_merges_bit_exactly(images, tmp_path):
-    """The config's RTL section asks for every position at once: 'same' padding, Add and Concatenate."""
+@pytest.mark.parametrize("preset", ["latency_parallel", "rtl_unrolled"])
+def test_merges_stream_or_unroll_bit_exactly(preset, images, tmp_path):
+    """Add and Concatenate of two branches that read the input ('same' padding on one: a pad stage, since the top
+    cannot pad the input for one reader only): streamed, a merge stage holds a FIFO per map it reads; unrolled,
+    every position at once."""
     keras.utils.set_random_seed(6)
     inputs, crops = keras.Input((5, 5, 1)), images[:, 1:6, 1:6]
     a = qkeras.QConv2D(4, 3, padding="same", kernel_quantizer=BITS, bias_quantizer=BITS, name="a")(inputs)
@@ -277,12 +287,32 @@ def test_unrolled_it_writes_padding_and_merges_bit_exactly(images, tmp_path):
     pooled = keras.layers.MaxPooling2D(2, name="pool")(joined)
     out = qkeras.QDense(3, kernel_quantizer=BITS, bias_quantizer=BITS, name="fc")(keras.layers.Flatten()(pooled))
     model = fp.prune(keras.Model(inputs, out), selections=["a[:, :, 0, 1]"])
-    with pytest.raises(ExportError) as refused:
-        fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "stream", x=crops[:100], backend="RTL")
-    assert str(refused.value).startswith("layer 'add' (Add) merges streams; export it unrolled")
-    exported = fp.export(model, "rtl_unrolled", "pynq-z2", tmp_path / "rtl", x=crops[:100], backend="RTL")
-    assert exported.manifest["layout"] == "unrolled" and not (tmp_path / "stream").exists()
+    exported = fp.export(model, preset, "pynq-z2", tmp_path / "rtl", x=crops[:100], backend="RTL")
+    if preset == "latency_parallel":
+        kinds = [(s["layers"], s["kind"]) for s in exported.manifest["stages"]]
+        assert (["add", "r"], "merge") in kinds and (["join"], "merge") in kinds, kinds
+        assert kinds[0] == (["a: its padding"], "pad"), kinds
     check = fp.csim(exported, model, crops[:200])
+    assert check.bit_exact, check.format()
+
+
+def test_a_residual_block_streams_bit_exactly(images, tmp_path):
+    """conv -> ReLU (read twice: the skip) -> conv 'same' (a pad stage) -> Add -> ReLU, then a dilated convolution:
+    a ReLU read by two layers ends its stage, so the skip gets the activated map."""
+    keras.utils.set_random_seed(11)
+    relu, q = "quantized_relu(6,2)", {"kernel_quantizer": BITS, "bias_quantizer": BITS}
+    inputs = keras.Input((8, 8, 1))
+    x = qkeras.QActivation(relu, name="relu1")(qkeras.QConv2D(4, 3, name="conv1", **q)(inputs))
+    y = qkeras.QConv2D(4, 3, padding="same", name="conv2", **q)(x)
+    y = qkeras.QActivation(relu, name="relu2")(keras.layers.Add(name="skip")([x, y]))
+    y = qkeras.QConv2D(4, 3, dilation_rate=2, activation=relu, name="conv3", **q)(y)
+    out = qkeras.QDense(4, name="fc", **q)(keras.layers.Flatten(name="flatten")(y))
+    model = fp.prune(keras.Model(inputs, out), selections=["conv2[:, :, 1, 3]"])
+    exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=images[:100], backend="RTL")
+    stages = {s["layers"][0]: s for s in exported.manifest["stages"]}
+    assert stages["conv1"]["layers"] == ["conv1", "relu1"] and stages["skip"]["layers"] == ["skip", "relu2"]
+    assert stages["conv3"]["window"] == [5, 5] and stages["conv2: its padding"]["pad"] == [1, 1, 1, 1], stages
+    check = fp.csim(exported, model, images[:300])
     assert check.bit_exact, check.format()
 
 
