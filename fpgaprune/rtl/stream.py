@@ -147,7 +147,7 @@ class _Builder:
         return len(self.stages) - 1
 
     def _pointwise(self, layer, source: _Map) -> None:
-        joins = source.stage == self.open and source.stage >= 0 and self.readers[source.layer] == 1
+        joins = source.stage == self.open and source.stage >= 0 and self.readers.get(source.layer) == 1
         if joins and self.stages[source.stage].layers[-1] == source.layer:
             self.stages[source.stage].layers.append(layer.name)
         else:
@@ -210,11 +210,8 @@ def _readers(record) -> dict:
 
 
 def _window_stage(layer, shape, kifs) -> Stage:
-    """A new window stage for `layer` (None: an identity window of one pixel, for pointwise layers). A convolution
-    with padding reads its input padded (`Stage.pad`): the top adds the zeros to the network's input, a pad stage
-    to a map inside it."""
-    if layer is None:
-        return Stage("window", [], shape, shape, in_kifs=kifs)
+    """A new window stage for `layer`. A layer with padding reads its input padded (`Stage.pad`): the top adds the
+    zeros to the network's input, a pad stage the padding to a map inside it."""
     geometry = WindowGeometry(layer, shape)
     out = (geometry.out_height, geometry.out_width, 0)  # its channels: its circuit's outputs, once traced
     span = tuple((k - 1) * d + 1 for k, d in zip(geometry.size, geometry.dilation))
