@@ -2,7 +2,7 @@
 
 Designs: four single QDense layers of 512 to 3,072 products (6-bit weights and inputs, unrolled: about 20 LUT4 a
 product), up to about 70% of the ULX3S's LFE5U-85F, the digits network's stream (`bench_rtl_clock.py`) and a wider
-one (16 and 28 filters: about 68% of the 85F by the rule). Each
+one (16 and 28 filters: about 66% of the 85F by the rule). Each
 is exported once by the RTL backend (latency cutoff 2), then measured on the same Verilog:
 - placed and routed on the LFE5U-85F by yosys `synth_ecp5` + nextpnr-ecp5 against 100 MHz (with `--pnr-options`,
   as `--no-tmdriv`), with a time cap per tool: LUT4, FF, the clock, each tool's seconds and peak memory, and
@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 DESIGNS = {"mlp-512": (32, 16), "mlp-1024": (64, 16), "mlp-2048": (64, 32), "mlp-3072": (96, 32), "digits": None}
-STREAMS = {"digits": (8, 16), "digits-16x28": (16, 28)}  # the digits stream's filters; the wider one: ~68% by the rule
+STREAMS = {"digits": (8, 16), "digits-16x28": (16, 28)}  # the digits stream's filters; the wider one: ~66% by the rule
 DESIGNS["digits-16x28"] = None
 FIT = ("mlp-512", "mlp-2048")  # the ECP5 scale is fitted on these; every other design is held out
 CUTOFF = 2.0  # the ECP5 default latency cutoff (the backend's LATENCY_CUTOFF)
