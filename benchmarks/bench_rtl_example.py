@@ -50,7 +50,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     wall = None
     with tempfile.TemporaryDirectory(prefix="fpgaprune-example-") as scratch:
-        run_dir = args.run_dir or None
+        run_dir = args.run_dir
         if run_dir is None:
             run_dir, wall = _run(Path(scratch))
         measured = json.loads((run_dir / "synth" / "measured.json").read_text())
