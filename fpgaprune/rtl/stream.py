@@ -173,9 +173,7 @@ class _Builder:
         stage = _window_stage(layer, shape, kifs)
         pooling = layer.role in POOLINGS  # pads with each value's least (a max pooling's), not zeros
         if any(stage.pad) and (source.stage >= 0 or self.readers.get(None, 0) > 1 or pooling):  # a pad stage
-            padding = _padding(name, stage, kifs, source.layer)
-            padding.lowest = pooling
-            source = _Map(self.add(padding, [source]), None)
+            source = _Map(self.add(_padding(name, stage, kifs, source.layer, pooling), [source]), None)
             stage.pad = (0, 0, 0, 0)
         self.add(stage, [source], opened=True)
         self.maps[name] = _Map(self.open, name)
@@ -189,8 +187,7 @@ class _Builder:
         kifs = tuple(np.concatenate([k[axis] for _, k in read]) for axis in range(3))
         parts = tuple(shape[2] for shape, _ in read)
         height, width = read[0][0][:2]
-        stage = Stage("merge", [layer.name], (height, width, sum(parts)), (height, width, 0), in_kifs=kifs)
-        stage.parts = parts
+        stage = Stage("merge", [layer.name], (height, width, sum(parts)), (height, width, 0), in_kifs=kifs, parts=parts)
         self.add(stage, sources, opened=True)
         self.maps[layer.name] = _Map(self.open, layer.name)
 
@@ -222,19 +219,19 @@ def _window_stage(layer, shape, kifs) -> Stage:
     return stage
 
 
-def _padding(name: str, stage: Stage, kifs, source) -> Stage:
-    """The zeros around the map a window `stage` reads inside the network, as a stage of their own (hls4ml's
-    ZeroPadding before a convolution in io_stream)."""
-    shape = stage.fed_shape
+def _padding(name: str, stage: Stage, kifs, source, lowest: bool) -> Stage:
+    """The padding around the map a window `stage` reads inside the network, as a stage of its own (hls4ml's
+    ZeroPadding in io_stream): zeros, or each value's least (`lowest`, a max pooling's)."""
     return Stage(
         "pad",
         [f"{name}: its padding"],
-        shape,
+        stage.fed_shape,
         stage.in_shape,
         in_kifs=kifs,
         out_kifs=kifs,
         source=source,
         pad=stage.pad,
+        lowest=lowest,
     )
 
 

@@ -62,6 +62,29 @@ def _bus(bits: int) -> str:
     return f"[{max(bits, 1) - 1}:0]"
 
 
+def _wrap(pointer: str, depth: int) -> str:
+    """The next place of a pointer that goes round `depth` places."""
+    return f"({pointer} == {depth - 1}) ? 0 : {pointer} + 1"
+
+
+def _raster_step(height: int, width_: int, indent: str) -> list:
+    """A row and column counter's step to the next place of a (height x width) raster, raster order."""
+    return [
+        f"{indent}if (col == {width_ - 1}) begin",
+        f"{indent}    col <= 0; row <= {_wrap('row', height)};",
+        f"{indent}end else col <= col + 1;",
+    ]
+
+
+def _inside(stage) -> str:
+    """Where a raster counter over a padded map (`stage.in_shape` or a pad stage's `out_shape`) is inside it."""
+    height, width_, _ = stage.out_shape if stage.kind == "pad" else stage.in_shape
+    top, left, bottom, right = stage.pad
+    within = [f"row >= {top}"] * bool(top) + [f"row < {height - bottom}"] * bool(bottom)
+    within += [f"col >= {left}"] * bool(left) + [f"col < {width_ - right}"] * bool(right)
+    return " && ".join(within)
+
+
 def _circuit(name: str, pipe) -> dict:
     """The circuit's steps (da4ml's combinational modules) between registers."""
     from da4ml.codegen.rtl.verilog import comb_logic_gen, table_mem_gen
@@ -175,9 +198,7 @@ def _window(name: str, stage, latency: int, circuit_inputs) -> str:
         "        end else begin",
         f"            valid <= {{valid[{latency - 2}:0], fire}};" if latency > 1 else "            valid <= fire;",
         "            if (in_valid) begin",
-        f"                if (col == {width_ - 1}) begin",
-        f"                    col <= 0; row <= (row == {height - 1}) ? 0 : row + 1;",
-        "                end else col <= col + 1;",
+        *_raster_step(height, width_, " " * 16),
         "            end",
         "        end",
         "    end",
@@ -228,8 +249,8 @@ def _merge(name: str, stage, latency: int, circuit_inputs) -> str:
     for k in range(len(bits)):
         lines += [
             f"            if (in_valid{k}) begin fifo{k}[tail{k}] <= in_data{k}; "
-            f"tail{k} <= (tail{k} == {depth - 1}) ? 0 : tail{k} + 1; end",
-            f"            if (go) head{k} <= (head{k} == {depth - 1}) ? 0 : head{k} + 1;",
+            f"tail{k} <= {_wrap(f'tail{k}', depth)}; end",
+            f"            if (go) head{k} <= {_wrap(f'head{k}', depth)};",
             f"            count{k} <= count{k} + in_valid{k} - go;",
         ]
     return "\n".join([*lines, "        end", "    end", "endmodule", ""])
@@ -360,13 +381,11 @@ def _padder(stage) -> list:
     taken. A beat enters only while `ready` (so `taken` counts beats, each at most one output, for the FIFO)."""
     height, width_, _ = stage.in_shape
     top, left, bottom, right = stage.pad
-    within = [f"row >= {top}"] * bool(top) + [f"row < {height - bottom}"] * bool(bottom)
-    within += [f"col >= {left}"] * bool(left) + [f"col < {width_ - right}"] * bool(right)
     return [
         f"    // zeros around the input ({top}, {left}, {bottom}, {right}): the pipeline takes the padded raster",
         f"    reg [{_bits(height) - 1}:0] row;",
         f"    reg [{_bits(width_) - 1}:0] col;",
-        f"    wire pixel = {' && '.join(within)};  // not a padding place",
+        f"    wire pixel = {_inside(stage)};  // not a padding place",
         "    wire taken = ready && (pixel ? in_valid : 1'b1);",
         "    assign in_ready = ready && pixel;",
         f"    wire {_bus(width(stage.in_kifs))} beat = pixel ? in_data : 0;",
@@ -374,9 +393,7 @@ def _padder(stage) -> list:
         "        if (rst) begin",
         "            row <= 0; col <= 0;",
         "        end else if (taken) begin",
-        f"            if (col == {width_ - 1}) begin",
-        f"                col <= 0; row <= (row == {height - 1}) ? 0 : row + 1;",
-        "            end else col <= col + 1;",
+        *_raster_step(height, width_, " " * 12),
         "        end",
         "    end",
     ]
@@ -389,8 +406,6 @@ def _pad(name: str, stage) -> str:
     height, width_, _ = stage.out_shape
     top, left, bottom, right = stage.pad
     bits, depth = width(stage.in_kifs), stage.in_shape[0] * stage.in_shape[1]
-    within = [f"row >= {top}"] * bool(top) + [f"row < {height - bottom}"] * bool(bottom)
-    within += [f"col >= {left}"] * bool(left) + [f"col < {width_ - right}"] * bool(right)
     return "\n".join(
         [
             TIMESCALE,
@@ -402,21 +417,19 @@ def _pad(name: str, stage) -> str:
             f"    reg [{_bits(depth + 1) - 1}:0] count;",
             f"    reg [{_bits(height) - 1}:0] row;",
             f"    reg [{_bits(width_) - 1}:0] col;",
-            f"    wire pixel = {' && '.join(within)};  // not a padding place",
+            f"    wire pixel = {_inside(stage)};  // not a padding place",
             "    wire send = !pixel || count != 0;",
             "    always @(posedge clk) begin",
             "        if (rst) begin",
             "            head <= 0; tail <= 0; count <= 0; row <= 0; col <= 0; out_valid <= 0;",
             "        end else begin",
-            f"            if (in_valid) begin fifo[tail] <= in_data; tail <= (tail == {depth - 1}) ? 0 : tail + 1; end",
+            f"            if (in_valid) begin fifo[tail] <= in_data; tail <= {_wrap('tail', depth)}; end",
             "            out_valid <= send;",
             f"            out_data <= pixel ? fifo[head] : {_lowest(stage) if stage.lowest else 0};",
-            f"            if (send && pixel) head <= (head == {depth - 1}) ? 0 : head + 1;",
+            f"            if (send && pixel) head <= {_wrap('head', depth)};",
             "            count <= count + in_valid - (send && pixel);",
             "            if (send) begin",
-            f"                if (col == {width_ - 1}) begin",
-            f"                    col <= 0; row <= (row == {height - 1}) ? 0 : row + 1;",
-            "                end else col <= col + 1;",
+            *_raster_step(height, width_, " " * 16),
             "            end",
             "        end",
             "    end",
@@ -436,6 +449,23 @@ def _lowest(stage) -> str:
     return f"{max(shift, 1)}'h{word:x}"
 
 
+def _fifo_registers(bits: int, depth: int) -> list:
+    """The output FIFO's memory, pointers and count."""
+    return [
+        f"    reg {_bus(bits)} fifo [0:{depth - 1}];",
+        f"    reg [{_bits(depth) - 1}:0] head, tail;",
+        f"    reg [{_bits(depth + 1) - 1}:0] count;",
+    ]
+
+
+def _fifo_moves(data: str, depth: int) -> list:
+    """The output FIFO's push of `data` and pop, in its clocked block."""
+    return [
+        f"            if (push) begin fifo[tail] <= {data}; tail <= {_wrap('tail', depth)}; end",
+        f"            if (pop) head <= {_wrap('head', depth)};",
+    ]
+
+
 def _fifo_by_sample(source, bits: int, depth: int, first, beats: int) -> list:
     """The output FIFO where a pad stage inside makes outputs of its own (its zeros) and holds beats back (its
     FIFO): a sample may start (its first beat be taken) only once every output of the samples before is in the FIFO,
@@ -443,15 +473,13 @@ def _fifo_by_sample(source, bits: int, depth: int, first, beats: int) -> list:
     places = first.in_shape[0] * first.in_shape[1]
     place_bits, owed_bits = _bits(places), _bits(beats + 1)
     return [
-        f"    reg {_bus(bits)} fifo [0:{depth - 1}];",
-        f"    reg [{_bits(depth) - 1}:0] head, tail;",
-        f"    reg [{_bits(depth + 1) - 1}:0] count;",
+        *_fifo_registers(bits, depth),
         f"    reg [{owed_bits - 1}:0] owed;  // the outputs of the sample in the stages not yet in the FIFO",
         f"    reg [{place_bits - 1}:0] place;  // the next beat's place in its sample",
         f"    wire push = {source[0]};",
         "    wire pop = out_valid && out_ready;",
         "    wire starting = taken && place == 0;",
-        f"    wire [{place_bits - 1}:0] place_next = taken ? ((place == {places - 1}) ? 0 : place + 1) : place;",
+        f"    wire [{place_bits - 1}:0] place_next = taken ? ({_wrap('place', places)}) : place;",
         f"    wire [{owed_bits - 1}:0] owed_next = owed + (starting ? {beats} : 0) - push;",
         f"    wire [{_bits(depth + 1) - 1}:0] count_next = count + push - pop;",
         "    assign out_valid = count != 0;",
@@ -460,8 +488,7 @@ def _fifo_by_sample(source, bits: int, depth: int, first, beats: int) -> list:
         "        if (rst) begin",
         "            head <= 0; tail <= 0; count <= 0; owed <= 0; place <= 0; ready <= 0;",
         "        end else begin",
-        f"            if (push) begin fifo[tail] <= {source[1]}; tail <= (tail == {depth - 1}) ? 0 : tail + 1; end",
-        f"            if (pop) head <= (head == {depth - 1}) ? 0 : head + 1;",
+        *_fifo_moves(source[1], depth),
         "            count <= count_next; owed <= owed_next; place <= place_next;",
         f"            ready <= place_next != 0 || (owed_next == 0 && count_next + {beats} <= {depth});",
         "        end",
@@ -473,11 +500,9 @@ def _fifo(source, bits: int, depth: int, latency: int) -> list:
     """The output FIFO, and in_ready: room for every output of the pixels taken in the last `latency` cycles. It is
     a register, set where the FIFO and the outputs on their way leave room for one more after this cycle (at most
     one pixel comes in per cycle), so no path runs from the counters through in_ready into the first stage."""
-    count_bits, flight_bits = _bits(depth + 1), _bits(latency + 1)
+    flight_bits = _bits(latency + 1)
     return [
-        f"    reg {_bus(bits)} fifo [0:{depth - 1}];",
-        f"    reg [{_bits(depth) - 1}:0] head, tail;",
-        f"    reg [{count_bits - 1}:0] count;",
+        *_fifo_registers(bits, depth),
         f"    reg [{latency - 1}:0] recent;  // the pixels taken in the last {latency} cycles",
         f"    reg [{flight_bits - 1}:0] flight;  // how many: at most one output beat each",
         f"    wire push = {source[0]};",
@@ -488,8 +513,7 @@ def _fifo(source, bits: int, depth: int, latency: int) -> list:
         "        if (rst) begin",
         "            head <= 0; tail <= 0; count <= 0; recent <= 0; flight <= 0; ready <= 0;",
         "        end else begin",
-        f"            if (push) begin fifo[tail] <= {source[1]}; tail <= (tail == {depth - 1}) ? 0 : tail + 1; end",
-        f"            if (pop) head <= (head == {depth - 1}) ? 0 : head + 1;",
+        *_fifo_moves(source[1], depth),
         "            count <= count + push - pop;",
         f"            recent <= {{recent[{latency - 2}:0], taken}};" if latency > 1 else "            recent <= taken;",
         f"            flight <= flight + taken - recent[{latency - 1}];",
