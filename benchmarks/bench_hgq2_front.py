@@ -69,7 +69,17 @@ HGQ2_ALONE, PRUNED, SELECTED, BUDGETED, QKERAS = (
 # fpgaprune's removal in every layer, as PQuantML prunes: conv2's and conv3's kernels, conv1's and fc's weights
 PRUNED_EVERY = "fpgaprune kernels + HGQ2, every layer, sparsity@beta"
 EVERY_LAYER = {"conv1": "element", "conv2": "kernel", "conv3": "kernel", "fc": "element"}
-OURS = (PRUNED, SELECTED, BUDGETED, PRUNED_EVERY)
+# the same groups of every layer, pruned to a budget (`LUT/DSP@beta`: a DSP cap of 0 builds every product from LUTs)
+BUDGETED_EVERY = "fpgaprune by budget + HGQ2, every layer, LUT/DSP@beta"
+OURS = (PRUNED, SELECTED, BUDGETED, PRUNED_EVERY, BUDGETED_EVERY)
+# the cheap end's methods at twice the epochs (against PQuantML's twice-the-epochs points)
+PRUNED_EVERY_2X, BUDGETED_EVERY_2X = (
+    "fpgaprune kernels + HGQ2, every layer, 2x epochs, sparsity@beta",
+    "fpgaprune by budget + HGQ2, every layer, 2x epochs, LUT/DSP@beta",
+)
+TWICE = {PRUNED_EVERY_2X: PRUNED_EVERY, BUDGETED_EVERY_2X: BUDGETED_EVERY}
+# a level's optional third field: the datalanes' initial fraction bits (HGQ2's f0); every earlier point ran at 8
+DEFAULT_LANES = 8
 # HGQ2's low-cost end: the same methods at large beta, trained `--low-end-epochs` (every one of them alike)
 HGQ2_LONG, PRUNED_LONG, BUDGETED_LONG = (
     "HGQ2 alone, long QAT, beta",
@@ -177,32 +187,44 @@ def pruned_model(model, sparsity, how: str = "target"):
     return fp.prune(model, sparsity, structure="kernel", layers=["conv2", "conv3"])
 
 
-def price(model, data, save_to: Path | None = None) -> dict:
-    """LUT and DSP of the model's `latency_parallel` export on the ZCU102 (`fp.estimate`), and their source; the
-    model saved to `save_to` (for a later price, such as the DA circuit's)."""
+def price(model, data, save_to: Path | None = None, overrides: dict | None = None) -> dict:
+    """LUT and DSP of the model's `latency_parallel` export on the ZCU102 (with the hls config's `overrides`;
+    `fp.estimate`), and their source; the model saved to `save_to` (for a later price, such as the DA
+    circuit's)."""
     import fpgaprune as fp
 
     if save_to is not None:
         fp.save_model(model, save_to)
     with tempfile.TemporaryDirectory(prefix="hgq2-front-") as scratch:
-        exported = fp.export(model, PRESET, BOARD, Path(scratch) / "prj", x=data.x_test[:100], tb_samples=10)
+        exported = fp.export(
+            model, PRESET, BOARD, Path(scratch) / "prj", x=data.x_test[:100], tb_samples=10, overrides=overrides
+        )
         estimate = fp.estimate(exported)
         total = estimate.total("pruned")
         verdicts = [verdict.text() for verdict in estimate.fit_verdicts()]
     return {"LUT": float(total.lut), "DSP": float(total.dsp), "fit": verdicts}
 
 
-def hardware_costs(spec: dict, data):
+def budget_overrides(limits: dict | None) -> dict | None:
+    """The hls config a budget's export takes: with a DSP limit of 0, every product built from LUTs (fabric)."""
+    from fpgaprune.hls.multipliers import dsp_free_overrides
+
+    return dsp_free_overrides() if limits and limits.get("DSP") == 0 else None
+
+
+def hardware_costs(spec: dict, data, overrides: dict | None = None):
     """A budget's pricing of kernels (`fpgaprune.budget.HardwareCosts`) with this benchmark's measure: the
-    `latency_parallel` preset on the ZCU102, the twin's activation ranges traced on training inputs."""
+    `latency_parallel` preset on the ZCU102 (with `overrides`), the twin's activation ranges traced on training
+    inputs."""
     from fpgaprune.budget import HardwareCosts
     from fpgaprune.hls import load_board, load_preset
+    from fpgaprune.hls.config import merge_config
     from fpgaprune.quantize import input_type
 
     preset = load_preset(PRESET)
     return HardwareCosts(
         spec,
-        preset["HLSConfig"],
+        merge_config(preset["HLSConfig"], overrides or {}),
         input_type(data.x_test),
         load_board(BOARD),
         io_type=preset.get("IOType", "io_parallel"),
@@ -210,34 +232,42 @@ def hardware_costs(spec: dict, data):
     )
 
 
-def budgeted_model(model, spec: dict, data, limits: dict):
-    """conv2's and conv3's kernels pruned (held, bit widths at 0) until the HGQ2 twin fits `limits` ({resource:
-    count}) less the budget's margin, as a run's `pruning.budget` does; returns (held model, its pruner, its
-    pricing, the budget)."""
+def budgeted_model(model, spec: dict, data, limits: dict, how: str = "target"):
+    """conv2's and conv3's kernels (`how` "every": the groups of `EVERY_LAYER`) pruned (held, bit widths at 0)
+    until the HGQ2 twin fits `limits` ({resource: count}) less the budget's margin, as a run's `pruning.budget`
+    does (a DSP limit of 0 builds every product from LUTs, `budget_overrides`); returns (held model, its pruner,
+    its pricing, the budget)."""
     import fpgaprune as fp
     from fpgaprune.budget import BudgetFit, parse_budget
     from fpgaprune.hls import load_board
     from fpgaprune.pruning import Pruner
 
-    costs = hardware_costs(spec, data)
+    costs = hardware_costs(spec, data, budget_overrides(limits))
     budget = parse_budget(limits, load_board(BOARD), where="--budgets")
-    fitting = BudgetFit((Pruner(structure="kernel", layers=["conv2", "conv3"]),), costs, budget)
+    pruner = (
+        Pruner(structure=EVERY_LAYER, layers=list(EVERY_LAYER))
+        if how == "every"
+        else Pruner(structure="kernel", layers=["conv2", "conv3"])
+    )
+    fitting = BudgetFit((pruner,), costs, budget)
     held = fitting.attach(fp.hold(model))
     fitting(held)
     return held, fitting.pruners[0], costs, budget
 
 
-def hgq2_point(keras, model, data, args, sparsity, beta, how, epochs, limits=None, save_to=None) -> dict:
+def hgq2_point(
+    keras, model, data, args, sparsity, beta, how, epochs, limits=None, save_to=None, lanes=DEFAULT_LANES
+) -> dict:
     """HGQ2 QAT of `model` (held where pruned: by `sparsity`, or to a budget of `limits`, repaired after QAT as a
-    run does), `trace_minmax`, then accuracy, EBOPs and price."""
+    run does; its datalanes starting at `lanes` fraction bits), `trace_minmax`, then accuracy, EBOPs and price."""
     import fpgaprune as fp
     from fpgaprune.framework import front_end_of
 
-    spec = {"library": "hgq2", "hgq2": {"beta0": beta}}
+    spec = {"library": "hgq2", "hgq2": {"beta0": beta, "activation_bits": lanes}}
     if limits is None:
         held = pruned_model(model, sparsity, how)
     else:
-        held, pruner, costs, budget = budgeted_model(model, spec, data, limits)
+        held, pruner, costs, budget = budgeted_model(model, spec, data, limits, how)
     quantized = fp.quantized_twin(held, spec)
     optimizer = keras.optimizers.Adam(args.hgq2_lr)
     _fit(keras, quantized, data, epochs, args.hgq2_lr, optimizer)
@@ -249,7 +279,7 @@ def hgq2_point(keras, model, data, args, sparsity, beta, how, epochs, limits=Non
     dead = [float(np.mean(np.abs(np.asarray(q.kq(q.kernel, training=False))).sum(axis=(0, 1)) == 0)) for q in conv]
     ebops = front.ebops(quantized)
     point = {"accuracy": accuracy, "ebops": sum(ebops.values()), "dead_kernels": dead, **repaired}
-    return {**point, **price(quantized, data, save_to)}
+    return {**point, **price(quantized, data, save_to, budget_overrides(limits))}
 
 
 def _repaired(quantized, pruner, costs, budget, data) -> dict:
@@ -283,12 +313,25 @@ def plan(args) -> list:
     points += [(PRUNED, f"{s}@{b}") for s in args.sparsities if s > 0 for b in args.pruned_betas]
     largest = max(s for s in args.sparsities if s > 0)
     points += [] if args.skip_selected else [(SELECTED, f"{largest}@{b}") for b in args.selected_betas]
-    points += [(PRUNED_EVERY, f"{s}@{b}") for s in args.every_layer_sparsities for b in args.every_layer_betas]
+    points += [
+        (PRUNED_EVERY, with_lanes(f"{s}@{b}", lanes))
+        for lanes in args.every_layer_lanes
+        for s in args.every_layer_sparsities
+        for b in args.every_layer_betas
+    ]
+    points += [(BUDGETED_EVERY, level) for level in args.every_layer_budgets]
+    points += [(PRUNED_EVERY_2X, level) for level in args.every_layer_2x]
+    points += [(BUDGETED_EVERY_2X, level) for level in args.every_layer_budgets_2x]
     points += _pquant_plan(args)
     points += [(BUDGETED, level) for level in args.budgets]
     points += [(HGQ2_LONG, b) for b in args.low_end_betas]
     points += [(PRUNED_LONG, f"{s}@{b}") for s in args.low_end_sparsities for b in args.low_end_pruned_betas]
     return points + [(BUDGETED_LONG, level) for level in args.low_end_budgets]
+
+
+def with_lanes(level: str, lanes: int) -> str:
+    """`level` with the datalanes' initial fraction bits, left out at `DEFAULT_LANES` (every earlier point's)."""
+    return level if lanes == DEFAULT_LANES else f"{level}@{lanes}"
 
 
 def _pquant_plan(args) -> list:
@@ -304,7 +347,8 @@ def _pquant_plan(args) -> list:
 def model_file(models: Path, widths, seed: int, method: str, level) -> Path:
     """Where a point's quantized model is saved (`--models`)."""
     slug = {HGQ2_ALONE: "hgq2", PRUNED: "pruned", SELECTED: "selected", BUDGETED: "budget", QKERAS: "qkeras"}
-    slug[PRUNED_EVERY] = "pruned-every"
+    slug.update({PRUNED_EVERY: "pruned-every", BUDGETED_EVERY: "budget-every"})
+    slug.update({PRUNED_EVERY_2X: "pruned-every-2x", BUDGETED_EVERY_2X: "budget-every-2x"})
     slug.update({HGQ2_LONG: "hgq2-long", PRUNED_LONG: "pruned-long", BUDGETED_LONG: "budget-long"})
     for label, (name, quantizers, factor) in PQUANT_RUNS.items():
         slug[label] = f"pquant-{name}" + ("-hgq" if quantizers == "hgq" else "") + ("-2x" if factor == 2 else "")
@@ -322,7 +366,7 @@ def run_point(keras, args, widths, seed, data, method, level) -> dict:
     if method == QKERAS:
         return qkeras_point(keras, model, data, args, float(level), save_to)
     epochs = epochs_of(args, method)
-    method = LONG.get(method, method)
+    method = LONG.get(method, TWICE.get(method, method))
     if method == HGQ2_ALONE:
         return hgq2_point(keras, model, data, args, 0.0, float(level), "target", epochs, save_to=save_to)
     if method in PQUANT_RUNS:
@@ -332,12 +376,18 @@ def run_point(keras, args, widths, seed, data, method, level) -> dict:
         data_kif = tuple(float(v) for v in args.pquant_data.split(","))
         settings = (name, quantizers, float(level), epochs, data_kif)
         return pquant_point(keras, model, data, settings, lambda m: price(m, data, save_to))
-    first, beta = str(level).split("@")
-    if method == BUDGETED:
+    first, beta, lanes = level_parts(level)
+    how = {SELECTED: "selected", PRUNED_EVERY: "every", BUDGETED_EVERY: "every"}.get(method, "target")
+    if method in (BUDGETED, BUDGETED_EVERY):
         limits = dict(zip(("LUT", "DSP"), map(float, first.split("/"))))
-        return hgq2_point(keras, model, data, args, 0.0, float(beta), "target", epochs, limits=limits, save_to=save_to)
-    how = {SELECTED: "selected", PRUNED_EVERY: "every"}.get(method, "target")
-    return hgq2_point(keras, model, data, args, float(first), float(beta), how, epochs, save_to=save_to)
+        return hgq2_point(keras, model, data, args, 0.0, beta, how, epochs, limits, save_to, lanes)
+    return hgq2_point(keras, model, data, args, float(first), beta, how, epochs, save_to=save_to, lanes=lanes)
+
+
+def level_parts(level) -> tuple[str, float, int]:
+    """(sparsity or budget, β, the datalanes' initial fraction bits) of a level `first@beta[@lanes]`."""
+    first, beta, *lanes = str(level).split("@")
+    return first, float(beta), int(lanes[0]) if lanes else DEFAULT_LANES
 
 
 def epochs_of(args, method: str) -> int:
@@ -345,7 +395,7 @@ def epochs_of(args, method: str) -> int:
     at HGQ2's low-cost end."""
     if method in LONG:
         return args.low_end_epochs
-    return args.epochs * (PQUANT_RUNS[method][2] if method in PQUANT_RUNS else 1)
+    return args.epochs * (PQUANT_RUNS[method][2] if method in PQUANT_RUNS else 2 if method in TWICE else 1)
 
 
 def point_record(args, widths: str, seed: int, method: str, level: str) -> dict:
@@ -523,6 +573,7 @@ def _peer_name(peer: dict) -> str:
 STYLES = {HGQ2_ALONE: "o", PRUNED: "s", SELECTED: "D", BUDGETED: "v", QKERAS: "^"}
 STYLES.update({label: marker for label, marker in zip(PQUANT_RUNS, "PX*pxhdH+123")})
 STYLES.update({HGQ2_LONG: "8", PRUNED_LONG: "<", BUDGETED_LONG: ">", PRUNED_EVERY: "4"})
+STYLES.update({BUDGETED_EVERY: "3", PRUNED_EVERY_2X: "|", BUDGETED_EVERY_2X: "_"})
 
 
 def _draw(axis, rows: list, x_key: str) -> None:
@@ -728,6 +779,14 @@ def main(argv=None):
     parser.add_argument("--sparsities", type=float, nargs="+", default=[0.0, 0.5, 0.75])
     parser.add_argument("--every-layer-sparsities", type=float, nargs="*", default=[0.75, 0.9])
     parser.add_argument("--every-layer-betas", type=float, nargs="*", default=[1e-7, 1e-6, 1e-5])
+    parser.add_argument(
+        "--every-layer-lanes", type=int, nargs="+", default=[DEFAULT_LANES], help="the datalanes' initial f bits"
+    )
+    parser.add_argument(
+        "--every-layer-budgets", nargs="*", default=[], help="LUT/DSP@beta[@lanes], every layer's groups by budget"
+    )
+    parser.add_argument("--every-layer-2x", nargs="*", default=[], help="sparsity@beta[@lanes] at twice the epochs")
+    parser.add_argument("--every-layer-budgets-2x", nargs="*", default=[], help="LUT/DSP@beta[@lanes], 2x epochs")
     parser.add_argument(
         "--budgets",
         nargs="*",

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fpgaprune.hls.attribute_keys import PLAN
+from fpgaprune.hls.attribute_keys import FABRIC, PLAN
 from fpgaprune.hls.live_weights import KernelOrigin, LivePlan, header_values
 from fpgaprune.quantize.fixed_types import FixedType
 
@@ -28,6 +28,7 @@ class NodeRecord:
     io_type: str
     positions: int  # output pixels (1 for Dense)
     bias: np.ndarray | None = None  # the bias as the header holds it (None: no bias, or an older manifest)
+    fabric: bool = False  # every product built from LUTs (`Multipliers: fabric`, hls/multipliers.py)
 
 
 def _fixed(precision) -> FixedType:
@@ -49,6 +50,7 @@ def node_record(node) -> NodeRecord:
         node.model.config.get_config_value("IOType"),
         positions,
         header_values(bias, np.asarray(bias.data).ravel()) if bias is not None else None,
+        bool(node.get_attr(FABRIC, False)),
     )
 
 
@@ -76,6 +78,7 @@ def record_json(record: NodeRecord) -> dict:
         "io_type": record.io_type,
         "positions": record.positions,
         "bias": None if record.bias is None else record.bias.tolist(),
+        "multipliers": "fabric" if record.fabric else "auto",
     }
 
 
@@ -103,4 +106,5 @@ def record_from_json(name: str, data: dict) -> NodeRecord:
         data["io_type"],
         int(data["positions"]),
         None if data.get("bias") is None else np.asarray(data["bias"]),
+        data.get("multipliers") == "fabric",
     )

@@ -40,8 +40,11 @@ from fpgaprune.resources import rules
 MODELS = BUILT_IN  # the built-in backends' models, by tool and version
 
 
-def models_for(kind: str, io_type: str, strategy: str) -> list:
-    """The models checked on layers like this one (Latency strategy only: no published Resource design)."""
+def models_for(kind: str, io_type: str, strategy: str, fabric: bool = False) -> list:
+    """The models checked on layers like this one (Latency strategy only: no published Resource design; none for
+    a layer whose products are bound to LUTs, `Multipliers: fabric`: no published design binds them)."""
+    if fabric:
+        return []
     return [m for m in registered_cost_models() if strategy == "latency" and io_type == m.io_type and kind in m.kinds]
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from fpgaprune.hls.backend import DEFAULT_BACKEND
 from fpgaprune.hls.manifest import quantized_kernel
+from fpgaprune.hls.multipliers import is_fabric
 from fpgaprune.model.layer_kinds import BY_NAME
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange
 from fpgaprune.record.model_record import LayerRecord
@@ -90,6 +91,7 @@ def layer_hardware(
             _positions(layer),
             board.dsp_a_bits,
             board.dsp_b_bits,
+            is_fabric(hls_config, layer.name),
         )
     return types, notes
 
@@ -97,7 +99,7 @@ def layer_hardware(
 def pricing(record, types: dict, backend: str) -> dict:
     """{resource: the C-synthesis model that prices it, or None for the rules} (`fit_verdict.design_model`), from
     the quantized model's record."""
-    layers = [(record.layers[name].kind.lower(), t.io_type, t.strategy) for name, t in types.items()]
+    layers = [(record.layers[name].kind.lower(), t.io_type, t.strategy, t.fabric) for name, t in types.items()]
     return {resource: design_model(layers, backend, resource) for resource in ("DSP", "LUT")}
 
 

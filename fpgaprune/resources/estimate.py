@@ -216,7 +216,7 @@ def csynth_rows(exported) -> list[dict]:
     and for fpgaprune's export, whose code has no site for a zero."""
     rows = []
     for record in exported.nodes.values():
-        models = csynth.models_for(record.plan.kind, record.io_type, record.strategy)
+        models = csynth.models_for(record.plan.kind, record.io_type, record.strategy, record.fabric)
         if not models:
             continue
         types = layer_types(record, exported.board)

@@ -30,6 +30,7 @@ class LayerTypes:
     positions: int  # output pixels (1 for Dense)
     dsp_a_bits: int = 25
     dsp_b_bits: int = 18
+    fabric: bool = False  # every product built from LUTs (`Multipliers: fabric`): no DSP
 
 
 @dataclass
@@ -63,7 +64,9 @@ def adder_share(types: LayerTypes) -> int:
 def layer_cost(codes: np.ndarray, outputs: np.ndarray, types: LayerTypes) -> Cost:
     """The estimate of a layer whose live products have weight codes `codes` into outputs `outputs`."""
     codes, outputs = np.asarray(codes, np.int64), np.asarray(outputs)
-    kinds = np.array([rules.product_kind(c, types.weight_bits, types.input_bits) for c in codes], dtype=object)
+    kinds = np.array(
+        [rules.product_kind(c, types.weight_bits, types.input_bits, types.fabric) for c in codes], dtype=object
+    )
     reuse = max(types.reuse, 1)
     per_dsp = rules.dsp_slices(types.weight_bits, types.input_bits, types.dsp_a_bits, types.dsp_b_bits)
     n_dsp, n_lut = int(np.sum(kinds == "dsp")), int(np.sum(kinds == "lut"))
@@ -102,6 +105,7 @@ def layer_types(record, board) -> LayerTypes:
         record.positions,
         board.dsp_a_bits,
         board.dsp_b_bits,
+        record.fabric,
     )
 
 
@@ -127,7 +131,7 @@ def product_cost(code: int, types: LayerTypes) -> tuple[float, float]:
     """(DSP, LUT) of one product with weight code `code`: its multiplier (or shift), shared by the reuse factor,
     and its adder (shared only outside the Latency strategy). A zero code costs nothing. A layer's products sum
     to its estimate up to rounding."""
-    kind = rules.product_kind(code, types.weight_bits, types.input_bits)
+    kind = rules.product_kind(code, types.weight_bits, types.input_bits, types.fabric)
     if kind == "none":
         return 0.0, 0.0
     reuse = max(types.reuse, 1)
@@ -205,7 +209,7 @@ def kernel_savings(
     reuse, n_live, savings = max(types.reuse, 1), len(live[0]), []
     for group in sorted(removed, key=lambda g: (g[1], -1 if g[0] is None else g[0])):
         codes = removed[group]
-        kinds = [rules.product_kind(c, types.weight_bits, types.input_bits) for c in codes]
+        kinds = [rules.product_kind(c, types.weight_bits, types.input_bits, types.fabric) for c in codes]
         mult = sum(rules.lut_multiplier_luts(c, types.input_bits) for c, k in zip(codes, kinds) if k == "lut")
         bram = 0
         if types.strategy == "resource":

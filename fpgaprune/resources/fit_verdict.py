@@ -66,7 +66,7 @@ def checked_model(estimate, backend: str, resource: str):
 
 def design_model(layers: list, backend: str, resource: str):
     """As `checked_model`, before export: the backend's model that prices every one of `layers` ((kind, io_type,
-    strategy) triples, `csynth.models_for`) and models `resource`; None if none does."""
+    strategy, fabric) tuples, `csynth.models_for`) and models `resource`; None if none does."""
     for model in cost_models(backend):
         if resource in model.errors and layers and all(model in csynth.models_for(*layer) for layer in layers):
             return model

@@ -54,14 +54,15 @@ def is_power_of_two(value: int) -> bool:
     return value != 0 and value & (value - 1) == 0
 
 
-def product_kind(code: int, weight_bits: int, input_bits: int) -> str:
-    """'none', 'shift', 'dsp' or 'lut' for a weight with integer code `code` (value / weight step)."""
+def product_kind(code: int, weight_bits: int, input_bits: int, fabric: bool = False) -> str:
+    """'none', 'shift', 'dsp' or 'lut' for a weight with integer code `code` (value / weight step); `fabric`: the
+    layer's products are bound to LUTs (`Multipliers: fabric`), so none is 'dsp'."""
     if code == 0:
         return "none"
     if is_power_of_two(code):
         return "shift"
     wide, narrow = max(weight_bits, input_bits), min(weight_bits, input_bits)
-    if wide > LUT_MULTIPLIER_MAX_BITS and narrow >= DSP_NARROW_MIN_BITS:
+    if not fabric and wide > LUT_MULTIPLIER_MAX_BITS and narrow >= DSP_NARROW_MIN_BITS:
         return "dsp"
     return "lut"
 

@@ -13,8 +13,10 @@ import numpy as np
 from hls4ml.model.optimizer import OptimizerPass
 from hls4ml.model.types import Source
 
-from fpgaprune.hls.attribute_keys import PLAN, SPARSE_SOURCE
+from fpgaprune.errors import HlsConfigError
+from fpgaprune.hls.attribute_keys import FABRIC, PLAN, SPARSE_SOURCE
 from fpgaprune.hls.live_weights import live_plan
+from fpgaprune.hls.multipliers import is_fabric
 from fpgaprune.model.layer_kinds import kind_of_node
 
 PASS_NAME = "fpgaprune_sparse_kernels"
@@ -52,10 +54,28 @@ class SparseKernels(OptimizerPass):
 
     codes: tuple = ()  # the kinds' `sparse_code`s whose C++ the backend's templates write: no other is trimmed
 
+    # hls4ml backend name -> the pragma that binds the product variable `prod` to LUTs (`Multipliers: fabric`);
+    # a backend not named here cannot build its products in fabric and refuses the setting
+    fabric_pragmas: dict = {}
+
     @staticmethod
-    def source(plan, node_name: str, index: int) -> str:
-        """The backend's C++ product class for `plan`. Abstract: each backend's subclass says which."""
+    def source(plan, node_name: str, index: int, fabric_pragma: str = "") -> str:
+        """The backend's C++ product class for `plan` (each product bound to LUTs by `fabric_pragma`, if any).
+        Abstract: each backend's subclass says which."""
         raise NotImplementedError
+
+    def fabric_pragma(self, model, node) -> str:
+        """The pragma of a layer whose products are built in fabric (`hls/multipliers.py`); "" otherwise."""
+        if not is_fabric(model.config.config.get("HLSConfig", {}), node.name):
+            return ""
+        backend = model.config.backend.name
+        if backend not in self.fabric_pragmas:
+            raise HlsConfigError(
+                f"hls config: Multipliers: fabric ({node.name}) is not written for {backend}: its own library "
+                f"chooses each operator; use {' or '.join(self.fabric_pragmas) or 'Vivado or Vitis'}, or the RTL "
+                "backend (its products are adders)"
+            )
+        return self.fabric_pragmas[backend]
 
     def match(self, node):
         return node.get_attr(PLAN) is None and supported(node, self.codes) and sparse_enabled(node)
@@ -69,6 +89,8 @@ class SparseKernels(OptimizerPass):
         variable.shape, variable.data_length = [len(values)], len(values)
         variable.nonzeros, variable.nzeros = plan.n_live, len(values) - plan.n_live
         variable.min, variable.max = float(np.min(values)), float(np.max(values))
+        pragma = self.fabric_pragma(model, node)
         node.set_attr(PLAN, plan)
-        node.set_attr(SPARSE_SOURCE, Source(self.source(plan, node.name, node.index)))
+        node.set_attr(FABRIC, bool(pragma))
+        node.set_attr(SPARSE_SOURCE, Source(self.source(plan, node.name, node.index, pragma)))
         return False

@@ -17,8 +17,9 @@ _TABLE_CLASS = """struct {cls} {{
 """
 
 
-def table_class_source(plan, node_name: str, index: int) -> str:
-    """The live-weight table and the class the header's kernel reads it through (for nnet_code_gen.h)."""
+def table_class_source(plan, node_name: str, index: int, fabric_pragma: str = "") -> str:
+    """The live-weight table and the class the header's kernel reads it through (for nnet_code_gen.h).
+    `fabric_pragma` is always empty: Catapult has none (`SparseKernels.fabric_pragma` refuses the setting)."""
     text = _TABLE_CLASS.format(cls=TABLE_CLASS.format(index=index), table=LIVE_TABLE.format(index=index))
     return live_table_source(plan, node_name, index) + layer_comment(plan, node_name) + text
 

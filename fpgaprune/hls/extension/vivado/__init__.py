@@ -10,7 +10,7 @@ from pathlib import Path
 
 from fpgaprune.hls.extension.backends import BackendExtension
 from fpgaprune.hls.extension.sparse_kernels import SparseKernels
-from fpgaprune.hls.extension.vivado.sparse_cpp import product_class_source
+from fpgaprune.hls.extension.vivado.sparse_cpp import FABRIC_PRAGMAS, product_class_source
 from fpgaprune.hls.extension.vivado.templates import CODES, TEMPLATES
 
 CPP_DIR = Path(__file__).parent / "cpp"
@@ -19,6 +19,7 @@ CPP_DIR = Path(__file__).parent / "cpp"
 class VivadoSparseKernels(SparseKernels):
     source = staticmethod(product_class_source)
     codes = CODES
+    fabric_pragmas = FABRIC_PRAGMAS
 
 
 VIVADO = BackendExtension(

@@ -18,8 +18,9 @@ class {cls} : public DenseKernel<data_T, res_T, CONFIG_T> {{
   public:
     static typename CONFIG_T::accum_t mul(data_T x, typename CONFIG_T::weight_t w) {{
         #pragma HLS INLINE
-        return static_cast<typename CONFIG_T::accum_t>(
-            CONFIG_T::template product<data_T, typename CONFIG_T::weight_t>::product(x, w));
+        typename CONFIG_T::accum_t prod = static_cast<typename CONFIG_T::accum_t>(
+            CONFIG_T::template product<data_T, typename CONFIG_T::weight_t>::product(x, w));{fabric}
+        return prod;
     }}
 
     static void dense(data_T data[CONFIG_T::n_in], res_T res[CONFIG_T::n_out],
@@ -53,7 +54,19 @@ _CLASS_TAIL = """
 """
 
 
-def product_class_source(plan, node_name: str, index: int) -> str:
-    """The live-weight table and the generated product class of one layer (for nnet_code_gen.h)."""
-    text = _CLASS_HEAD.format(cls=PRODUCT_CLASS.format(index=index), table=LIVE_TABLE.format(index=index))
+# Vitis HLS (2020.2 on) binds an operation by the variable it assigns; Vivado HLS (to 2020.1) by its core
+FABRIC_PRAGMAS = {
+    "Vitis": "#pragma HLS BIND_OP variable=prod op=mul impl=fabric",
+    "Vivado": "#pragma HLS RESOURCE variable=prod core=Mul_LUT",
+}
+
+
+def product_class_source(plan, node_name: str, index: int, fabric_pragma: str = "") -> str:
+    """The live-weight table and the generated product class of one layer (for nnet_code_gen.h); each product
+    bound to LUTs by `fabric_pragma` (`FABRIC_PRAGMAS`) where given."""
+    text = _CLASS_HEAD.format(
+        cls=PRODUCT_CLASS.format(index=index),
+        table=LIVE_TABLE.format(index=index),
+        fabric=f"\n        {fabric_pragma}" if fabric_pragma else "",
+    )
     return live_table_source(plan, node_name, index) + layer_comment(plan, node_name) + text + _CLASS_TAIL

@@ -1,0 +1,85 @@
+"""The price of a constant product built from LUTs (`Multipliers: fabric`), checked against yosys `-nodsp`.
+
+Sample products: a signed input of 6, 8, 12 or 16 bits times a constant of 6, 8 or 12 bits (random codes of that
+width, no zero and no power of two: those cost no multiplier), `--per-pair` of each. Each is synthesized alone
+by yosys `synth_xilinx -family xcup -nodsp -flatten -nowidelut` (`resources/fabric_products.py`). fpgaprune's
+rule (`rules.lut_multiplier_luts`: one adder of the input's width plus the constant's per nonzero CSD digit but
+one) is compared with each measurement: the products of even index fit one scale (measured / rule, summed), those
+of odd index hold it out. Printed: per pair of widths, the rule and yosys; the fitted scale; the held-out error
+of the rule and of the scaled rule, per product (lowest, median, highest) and summed (what a layer's total sees).
+The products the rules send to a DSP when the tool may choose (`rules.product_kind`: one operand over 10 bits
+and the other at least 6) are the ones `fabric` moves into LUTs; their errors are printed apart.
+"""
+
+import argparse
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from fpgaprune.resources import rules
+from fpgaprune.resources.fabric_products import measure_product
+from fpgaprune.resources.yosys import find_yosys
+from fpgaprune.support.text_table import format_rows
+
+INPUT_BITS, WEIGHT_BITS = (6, 8, 12, 16), (6, 8, 12)
+
+
+def samples(per_pair: int, seed: int) -> list[tuple[int, int, int]]:
+    """(code, weight bits, input bits): `per_pair` random signed codes of each width pair, none 0 or ±2^k."""
+    rng, found = np.random.default_rng(seed), []
+    for input_bits in INPUT_BITS:
+        for weight_bits in WEIGHT_BITS:
+            kept = 0
+            while kept < per_pair:
+                code = int(rng.integers(-(2 ** (weight_bits - 1)), 2 ** (weight_bits - 1)))
+                if code and not rules.is_power_of_two(code):
+                    found.append((code, weight_bits, input_bits))
+                    kept += 1
+    return found
+
+
+def errors(measured: np.ndarray, priced: np.ndarray) -> str:
+    ratio = priced / measured - 1
+    total = priced.sum() / measured.sum() - 1
+    return f"per product {ratio.min():+.1%} / {np.median(ratio):+.1%} / {ratio.max():+.1%}, summed {total:+.1%}"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-pair", type=int, default=6)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="one product per width pair")
+    args = parser.parse_args(argv)
+    chosen = samples(1 if args.quick else args.per_pair, args.seed)
+    print(f"yosys: {find_yosys().describe()}; {len(chosen)} products")
+    with ThreadPoolExecutor(args.workers) as pool:
+        measured = list(pool.map(lambda s: measure_product(*s)["luts"], chosen))
+    rule = np.array([rules.lut_multiplier_luts(code, ib) for code, _, ib in chosen], np.float64)
+    luts = np.array(measured, np.float64)
+    rows = []
+    for ib in INPUT_BITS:
+        for wb in WEIGHT_BITS:
+            at = [i for i, (_, w, b) in enumerate(chosen) if (w, b) == (wb, ib)]
+            kind = rules.product_kind(3, wb, ib)
+            rows.append((ib, wb, kind, len(at), f"{rule[at].mean():.1f}", f"{luts[at].mean():.1f}"))
+    print("\n".join(format_rows(("input bits", "weight bits", "auto", "products", "rule LUT", "yosys LUT"), rows)))
+    fit, held = np.arange(len(chosen)) % 2 == 0, np.arange(len(chosen)) % 2 == 1
+    scale = luts[fit].sum() / rule[fit].sum()
+    print(f"\nscale fitted on {fit.sum()} products: yosys / rule = {scale:.3f}")
+    print(f"held out ({held.sum()} products), the rule:        {errors(luts[held], rule[held])}")
+    print(f"held out ({held.sum()} products), the scaled rule: {errors(luts[held], scale * rule[held])}")
+    wide = np.array([rules.product_kind(c, wb, ib) == "dsp" for c, wb, ib in chosen])
+    for name, where in (("DSP-bound under auto", wide & held), ("LUT under auto", ~wide & held)):
+        if where.any():
+            print(f"  {name} ({where.sum()}): rule {errors(luts[where], rule[where])}")
+
+
+if __name__ == "__main__":
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from record import run_recorded
+
+    run_recorded(main, __file__)
