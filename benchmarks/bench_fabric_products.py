@@ -12,7 +12,9 @@ and the other at least 6) are the ones `fabric` moves into LUTs; their errors ar
 """
 
 import argparse
+import json
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 
@@ -22,6 +24,7 @@ from fpgaprune.resources.yosys import find_yosys
 from fpgaprune.support.text_table import format_rows
 
 INPUT_BITS, WEIGHT_BITS = (6, 8, 12, 16), (6, 8, 12)
+RECORD = Path(__file__).parent / "results" / "fabric_products" / "products.jsonl"  # each product measured
 
 
 def samples(per_pair: int, seed: int) -> list[tuple[int, int, int]]:
@@ -36,6 +39,26 @@ def samples(per_pair: int, seed: int) -> list[tuple[int, int, int]]:
                     found.append((code, weight_bits, input_bits))
                     kept += 1
     return found
+
+
+def measured_luts(chosen: list, workers: int) -> list[int]:
+    """yosys' LUTs of each product: read from `RECORD` where this yosys measured it, else measured and added."""
+    tool = find_yosys().describe()
+    known = {}
+    if RECORD.exists():
+        for line in RECORD.read_text().splitlines():
+            found = json.loads(line)
+            if found["tool"] == tool:
+                known[(found["code"], found["weight_bits"], found["input_bits"])] = found["luts"]
+    missing = [s for s in chosen if s not in known]
+    with ThreadPoolExecutor(workers) as pool:
+        for sample, found in zip(missing, pool.map(lambda s: measure_product(*s), missing)):
+            known[sample] = found["luts"]
+            RECORD.parent.mkdir(parents=True, exist_ok=True)
+            entry = dict(zip(("code", "weight_bits", "input_bits"), sample), luts=found["luts"], tool=tool)
+            with RECORD.open("a") as out:
+                out.write(json.dumps({**entry, "carry": found["carry"]}) + "\n")
+    return [known[s] for s in chosen]
 
 
 def errors(measured: np.ndarray, priced: np.ndarray) -> str:
@@ -53,8 +76,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     chosen = samples(1 if args.quick else args.per_pair, args.seed)
     print(f"yosys: {find_yosys().describe()}; {len(chosen)} products")
-    with ThreadPoolExecutor(args.workers) as pool:
-        measured = list(pool.map(lambda s: measure_product(*s)["luts"], chosen))
+    measured = measured_luts(chosen, args.workers)
     rule = np.array([rules.lut_multiplier_luts(code, ib) for code, _, ib in chosen], np.float64)
     luts = np.array(measured, np.float64)
     rows = []

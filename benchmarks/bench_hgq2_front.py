@@ -468,7 +468,9 @@ def _parallel(workers: int, function, calls: list):
         num_cpus=workers,
         include_dashboard=False,
         log_to_driver=False,
-        runtime_env={"env_vars": {**threads, "PYTHONPATH": here}},
+        runtime_env={
+            "env_vars": {**threads, "PYTHONPATH": os.pathsep.join(filter(None, (here, os.environ.get("PYTHONPATH"))))}
+        },
     )
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(function)

@@ -2,7 +2,9 @@
 
 `{LUT: 0.5, DSP: 200}` means at most half of the board's LUTs and at most 200 DSPs. A key joined by `+`
 (`LUT+DSP: 0.6`) limits the sum of the board fractions of its resources. A value up to the number of summed
-resources (1 for one resource) is a fraction; a larger one is an absolute count (one resource only).
+resources (1 for one resource) is a fraction; a larger one is an absolute count (one resource only). `DSP: 0`
+asks for a design without DSPs: its export builds every product from LUTs (`Multipliers: fabric`,
+`hls/multipliers.py`), priced as such, so the budget's knapsack prices each removal in LUTs.
 """
 
 from dataclasses import dataclass
@@ -50,6 +52,11 @@ class Budget:
         """Per constraint, one unit of each resource per layer: the exported estimate rounds each layer's total up."""
         return np.array([sum(layers / self.board.resources[r] for r in c.resources) for c in self.constraints])
 
+    @property
+    def dsp_free(self) -> bool:
+        """A DSP limit of 0: the export builds every product from LUTs (`hls/multipliers.py`)."""
+        return any(c.resources == ("DSP",) and c.limit == 0 for c in self.constraints)
+
     def fits(self, usage: dict) -> bool:
         return bool(np.all(self.fractions(usage) <= self.limits() + 1e-9))
 
@@ -85,10 +92,15 @@ def parse_budget(spec: dict, board, where: str = "pruning.budget") -> Budget:
         missing = [r for r in resources if not board.resources.get(r)]
         if missing:
             raise BudgetError(f"{where}.{key}: board {board.name} has no {', '.join(missing)}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value <= 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
             raise BudgetError(
                 f"{where}.{key}: found {value!r}; expected a fraction of the board (0 < f <= "
                 f"{len(resources)}) or a count"
+            )
+        if value == 0 and resources != ("DSP",):
+            raise BudgetError(
+                f"{where}.{key}: found 0; only DSP may be 0 (every product built from LUTs); expected a fraction "
+                f"of the board (0 < f <= {len(resources)}) or a count"
             )
         if value > len(resources) and len(resources) > 1:
             raise BudgetError(

@@ -44,6 +44,8 @@ class Backend:
     families: tuple = XILINX_FAMILIES  # the board families its designs are judged on
     resource_names: dict = field(default_factory=lambda: dict(XILINX_RESOURCES))
     listed_order: int = 100  # where `backend_names` lists it (built-in: 10-50; a user's: 100)
+    # how its designs build products from LUTs when asked (`Multipliers: fabric`, a budget of 0 DSP); "": it cannot
+    lut_products: str = ""
 
     # -- the export and what follows it
     def export(self, bound, hls_config, board, output_dir, *, x, **options):

@@ -173,10 +173,21 @@ def _utilization_rows(report: str) -> dict:
 
 VITIS_MODELS = (BUILT_IN["vitis 2024.1"],)
 VIVADO_MODELS = (BUILT_IN["vivado_hls 2019.2"], BUILT_IN["vivado_hls 2020.1 io_stream"])
-VITIS = VivadoFamily("Vitis", ("vitis_hls", "vivado_hls"), "Vitis HLS", True, VITIS_MODELS, listed_order=10)
-VIVADO = VivadoFamily("Vivado", ("vivado_hls", "vitis_hls"), "Vivado HLS", True, VIVADO_MODELS, listed_order=20)
+BIND_OP, MUL_LUT = "each product's BIND_OP op=mul impl=fabric", "each product's RESOURCE core=Mul_LUT"
+VITIS = VivadoFamily(
+    "Vitis", ("vitis_hls", "vivado_hls"), "Vitis HLS", True, VITIS_MODELS, listed_order=10, lut_products=BIND_OP
+)
+VIVADO = VivadoFamily(
+    "Vivado", ("vivado_hls", "vitis_hls"), "Vivado HLS", True, VIVADO_MODELS, listed_order=20, lut_products=MUL_LUT
+)
 VIVADO_ACCELERATOR = VivadoFamily(
-    "VivadoAccelerator", ("vivado_hls", "vitis_hls"), "Vivado HLS", True, VIVADO_MODELS, listed_order=30
+    "VivadoAccelerator",
+    ("vivado_hls", "vitis_hls"),
+    "Vivado HLS",
+    True,
+    VIVADO_MODELS,
+    listed_order=30,
+    lut_products=MUL_LUT,
 )
 CATAPULT = CatapultBackend(
     "Catapult",

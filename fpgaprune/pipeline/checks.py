@@ -6,7 +6,7 @@ from fpgaprune.budget import parse_budget
 from fpgaprune.errors import FpgapruneError, FpgapruneNote
 from fpgaprune.framework import front_end_of_suffix, library_front_end
 from fpgaprune.hls import load_board, load_preset
-from fpgaprune.hls.backend import known_backend
+from fpgaprune.hls.backend import backend_names, known_backend
 from fpgaprune.hls.exporter import preset_problems
 from fpgaprune.hls.hls4ml_backends import Hls4mlBackend
 from fpgaprune.masking.input_zeros import unheld_zeros
@@ -147,9 +147,16 @@ def check_budget(config: RunConfig, at: Located) -> None:
     if config.pruning.lottery_rounds:
         _fail(at.at("pruning", "budget"), "a budget prunes by knapsack; lottery_rounds takes sparsities (targets)")
     try:
-        parse_budget(config.pruning.budget, load_board(config.board), where=at.at("pruning", "budget"))
+        budget = parse_budget(config.pruning.budget, load_board(config.board), where=at.at("pruning", "budget"))
     except FpgapruneError as error:
         raise ConfigError(str(error)) from None
+    backend = known_backend(config.hls.backend)
+    if budget.dsp_free and backend is not None and not backend.lut_products:
+        _fail(
+            at.at("pruning", "budget"),
+            f"DSP: 0 builds every product from LUTs, which the {config.hls.backend} backend cannot ask of its tool; "
+            f"use {', '.join(name for name in backend_names() if known_backend(name).lut_products)}",
+        )
 
 
 def check_quantized_layers(config: RunConfig, at: Located, record) -> None:

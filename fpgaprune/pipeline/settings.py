@@ -3,6 +3,7 @@ settings written over it, and the budget on the run's board."""
 
 from fpgaprune.budget import parse_budget
 from fpgaprune.hls import load_board, load_preset
+from fpgaprune.hls.multipliers import dsp_free_overrides
 
 
 def quantization_spec(config) -> dict:
@@ -15,9 +16,12 @@ def quantization_spec(config) -> dict:
 
 
 def hls_preset(config) -> dict:
-    """The preset with the config's io_type, strategy and reuse factor written over it."""
+    """The preset with the config's io_type, strategy and reuse factor written over it; with a budget of 0 DSP,
+    every product built from LUTs (`Multipliers: fabric`)."""
     preset = load_preset(config.hls.preset)
     model = preset.setdefault("HLSConfig", {}).setdefault("Model", {})
+    if config.pruning.budget and budget_of(config).dsp_free:
+        model.update(dsp_free_overrides()["Model"])
     if config.hls.io_type:
         preset["IOType"] = config.hls.io_type
     if config.hls.strategy:

@@ -324,4 +324,10 @@ INTERFACE = (
 )
 
 
-RTL = RtlBackend("RTL", kernel_sparse=True, families=(*XILINX_FAMILIES, "ECP5"), listed_order=50)
+RTL = RtlBackend(
+    "RTL",
+    kernel_sparse=True,
+    families=(*XILINX_FAMILIES, "ECP5"),
+    listed_order=50,
+    lut_products="always: each product is a shift-and-add graph of its constant (da4ml), never a DSP",
+)

@@ -58,6 +58,7 @@ _CLASS_TAIL = """
 FABRIC_PRAGMAS = {
     "Vitis": "#pragma HLS BIND_OP variable=prod op=mul impl=fabric",
     "Vivado": "#pragma HLS RESOURCE variable=prod core=Mul_LUT",
+    "VivadoAccelerator": "#pragma HLS RESOURCE variable=prod core=Mul_LUT",
 }
 
 
