@@ -1,14 +1,15 @@
 """The price of a constant product built from LUTs (`Multipliers: fabric`), checked against yosys `-nodsp`.
 
 Sample products: a signed input of 6, 8, 12 or 16 bits times a constant of 6, 8 or 12 bits (random codes of that
-width, no zero and no power of two: those cost no multiplier), `--per-pair` of each. Each is synthesized alone
-by yosys `synth_xilinx -family xcup -nodsp -flatten -nowidelut` (`resources/fabric_products.py`). fpgaprune's
-rule (`rules.lut_multiplier_luts`: one adder of the input's width plus the constant's per nonzero CSD digit but
-one) is compared with each measurement: the products of even index fit one scale (measured / rule, summed), those
-of odd index hold it out. Printed: per pair of widths, the rule and yosys; the fitted scale; the held-out error
-of the rule and of the scaled rule, per product (lowest, median, highest) and summed (what a layer's total sees).
-The products the rules send to a DSP when the tool may choose (`rules.product_kind`: one operand over 10 bits
-and the other at least 6) are the ones `fabric` moves into LUTs; their errors are printed apart.
+width from `--seed`, no zero and no power of two: those cost no multiplier), `--per-pair` of each. Each is
+synthesized alone by yosys `synth_xilinx -family xcup -nodsp -flatten -nowidelut` (`resources/fabric_products.py`)
+and recorded (`results/fabric_products/products.jsonl`, read back rather than measured again). Printed: per pair
+of widths, what the rules price and what yosys measured; the error of each rule per product (lowest, median,
+highest) and summed (what a layer's total sees), over all products and over those the rules send to a DSP when
+the tool may choose (one operand over 10 bits and the other at least 6): the ones `fabric` moves into LUTs.
+- `rules.lut_multiplier_luts`: one adder of the input's width plus the constant's per nonzero CSD digit but one;
+- `rules.fabric_multiplier_luts`: that, or one LUT6 per product bit for an input of at most 6 bits, whichever
+  is fewer. Its form was chosen on seed 0's products; seed 1's hold it out. No coefficient is fitted.
 """
 
 import argparse
@@ -67,34 +68,35 @@ def errors(measured: np.ndarray, priced: np.ndarray) -> str:
     return f"per product {ratio.min():+.1%} / {np.median(ratio):+.1%} / {ratio.max():+.1%}, summed {total:+.1%}"
 
 
+RULES = {
+    "lut_multiplier_luts": lambda code, wb, ib: rules.lut_multiplier_luts(code, ib),
+    "fabric_multiplier_luts": rules.fabric_multiplier_luts,
+}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-pair", type=int, default=6)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--per-pair", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=1, help="0: the products the rule's form was chosen on")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="one product per width pair")
     args = parser.parse_args(argv)
     chosen = samples(1 if args.quick else args.per_pair, args.seed)
-    print(f"yosys: {find_yosys().describe()}; {len(chosen)} products")
-    measured = measured_luts(chosen, args.workers)
-    rule = np.array([rules.lut_multiplier_luts(code, ib) for code, _, ib in chosen], np.float64)
-    luts = np.array(measured, np.float64)
+    print(f"yosys: {find_yosys().describe()}; {len(chosen)} products of seed {args.seed}")
+    luts = np.array(measured_luts(chosen, args.workers), np.float64)
+    priced = {name: np.array([rule(*s) for s in chosen], np.float64) for name, rule in RULES.items()}
     rows = []
     for ib in INPUT_BITS:
         for wb in WEIGHT_BITS:
             at = [i for i, (_, w, b) in enumerate(chosen) if (w, b) == (wb, ib)]
-            kind = rules.product_kind(3, wb, ib)
-            rows.append((ib, wb, kind, len(at), f"{rule[at].mean():.1f}", f"{luts[at].mean():.1f}"))
-    print("\n".join(format_rows(("input bits", "weight bits", "auto", "products", "rule LUT", "yosys LUT"), rows)))
-    fit, held = np.arange(len(chosen)) % 2 == 0, np.arange(len(chosen)) % 2 == 1
-    scale = luts[fit].sum() / rule[fit].sum()
-    print(f"\nscale fitted on {fit.sum()} products: yosys / rule = {scale:.3f}")
-    print(f"held out ({held.sum()} products), the rule:        {errors(luts[held], rule[held])}")
-    print(f"held out ({held.sum()} products), the scaled rule: {errors(luts[held], scale * rule[held])}")
-    wide = np.array([rules.product_kind(c, wb, ib) == "dsp" for c, wb, ib in chosen])
-    for name, where in (("DSP-bound under auto", wide & held), ("LUT under auto", ~wide & held)):
-        if where.any():
-            print(f"  {name} ({where.sum()}): rule {errors(luts[where], rule[where])}")
+            figures = [f"{priced[name][at].mean():.1f}" for name in RULES]
+            rows.append((ib, wb, rules.product_kind(3, wb, ib), len(at), *figures, f"{luts[at].mean():.1f}"))
+    header = ("input bits", "weight bits", "auto", "products", *RULES, "yosys LUT")
+    print("\n".join(format_rows(header, rows)))
+    wide = np.array([rules.product_kind(code, wb, ib) == "dsp" for code, wb, ib in chosen])
+    for name in RULES:
+        print(f"\n{name}, all {len(chosen)}: {errors(luts, priced[name])}")
+        print(f"{name}, the {wide.sum()} DSP-bound under auto: {errors(luts[wide], priced[name][wide])}")
 
 
 if __name__ == "__main__":

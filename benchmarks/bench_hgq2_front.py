@@ -566,6 +566,102 @@ def _verdict_row(peer: dict, best: dict | None, accuracy: dict, measure: str) ->
     )
 
 
+def _by_seed(records: list) -> dict:
+    """{(cnn, method, level): {seed: record}} of the priced points."""
+    found: dict = {}
+    for r in records:
+        found.setdefault((r["cnn"], r["method"], r["level"]), {})[r["seed"]] = r
+    return found
+
+
+def _mean(points: dict, seeds, key: str) -> float:
+    return float(np.mean([points[s][key] for s in seeds]))
+
+
+def cheap_end_verdicts(records: list) -> list:
+    """Per PQuantML point (the mean over its seeds): fpgaprune's most accurate point of the same QAT epochs whose
+    seeds include the peer's and whose mean LUT and DSP over them are each at or under the peer's; the difference
+    per seed, and the verdict: "level" where the mean difference is within the larger of the two points' seed
+    standard deviations (population), "ahead" or "behind" beyond it; "none" where no point is at or under."""
+    groups = _by_seed(records)
+    ours = {key: points for key, points in groups.items() if key[1] not in PEERS}
+    found = []
+    for (cnn_name, method, level), peer in sorted(groups.items()):
+        if method not in PQUANT_RUNS:
+            continue
+        seeds, epochs = sorted(peer), next(iter(peer.values()))["epochs"]
+        cost = {key: _mean(peer, seeds, key) for key in ("LUT", "DSP", "accuracy")}
+        candidates = [
+            (key, points)
+            for key, points in ours.items()
+            if key[0] == cnn_name
+            and set(seeds) <= set(points)
+            and all(points[s]["epochs"] == epochs for s in seeds)
+            and _mean(points, seeds, "LUT") <= cost["LUT"]
+            and _mean(points, seeds, "DSP") <= cost["DSP"]
+        ]
+        best = max(candidates, key=lambda c: _mean(c[1], seeds, "accuracy"), default=None)
+        found.append(_cheap_end_row((cnn_name, method, level, epochs, seeds), peer, cost, best))
+    return found
+
+
+def _cheap_end_row(head: tuple, peer: dict, cost: dict, best) -> dict:
+    cnn_name, method, level, epochs, seeds = head
+    row = {"cnn": cnn_name, "peer": f"{method.rsplit(', ', 1)[0]} {level}", "epochs": epochs, "seeds": len(seeds)}
+    row.update(LUT=cost["LUT"], DSP=cost["DSP"], accuracy=cost["accuracy"])
+    row["std"] = float(np.std([peer[s]["accuracy"] for s in seeds]))
+    if best is None:
+        return {**row, "verdict": "none"}
+    (_, ours_method, ours_level), points = best
+    differences = [points[s]["accuracy"] - peer[s]["accuracy"] for s in seeds]
+    ours_std = float(np.std([points[s]["accuracy"] for s in seeds]))
+    difference, spread = float(np.mean(differences)), max(row["std"], ours_std)
+    verdict = "level" if abs(difference) <= spread else "ahead" if difference > 0 else "behind"
+    return {
+        **row,
+        "ours": f"{ours_method.rsplit(', ', 1)[0]} {ours_level}",
+        "ours_LUT": _mean(points, seeds, "LUT"),
+        "ours_DSP": _mean(points, seeds, "DSP"),
+        "ours_accuracy": _mean(points, seeds, "accuracy"),
+        "ours_std": ours_std,
+        "difference": difference,
+        "per_seed": differences,
+        "verdict": verdict,
+    }
+
+
+def cheap_end_report(records: list) -> None:
+    """The table of `cheap_end_verdicts` and its count."""
+    from fpgaprune.support.text_table import format_rows
+
+    rows = cheap_end_verdicts(records)
+    table = [
+        (
+            r["peer"],
+            r["epochs"],
+            r["seeds"],
+            f"{r['LUT']:.0f}",
+            f"{r['DSP']:.0f}",
+            f"{r['accuracy']:.4f} ± {r['std']:.4f}",
+            r.get("ours", "none at or under its cost"),
+            f"{r['ours_LUT']:.0f}" if "ours" in r else "-",
+            f"{r['ours_DSP']:.0f}" if "ours" in r else "-",
+            f"{r['ours_accuracy']:.4f} ± {r['ours_std']:.4f}" if "ours" in r else "-",
+            f"{r['difference']:+.4f}" if "ours" in r else "-",
+            " ".join(f"{d:+.4f}" for d in r.get("per_seed", [])) or "-",
+            r["verdict"],
+        )
+        for r in rows
+    ]
+    header = ("PQuantML point", "epochs", "seeds", "LUT", "DSP", "accuracy ± std", "fpgaprune's best")
+    header += ("LUT", "DSP", "accuracy ± std", "difference", "per seed", "verdict")
+    print("\nat or under each PQuantML point's LUT and DSP, at equal epochs, on its seeds (level: within the larger")
+    print("seed standard deviation of the two points):")
+    print("\n".join(format_rows(header, table)))
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in ("ahead", "level", "behind", "none")}
+    print(f"{len(rows)} PQuantML points: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
+
+
 def _peer_name(peer: dict) -> str:
     if peer["method"] == HGQ2_ALONE:
         return f"HGQ2 beta {peer['level']}"
@@ -661,6 +757,7 @@ def report(records: list, out: Path) -> None:
         header = ("cnn", "peer point", "LUT", second, "accuracy", "fpgaprune's best", "LUT", second, "accuracy")
         print(f"\nat or under the cost of each peer point, HGQ2 alone and PQuantML ({label}):")
         print("\n".join(format_rows((*header, "difference", "per seed (spread)"), verdicts(priced, measure))))
+    cheap_end_report(priced)
     da_report(records, out)
     fits = sorted({text for r in records for text in r.get("fit", [])})[:6]
     print("\nfit verdicts of the points (which model priced them; a sample):\n" + "\n".join(fits))
@@ -760,6 +857,9 @@ def _quick(args) -> None:
     args.pquant_methods, args.pquant_sparsities, args.pquant_double = ["pdp"], [0.5], 0.0
     args.pquant_quantizers = list(PQUANT_QUANTIZERS)
     args.every_layer_sparsities, args.every_layer_betas = [0.5], [1e-6]
+    # the cheap end's route: narrow datalanes, a budget of no DSP, twice the epochs
+    args.every_layer_lanes, args.every_layer_budgets, args.every_layer_2x = [8, 4], ["60000/0@1e-06@4"], ["0.5@1e-06@4"]
+    args.every_layer_budgets_2x = []
 
 
 def main(argv=None):

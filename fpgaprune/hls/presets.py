@@ -28,6 +28,7 @@ class _Settings(Strict):
     ReuseFactor: PositiveInt | None = None
     Strategy: str | None = None
     KernelSparse: bool | None = None
+    Multipliers: Literal["auto", "fabric"] | None = None  # "fabric": products from LUTs (hls/multipliers.py)
 
     _check_strategy = field_validator("Strategy")(_strategy)
 

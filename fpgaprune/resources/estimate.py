@@ -9,7 +9,7 @@ import numpy as np
 from fpgaprune.hls.backend import DEFAULT_BACKEND, XILINX_RESOURCES, Backend, known_backend
 from fpgaprune.hls.names import original_name
 from fpgaprune.record import record_of
-from fpgaprune.resources import csynth, fit_verdict
+from fpgaprune.resources import csynth, fit_verdict, rules
 from fpgaprune.resources.estimator import (
     Cost,
     dense_products,
@@ -189,6 +189,12 @@ def estimate_resources(exported, dense_model=None) -> ResourceEstimate:
         if name not in exported.nodes
     }
     notes = [f"{name}: {kind} runs hls4ml's stock code; not estimated" for name, kind in stock.items()]
+    fabric = [original_name(r.name, exported.manifest) for r in exported.nodes.values() if r.fabric]
+    if fabric:
+        notes.append(
+            f"{', '.join(fabric)}: every product built from LUTs (Multipliers: fabric), no DSP; "
+            f"{rules.FABRIC_RULE_SOURCE}"
+        )
     dense = record_of(dense_model).layers if dense_model is not None else {}
     for record in exported.nodes.values():
         plan, types = record.plan, layer_types(record, exported.board)

@@ -70,7 +70,7 @@ def layer_cost(codes: np.ndarray, outputs: np.ndarray, types: LayerTypes) -> Cos
     reuse = max(types.reuse, 1)
     per_dsp = rules.dsp_slices(types.weight_bits, types.input_bits, types.dsp_a_bits, types.dsp_b_bits)
     n_dsp, n_lut = int(np.sum(kinds == "dsp")), int(np.sum(kinds == "lut"))
-    mult_luts = sum(rules.lut_multiplier_luts(c, types.input_bits) for c, k in zip(codes, kinds) if k == "lut")
+    mult_luts = sum(rules.product_luts(c, types.weight_bits, types.input_bits, types.fabric) for c in codes)
     _, terms = np.unique(outputs, return_counts=True)
     adder_luts = sum(rules.adder_tree_luts(t + 1, types.accum_bits) for t in terms)
     levels = max((rules.adder_tree_levels(t + 1) for t in terms), default=0)
@@ -136,7 +136,7 @@ def product_cost(code: int, types: LayerTypes) -> tuple[float, float]:
         return 0.0, 0.0
     reuse = max(types.reuse, 1)
     per_dsp = rules.dsp_slices(types.weight_bits, types.input_bits, types.dsp_a_bits, types.dsp_b_bits)
-    multiplier = rules.lut_multiplier_luts(code, types.input_bits) if kind == "lut" else 0
+    multiplier = rules.product_luts(code, types.weight_bits, types.input_bits, types.fabric)
     return (per_dsp / reuse if kind == "dsp" else 0.0), multiplier / reuse + types.accum_bits / adder_share(types)
 
 
@@ -210,7 +210,7 @@ def kernel_savings(
     for group in sorted(removed, key=lambda g: (g[1], -1 if g[0] is None else g[0])):
         codes = removed[group]
         kinds = [rules.product_kind(c, types.weight_bits, types.input_bits, types.fabric) for c in codes]
-        mult = sum(rules.lut_multiplier_luts(c, types.input_bits) for c, k in zip(codes, kinds) if k == "lut")
+        mult = sum(rules.product_luts(c, types.weight_bits, types.input_bits, types.fabric) for c in codes)
         bram = 0
         if types.strategy == "resource":
             bram = rules.rom_bram_18k(n_live + len(codes), types.weight_bits, reuse) - rules.rom_bram_18k(

@@ -32,6 +32,7 @@ import numpy as np
 
 LUT_MULTIPLIER_MAX_BITS = 10  # a product whose operands are both at most this wide is built from LUTs
 DSP_NARROW_MIN_BITS = 6  # ... and so is one whose narrower operand is below this
+LUT_INPUTS = 6  # a LUT6: any function of up to 6 bits
 BRAM_18K_BITS = 18 * 1024
 BRAM_MAX_WIDTH = 36
 BRAM_DEPTH_AT_36 = 512
@@ -76,6 +77,36 @@ def lut_multiplier_luts(code: int, input_bits: int) -> int:
     """LUTs of a constant multiplier built from shifted adds."""
     digits = csd_digits(code)
     return max(digits - 1, 0) * (input_bits + math.ceil(math.log2(abs(code) + 1)))
+
+
+# `fabric_multiplier_luts` against yosys `synth_xilinx -nodsp` (benchmarks/bench_fabric_products.py): the error of the
+# rule on products it did not see (seed 1), the DSP-bound ones (one operand over 10 bits, the other at least 6)
+FABRIC_RULE_ERROR = (-0.70, 0.70)  # per product, lowest and highest
+FABRIC_RULE_SOURCE = (
+    "a LUT-built product is priced by rules.fabric_multiplier_luts (CSD shifted adds, or one LUT6 per product bit "
+    "for inputs of at most 6 bits), checked against yosys 0.70 synth_xilinx -nodsp on sample constant products "
+    "(benchmarks/bench_fabric_products.py): held out, -70% to +70% per product, summed within 10%; an estimate, "
+    "not a vendor tool's figure"
+)
+
+
+def fabric_multiplier_luts(code: int, weight_bits: int, input_bits: int) -> int:
+    """LUTs of a constant product the rules would put in a DSP, built from LUTs instead (`Multipliers: fabric`):
+    the shifted adds of `lut_multiplier_luts`, or, for an input of at most 6 bits, one LUT6 per product bit (each
+    bit is a function of the input alone), whichever is fewer. Checked against yosys: `FABRIC_RULE_SOURCE`."""
+    adds = lut_multiplier_luts(code, input_bits)
+    return min(adds, input_bits + weight_bits) if input_bits <= LUT_INPUTS else adds
+
+
+def product_luts(code: int, weight_bits: int, input_bits: int, fabric: bool = False) -> int:
+    """LUTs of one product's multiplier: none for a shift or a DSP; `fabric_multiplier_luts` for a product that
+    `fabric` moves out of a DSP; else `lut_multiplier_luts`."""
+    kind = product_kind(code, weight_bits, input_bits, fabric)
+    if kind != "lut":
+        return 0
+    if fabric and product_kind(code, weight_bits, input_bits) == "dsp":
+        return fabric_multiplier_luts(code, weight_bits, input_bits)
+    return lut_multiplier_luts(code, input_bits)
 
 
 def adder_tree_luts(terms: int, accum_bits: int) -> int:

@@ -627,3 +627,64 @@ def test_a_ramp_step_short_of_the_end_never_reads_as_the_whole_way():
         "99%",
         "99%",
     ]
+
+
+SPEC12 = {
+    "default": {
+        "kernel": "quantized_bits(12,1,alpha=1)",
+        "bias": "quantized_bits(12,4,alpha=1)",
+        "activation": "quantized_relu(12,4)",
+    },
+    "layers": {},
+}
+
+
+def test_a_budget_of_no_dsp_builds_every_product_from_luts_and_fits_the_export(trained, tmp_path):
+    """DSP: 0 is a budget (only DSP may be 0): priced with every product in LUTs, the knapsack's choice meets it,
+    and the export with the same setting spends no DSP and fits the LUT limit."""
+    from fpgaprune.hls.config import merge_config
+    from fpgaprune.hls.multipliers import dsp_free_overrides
+    from fpgaprune.quantize import quantized_twin
+
+    model, dataset = trained
+    board = load_board("pynq-z2")
+    budget = parse_budget({"LUT": 0.5, "DSP": 0}, board)
+    assert budget.dsp_free and not parse_budget({"LUT": 0.5, "DSP": 1}, board).dsp_free
+    preset = load_preset("latency_parallel")["HLSConfig"]
+    auto = HardwareCosts(SPEC12, preset, input_type(dataset.x_test), board)
+    fabric = HardwareCosts(SPEC12, merge_config(preset, dsp_free_overrides()), input_type(dataset.x_test), board)
+    pruner = Pruner(structure="kernel")
+    attached = pruner.attach(fp.hold(model))
+    assert auto(attached).total()["DSP"] > 0 and fabric(attached).total()["DSP"] == 0
+    with pytest.raises(BudgetError, match="DSP"):  # under "auto" the same limit prunes every DSP product away
+        fit_to_budget(pruner, attached, auto, parse_budget({"LUT": 0.5, "DSP": 0}, board))
+    masks, step = fit_to_budget(pruner, attached, fabric, budget)
+    pruner.apply(attached, masks)
+    assert step.estimate["DSP"] == 0
+    exported = fp.export(
+        quantized_twin(attached, SPEC12),
+        "latency_parallel",
+        "pynq-z2",
+        tmp_path / "prj",
+        x=dataset.x_test,
+        overrides=dsp_free_overrides(),
+        tb_samples=4,
+    )
+    estimate = fp.estimate(exported)
+    assert estimate.total("pruned").dsp == 0
+    assert estimate.total("pruned").lut / board.resources["LUT"] <= 0.5
+
+
+def test_a_budget_of_no_dsp_sets_fabric_and_a_backend_without_it_is_one_line():
+    from fpgaprune.pipeline.settings import hls_preset
+
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    config["pruning"].update(targets={}, budget={"LUT": 0.5, "DSP": 0})
+    parsed, at = parse_config(yaml.safe_dump(config), "run.yaml")
+    check_config(parsed, at)
+    assert hls_preset(parsed)["HLSConfig"]["Model"]["Multipliers"] == "fabric"
+    config["hls"]["backend"] = "Catapult"
+    parsed, at = parse_config(yaml.safe_dump(config), "run.yaml")
+    with pytest.raises(ConfigError, match=r"run.yaml:[0-9]+: pruning.budget.*DSP: 0 .* Catapult backend") as error:
+        check_config(parsed, at)
+    assert "\n" not in str(error.value) and "Vitis" in str(error.value)

@@ -92,3 +92,34 @@ def test_repair_after_hgq2_qat_prunes_until_the_learned_bits_fit_and_holds_their
     assert costs(quantized).total() == traced and traced["LUT"] / PYNQ_LUT == pytest.approx(done["final"]["LUT"])
     assert sum(front.ebops(quantized).values()) < ebops
     assert json.loads((out / "quantize" / "stage.json").read_text())["metrics"]["budget"]["final"]["LUT"] <= 0.3
+
+
+def test_narrow_datalanes_lower_the_price_the_budget_sees(budget_run):
+    """The budget prices each product with its layer's input type, from the twin's datalane quantizers: starting
+    the datalanes at fewer fraction bits (`quantization.hgq2.activation_bits`) narrows every layer's input after
+    the first and lowers the price of the same kernels."""
+    from fpgaprune.budget import HardwareCosts
+    from fpgaprune.hls import load_board
+    from fpgaprune.pipeline.settings import hls_preset, quantization_spec
+    from fpgaprune.pipeline.training import dataset_of
+    from fpgaprune.quantize import input_type
+
+    config, out, _ = budget_run
+    dataset = dataset_of(config)
+    model = fp.load_model(out / "finetune" / "model.keras")
+    priced = {}
+    for bits in (8, 4):
+        spec = quantization_spec(config)
+        spec["hgq2"] = {**spec["hgq2"], "activation_bits": bits}
+        costs = HardwareCosts(
+            spec,
+            hls_preset(config)["HLSConfig"],
+            input_type(dataset.x_test),
+            load_board(config.board),
+            calibration=dataset.x_train[:512],
+        )
+        priced[bits] = (costs(model).total()["LUT"], {name: t.input_bits for name, t in costs.types.items()})
+    (narrow, narrow_bits), (wide, wide_bits) = priced[4], priced[8]
+    assert narrow < wide
+    assert narrow_bits["conv1"] == wide_bits["conv1"]  # the model's input: its data's type, not a datalane
+    assert all(narrow_bits[name] < wide_bits[name] for name in wide_bits if name != "conv1"), (narrow_bits, wide_bits)
