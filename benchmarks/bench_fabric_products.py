@@ -8,8 +8,10 @@ of widths, what the rules price and what yosys measured; the error of each rule 
 highest) and summed (what a layer's total sees), over all products and over those the rules send to a DSP when
 the tool may choose (one operand over 10 bits and the other at least 6): the ones `fabric` moves into LUTs.
 - `rules.lut_multiplier_luts`: one adder of the input's width plus the constant's per nonzero CSD digit but one;
-- `rules.fabric_multiplier_luts`: that, or one LUT6 per product bit for an input of at most 6 bits, whichever
-  is fewer. Its form was chosen on seed 0's products; seed 1's hold it out. No coefficient is fitted.
+- `rules.fabric_multiplier_luts`: the same adders per binary digit of the constant, or per CSD digit and one
+  more, whichever is fewer; or one LUT6 per product bit for an input of at most 6 bits, whichever is fewer. Its
+  form was chosen on seed 0's products (96, `--per-pair 8 --seed 0`) among four (CSD or binary digits, each
+  with the LUT6 bound); seed 1's (48, `--per-pair 4`) hold it out. No coefficient is fitted.
 """
 
 import argparse
@@ -76,7 +78,7 @@ RULES = {
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-pair", type=int, default=8)
+    parser.add_argument("--per-pair", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1, help="0: the products the rule's form was chosen on")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="one product per width pair")
