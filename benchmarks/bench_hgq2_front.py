@@ -71,13 +71,16 @@ PRUNED_EVERY = "fpgaprune kernels + HGQ2, every layer, sparsity@beta"
 EVERY_LAYER = {"conv1": "element", "conv2": "kernel", "conv3": "kernel", "fc": "element"}
 # the same groups of every layer, pruned to a budget (`LUT/DSP@beta`: a DSP cap of 0 builds every product from LUTs)
 BUDGETED_EVERY = "fpgaprune by budget + HGQ2, every layer, LUT/DSP@beta"
-OURS = (PRUNED, SELECTED, BUDGETED, PRUNED_EVERY, BUDGETED_EVERY)
+# the same removal by target, exported with every product built from LUTs (`Multipliers: fabric`): no DSP
+PRUNED_EVERY_FABRIC = "fpgaprune kernels + HGQ2, every layer, no DSP, sparsity@beta"
+OURS = (PRUNED, SELECTED, BUDGETED, PRUNED_EVERY, BUDGETED_EVERY, PRUNED_EVERY_FABRIC)
 # the cheap end's methods at twice the epochs (against PQuantML's twice-the-epochs points)
-PRUNED_EVERY_2X, BUDGETED_EVERY_2X = (
+PRUNED_EVERY_2X, BUDGETED_EVERY_2X, PRUNED_EVERY_FABRIC_2X = (
     "fpgaprune kernels + HGQ2, every layer, 2x epochs, sparsity@beta",
     "fpgaprune by budget + HGQ2, every layer, 2x epochs, LUT/DSP@beta",
+    "fpgaprune kernels + HGQ2, every layer, no DSP, 2x epochs, sparsity@beta",
 )
-TWICE = {PRUNED_EVERY_2X: PRUNED_EVERY, BUDGETED_EVERY_2X: BUDGETED_EVERY}
+TWICE = {PRUNED_EVERY_2X: PRUNED_EVERY, BUDGETED_EVERY_2X: BUDGETED_EVERY, PRUNED_EVERY_FABRIC_2X: PRUNED_EVERY_FABRIC}
 # a level's optional third field: the datalanes' initial fraction bits (HGQ2's f0); every earlier point ran at 8
 DEFAULT_LANES = 8
 # HGQ2's low-cost end: the same methods at large beta, trained `--low-end-epochs` (every one of them alike)
@@ -205,10 +208,14 @@ def price(model, data, save_to: Path | None = None, overrides: dict | None = Non
     return {"LUT": float(total.lut), "DSP": float(total.dsp), "fit": verdicts}
 
 
-def budget_overrides(limits: dict | None) -> dict | None:
-    """The hls config a budget's export takes: with a DSP limit of 0, every product built from LUTs (fabric)."""
+def dsp_free_overrides() -> dict:
     from fpgaprune.hls.multipliers import dsp_free_overrides
 
+    return dsp_free_overrides()
+
+
+def budget_overrides(limits: dict | None) -> dict | None:
+    """The hls config a budget's export takes: with a DSP limit of 0, every product built from LUTs (fabric)."""
     return dsp_free_overrides() if limits and limits.get("DSP") == 0 else None
 
 
@@ -256,10 +263,11 @@ def budgeted_model(model, spec: dict, data, limits: dict, how: str = "target"):
 
 
 def hgq2_point(
-    keras, model, data, args, sparsity, beta, how, epochs, limits=None, save_to=None, lanes=DEFAULT_LANES
+    keras, model, data, args, sparsity, beta, how, epochs, limits=None, save_to=None, lanes=DEFAULT_LANES, fabric=False
 ) -> dict:
     """HGQ2 QAT of `model` (held where pruned: by `sparsity`, or to a budget of `limits`, repaired after QAT as a
-    run does; its datalanes starting at `lanes` fraction bits), `trace_minmax`, then accuracy, EBOPs and price."""
+    run does; its datalanes starting at `lanes` fraction bits), `trace_minmax`, then accuracy, EBOPs and price (every
+    product from LUTs with `fabric`, or a budget of no DSP)."""
     import fpgaprune as fp
     from fpgaprune.framework import front_end_of
 
@@ -279,7 +287,8 @@ def hgq2_point(
     dead = [float(np.mean(np.abs(np.asarray(q.kq(q.kernel, training=False))).sum(axis=(0, 1)) == 0)) for q in conv]
     ebops = front.ebops(quantized)
     point = {"accuracy": accuracy, "ebops": sum(ebops.values()), "dead_kernels": dead, **repaired}
-    return {**point, **price(quantized, data, save_to, budget_overrides(limits))}
+    overrides = dsp_free_overrides() if fabric else budget_overrides(limits)
+    return {**point, **price(quantized, data, save_to, overrides)}
 
 
 def _repaired(quantized, pruner, costs, budget, data) -> dict:
@@ -320,8 +329,10 @@ def plan(args) -> list:
         for b in args.every_layer_betas
     ]
     points += [(BUDGETED_EVERY, level) for level in args.every_layer_budgets]
+    points += [(PRUNED_EVERY_FABRIC, level) for level in args.every_layer_no_dsp]
     points += [(PRUNED_EVERY_2X, level) for level in args.every_layer_2x]
     points += [(BUDGETED_EVERY_2X, level) for level in args.every_layer_budgets_2x]
+    points += [(PRUNED_EVERY_FABRIC_2X, level) for level in args.every_layer_no_dsp_2x]
     points += _pquant_plan(args)
     points += [(BUDGETED, level) for level in args.budgets]
     points += [(HGQ2_LONG, b) for b in args.low_end_betas]
@@ -349,6 +360,7 @@ def model_file(models: Path, widths, seed: int, method: str, level) -> Path:
     slug = {HGQ2_ALONE: "hgq2", PRUNED: "pruned", SELECTED: "selected", BUDGETED: "budget", QKERAS: "qkeras"}
     slug.update({PRUNED_EVERY: "pruned-every", BUDGETED_EVERY: "budget-every"})
     slug.update({PRUNED_EVERY_2X: "pruned-every-2x", BUDGETED_EVERY_2X: "budget-every-2x"})
+    slug.update({PRUNED_EVERY_FABRIC: "pruned-every-fabric", PRUNED_EVERY_FABRIC_2X: "pruned-every-fabric-2x"})
     slug.update({HGQ2_LONG: "hgq2-long", PRUNED_LONG: "pruned-long", BUDGETED_LONG: "budget-long"})
     for label, (name, quantizers, factor) in PQUANT_RUNS.items():
         slug[label] = f"pquant-{name}" + ("-hgq" if quantizers == "hgq" else "") + ("-2x" if factor == 2 else "")
@@ -377,11 +389,13 @@ def run_point(keras, args, widths, seed, data, method, level) -> dict:
         settings = (name, quantizers, float(level), epochs, data_kif)
         return pquant_point(keras, model, data, settings, lambda m: price(m, data, save_to))
     first, beta, lanes = level_parts(level)
-    how = {SELECTED: "selected", PRUNED_EVERY: "every", BUDGETED_EVERY: "every"}.get(method, "target")
+    every = (PRUNED_EVERY, BUDGETED_EVERY, PRUNED_EVERY_FABRIC)
+    how = "selected" if method == SELECTED else "every" if method in every else "target"
     if method in (BUDGETED, BUDGETED_EVERY):
         limits = dict(zip(("LUT", "DSP"), map(float, first.split("/"))))
         return hgq2_point(keras, model, data, args, 0.0, beta, how, epochs, limits, save_to, lanes)
-    return hgq2_point(keras, model, data, args, float(first), beta, how, epochs, save_to=save_to, lanes=lanes)
+    fabric = method == PRUNED_EVERY_FABRIC
+    return hgq2_point(keras, model, data, args, float(first), beta, how, epochs, None, save_to, lanes, fabric)
 
 
 def level_parts(level) -> tuple[str, float, int]:
@@ -672,6 +686,7 @@ STYLES = {HGQ2_ALONE: "o", PRUNED: "s", SELECTED: "D", BUDGETED: "v", QKERAS: "^
 STYLES.update({label: marker for label, marker in zip(PQUANT_RUNS, "PX*pxhdH+123")})
 STYLES.update({HGQ2_LONG: "8", PRUNED_LONG: "<", BUDGETED_LONG: ">", PRUNED_EVERY: "4"})
 STYLES.update({BUDGETED_EVERY: "3", PRUNED_EVERY_2X: "|", BUDGETED_EVERY_2X: "_"})
+STYLES.update({PRUNED_EVERY_FABRIC: "$f$", PRUNED_EVERY_FABRIC_2X: "$F$"})
 
 
 def _draw(axis, rows: list, x_key: str) -> None:
@@ -858,8 +873,8 @@ def _quick(args) -> None:
     args.pquant_quantizers = list(PQUANT_QUANTIZERS)
     args.every_layer_sparsities, args.every_layer_betas = [0.5], [1e-6]
     # the cheap end's route: narrow datalanes, a budget of no DSP, twice the epochs
-    args.every_layer_lanes, args.every_layer_budgets, args.every_layer_2x = [8, 4], ["60000/0@1e-06@4"], ["0.5@1e-06@4"]
-    args.every_layer_budgets_2x = []
+    args.every_layer_lanes, args.every_layer_budgets, args.every_layer_2x = [8, 4], ["30000/0@1e-06"], ["0.5@1e-06@4"]
+    args.every_layer_budgets_2x, args.every_layer_no_dsp, args.every_layer_no_dsp_2x = [], ["0.5@1e-06"], []
 
 
 def main(argv=None):
@@ -887,7 +902,9 @@ def main(argv=None):
     parser.add_argument(
         "--every-layer-budgets", nargs="*", default=[], help="LUT/DSP@beta[@lanes], every layer's groups by budget"
     )
+    parser.add_argument("--every-layer-no-dsp", nargs="*", default=[], help="sparsity@beta[@lanes], no DSP")
     parser.add_argument("--every-layer-2x", nargs="*", default=[], help="sparsity@beta[@lanes] at twice the epochs")
+    parser.add_argument("--every-layer-no-dsp-2x", nargs="*", default=[], help="the same, no DSP, 2x epochs")
     parser.add_argument("--every-layer-budgets-2x", nargs="*", default=[], help="LUT/DSP@beta[@lanes], 2x epochs")
     parser.add_argument(
         "--budgets",

@@ -32,6 +32,17 @@ def test_the_quick_mode_runs_every_method_and_prints_the_verdicts(tmp_path):
     assert {"HGQ2 alone, beta", "HGQ2 alone, long QAT, beta", "PQuantML PDP + fixed point, sparsity"} <= methods
     assert {"fpgaprune kernels + HGQ2, sparsity@beta", "fpgaprune kernels by budget + HGQ2, LUT@beta"} <= methods
     assert "fpgaprune kernels + HGQ2, every layer, sparsity@beta" in methods
+    # the cheap end's route: narrow datalanes, no DSP by a budget of 0 DSP or by fabric products, twice the epochs
+    by_method = {(r["method"], r["level"]): r for r in records}
+    assert ("fpgaprune kernels + HGQ2, every layer, sparsity@beta", "0.5@1e-06@4") in by_method
+    no_dsp = [
+        by_method[("fpgaprune by budget + HGQ2, every layer, LUT/DSP@beta", "30000/0@1e-06")],
+        by_method[("fpgaprune kernels + HGQ2, every layer, no DSP, sparsity@beta", "0.5@1e-06")],
+    ]
+    assert all(r["DSP"] == 0 for r in no_dsp) and no_dsp[0]["LUT"] <= 30000
+    twice = by_method[("fpgaprune kernels + HGQ2, every layer, 2x epochs, sparsity@beta", "0.5@1e-06@4")]
+    assert twice["epochs"] == 2 * no_dsp[1]["epochs"]
+    assert "at or under each PQuantML point's LUT and DSP, at equal epochs" in done.stdout
     assert all(r["LUT"] > 0 and 0 <= r["accuracy"] <= 1 for r in records)
     pquant = {r["method"]: r for r in records if r["method"].startswith("PQuantML")}
     assert set(pquant) == {"PQuantML PDP + fixed point, sparsity", "PQuantML PDP + HGQ, sparsity"}
