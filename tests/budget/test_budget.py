@@ -644,7 +644,6 @@ def test_a_budget_of_no_dsp_builds_every_product_from_luts_and_fits_the_export(t
     and the export with the same setting spends no DSP and fits the LUT limit."""
     from fpgaprune.hls.config import merge_config
     from fpgaprune.hls.multipliers import dsp_free_overrides
-    from fpgaprune.quantize import quantized_twin
 
     model, dataset = trained
     board = load_board("pynq-z2")
@@ -662,7 +661,7 @@ def test_a_budget_of_no_dsp_builds_every_product_from_luts_and_fits_the_export(t
     pruner.apply(attached, masks)
     assert step.estimate["DSP"] == 0
     exported = fp.export(
-        quantized_twin(attached, SPEC12),
+        fp.quantized_twin(attached, SPEC12),
         "latency_parallel",
         "pynq-z2",
         tmp_path / "prj",

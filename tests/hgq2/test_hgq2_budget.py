@@ -96,8 +96,9 @@ def test_repair_after_hgq2_qat_prunes_until_the_learned_bits_fit_and_holds_their
 
 def test_narrow_datalanes_lower_the_price_the_budget_sees(budget_run):
     """The budget prices each product with its layer's input type, from the twin's datalane quantizers: starting
-    the datalanes at fewer fraction bits (`quantization.hgq2.activation_bits`) narrows every layer's input after
-    the first and lowers the price of the same kernels."""
+    the datalanes at fewer fraction bits (`quantization.hgq2.activation_bits`) narrows every layer's input (the
+    first layer's too: HGQ2 quantizes the model's input with a datalane), moves products out of DSPs into LUTs,
+    and lowers the board fraction the same kernels cost."""
     from fpgaprune.budget import HardwareCosts
     from fpgaprune.hls import load_board
     from fpgaprune.pipeline.settings import hls_preset, quantization_spec
@@ -105,21 +106,18 @@ def test_narrow_datalanes_lower_the_price_the_budget_sees(budget_run):
     from fpgaprune.quantize import input_type
 
     config, out, _ = budget_run
-    dataset = dataset_of(config)
+    dataset, board = dataset_of(config), load_board(config.board)
     model = fp.load_model(out / "finetune" / "model.keras")
     priced = {}
     for bits in (8, 4):
         spec = quantization_spec(config)
         spec["hgq2"] = {**spec["hgq2"], "activation_bits": bits}
         costs = HardwareCosts(
-            spec,
-            hls_preset(config)["HLSConfig"],
-            input_type(dataset.x_test),
-            load_board(config.board),
-            calibration=dataset.x_train[:512],
+            spec, hls_preset(config)["HLSConfig"], input_type(dataset.x_test), board, calibration=dataset.x_train[:512]
         )
-        priced[bits] = (costs(model).total()["LUT"], {name: t.input_bits for name, t in costs.types.items()})
-    (narrow, narrow_bits), (wide, wide_bits) = priced[4], priced[8]
-    assert narrow < wide
-    assert narrow_bits["conv1"] == wide_bits["conv1"]  # the model's input: its data's type, not a datalane
-    assert all(narrow_bits[name] < wide_bits[name] for name in wide_bits if name != "conv1"), (narrow_bits, wide_bits)
+        total = costs(model).total()
+        fraction = sum(total[r] / board.resources[r] for r in ("LUT", "DSP"))
+        priced[bits] = (total, fraction, {name: t.input_bits for name, t in costs.types.items()})
+    (narrow, narrow_fraction, narrow_bits), (wide, wide_fraction, wide_bits) = priced[4], priced[8]
+    assert all(narrow_bits[name] < wide_bits[name] for name in wide_bits), (narrow_bits, wide_bits)
+    assert narrow["DSP"] < wide["DSP"] and narrow_fraction < wide_fraction, (narrow, wide)
