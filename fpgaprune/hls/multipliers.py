@@ -5,9 +5,9 @@
   than 10 bits and the other has at least 6 (`resources/rules.py`).
 - "fabric": every product of the layer is built from LUTs, no DSP. The kernel-sparse code binds each product to
   fabric (`vivado/sparse_cpp.py`: Vitis HLS `BIND_OP ... impl=fabric`, Vivado HLS `RESOURCE ... core=Mul_LUT`),
-  and the estimate prices it as a LUT multiplier (`rules.fabric_product`). A budget with a DSP limit of 0 asks
-  for it in every layer (`budget.dsp_free_overrides`). Catapult's export refuses it (its technology library
-  chooses each operator); the RTL backend needs none (its products are adders, `rtl/`).
+  and the estimate prices it as a LUT multiplier (`rules.fabric_multiplier_luts`). A budget with a DSP limit of 0
+  asks for it in every layer (`Budget.dsp_free`, `dsp_free_overrides`). Catapult's export refuses it (its
+  technology library chooses each operator); the RTL backend needs none (its products are adders, `rtl/`).
 """
 
 from fpgaprune.errors import HlsConfigError
