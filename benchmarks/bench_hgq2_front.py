@@ -23,6 +23,14 @@ the QKeras environment loads the same ones), each then trained the same `--epoch
   each method's default proportions, and each method once more at twice the epochs (`--pquant-double`); carried
   into hls4ml as an HGQ2 copy checked equal to its own forward on the test set (`pquant_points.py`,
   `pquant_route.py`);
+- the cheap end, with no DSP (`--every-layer-budgets`, `--every-layer-no-dsp`, and their `-2x` at twice the
+  epochs): every layer's groups pruned to a budget `LUT/DSP@beta`, where a DSP limit of 0 builds every product
+  from LUTs (`Multipliers: fabric`, priced as such by the budget and by the estimate of the export); or pruned by
+  target and exported with no DSP the same way. A level's optional third field (`0.9@1e-06@4`) starts the
+  datalanes at that many fraction bits (`quantization.hgq2.activation_bits`; 8 where absent, as every earlier
+  point; `--every-layer-lanes` sweeps it for the target points). `--report` adds the verdict at equal epochs
+  against each PQuantML point (`cheap_end_verdicts`: ahead, level within the larger seed standard deviation, or
+  behind);
 - HGQ2's low-cost end (`--low-end-*`): HGQ2 alone, kernels removed by target and by budget, at larger β, all
   trained `--low-end-epochs` (16). At the common 6 epochs β beyond 1e-6 buys little: Adam moves each bit width by
   about its learning rate per step, so 6 epochs (942 steps at 5e-3) take at most about 4.7 bits off, whatever β,
