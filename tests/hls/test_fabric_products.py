@@ -102,3 +102,11 @@ def test_the_lut_product_rule_holds_its_stated_error_against_yosys(code, weight_
     low, high = rules.FABRIC_RULE_ERROR
     assert low <= priced / measured - 1 <= high, (priced, measured)
     assert re.search(r"-nodsp", rules.FABRIC_RULE_SOURCE)
+
+
+@pytest.mark.csim
+def test_a_fabric_export_is_bit_exact_in_csim(model, tmp_path):
+    """Binding the products changes where they are built, not what they compute."""
+    exported = _export(model, tmp_path / "prj", "Vitis", dsp_free_overrides())
+    check = fp.csim(exported, model, X8)
+    assert check.bit_exact, check.first_difference
