@@ -144,7 +144,7 @@ class Hgq2Section(Strict):
     beta_final: Optional[float] = Field(None, gt=0)  # unset: beta constant; set: log-linear from beta0 over QAT
     granularity: Literal["weight", "channel"] = "weight"  # a bit width per weight, or per output channel
     # a bit width per activation value (HGQ2's default; io_parallel only), or one per layer input (io_stream)
-    activation_granularity: Literal["element", "tensor"] = "element"
+    activation_granularity: Literal["element", "channel", "tensor"] = "element"
 
 
 class QuantizationSection(Strict):

@@ -208,7 +208,8 @@ def channel_types(layer) -> tuple:
     if types is None:
         raise ExportError(
             f"layer '{layer.name}': its input quantizer's types differ by position (HGQ2, value by value), so one "
-            "reused circuit cannot serve every position; export it unrolled (the config's RTL section: Unroll: true)"
+            "reused circuit cannot serve every position; export it unrolled (the config's RTL section: Unroll: true), "
+            "or quantize per channel (quantization.hgq2.activation_granularity: channel)"
         )
     return types
 

@@ -209,12 +209,16 @@ def test_a_layer_whose_sums_pass_24_bits_is_judged_by_the_float32_bound(tmp_path
 
 
 @pytest.mark.csim
-def test_an_hgq2_cnn_streams_bit_exactly_through_its_input_quantizers(tmp_path, digits, pruned):
-    """The RTL backend writes HGQ2's input quantizers: one type per tensor streams (each layer one circuit reused,
-    its taps quantized channel by channel), bit-exact against HGQ2; quantized value by value, the types differ by
-    position, so the stream is one line naming conv1 and the way to unroll (nothing written)."""
+@pytest.mark.parametrize("granularity", ["tensor", "channel"])
+def test_an_hgq2_cnn_streams_bit_exactly_through_its_input_quantizers(tmp_path, digits, pruned, granularity):
+    """The RTL backend writes HGQ2's input quantizers: one type per tensor, or per channel (the same at every
+    position), streams (each layer one circuit reused, its taps quantized channel by channel), bit-exact against
+    HGQ2; quantized value by value, the types differ by position, so the stream is one line naming conv1 and the
+    ways out (nothing written)."""
     x_test = digits[2]
-    quantized = _quantized(pruned, digits, "tensor")
+    quantized = _quantized(pruned, digits, granularity)
+    bits = np.asarray(quantized.get_layer("conv2").iq.quantizer.bits)
+    assert bits.shape == ((1, 1, 1, 6) if granularity == "channel" else (1,) * bits.ndim), bits.shape
     exported = fp.export(quantized, "latency_parallel", "ulx3s-85f", tmp_path / "rtl", x=x_test[:100], backend="RTL")
     assert exported.manifest["layout"] == "stream" and [s["layers"] for s in exported.manifest["stages"]] == [
         ["conv1"],
@@ -228,7 +232,8 @@ def test_an_hgq2_cnn_streams_bit_exactly_through_its_input_quantizers(tmp_path, 
     with pytest.raises(ExportError) as refused:
         fp.export(by_value, "latency_parallel", "ulx3s-85f", tmp_path / "el", x=x_test[:50], backend="RTL")
     assert str(refused.value).startswith("layer 'conv1': its input quantizer's types differ by position (HGQ2")
-    assert "Unroll: true" in str(refused.value) and not (tmp_path / "el").exists()
+    assert "Unroll: true" in str(refused.value) and "activation_granularity: channel" in str(refused.value)
+    assert not (tmp_path / "el").exists()
 
 
 @pytest.mark.csim

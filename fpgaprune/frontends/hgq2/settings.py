@@ -14,8 +14,9 @@ class Hgq2Settings:
     beta0: float = 1e-5  # the EBOPs penalty's starting weight (each layer adds ebops x beta to the loss)
     beta_final: float | None = None  # None: β constant; else β moves log-linearly from beta0 to it over QAT
     granularity: str = "weight"  # "weight": a bit width per weight; "channel": one per output channel
-    # "element": a bit width per activation value (HGQ2's default; io_parallel only in hls4ml 1.3); "tensor": one
-    # per layer input (io_stream needs it)
+    # "element": a bit width per activation value (HGQ2's default; io_parallel only in hls4ml 1.3); "channel": one
+    # per channel of a layer input, the same at every position (the RTL backend streams it); "tensor": one per layer
+    # input (hls4ml's io_stream needs it)
     activation_granularity: str = "element"
 
     @classmethod
@@ -43,12 +44,9 @@ def input_config(settings: Hgq2Settings):
     """The datalane (a layer's input): kif, WRAP, its integer bits traced from data (`trace_minmax`)."""
     from hgq.config import QuantizerConfig
 
-    shared = (
-        {"homogeneous_axis": (0,)}
-        if settings.activation_granularity == "element"
-        else {
-            "homogeneous_axis": None,
-            "heterogeneous_axis": (),
-        }
-    )
+    shared = {
+        "element": {"homogeneous_axis": (0,)},
+        "channel": {"homogeneous_axis": None, "heterogeneous_axis": (-1,)},
+        "tensor": {"homogeneous_axis": None, "heterogeneous_axis": ()},
+    }[settings.activation_granularity]
     return QuantizerConfig("kif", "datalane", i0=2, f0=settings.activation_bits, **shared)
