@@ -15,6 +15,10 @@ These are estimates, not measurements; every figure that uses them is labelled "
 - A LUT multiplier by a constant adds one shifted copy of the input per nonzero digit of the constant's
   canonical signed-digit form (CSD), so it costs (digits - 1) adders of (input bits + log2|constant|) bits,
   one LUT per bit on the carry chain (UG474/UG574: one LUT6 + carry per adder bit).
+- A product the DSP rule above would put in DSPs, in a layer whose products are bound to LUTs (`Multipliers:
+  fabric`, hls/multipliers.py), is a LUT multiplier priced by `fabric_multiplier_luts`: the same adders counted by
+  the constant's binary digits or its CSD digits and one more, whichever fewer, or one LUT6 per product bit for an
+  input of at most 6 bits. Checked against yosys `synth_xilinx -nodsp` (`FABRIC_RULE_SOURCE`).
 - Summing n terms (the live products and the bias) takes n - 1 adders of the accumulator's width, one LUT
   per bit. With reuse factor R, a layer's multipliers are divided by R. Its adders (and their pipeline
   registers) are divided by R in the Resource strategies, which accumulate a block of products per cycle, but
