@@ -8,3 +8,11 @@ SPEC8 = {
         "activation": "quantized_relu(6,2)",
     }
 }
+# 12-bit weights and lanes: under Multipliers "auto" the rules put the products after the first layer in DSPs
+SPEC12 = {
+    "default": {
+        "kernel": "quantized_bits(12,1,alpha=1)",
+        "bias": "quantized_bits(12,4,alpha=1)",
+        "activation": "quantized_relu(12,4)",
+    }
+}

@@ -11,6 +11,7 @@
 """
 
 from fpgaprune.errors import HlsConfigError
+from fpgaprune.hls.presets import layer_setting
 
 KEY = "Multipliers"
 AUTO, FABRIC = "auto", "fabric"
@@ -19,8 +20,7 @@ CHOICES = (AUTO, FABRIC)
 
 def multipliers(hls_config: dict, layer: str) -> str:
     """The layer's choice: its own `LayerName` entry, else the `Model` section's, else "auto"."""
-    model_value = (hls_config.get("Model") or {}).get(KEY, AUTO)
-    value = ((hls_config.get("LayerName") or {}).get(layer) or {}).get(KEY, model_value)
+    value = layer_setting(hls_config, layer, KEY, AUTO)
     if value not in CHOICES:
         raise HlsConfigError(f"hls config: {KEY} of {layer}: found {value!r}; expected one of {', '.join(CHOICES)}")
     return value

@@ -71,6 +71,12 @@ class PresetFile(Strict):
     RTL: RtlSection | None = None
 
 
+def layer_setting(hls_config: dict, layer: str, key: str, default=None):
+    """A layer's `key` in an hls config: its own `LayerName` entry's, else the `Model` section's, else `default`."""
+    model_value = (hls_config.get("Model") or {}).get(key, default)
+    return ((hls_config.get("LayerName") or {}).get(layer) or {}).get(key, model_value)
+
+
 def check_preset(where: str, preset: dict) -> dict:
     """`preset` if it is one hls4ml knows here; else HlsConfigError naming `where`, the key and what is allowed."""
     if not isinstance(preset, dict):

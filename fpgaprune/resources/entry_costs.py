@@ -17,6 +17,7 @@ import numpy as np
 from fpgaprune.hls.backend import DEFAULT_BACKEND
 from fpgaprune.hls.manifest import quantized_kernel
 from fpgaprune.hls.multipliers import is_fabric
+from fpgaprune.hls.presets import layer_setting
 from fpgaprune.model.layer_kinds import BY_NAME
 from fpgaprune.quantize.fixed_types import FixedType, ValueRange
 from fpgaprune.record.model_record import LayerRecord
@@ -56,11 +57,6 @@ class EntryCosts:
         }
 
 
-def _setting(hls_config: dict, layer: str, key: str, default):
-    per_layer = hls_config.get("LayerName", {}).get(layer, {})
-    return per_layer.get(key, hls_config.get("Model", {}).get(key, default))
-
-
 def layer_hardware(
     bound, hls_config: dict, input_fixed: FixedType, board, io_type: str = "io_parallel"
 ) -> tuple[dict, list]:
@@ -85,8 +81,8 @@ def layer_hardware(
             weight.frac,
             source.width,
             derived["accum"].width,
-            int(_setting(hls_config, layer.name, "ReuseFactor", 1)),
-            str(_setting(hls_config, layer.name, "Strategy", "Latency")).lower(),
+            int(layer_setting(hls_config, layer.name, "ReuseFactor", 1)),
+            str(layer_setting(hls_config, layer.name, "Strategy", "Latency")).lower(),
             io_type,
             _positions(layer),
             board.dsp_a_bits,

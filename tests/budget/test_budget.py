@@ -4,6 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
+import quantizer_specs
 import yaml
 from hls_helpers import SPEC8
 
@@ -629,14 +630,7 @@ def test_a_ramp_step_short_of_the_end_never_reads_as_the_whole_way():
     ]
 
 
-SPEC12 = {
-    "default": {
-        "kernel": "quantized_bits(12,1,alpha=1)",
-        "bias": "quantized_bits(12,4,alpha=1)",
-        "activation": "quantized_relu(12,4)",
-    },
-    "layers": {},
-}
+SPEC12 = {**quantizer_specs.SPEC12, "layers": {}}
 
 
 def test_a_budget_of_no_dsp_builds_every_product_from_luts_and_fits_the_export(trained, tmp_path):

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hls_helpers import X8, digits_cnn, trained
+from quantizer_specs import SPEC12
 
 import fpgaprune as fp
 from fpgaprune.errors import HlsConfigError
@@ -14,14 +15,6 @@ from fpgaprune.hls.multipliers import dsp_free_overrides
 from fpgaprune.resources import rules
 from fpgaprune.resources.fabric_products import measure_product
 
-# 12-bit weights and lanes: under "auto" the rules put conv2's and fc's products in DSPs
-SPEC12 = {
-    "default": {
-        "kernel": "quantized_bits(12,1,alpha=1)",
-        "bias": "quantized_bits(12,4,alpha=1)",
-        "activation": "quantized_relu(12,4)",
-    }
-}
 PRAGMAS = {"Vitis": "#pragma HLS BIND_OP variable=prod op=mul impl=fabric", "Vivado": "core=Mul_LUT"}
 
 
