@@ -13,6 +13,7 @@ from fpgaprune.rtl.logic import (
     FLATTENING,
     PASSING,
     POOLINGS,
+    QUANTIZING,
     WindowGeometry,
     channels_first,
     flat_order,
@@ -56,7 +57,7 @@ def _layer(layer, sources, first: bool) -> np.ndarray:
         source = _input_quantized(layer.input_quantizer, source)
     if is_window(layer):
         return _window(layer, source)
-    if layer.role in PASSING:
+    if layer.role in PASSING or (layer.role in QUANTIZING and layer.input_quantizer is not None):
         return source
     if layer.applies is not None:
         return _activated(layer.applies, source)

@@ -17,10 +17,11 @@ CONVOLUTIONS = ("Conv1D", "Conv2D", "DepthwiseConv1D", "DepthwiseConv2D", "Separ
 WINDOWS = ("Dense", *CONVOLUTIONS)  # layer kinds (a QConv2D's is Conv2D) that compute over a window
 POOLINGS = ("MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2D")
 POINTWISE = ("Activation", "ReLU", "BatchNormalization")
+QUANTIZING = ("Quantizer",)  # a layer that only quantizes its input (HGQ2's): its record's input quantizer does it
 CANNOT = (
     "the RTL backend writes Dense, convolutions (depthwise and separable too), max and average pooling, batch "
     "normalization of power-of-two parameters, ReLU and quantized activations (tanh and sigmoid as tables), "
-    "Flatten, Add and Concatenate"
+    "HGQ2's fixed-point Quantizer, Flatten, Add and Concatenate"
 )
 
 
@@ -294,7 +295,10 @@ def _pooling(layer):
 
 
 def pointwise(layer, values):
-    """A layer that maps each value on its own (an activation, a quantizer, a batch normalization), on a flat array."""
+    """A layer that maps each value on its own (an activation, a quantizer, a batch normalization), on a flat array;
+    a quantizing layer's values come quantized by its input quantizer already."""
+    if layer.role in QUANTIZING and layer.input_quantizer is not None:
+        return values
     if layer.applies is not None:  # QActivation: its quantizer
         return _activated(layer, layer.applies, values)
     if layer.role in ("Activation", "ReLU"):

@@ -262,3 +262,53 @@ def test_unrolled_the_rtl_computes_what_da4ml_trace_model_gives_at_no_more_cost(
     theirs = comb_trace(inputs, outputs)
     assert np.array_equal(exported.hls_model.logic.predict(flat_test), theirs.predict(flat_test))
     assert exported.manifest["da4ml_cost"] <= 1.05 * theirs.cost, (exported.manifest["da4ml_cost"], theirs.cost)
+
+
+def _with_quantizer_layers(digits, config):
+    """An HGQ2 CNN written as HGQ2 users (and PQuantML's carried copies) write one: a standalone `Quantizer` layer
+    on the input and before each ReLU, the convolutions' own input quantizers off; one epoch of HGQ2 QAT."""
+    from hgq.layers import QConv2D, QDense, Quantizer
+
+    x, y, _, _ = digits
+    keras.utils.set_random_seed(2)
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            Quantizer(config, name="q_in"),
+            QConv2D(6, 3, enable_iq=False, name="conv1"),
+            Quantizer(config, name="q1"),
+            keras.layers.Activation("relu", name="relu1"),
+            QConv2D(8, 3, enable_iq=False, name="conv2"),
+            Quantizer(config, name="q2"),
+            keras.layers.Activation("relu", name="relu2"),
+            keras.layers.Flatten(name="flatten"),
+            QDense(10, enable_iq=False, name="fc"),
+        ]
+    )
+    model.compile(keras.optimizers.Adam(5e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x, y, epochs=1, batch_size=64, verbose=0)
+    front_end_of(model).calibrate(model, x)
+    return model
+
+
+@pytest.mark.csim
+def test_the_rtl_writes_hgq2_quantizer_layers_bit_exactly_streamed_and_unrolled(tmp_path, digits):
+    """HGQ2's standalone `Quantizer` layer is its input quantizer and nothing more: one type per tensor streams
+    (each joins the circuit of the layer before it), one per value unrolls; both bit-exact against HGQ2."""
+    from hgq.quantizer import QuantizerConfig
+
+    x_test = digits[2]
+    per_tensor = QuantizerConfig("kif", "datalane", i0=2, f0=6, homogeneous_axis=None, heterogeneous_axis=())
+    quantized = _with_quantizer_layers(digits, per_tensor)
+    record = record_of(quantized)
+    assert all(record.layers[name].input_quantizer is not None for name in ("q_in", "q1", "q2"))
+    exported = fp.export(quantized, "latency_parallel", "ulx3s-85f", tmp_path / "rtl", x=x_test[:100], backend="RTL")
+    stages = [s["layers"] for s in exported.manifest["stages"]]
+    assert exported.manifest["layout"] == "stream" and ["conv1", "q1", "relu1"] in stages, stages
+    check = fp.csim(exported, quantized, x_test[:100])
+    assert check.bit_exact and check.samples == 100, check.format()
+    by_value = _with_quantizer_layers(digits, QuantizerConfig("kif", "datalane", i0=2, f0=6))
+    assert np.asarray(by_value.get_layer("q1").quantizer.bits).shape[1:] == (6, 6, 6)
+    unrolled = fp.export(by_value, "rtl_unrolled", "ulx3s-85f", tmp_path / "un", x=x_test[:100], backend="RTL")
+    check = fp.csim(unrolled, by_value, x_test[:100])
+    assert check.bit_exact and check.samples == 100, check.format()

@@ -7,7 +7,7 @@ import numpy as np
 from fpgaprune.frontends.hgq2 import hls, quantizers
 from fpgaprune.frontends.hgq2.settings import Hgq2Settings
 from fpgaprune.frontends.hgq2.tolerance import layer_tolerances
-from fpgaprune.frontends.hgq2.types import hardware_types, input_kif, kernel_input_kif
+from fpgaprune.frontends.hgq2.types import hardware_types, input_kif, kernel_input_kif, lane_quantizer
 from fpgaprune.frontends.keras3.front_end import Keras3FrontEnd
 from fpgaprune.model.layer_kinds import kind_of
 from fpgaprune.record.model_record import InputQuantizer
@@ -126,14 +126,14 @@ class Hgq2FrontEnd(Keras3FrontEnd):
 
     @staticmethod
     def input_quantizer(layer):
-        """An HGQ2 layer's input quantizer: its types per value (`input_kif`), its modes, and its types per kernel
-        row as hls4ml's DA pass computes them (`kernel_input_kif`) where the export generates its products (a
-        QConv3D or QEinsumDense runs stock code: no rows)."""
+        """An HGQ2 layer's input quantizer (a standalone `Quantizer` layer's own): its types per value
+        (`input_kif`), its modes, and its types per kernel row as hls4ml's DA pass computes them (`kernel_input_kif`)
+        where the export generates its products (a QConv3D or QEinsumDense runs stock code: no rows)."""
         kif = input_kif(layer) if quantizers.is_hgq2(layer) else None
         if kif is None:
             return None
         generated = getattr(kind_of(layer), "kernel_sparse", False) and getattr(layer, "kernel", None) is not None
-        quantizer = layer.iq.quantizer
+        quantizer = lane_quantizer(layer).quantizer
         return InputQuantizer(
             *kif,
             str(quantizer.round_mode),

@@ -39,13 +39,24 @@ def hardware_types(model) -> PrecisionPlan:
 def input_kif(layer) -> tuple | None:
     """(k, i, f) per input value (the batch axis dropped) of the layer's input quantizer, a value it keeps no bit
     of at (0, 0, 0); None where the layer has none, or one per input."""
-    iq = getattr(layer, "iq", None) if getattr(layer, "enable_iq", False) else None
+    iq = lane_quantizer(layer)
     if iq is None or isinstance(layer.input, (list, tuple)):  # a merge (QAdd): a quantizer per input
         return None
     shape = tuple(layer.input.shape[1:])
     k, i, f = (np.broadcast_to(np.asarray(v, np.float64), (1, *shape))[0] for v in iq.quantizer.kif)
     kept = k + i + f > 0
     return tuple(np.where(kept, v, 0).astype(np.int16) for v in (k, i, f))
+
+
+def lane_quantizer(layer):
+    """The HGQ2 quantizer of a layer's input: its own `iq` where enabled, or a standalone `Quantizer` layer itself
+    (quantizing its input is all it computes); None where it has none or it is not fixed point."""
+    from hgq.quantizer import Quantizer
+
+    found = layer if isinstance(layer, Quantizer) else getattr(layer, "iq", None)
+    if found is None or not (found is layer or getattr(layer, "enable_iq", False)):
+        return None
+    return found if hasattr(found.quantizer, "kif") else None
 
 
 def kernel_input_kif(layer) -> tuple | None:
