@@ -139,6 +139,30 @@ def test_a_pruned_cnn_streams_through_one_circuit_per_layer_bit_exactly(seed, im
     assert check.bit_exact and check.samples == 400, check.format()
 
 
+def test_a_pooling_that_drops_its_maps_last_row_streams_every_stage_of_the_last_sample(tmp_path):
+    """28x28 -> conv 26x26 -> pool 13x13 -> conv 11x11 -> pool 5x5 (Fashion-MNIST's CNN, narrow): the second pool
+    drops its map's last row and column, so the outputs are done before the first stages' last beats of the last
+    sample have come out; the simulation still traces every stage whole."""
+    keras.utils.set_random_seed(4)
+    relu = "quantized_relu(6,2)"
+    model = keras.Sequential(
+        [
+            keras.Input((28, 28, 1)),
+            qkeras.QConv2D(2, 3, kernel_quantizer=BITS, bias_quantizer=BITS, activation=relu, name="conv1"),
+            keras.layers.MaxPooling2D(2, name="pool1"),
+            qkeras.QConv2D(3, 3, kernel_quantizer=BITS, bias_quantizer=BITS, activation=relu, name="conv2"),
+            keras.layers.MaxPooling2D(2, name="pool2"),
+            keras.layers.Flatten(name="flatten"),
+            qkeras.QDense(4, kernel_quantizer=BITS, bias_quantizer=BITS, name="fc"),
+        ]
+    )
+    x = np.round(np.random.default_rng(4).uniform(0, 1, (20, 28, 28, 1)) * 8) / 8
+    exported = fp.export(model, "latency_parallel", "pynq-z2", tmp_path / "rtl", x=x, backend="RTL")
+    assert exported.manifest["layout"] == "stream"
+    check = fp.csim(exported, model, x)
+    assert check.bit_exact and check.samples == 20, check.format()
+
+
 def test_a_1d_network_with_strides_and_an_average_streams_bit_exactly(tmp_path):
     rng = np.random.default_rng(5)
     x = np.round(rng.uniform(-2, 2, (200, 16, 4)) * 8) / 8
