@@ -885,7 +885,8 @@ def _quick(args) -> None:
     args.every_layer_budgets_2x, args.every_layer_no_dsp, args.every_layer_no_dsp_2x = [], ["0.5@1e-06"], []
 
 
-def main(argv=None):
+def arguments() -> argparse.ArgumentParser:
+    """The benchmark's options (another benchmark takes its defaults: `arguments().parse_args([])`)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--library", choices=["hgq2", "qkeras"], default="hgq2", help="this environment's points")
     parser.add_argument("--widths", nargs="+", default=["16,32,32"])
@@ -942,7 +943,11 @@ def main(argv=None):
     parser.add_argument("--report", action="store_true", help="run nothing: the table, verdicts and plot")
     parser.add_argument("--da", action="store_true", help="price the saved points as DA circuits (out/da.jsonl)")
     parser.add_argument("--measure-da", metavar="LAYER", help="yosys on LAYER's DA circuit of DA_SAMPLE's points")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    args = arguments().parse_args(argv)
     if args.quick:
         _quick(args)
     here = Path(__file__).parent
