@@ -37,6 +37,7 @@ HERE = Path(__file__).parent
 FRONT = HERE / "results" / "hgq2_front"
 STREAM_BOARD, STREAM_PRESET, XILINX_BOARD = "ulx3s-85f", "latency_parallel", "zcu102"
 PLACEABLE_COST = 15000.0  # da4ml cost: above it nextpnr did not finish here within 30 minutes (bench_rtl_scale)
+FAMILIES = ("fpgaprune", "PQuantML")
 MEASURES = {"rule LUT": "rule_LUT", "synthesis LUT6": "LUT6", "placed LUT4": "LUT4"}
 
 
@@ -129,6 +130,32 @@ def _placed(placed) -> dict:
     return {"MHz": placed.fmax_mhz, "placed": placed.line(), "seconds": placed.seconds}
 
 
+def place_left(args, records: list, log: Path) -> list:
+    """`--place-left`: the recorded points not placed, placed and routed again (`--cap-s`, `--place-max-cost`), each
+    record replaced by its new one (the file rewritten whole, atomically)."""
+    from bench_hgq2_front import _parallel, model_file
+
+    front = _front_arguments(args)
+    left = [r for r in records if "LUT4" not in r and r["da4ml_cost"] <= args.place_max_cost]
+    calls = [(model_file(front.models, _widths(r), r["seed"], r["method"], r["level"]), r, args) for r in left]
+    for record in _parallel(args.workers, measured_point, [(path, _measured_key(r), a) for path, r, a in calls]):
+        records = [r for r in records if _key(r) + (r["seed"],) != _key(record) + (record["seed"],)] + [record]
+        partial = log.with_suffix(".partial")
+        partial.write_text("".join(json.dumps(r) + "\n" for r in records))
+        partial.replace(log)
+        print(f"{record['method']} {record['level']} seed {record['seed']}: {record.get('placed')}")
+    return records
+
+
+def _widths(record: dict) -> tuple:
+    return tuple(int(w) for w in record["cnn"].split(","))
+
+
+def _measured_key(record: dict) -> dict:
+    """The fields of a record that its training gave (what `measured_point` starts from)."""
+    return {n: record[n] for n in ("cnn", "seed", "method", "level", "epochs", "family", "trained")}
+
+
 def _front_arguments(args):
     """`bench_hgq2_front`'s defaults (`--quick`: its quick ones), its float models read from its record, the trained
     models saved here."""
@@ -137,7 +164,7 @@ def _front_arguments(args):
     front = arguments().parse_args([])
     if args.quick:
         _quick(front)
-    front.out, front.models = args.front, args.out / "models"
+    front.out, front.models = args.front, HERE / "out" / f"{args.out.name}_models"
     front.models.mkdir(parents=True, exist_ok=True)
     return front
 
@@ -155,8 +182,9 @@ def run(args, chosen: list, records: list, log: Path) -> list:
     for point in trained:
         key = {name: point[name] for name in ("cnn", "seed", "method", "level", "epochs")}
         key.update(family=family(point["method"]), trained={n: point.get(n) for n in ("accuracy", "LUT", "DSP")})
-        widths = tuple(int(w) for w in point["cnn"].split(","))
-        measures.append((model_file(front.models, widths, point["seed"], point["method"], point["level"]), key, args))
+        measures.append(
+            (model_file(front.models, _widths(point), point["seed"], point["method"], point["level"]), key, args)
+        )
     for record in _parallel(args.workers, measured_point, measures):
         records.append(record)
         with log.open("a") as out:
@@ -231,7 +259,7 @@ def report(records: list, front_records: list) -> None:
         ]  # fmt: skip
         for r in sorted(records, key=lambda r: (r["family"], r["trained"]["LUT"]))
     ]
-    print(format_rows(head, table))
+    print("\n".join(format_rows(head, table)))
     for line in {r["synthesis"] for r in records} | {r["placed"] for r in records if "LUT4" in r}:
         print("  " + line)
     print("\nVerdict per PQuantML point and measure (fpgaprune's most accurate point at or under its count):")
@@ -258,7 +286,7 @@ def report(records: list, front_records: list) -> None:
         ]  # fmt: skip
         for v in verdicts(records, front_records)
     ]
-    print(format_rows(head, rows))
+    print("\n".join(format_rows(head, rows)))
 
 
 def main(argv=None):
@@ -273,13 +301,15 @@ def main(argv=None):
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "front_place_route")
     parser.add_argument("--report", action="store_true", help="run nothing: the table and the verdicts")
+    parser.add_argument("--place-left", action="store_true", help="place and route again the points not placed")
     parser.add_argument("--front", type=Path, default=FRONT, help="the front's record (its points.jsonl)")
     parser.add_argument(
         "--quick", action="store_true", help="on `bench_hgq2_front --quick`'s record (--front): its 1 epoch and seed"
     )
     args = parser.parse_args(argv)
     if args.quick:
-        args.epochs, args.seeds, args.max_lut, args.cap_s = 1, [0], 1e9, 900.0
+        # the quick CNN's streams are 7,000-11,000 da4ml cost (minutes of nextpnr each): synthesis only
+        args.epochs, args.seeds, args.max_lut, args.place_max_cost, args.csim_samples = 1, [0], 1e9, 0.0, 50
         args.out = (
             HERE / "out" / "front_place_route_quick" if args.out == HERE / "results" / "front_place_route" else args.out
         )
@@ -287,12 +317,16 @@ def main(argv=None):
     args.out.mkdir(parents=True, exist_ok=True)
     front_records = [json.loads(line) for line in (args.front / "points.jsonl").read_text().splitlines()]
     chosen = low_cost_front(front_records, args.epochs, args.max_lut, seeds=1 if args.quick else 3)
+    if args.quick:  # the cheapest point of each family
+        chosen = [min((r for r in chosen if r["family"] == name), key=lambda r: r["LUT"]) for name in FAMILIES]
     print("the cheap end's non-dominated points (the front's record, its seeds, rules):")
     for row in chosen:
         print(f"  {row['family']}: {row['method']} {row['level']}: {row['LUT']:.0f} LUT, {row['accuracy']:.4f}")
     log = args.out / "points.jsonl"
     records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    if not args.report:
+    if args.place_left:
+        records = place_left(args, records, log)
+    elif not args.report:
         records = run(args, chosen, records, log)
     report(records, front_records)
 
