@@ -131,12 +131,13 @@ def _placed(placed) -> dict:
 
 
 def place_left(args, records: list, log: Path) -> list:
-    """`--place-left`: the recorded points not placed, placed and routed again (`--cap-s`, `--place-max-cost`), each
-    record replaced by its new one (the file rewritten whole, atomically)."""
+    """`--place-left`: the recorded points not placed, placed and routed again where their da4ml cost is from
+    `--place-min-cost` to `--place-max-cost` (`--cap-s`), each record replaced by its new one (the file rewritten
+    whole, atomically)."""
     from bench_hgq2_front import _parallel, model_file
 
     front = _front_arguments(args)
-    left = [r for r in records if "LUT4" not in r and r["da4ml_cost"] <= args.place_max_cost]
+    left = [r for r in records if "LUT4" not in r and args.place_min_cost <= r["da4ml_cost"] <= args.place_max_cost]
     calls = [(model_file(front.models, _widths(r), r["seed"], r["method"], r["level"]), r, args) for r in left]
     for record in _parallel(args.workers, measured_point, [(path, _measured_key(r), a) for path, r, a in calls]):
         records = [r for r in records if _key(r) + (r["seed"],) != _key(record) + (record["seed"],)] + [record]
@@ -296,6 +297,7 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--csim-samples", type=int, default=200)
     parser.add_argument("--place-max-cost", type=float, default=PLACEABLE_COST)
+    parser.add_argument("--place-min-cost", type=float, default=0.0, help="--place-left: from this da4ml cost")
     parser.add_argument("--cap-s", type=float, default=1800.0, help="each tool's time cap")
     parser.add_argument("--pnr-options", default="--no-tmdriv", help="nextpnr-ecp5's options")
     parser.add_argument("--workers", type=int, default=2)
