@@ -75,13 +75,10 @@ def _dominates(other: dict, row: dict) -> bool:
 def widened(model) -> int:
     """Each HGQ2 datalane quantizer (a layer's `iq`, or a standalone `Quantizer`) set, in place, to its channel's
     widest (k, i, f) over the positions; how many quantizers changed."""
-    from hgq.quantizer import Quantizer
+    from fpgaprune.frontends.hgq2.types import lane_quantizer
 
     changed = 0
-    for layer in model.layers:
-        quantizer = layer if isinstance(layer, Quantizer) else getattr(layer, "iq", None)
-        if quantizer is None or not (quantizer is layer or getattr(layer, "enable_iq", False)):
-            continue
+    for quantizer in filter(None, map(lane_quantizer, model.layers)):
         for name in ("_k", "_i", "_f"):
             variable = getattr(quantizer.quantizer, name, None)
             values = None if variable is None else np.asarray(variable)

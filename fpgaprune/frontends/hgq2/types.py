@@ -50,13 +50,13 @@ def input_kif(layer) -> tuple | None:
 
 def lane_quantizer(layer):
     """The HGQ2 quantizer of a layer's input: its own `iq` where enabled, or a standalone `Quantizer` layer itself
-    (quantizing its input is all it computes); None where it has none or it is not fixed point."""
+    (quantizing its input is all it computes); None where it has none, one per input (a merge) or not fixed point."""
     from hgq.quantizer import Quantizer
 
     found = layer if isinstance(layer, Quantizer) else getattr(layer, "iq", None)
     if found is None or not (found is layer or getattr(layer, "enable_iq", False)):
         return None
-    return found if hasattr(found.quantizer, "kif") else None
+    return found if hasattr(getattr(found, "quantizer", None), "kif") else None  # a merge's: one per input
 
 
 def kernel_input_kif(layer) -> tuple | None:
