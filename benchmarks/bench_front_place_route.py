@@ -175,9 +175,11 @@ def run(args, chosen: list, records: list, log: Path) -> list:
     done = {(r["method"], r["level"], r["seed"]) for r in records}
     pending = [(row, seed) for row in chosen for seed in args.seeds if (row["method"], row["level"], seed) not in done]
     calls = [(front, row["cnn"], seed, row["method"], row["level"]) for row, seed in pending]
-    trained = list(_parallel(args.workers, point_record, calls))
     measures = []
-    for point in trained:
+    for point in _parallel(args.workers, point_record, calls):
+        if "accuracy" not in point:  # a budget not met, or a failure: its line, and nothing to measure
+            print(f"{point['method']} {point['level']} seed {point['seed']}: {point}")
+            continue
         key = {name: point[name] for name in ("cnn", "seed", "method", "level", "epochs")}
         key.update(family=family(point["method"]), trained={n: point.get(n) for n in ("accuracy", "LUT", "DSP")})
         measures.append(

@@ -78,7 +78,7 @@ def _assert_exported_bit_exactly(path, project):
 
 
 @pytest.mark.csim
-def test_the_quick_cheap_end_is_widened_streamed_bit_exactly_and_placed_and_routed(quick_front, tmp_path):
+def test_the_quick_cheap_end_is_widened_streamed_bit_exactly_and_synthesized(quick_front, tmp_path):
     """`bench_front_place_route.py --quick` on the quick front's record: the cheapest point of each family trained
     again, widened per channel, streamed by the RTL backend bit-exactly against the widened copy, synthesized for
     the ZCU102 (placed and routed only where asked: the quick CNN's streams take nextpnr minutes); the verdict table
