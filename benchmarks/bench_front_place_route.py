@@ -212,17 +212,17 @@ def _count(record: dict, field: str):
 
 
 def _verdict(peer: dict, measure: str, cost, best, spread: dict) -> dict:
-    row = {"peer": f"{peer['method'].rsplit(', ', 1)[0]} {peer['level']}", "measure": measure, "count": cost}
+    from bench_hgq2_front import _peer_name, verdict_of
+
+    row = {"peer": _peer_name(peer), "measure": measure, "count": cost}
     if cost is None:
         return {**row, "verdict": "not measured"}
     if best is None:
         return {**row, "verdict": "none at or under"}
     difference = best["accuracy_widened"] - peer["accuracy_widened"]
     within = max(spread.get(_key(peer), 0.0), spread.get(_key(best), 0.0))
-    verdict = "level" if abs(difference) <= within else "ahead" if difference > 0 else "behind"
-    ours = f"{best['method'].rsplit(', ', 1)[0]} {best['level']}"
-    return {**row, "ours": ours, "ours_count": _count(best, MEASURES[measure]), "difference": difference,
-            "spread": within, "verdict": verdict}  # fmt: skip
+    return {**row, "ours": _peer_name(best), "ours_count": _count(best, MEASURES[measure]), "difference": difference,
+            "spread": within, "verdict": verdict_of(difference, within)}  # fmt: skip
 
 
 def _key(record: dict) -> tuple:
@@ -232,21 +232,22 @@ def _key(record: dict) -> tuple:
 def _seed_spreads(front_records: list) -> dict:
     """{(cnn, method, level): the population standard deviation of its accuracy over its seeds} in the front's
     record."""
-    groups: dict = {}
-    for r in front_records:
-        if "accuracy" in r:
-            groups.setdefault((r["cnn"], r["method"], r["level"]), []).append(r["accuracy"])
-    return {key: float(np.std(values)) for key, values in groups.items()}
+    from bench_hgq2_front import _by_seed
+
+    groups = _by_seed([r for r in front_records if "accuracy" in r])
+    return {key: float(np.std([r["accuracy"] for r in points.values()])) for key, points in groups.items()}
 
 
 def report(records: list, front_records: list) -> None:
+    from bench_hgq2_front import _peer_name
+
     from fpgaprune.support.text_table import format_rows
 
     head = ["family", "point", "seed", "acc", "widened", "rule LUT", "da4ml", "LUT6 synth", "LUT4 placed", "FF", "MHz"]
     table = [
         [
             r["family"],
-            f"{r['method'].rsplit(', ', 1)[0]} {r['level']}",
+            _peer_name(r),
             r["seed"],
             f"{r['trained']['accuracy']:.4f}",
             f"{r['accuracy_widened']:.4f}{'' if r.get('bit_exact') else ' (C-sim not exact)'}",

@@ -638,7 +638,7 @@ def _cheap_end_row(head: tuple, peer: dict, cost: dict, best) -> dict:
     differences = [points[s]["accuracy"] - peer[s]["accuracy"] for s in seeds]
     ours_std = float(np.std([points[s]["accuracy"] for s in seeds]))
     difference, spread = float(np.mean(differences)), max(row["std"], ours_std)
-    verdict = "level" if abs(difference) <= spread else "ahead" if difference > 0 else "behind"
+    verdict = verdict_of(difference, spread)
     return {
         **row,
         "ours": f"{ours_method.rsplit(', ', 1)[0]} {ours_level}",
@@ -650,6 +650,12 @@ def _cheap_end_row(head: tuple, peer: dict, cost: dict, best) -> dict:
         "per_seed": differences,
         "verdict": verdict,
     }
+
+
+def verdict_of(difference: float, spread: float) -> str:
+    """ "level" where an accuracy difference is within `spread` (the larger seed standard deviation), else "ahead"
+    or "behind"."""
+    return "level" if abs(difference) <= spread else "ahead" if difference > 0 else "behind"
 
 
 def cheap_end_report(records: list) -> None:

@@ -13,7 +13,6 @@ from fpgaprune.rtl.logic import (
     FLATTENING,
     PASSING,
     POOLINGS,
-    QUANTIZING,
     WindowGeometry,
     channels_first,
     flat_order,
@@ -21,6 +20,7 @@ from fpgaprune.rtl.logic import (
     input_map,
     is_window,
     kif_of,
+    quantizes_only,
 )
 
 INPUT = "<input>"  # the emulated maps' key of the quantized input
@@ -57,7 +57,7 @@ def _layer(layer, sources, first: bool) -> np.ndarray:
         source = _input_quantized(layer.input_quantizer, source)
     if is_window(layer):
         return _window(layer, source)
-    if layer.role in PASSING or (layer.role in QUANTIZING and layer.input_quantizer is not None):
+    if layer.role in PASSING or quantizes_only(layer):
         return source
     if layer.applies is not None:
         return _activated(layer.applies, source)

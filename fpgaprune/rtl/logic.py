@@ -17,7 +17,6 @@ CONVOLUTIONS = ("Conv1D", "Conv2D", "DepthwiseConv1D", "DepthwiseConv2D", "Separ
 WINDOWS = ("Dense", *CONVOLUTIONS)  # layer kinds (a QConv2D's is Conv2D) that compute over a window
 POOLINGS = ("MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2D")
 POINTWISE = ("Activation", "ReLU", "BatchNormalization")
-QUANTIZING = ("Quantizer",)  # a layer that only quantizes its input (HGQ2's): its record's input quantizer does it
 CANNOT = (
     "the RTL backend writes Dense, convolutions (depthwise and separable too), max and average pooling, batch "
     "normalization of power-of-two parameters, ReLU and quantized activations (tanh and sigmoid as tables), "
@@ -294,10 +293,15 @@ def _pooling(layer):
     return function
 
 
+def quantizes_only(layer) -> bool:
+    """A layer that only quantizes its input (HGQ2's `Quantizer`): its record's input quantizer is all it does."""
+    return layer.role == "Quantizer" and layer.input_quantizer is not None
+
+
 def pointwise(layer, values):
     """A layer that maps each value on its own (an activation, a quantizer, a batch normalization), on a flat array;
     a quantizing layer's values come quantized by its input quantizer already."""
-    if layer.role in QUANTIZING and layer.input_quantizer is not None:
+    if quantizes_only(layer):
         return values
     if layer.applies is not None:  # QActivation: its quantizer
         return _activated(layer, layer.applies, values)
